@@ -1,0 +1,37 @@
+"""Settings of the agent half: the LLM endpoint and the episode budgets."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+
+class LLMConfig(BaseModel):
+    """An OpenAI-compatible chat endpoint. No base URL means: start the local model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str | None = Field(None, description="OpenAI-compatible base URL, e.g. https://api.openai.com/v1")
+    model: str = Field("qwen2.5-coder-1.5b-instruct", description="model name sent to the endpoint")
+    api_key: SecretStr | None = Field(None, description="API key; falls back to OPENAI_API_KEY")
+    timeout_s: float = Field(120.0, gt=0, description="per-request timeout")
+    max_retries: int = Field(5, ge=0, description="retries on 429, 5xx, timeouts, connection errors")
+    max_concurrency: int = Field(4, ge=1, description="requests in flight per client")
+    temperature: float = Field(0.7, ge=0, le=2)
+    max_tokens: int = Field(2048, ge=16, description="completion tokens per request")
+    candidate_format: Literal["auto", "kernel", "modelnew"] = Field(
+        "auto", description="what the LLM writes: a C kernel function, or a full ModelNew file"
+    )
+
+
+class EpisodeConfig(BaseModel):
+    """Budgets and exploration of one operator's draft-then-refine episode."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    iterations: int = Field(30, ge=1, description="attempts per operator (draft + refine)")
+    max_tokens_per_operator: int | None = Field(None, ge=1, description="LLM token budget per operator")
+    max_wall_s_per_operator: float | None = Field(None, gt=0, description="wall-time budget per operator")
+    start_point_epsilon: float = Field(0.1, ge=0, le=1, description="epsilon-greedy start-point choice")
+    review_flagged: bool = Field(True, description="LLM review of attempts flagged by the harness")

@@ -1,0 +1,1 @@
+"""One module per `evokernel` subcommand; each exposes `register(subparsers)`."""

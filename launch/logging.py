@@ -1,0 +1,75 @@
+"""structlog, configured once: readable on a terminal, JSON in runs; secrets never printed."""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+import structlog
+
+REDACTED = "**********"
+_SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|authorization)", re.IGNORECASE)
+# Well-known credential shapes, caught even when logged under an innocent key.
+_SECRET_VALUE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+[A-Za-z0-9._\-]{8,})")
+
+
+class SecretRedactor:
+    """A structlog processor that hides secrets by key name, by known value and by shape."""
+
+    def __init__(self, known_secrets: Iterable[str] = ()):
+        self.known_secrets = [s for s in known_secrets if s and len(s) >= 4]
+
+    def add(self, secret: str | None) -> None:
+        if secret and len(secret) >= 4 and secret not in self.known_secrets:
+            self.known_secrets.append(secret)
+
+    def _scrub(self, value: Any) -> Any:
+        if isinstance(value, str):
+            for secret in self.known_secrets:
+                value = value.replace(secret, REDACTED)
+            return _SECRET_VALUE.sub(REDACTED, value)
+        if isinstance(value, dict):
+            return {k: (REDACTED if _SECRET_KEY.search(str(k)) and v else self._scrub(v)) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(self._scrub(v) for v in value)
+        return value
+
+    def __call__(self, logger: Any, method_name: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+        return self._scrub(event_dict)
+
+
+redactor = SecretRedactor()
+_configured = False
+
+
+def configure_logging(json_logs: bool | None = None, level: str = "info", secrets: Iterable[str] = ()) -> None:
+    """Configure structlog (and stdlib logging under it). Safe to call more than once."""
+    global _configured
+    for secret in secrets:
+        redactor.add(secret)
+    if json_logs is None:
+        json_logs = not sys.stderr.isatty()
+    numeric_level = logging.getLevelName(level.upper())
+    if not isinstance(numeric_level, int):
+        raise ValueError(f"unknown log level: {level}")
+    renderer: Any = (
+        structlog.processors.JSONRenderer() if json_logs else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            redactor,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(numeric_level),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+    logging.basicConfig(level=max(numeric_level, logging.WARNING), stream=sys.stderr)
+    _configured = True

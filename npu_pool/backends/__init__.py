@@ -1,0 +1,1 @@
+"""Backend registry: one module per backend (cpu, cuda, npu) behind one protocol."""

@@ -1,0 +1,28 @@
+"""Settings of the kernel harness: backend, gates, sandbox limits and profiling."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class HarnessConfig(BaseModel):
+    """How candidates are compiled, checked and timed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["auto", "cpu", "cuda", "npu"] = Field("auto", description="auto picks npu, then cuda, then cpu")
+    candidate_format: Literal["auto", "kernel", "modelnew"] = Field("auto")
+    sizes: Literal["fit", "original"] = Field("fit", description="shrink task sizes to the device budget, or not")
+    correctness_trials: int = Field(5, ge=1)
+    atol: float | None = Field(None, description="absolute tolerance; default by dtype (1e-4 float32)")
+    rtol: float | None = Field(None, description="relative tolerance; default by dtype")
+    compile_timeout_s: float = Field(300.0, gt=0)
+    run_timeout_s: float = Field(120.0, gt=0, description="wall clock for one sandboxed evaluation")
+    memory_limit_mb: int = Field(8192, ge=256, description="address-space cap of the sandbox")
+    cpu_time_limit_s: int = Field(600, ge=1)
+    warmup_trials: int = Field(5, ge=0)
+    timed_trials: int = Field(50, ge=3)
+    speedup_bound: float = Field(10.0, gt=1, description="speedups above this are flagged for review")
+    build_cache_dir: str | None = Field(None, description="default: ~/.cache/evokernel/build")

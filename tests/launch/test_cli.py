@@ -1,0 +1,50 @@
+"""The `evokernel` command starts, lists its subcommands and reports errors cleanly."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from launch import __version__
+from launch.cli import COMMAND_MODULES, main
+
+
+def test_help_lists_every_subcommand(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    for name in COMMAND_MODULES:
+        assert f"    {name} " in out or f"    {name}\n" in out
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.strip() == f"evokernel {__version__}"
+
+
+def test_console_script_runs_in_a_fresh_process():
+    result = subprocess.run([sys.executable, "-m", "launch.cli", "--version"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert __version__ in result.stdout
+
+
+def test_config_show_redacts_the_api_key(capsys, monkeypatch):
+    monkeypatch.setenv("EVOKERNEL_LLM__API_KEY", "sk-test-0123456789abcdef")
+    assert main(["--set", "memory.alpha=0.35", "config", "show", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["memory"]["alpha"] == 0.35
+    assert shown["llm"]["api_key"] == "**********"
+
+
+def test_bad_config_value_is_a_clear_error(capsys):
+    assert main(["--set", "memory.alpha=not-a-number", "config", "show"]) == 2
+    assert "invalid configuration" in capsys.readouterr().err
+
+
+def test_unknown_subcommand_is_a_usage_error():
+    with pytest.raises(SystemExit) as exc:
+        main(["no-such-command"])
+    assert exc.value.code == 2

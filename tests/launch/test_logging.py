@@ -1,0 +1,47 @@
+"""Secrets never reach the logs, in JSON or on a terminal."""
+
+import json
+
+import structlog
+
+from launch.logging import REDACTED, configure_logging
+
+
+def _last_json_line(text: str) -> dict:
+    return json.loads(text.strip().splitlines()[-1])
+
+
+def test_known_secret_is_redacted_everywhere(capsys):
+    configure_logging(json_logs=True, level="info", secrets=["hunter2-very-secret"])
+    structlog.get_logger("t").info("calling endpoint", detail="key=hunter2-very-secret in url", nested={"x": ["hunter2-very-secret"]})
+    event = _last_json_line(capsys.readouterr().err)
+    assert "hunter2" not in json.dumps(event)
+    assert REDACTED in event["detail"]
+
+
+def test_secret_keys_and_shapes_are_redacted(capsys):
+    configure_logging(json_logs=True, level="info")
+    structlog.get_logger("t").info(
+        "request", api_key="anything-at-all", headers={"Authorization": "Bearer abcdefgh12345678"}, note="used sk-abcdefghijklmnop"
+    )
+    event = _last_json_line(capsys.readouterr().err)
+    assert event["api_key"] == REDACTED
+    assert event["headers"]["Authorization"] == REDACTED
+    assert "sk-abcdefghijklmnop" not in event["note"]
+
+
+def test_console_renderer_is_readable(capsys):
+    configure_logging(json_logs=False, level="info", secrets=["console-secret-value"])
+    structlog.get_logger("t").info("hello world", token="console-secret-value")
+    err = capsys.readouterr().err
+    assert "hello world" in err and "console-secret-value" not in err
+    configure_logging(json_logs=True, level="info")
+
+
+def test_level_filters(capsys):
+    configure_logging(json_logs=True, level="warning")
+    structlog.get_logger("t").info("hidden")
+    structlog.get_logger("t").warning("shown")
+    err = capsys.readouterr().err
+    assert "shown" in err and "hidden" not in err
+    configure_logging(json_logs=True, level="info")
