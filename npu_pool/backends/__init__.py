@@ -1,1 +1,75 @@
-"""Backend registry: one module per backend (cpu, cuda, npu) behind one protocol."""
+"""Backend registry: one module per backend (cpu, cuda, npu) behind one protocol.
+
+Backends are registered by module name and imported lazily, so a backend whose module or
+toolkit is missing never breaks `import npu_pool`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from npu_pool.backends.base import Backend, DevicePeaks, KernelBuildError, Timer
+
+# name -> "module:Class"; detect_backend() tries them in this order.
+REGISTRY: dict[str, str] = {
+    "npu": "npu_pool.backends.npu:NpuBackend",
+    "cuda": "npu_pool.backends.cuda:CudaBackend",
+    "cpu": "npu_pool.backends.cpu:CpuBackend",
+}
+DETECTION_ORDER = ("npu", "cuda", "cpu")
+
+_instances: dict[str, Backend] = {}
+
+
+class BackendUnavailable(Exception):
+    """The named backend does not exist or cannot run on this machine."""
+
+
+def get_backend(name: str) -> Backend:
+    """The backend called `name` ("cpu", "cuda", "npu"; "auto" detects one)."""
+    if name == "auto":
+        return detect_backend()
+    if name in _instances:
+        return _instances[name]
+    if name not in REGISTRY:
+        raise BackendUnavailable(f"unknown backend {name!r}; known: {', '.join(REGISTRY)}")
+    module_name, class_name = REGISTRY[name].split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise BackendUnavailable(f"backend {name!r} cannot be imported: {exc}") from exc
+    backend = getattr(module, class_name)()
+    _instances[name] = backend
+    return backend
+
+
+def backend_status(name: str) -> tuple[bool, str]:
+    """(available, why not) without raising."""
+    try:
+        return get_backend(name).is_available()
+    except BackendUnavailable as exc:
+        return False, str(exc)
+
+
+def detect_backend() -> Backend:
+    """The first available backend of npu, cuda, cpu."""
+    reasons = []
+    for name in DETECTION_ORDER:
+        available, why = backend_status(name)
+        if available:
+            return get_backend(name)
+        reasons.append(f"{name}: {why}")
+    raise BackendUnavailable("no backend available (" + "; ".join(reasons) + ")")
+
+
+__all__ = [
+    "Backend",
+    "BackendUnavailable",
+    "DevicePeaks",
+    "KernelBuildError",
+    "Timer",
+    "REGISTRY",
+    "backend_status",
+    "detect_backend",
+    "get_backend",
+]

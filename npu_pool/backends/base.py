@@ -1,0 +1,109 @@
+"""The backend protocol: what the harness needs from a device (cpu, cuda, npu).
+
+A backend says whether it can run here, names the torch device, synchronises and times
+work on it, flushes its caches between timed trials, measures its peaks once, and owns
+the kernel-source format of its device: how the one function the LLM writes is rendered
+for the prompt, compiled, and wrapped into a `ModelNew`-like module (trusted code).
+Backends live one per module and are registered by module name in `backends/__init__.py`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    import torch
+
+    from npu_pool.signature import KernelSignature
+
+
+class KernelBuildError(Exception):
+    """The kernel source did not compile or load; `log` holds the compiler output."""
+
+    def __init__(self, message: str, log: str = ""):
+        super().__init__(message)
+        self.log = log
+
+
+class Timer(ABC):
+    """Times one region of device work: start(), the work, stop(), then elapsed_ms()."""
+
+    @abstractmethod
+    def start(self) -> None: ...
+
+    @abstractmethod
+    def stop(self) -> None: ...
+
+    @abstractmethod
+    def elapsed_ms(self) -> float:
+        """Milliseconds between start and stop; waits for the device when it must."""
+
+
+@dataclass(frozen=True)
+class DevicePeaks:
+    """Measured peaks of one device, for the roofline hint."""
+
+    gbps: float  # sustained memory bandwidth, GB/s
+    gflops: float  # sustained float32 throughput, GFLOP/s
+    method: str  # how they were measured, for the report
+
+
+class Backend(ABC):
+    """One device kind. Subclasses set the class attributes and implement the methods."""
+
+    name: ClassVar[str]
+    # Candidate formats this backend can compile: "modelnew" (load_inline or similar)
+    # and "kernel" (the derived entry point, compiled by the backend's own toolchain).
+    compile_routes: ClassVar[tuple[str, ...]]
+    # The language of its kernel-source format, passed to the anti-hack checker.
+    kernel_language: ClassVar[str]
+    # Environment variables the sandboxed worker may keep (beyond the common allowlist).
+    sandbox_env_allow: ClassVar[tuple[str, ...]] = ()
+
+    @abstractmethod
+    def is_available(self) -> tuple[bool, str]:
+        """(True, "") when this backend can run here, else (False, why not)."""
+
+    @property
+    @abstractmethod
+    def device(self) -> str:
+        """The torch device string, e.g. "cpu", "cuda:0", "npu:0"."""
+
+    @abstractmethod
+    def synchronize(self) -> None:
+        """Wait until all work queued on the device has finished."""
+
+    @abstractmethod
+    def timer(self) -> Timer:
+        """A fresh timer: device events on accelerators, a monotonic clock on the CPU."""
+
+    @abstractmethod
+    def flush_cache(self) -> None:
+        """Evict the caches between timed trials so no trial runs on warm data."""
+
+    @abstractmethod
+    def measure_peaks(self) -> DevicePeaks:
+        """Measure bandwidth and compute peaks (slow: the caller caches the result)."""
+
+    def load_inline_defaults(self) -> dict[str, Any]:
+        """Extra keyword arguments for `load_inline` calls made by ModelNew candidates."""
+        return {}
+
+    # --- the kernel-source format ------------------------------------------------------
+
+    @abstractmethod
+    def render_kernel_signature(self, signature: KernelSignature) -> str:
+        """The entry point the LLM must write, with one comment line per argument."""
+
+    @abstractmethod
+    def compile_kernel(self, source: str, signature: KernelSignature, work_dir: Path, cache_dir: Path) -> Path:
+        """Compile the LLM's kernel source into a loadable artifact (content-addressed in
+        `cache_dir`); raise KernelBuildError with the compiler log on failure."""
+
+    @abstractmethod
+    def wrap_kernel(self, artifact: Path, signature: KernelSignature, reference: torch.nn.Module) -> torch.nn.Module:
+        """A module with the reference's forward signature that calls the compiled kernel,
+        reading the reference's parameters and allocating NaN-filled outputs per call."""

@@ -1,0 +1,150 @@
+"""The kernel-source format's entry point, derived from the reference (docs/contracts.md).
+
+    extern "C" void kernel(<inputs>, <parameters>, <outputs>, <scalars>, <sizes>);
+
+`derive_signature` builds it from the reference module, one set of inputs and the
+reference's outputs; `KernelSignature.render_c()` is the text the LLM sees.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import torch
+from pydantic import BaseModel, ConfigDict
+
+ArgRole = Literal["input", "parameter", "output", "scalar", "size"]
+
+C_TYPES: dict[torch.dtype, str] = {
+    torch.float32: "float",
+    torch.float64: "double",
+    torch.float16: "_Float16",
+    torch.bfloat16: "__bf16",
+    torch.int64: "int64_t",
+    torch.int32: "int32_t",
+    torch.int16: "int16_t",
+    torch.int8: "int8_t",
+    torch.uint8: "uint8_t",
+    torch.bool: "bool",
+}
+
+
+class KernelArg(BaseModel):
+    """One argument of the entry point."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    role: ArgRole
+    ctype: str
+    doc: str
+    dtype: str | None = None  # torch dtype name, tensors only
+    shape: list[int] | None = None  # tensors only, at the fitted sizes
+    source: str | None = None  # forward arg / parameter name / init arg it comes from
+    index: int | None = None  # element of a tuple scalar, or dimension of a tensor
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.role in ("input", "parameter", "output")
+
+
+class KernelSignature(BaseModel):
+    """The typed C ABI entry point of a task's kernel-source format."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    function: str = "kernel"
+    args: list[KernelArg]
+
+    def by_role(self, role: ArgRole) -> list[KernelArg]:
+        return [a for a in self.args if a.role == role]
+
+    def declaration(self) -> str:
+        """`extern "C" void kernel(...);` on one line (prepended to the compiled source)."""
+        params = ", ".join(f"{a.ctype} {a.name}" for a in self.args)
+        return f'extern "C" void {self.function}({params});'
+
+    def render_c(self) -> str:
+        """The entry point with one documentation comment per argument, for the prompt."""
+        lines = [
+            "// Write this function (C++17, OpenMP allowed). All tensors are contiguous, row-major.",
+            "// Outputs are pre-allocated and filled with NaN: write every element.",
+            f'extern "C" void {self.function}(',
+        ]
+        width = max((len(f"{a.ctype} {a.name}") for a in self.args), default=0) + 2
+        for i, arg in enumerate(self.args):
+            sep = "," if i < len(self.args) - 1 else ""
+            decl = f"    {arg.ctype} {arg.name}{sep}"
+            lines.append(f"{decl:<{width + 5}}// {arg.doc}")
+        lines.append(");")
+        return "\n".join(lines)
+
+
+def _tensor_doc(kind: str, name: str, tensor: torch.Tensor) -> str:
+    dims = " x ".join(f"{name}_d{i}" for i in range(tensor.dim())) or "scalar"
+    shape = "x".join(str(s) for s in tensor.shape) or "()"
+    return f"{kind}, {str(tensor.dtype).removeprefix('torch.')} [{dims}] (now {shape})"
+
+
+def _scalar_args(name: str, value: Any, origin: str) -> list[KernelArg]:
+    """int/bool -> int64_t, float -> double, tuples and lists expanded as name_0, name_1."""
+    if isinstance(value, bool | int):
+        return [KernelArg(name=name, role="scalar", ctype="int64_t", doc=f"{origin} {name} (now {int(value)})", source=name)]
+    if isinstance(value, float):
+        return [KernelArg(name=name, role="scalar", ctype="double", doc=f"{origin} {name} (now {value:g})", source=name)]
+    if isinstance(value, list | tuple) and all(isinstance(v, bool | int | float) for v in value):
+        out = []
+        for i, v in enumerate(value):
+            for arg in _scalar_args(f"{name}_{i}", v, f"{origin} {name}[{i}]"):
+                out.append(arg.model_copy(update={"source": name, "index": i, "doc": arg.doc.replace(f" {name}_{i} ", " ")}))
+        return out
+    return []  # strings, None and objects have no C form: the wrapper does not pass them
+
+
+def c_type(dtype: torch.dtype) -> str:
+    if dtype not in C_TYPES:
+        raise ValueError(f"no C type for {dtype}")
+    return C_TYPES[dtype]
+
+
+def derive_signature(
+    reference: torch.nn.Module,
+    forward_names: list[str],
+    inputs: list[Any],
+    outputs: list[torch.Tensor],
+    init_names: list[str],
+    init_values: list[Any],
+) -> KernelSignature:
+    """The entry point for a reference called with `inputs` giving `outputs`."""
+    args: list[KernelArg] = []
+    tensors: list[tuple[str, torch.Tensor]] = []
+    scalars: list[KernelArg] = []
+    for name, value in zip(forward_names, inputs, strict=False):
+        if isinstance(value, torch.Tensor):
+            args.append(KernelArg(name=name, role="input", ctype=f"const {c_type(value.dtype)}*",
+                                  doc=_tensor_doc("input", name, value), dtype=str(value.dtype).removeprefix("torch."),
+                                  shape=list(value.shape), source=name))
+            tensors.append((name, value))
+        else:
+            scalars += _scalar_args(name, value, "forward argument")
+    named = list(reference.named_parameters()) + list(reference.named_buffers())
+    for pname, value in named:
+        cname = pname.replace(".", "_")
+        args.append(KernelArg(name=cname, role="parameter", ctype=f"const {c_type(value.dtype)}*",
+                              doc=_tensor_doc("parameter", pname, value), dtype=str(value.dtype).removeprefix("torch."),
+                              shape=list(value.shape), source=pname))
+        tensors.append((cname, value))
+    for i, value in enumerate(outputs):
+        oname = "out" if len(outputs) == 1 else f"out{i}"
+        args.append(KernelArg(name=oname, role="output", ctype=f"{c_type(value.dtype)}*",
+                              doc=_tensor_doc("output", oname, value), dtype=str(value.dtype).removeprefix("torch."),
+                              shape=list(value.shape), source=oname, index=i))
+        tensors.append((oname, value))
+    args += scalars
+    for name, value in zip(init_names, init_values, strict=False):
+        args += _scalar_args(name, value, "constructor argument")
+    for name, value in tensors:
+        for d, size in enumerate(value.shape):
+            args.append(KernelArg(name=f"{name}_d{d}", role="size", ctype="int64_t",
+                                  doc=f"size of dimension {d} of {name} (now {size})", source=name, index=d))
+    return KernelSignature(args=args)

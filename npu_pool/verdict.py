@@ -1,0 +1,69 @@
+"""The messages the harness hands back: Candidate in, Verdict and ProfileReport out.
+
+These cross package and actor boundaries (docs/contracts.md); change field names only
+together with that page and tests/npu_pool/test_verdict_schema.py.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CandidateFormat = Literal["modelnew", "kernel"]
+Gate = Literal["hack", "compile", "correctness", "runtime", "ok"]
+Bound = Literal["memory", "compute", "unknown"]
+
+_MODELNEW_CLASS = re.compile(r"^\s*class\s+ModelNew\b", re.MULTILINE)
+
+
+class Candidate(BaseModel):
+    """One kernel to judge: a KernelBench `ModelNew` file or a kernel-source function."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    format: CandidateFormat
+
+
+def detect_format(source: str) -> CandidateFormat:
+    """`modelnew` when the source defines `class ModelNew`, else `kernel` (a C/C++ entry)."""
+    return "modelnew" if _MODELNEW_CLASS.search(source) else "kernel"
+
+
+class Verdict(BaseModel):
+    """The outcome of the gates: anti-hack, compile, correctness (and runtime failures)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    feasible: bool
+    gate: Gate = Field(description="the gate that failed, or ok")
+    category: str = Field(description="machine-readable failure kind, e.g. compile_error, mismatch, timeout")
+    reason: str = Field(description="one line")
+    details: str = Field("", description="what the LLM can act on: compiler errors, mismatch statistics, shapes")
+    sizes: dict[str, int] = Field(default_factory=dict, description="task size constants used")
+    flags: list[str] = Field(default_factory=list, description="reasons for review: static warnings, excessive_speedup")
+    sandbox: dict[str, Any] = Field(default_factory=dict, description="which limits were applied")
+    timings: dict[str, float] = Field(default_factory=dict, description="seconds spent per stage")
+
+
+class ProfileReport(BaseModel):
+    """Latency of a feasible candidate, its baselines and a roofline hint."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    median_ms: float
+    iqr_ms: float
+    trials: int
+    baseline_eager_ms: float
+    baseline_compile_ms: float | None = None
+    baseline_compile_error: str | None = Field(None, description="why torch.compile gave no baseline")
+    speedup_vs_eager: float
+    speedup_vs_compile: float | None = None
+    achieved_gbps: float | None = None
+    achieved_gflops: float | None = None
+    bound: Bound = "unknown"
+    hints: list[str] = Field(default_factory=list)
+    flags: list[str] = Field(default_factory=list)
+    sizes: dict[str, int] = Field(default_factory=dict)
