@@ -1,0 +1,130 @@
+"""The Ray cluster launcher files pass Ray's own checks and ours (accelerators, auth, dashboard)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from ray.autoscaler._private.util import prepare_config, validate_config
+
+from launch.config import load_settings
+
+REPO = Path(__file__).resolve().parents[2]
+CLUSTER_FILES = [REPO / "cluster.yaml", REPO / "examples" / "cluster-aws.yaml"]
+ENV_FILE = "~/.evokernel/env.sh"
+ACCELERATORS = ("NPU", "GPU")
+
+
+def _load(path: Path) -> dict:
+    return yaml.safe_load(path.read_text())
+
+
+def _start_commands(config: dict) -> dict[str, list]:
+    return {"head": config["head_start_ray_commands"], "worker": config["worker_start_ray_commands"]}
+
+
+def _ray_start_args(command: str) -> list[str]:
+    """The arguments of the `ray start` part of a shell command line."""
+    words = shlex.split(command)
+    starts = [i for i in range(len(words) - 1) if words[i] == "ray" and words[i + 1] == "start"]
+    assert starts, f"no `ray start` in {command!r}"
+    rest = words[starts[0] + 2:]
+    return rest[: rest.index("&&")] if "&&" in rest else rest
+
+
+def _node_environment(config: dict, home: Path) -> dict[str, str]:
+    """Run the setup command that writes the node environment file, then read its exports.
+
+    Lines that source other files (CANN's set_env.sh, absent here) are left out; the
+    exports are evaluated by bash so that $HOME expands as on a node.
+    """
+    writers = [c for c in config["setup_commands"] if f"> {ENV_FILE}" in c]
+    assert len(writers) == 1, "exactly one setup command writes the node environment file"
+    (home / ".evokernel").mkdir(parents=True)
+    env = {"PATH": os.environ["PATH"], "HOME": str(home)}
+    subprocess.run(["bash", "-c", writers[0]], check=True, env=env)
+    env_file = home / ".evokernel" / "env.sh"
+    exports = "\n".join(line for line in env_file.read_text().splitlines() if not line.startswith("source "))
+    shown = subprocess.run(["bash", "-c", f"{exports}\nenv -0"], check=True, env=env, capture_output=True, text=True)
+    return dict(item.split("=", 1) for item in shown.stdout.split("\0") if "=" in item)
+
+
+@pytest.mark.parametrize("path", CLUSTER_FILES, ids=lambda p: p.name)
+def test_ray_accepts_the_cluster_file(path):
+    prepared = prepare_config(_load(path))
+    validate_config(prepared)
+    assert prepared["head_node_type"] in prepared["available_node_types"]
+
+
+@pytest.mark.parametrize("path", CLUSTER_FILES, ids=lambda p: p.name)
+def test_start_commands_are_whole_strings_that_load_the_node_environment(path):
+    for role, commands in _start_commands(_load(path)).items():
+        for command in commands:
+            # An unquoted command holding `{"NPU": 8}` would load as a mapping, not a string.
+            assert isinstance(command, str), f"{role} start command is not one YAML string: {command!r}"
+            assert command.startswith(f"source {ENV_FILE} && "), command
+
+
+@pytest.mark.parametrize("path", CLUSTER_FILES, ids=lambda p: p.name)
+def test_dashboard_is_bound_to_the_head_loopback(path):
+    config = _load(path)
+    head_starts = [c for c in config["head_start_ray_commands"] if "ray start" in c]
+    assert len(head_starts) == 1
+    args = _ray_start_args(head_starts[0])
+    assert "--head" in args
+    assert "--dashboard-host=127.0.0.1" in args
+    assert "0.0.0.0" not in path.read_text()
+
+
+@pytest.mark.parametrize("path", CLUSTER_FILES, ids=lambda p: p.name)
+def test_workers_declare_accelerators(path):
+    config = _load(path)
+    if config["provider"]["type"] == "local":
+        # The local provider takes no node types: the start commands declare the resources.
+        for role, commands in _start_commands(config).items():
+            start = next(_ray_start_args(c) for c in commands if "ray start" in c)
+            resources = [json.loads(a.split("=", 1)[1]) for a in start if a.startswith("--resources=")]
+            assert resources and resources[0].get("NPU", 0) > 0, f"{role} declares no NPUs: {start}"
+    else:
+        # Cloud providers pass each node type's resources to `ray start` themselves.
+        workers = {name: t for name, t in config["available_node_types"].items() if name != config["head_node_type"]}
+        assert workers
+        for name, node_type in workers.items():
+            assert any(node_type["resources"].get(a, 0) > 0 for a in ACCELERATORS), f"{name} declares no accelerator"
+
+
+@pytest.mark.parametrize("path", CLUSTER_FILES, ids=lambda p: p.name)
+def test_every_node_gets_token_auth_and_the_shared_memory_bank(path, tmp_path, monkeypatch):
+    config = _load(path)
+    node_env = _node_environment(config, tmp_path)
+    assert node_env["RAY_AUTH_MODE"] == "token"
+    # The token comes from a file that file_mounts copies to every node, never from this file.
+    assert node_env["RAY_AUTH_TOKEN_PATH"] == str(tmp_path / ".ray" / "auth_token")
+    assert "~/.ray/auth_token" in config["file_mounts"]
+    assert "RAY_AUTH_TOKEN=" not in path.read_text()
+    assert any("chmod 600 ~/.ray/auth_token" in c for c in config["setup_commands"])
+    # The memory bank is shared: an absolute path (a shared file system) or an object store.
+    uri = node_env["EVOKERNEL_MEMORY__URI"]
+    assert uri.startswith(("/", "s3://", "gs://", "az://")), uri
+    # The variables are the ones our settings read.
+    for name, value in node_env.items():
+        if name.startswith("EVOKERNEL_"):
+            monkeypatch.setenv(name, value)
+    settings = load_settings()
+    assert settings.memory.uri == uri
+    assert settings.harness.backend in ("npu", "cuda")
+
+
+def test_on_premise_nodes_install_the_project_with_torch_npu_over_cann():
+    config = _load(REPO / "cluster.yaml")
+    assert config["provider"]["type"] == "local"
+    setup = "\n".join(config["setup_commands"])
+    assert "source /usr/local/Ascend/ascend-toolkit/set_env.sh" in setup
+    assert "torch-npu==" in setup
+    assert 'pip install -e "$HOME/evokernel[npu]"' in setup
+    assert config["file_mounts"]["~/evokernel"] == "."
