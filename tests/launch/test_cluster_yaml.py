@@ -118,6 +118,7 @@ def test_every_node_gets_token_auth_and_the_shared_memory_bank(path, tmp_path, m
     settings = load_settings()
     assert settings.memory.uri == uri
     assert settings.harness.backend in ("npu", "cuda")
+    assert settings.ray.address == "auto"  # `evokernel run` on a node joins the cluster
 
 
 def test_on_premise_nodes_install_the_project_with_torch_npu_over_cann():
