@@ -1,0 +1,190 @@
+"""The local server's lifecycle, against a stand-in for llama-cpp-python's server.
+
+The stand-in is a real HTTP server in a real process, started through the same command
+line (`python -m MODULE --model ... --port ...`); it answers the OpenAI API with a fixed
+reply, or never becomes ready, or exits early, as the test asks.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import urllib.request
+
+import openai
+import pytest
+
+from actors.config import LLMConfig
+from launch.config import load_settings
+from launch.local_llm import (
+    QWEN25_CODER_15B,
+    LocalLLMConfig,
+    LocalLLMError,
+    local_llm_config_for_agent,
+    local_llm_server,
+    prepare_server,
+)
+
+STANDIN_MODULE = "evokernel_standin_llm_server"
+FIXED_REPLY = "```c\nvoid kernel(const float* x, float* out, long n) { for (long i = 0; i < n; ++i) out[i] = x[i]; }\n```"
+
+STANDIN_SOURCE = textwrap.dedent('''
+    """Stand-in for `python -m llama_cpp.server`: same flags, OpenAI API, scripted behaviour."""
+    import argparse, json, os, sys, time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    parser = argparse.ArgumentParser()
+    for flag in ("--model", "--model_alias", "--host", "--port", "--n_threads", "--n_threads_batch", "--n_ctx", "--chat_format"):
+        parser.add_argument(flag)
+    args = parser.parse_args()
+    mode = os.environ.get("STANDIN_MODE", "ready")
+    if os.environ.get("STANDIN_ARGV_FILE"):
+        with open(os.environ["STANDIN_ARGV_FILE"], "w") as handle:
+            json.dump(vars(args), handle)
+    print("stand-in: loading " + args.model, file=sys.stderr, flush=True)
+    if mode == "exit":
+        print("stand-in: error: cannot load model", file=sys.stderr, flush=True)
+        sys.exit(3)
+    if mode == "never":
+        time.sleep(3600)
+
+    class Handler(BaseHTTPRequestHandler):
+        def _send(self, body):
+            data = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            if self.path == "/v1/models":
+                self._send({"object": "list", "data": [{"id": args.model_alias, "object": "model", "owned_by": "me"}]})
+            else:
+                self.send_error(404)
+
+        def do_POST(self):
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            self._send({
+                "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": request["model"],
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": os.environ["STANDIN_REPLY"]}}],
+                "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+            })
+
+        def log_message(self, *args):
+            pass
+
+    ThreadingHTTPServer((args.host, int(args.port)), Handler).serve_forever()
+''')
+
+
+@pytest.fixture
+def standin(tmp_path, monkeypatch):
+    """Installs the stand-in module on the path of this process and of its children."""
+    folder = tmp_path / "standin"
+    folder.mkdir()
+    (folder / f"{STANDIN_MODULE}.py").write_text(STANDIN_SOURCE)
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.setenv("PYTHONPATH", str(folder))
+    monkeypatch.setenv("STANDIN_REPLY", FIXED_REPLY)
+    monkeypatch.setenv("STANDIN_ARGV_FILE", str(tmp_path / "argv.json"))
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF")
+    monkeypatch.setenv("EVOKERNEL_LOCAL_LLM__SERVER_MODULE", STANDIN_MODULE)
+    monkeypatch.setenv("EVOKERNEL_LOCAL_LLM__MODEL_PATH", str(model))
+    return tmp_path
+
+
+def _port_is_closed(base_url: str) -> bool:
+    try:
+        urllib.request.urlopen(f"{base_url}/models", timeout=2)
+    except OSError:
+        return True
+    return False
+
+
+def test_context_manager_serves_until_the_block_ends(standin):
+    settings = load_settings(overrides={"local_llm": {"n_threads": 3}})
+    with local_llm_server(settings) as base_url:
+        assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
+        client = openai.OpenAI(base_url=base_url, api_key="local")
+        assert [m.id for m in client.models.list()] == [QWEN25_CODER_15B.name]
+        reply = client.chat.completions.create(
+            model=QWEN25_CODER_15B.name, messages=[{"role": "user", "content": "write kernel"}]
+        )
+        assert reply.choices[0].message.content == FIXED_REPLY
+    assert _port_is_closed(base_url)
+    argv = json.loads((standin / "argv.json").read_text())
+    assert argv["host"] == "127.0.0.1" and argv["n_threads"] == "3" and argv["n_threads_batch"] == "3"
+    assert argv["n_ctx"] == str(QWEN25_CODER_15B.n_ctx) and argv["chat_format"] == "chatml"
+    assert argv["model"] == str(standin / "model.gguf")
+
+
+def test_server_is_stopped_when_the_block_raises(standin):
+    with pytest.raises(RuntimeError, match="boom"), local_llm_server(load_settings()) as base_url:
+        raise RuntimeError("boom")
+    assert _port_is_closed(base_url)
+
+
+def test_server_that_exits_early_is_reported_with_its_output(standin, monkeypatch):
+    monkeypatch.setenv("STANDIN_MODE", "exit")
+    with pytest.raises(LocalLLMError, match="exited with code 3") as error:
+        with local_llm_server(load_settings()):
+            pass
+    assert "stand-in: error: cannot load model" in str(error.value)
+
+
+def test_server_that_never_answers_times_out_and_is_killed(standin, monkeypatch):
+    monkeypatch.setenv("STANDIN_MODE", "never")
+    server = prepare_server(load_settings(overrides={"local_llm": {"startup_timeout_s": 1.5}}).local_llm)
+    try:
+        with pytest.raises(LocalLLMError, match="did not answer .* within 2 s") as error:
+            server.start()
+        assert "stand-in: loading" in str(error.value)
+        assert server.process is None  # stopped by start() itself
+    finally:
+        server.close()
+
+
+def test_missing_server_package_says_how_to_install_it(tmp_path):
+    config = LocalLLMConfig(server_module="no_such_llm_server_module", model_path=str(tmp_path))
+    with pytest.raises(LocalLLMError, match="scripts/setup.sh local-llm"):
+        prepare_server(config)
+
+
+def test_cli_serve_runs_until_interrupted(standin):
+    process = subprocess.Popen(
+        [sys.executable, "-m", "launch.cli", "llm", "serve"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        line = process.stdout.readline()
+        assert line.startswith(f"serving {QWEN25_CODER_15B.name} at http://127.0.0.1:"), process.stderr.read()
+        base_url = line.split(" at ")[1].split()[0]
+        with urllib.request.urlopen(f"{base_url}/models", timeout=5) as response:
+            assert response.status == 200
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 130
+        assert _port_is_closed(base_url)
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_agent_settings_take_the_model_settings_where_the_user_kept_defaults():
+    user = LLMConfig(temperature=0.2)
+    merged = local_llm_config_for_agent(user, QWEN25_CODER_15B, "http://127.0.0.1:1234/v1")
+    assert merged.base_url == "http://127.0.0.1:1234/v1"
+    assert merged.temperature == 0.2  # the user's choice wins
+    assert merged.max_tokens == QWEN25_CODER_15B.max_tokens
+    assert merged.candidate_format == "kernel"
+    assert merged.max_concurrency == 1 and merged.model == QWEN25_CODER_15B.name
+
+
+def test_default_cache_dir_follows_xdg(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert LocalLLMConfig().cache_path() == tmp_path / "evokernel" / "models"
+    assert LocalLLMConfig(cache_dir="~/models").cache_path().is_absolute()
