@@ -1,4 +1,4 @@
-"""Settings of the agent half: the LLM endpoint and the episode budgets."""
+"""Settings of the agent half: the LLM endpoint, the prompts and the episode budgets."""
 
 from __future__ import annotations
 
@@ -17,12 +17,18 @@ class LLMConfig(BaseModel):
     api_key: SecretStr | None = Field(None, description="API key; falls back to OPENAI_API_KEY")
     timeout_s: float = Field(120.0, gt=0, description="per-request timeout")
     max_retries: int = Field(5, ge=0, description="retries on 429, 5xx, timeouts, connection errors")
+    backoff_base_s: float = Field(1.0, ge=0, description="first retry delay; doubles each retry, with jitter")
+    backoff_max_s: float = Field(60.0, ge=0, description="cap of one retry delay (also caps Retry-After)")
     max_concurrency: int = Field(4, ge=1, description="requests in flight per client")
     temperature: float = Field(0.7, ge=0, le=2)
     max_tokens: int = Field(2048, ge=16, description="completion tokens per request")
     candidate_format: Literal["auto", "kernel", "modelnew"] = Field(
         "auto", description="what the LLM writes: a C kernel function, or a full ModelNew file"
     )
+    prompt_char_budget: int = Field(
+        16000, ge=2000, description="characters of one prompt (all turns); longer sections are cut with a marker"
+    )
+    one_shot_example: bool = Field(True, description="show a worked example as an earlier chat turn")
 
 
 class EpisodeConfig(BaseModel):
@@ -35,3 +41,7 @@ class EpisodeConfig(BaseModel):
     max_wall_s_per_operator: float | None = Field(None, gt=0, description="wall-time budget per operator")
     start_point_epsilon: float = Field(0.1, ge=0, le=1, description="epsilon-greedy start-point choice")
     review_flagged: bool = Field(True, description="LLM review of attempts flagged by the harness")
+    lessons: bool = Field(
+        True, description="ask the LLM for a lesson after failed drafts and faster refinements (experience items)"
+    )
+    max_children_in_prompt: int = Field(3, ge=0, description="start point's earlier children shown when refining")

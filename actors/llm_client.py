@@ -1,0 +1,229 @@
+"""An OpenAI-compatible chat client with our own retry policy, a concurrency cap and token counts.
+
+The `openai` package does the HTTP (max_retries=0); this module decides what is retried
+(429, 5xx, timeouts, connection errors: exponential backoff with full jitter, Retry-After
+honoured), what is fatal (a wrong key, an unknown model: distinct exception types), and
+never lets the API key into an error message or a log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import openai
+import structlog
+from pydantic import BaseModel
+
+from actors.config import LLMConfig
+
+log = structlog.get_logger("evokernel.llm")
+
+_KEY_SHAPE = re.compile(r"(sk-[A-Za-z0-9_\-*]{4,}|Bearer\s+\S+)")
+# Local servers (llama.cpp, vLLM without --api-key) accept any key; the client insists on one.
+PLACEHOLDER_KEY = "not-needed"
+
+
+class LLMError(Exception):
+    """Base of every LLM failure the client raises."""
+
+
+class LLMAuthError(LLMError):
+    """The endpoint refused the key (401/403). Fatal: retrying cannot help."""
+
+
+class LLMModelNotFound(LLMError):
+    """The endpoint does not serve the model (404). Fatal."""
+
+
+class LLMUnreachable(LLMError):
+    """No connection could be made to the endpoint, retries included."""
+
+
+class LLMRequestRejected(LLMError):
+    """The endpoint rejected the request itself (400/413/422: e.g. a prompt over the context)."""
+
+
+class LLMUnavailable(LLMError):
+    """Rate limits, 5xx or timeouts persisted through every retry: this request failed."""
+
+
+class TokenUsage(BaseModel):
+    """Tokens spent, summed over calls."""
+
+    prompt: int = 0
+    completion: int = 0
+    calls: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.prompt + self.completion
+
+    def add(self, prompt: int, completion: int) -> None:
+        self.prompt += prompt
+        self.completion += completion
+        self.calls += 1
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """One completion: the text, why it stopped, and what it cost."""
+
+    text: str
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    refusal: str | None = None
+    attempts: int = 1
+    wall_s: float = 0.0
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+
+def resolve_api_key(config: LLMConfig) -> str:
+    """The configured key, else $OPENAI_API_KEY, else a placeholder that local servers accept."""
+    if config.api_key is not None and config.api_key.get_secret_value():
+        return config.api_key.get_secret_value()
+    return os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_KEY
+
+
+class LLMClient:
+    """Chat completions against one endpoint and model, retried by our policy."""
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rng: random.Random | None = None,
+    ):
+        if not config.base_url:
+            raise ValueError("LLMClient needs llm.base_url (the local model server provides one when unset)")
+        self.config = config
+        self._key = resolve_api_key(config)
+        self._client = openai.AsyncOpenAI(
+            api_key=self._key, base_url=config.base_url, timeout=config.timeout_s, max_retries=0
+        )
+        self._semaphore = asyncio.Semaphore(config.max_concurrency)
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self.usage = TokenUsage()
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def _scrub(self, text: str) -> str:
+        if self._key and self._key != PLACEHOLDER_KEY:
+            text = text.replace(self._key, "**********")
+        return _KEY_SHAPE.sub("**********", text)
+
+    def backoff_s(self, retry: int, retry_after: float | None = None) -> float:
+        """Delay before retry number `retry` (0-based): full jitter over base * 2^retry, capped."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.config.backoff_max_s)
+        ceiling = min(self.config.backoff_base_s * (2**retry), self.config.backoff_max_s)
+        return self._rng.uniform(ceiling / 2, ceiling)
+
+    async def chat(
+        self, messages: list[dict[str, str]], *, max_tokens: int | None = None, temperature: float | None = None
+    ) -> ChatReply:
+        """One completion; raises an LLMError subclass when no reply could be had."""
+        started = time.monotonic()
+        async with self._semaphore:
+            last_problem = ""
+            for attempt in range(self.config.max_retries + 1):
+                try:
+                    response = await self._client.chat.completions.create(
+                        model=self.config.model,
+                        messages=messages,  # type: ignore[arg-type]
+                        max_tokens=max_tokens or self.config.max_tokens,
+                        temperature=self.config.temperature if temperature is None else temperature,
+                    )
+                except openai.APIStatusError as exc:
+                    problem, fatal = self._classify_status(exc)
+                    if fatal is not None:
+                        raise fatal from None
+                    last_problem, retry_after = problem, _retry_after(exc)
+                except openai.APITimeoutError:
+                    last_problem, retry_after = f"timed out after {self.config.timeout_s:g}s", None
+                except openai.APIConnectionError as exc:
+                    last_problem, retry_after = f"connection failed: {self._scrub(str(exc))}", None
+                else:
+                    return self._reply(response, attempt + 1, time.monotonic() - started)
+                if attempt == self.config.max_retries:
+                    break
+                delay = self.backoff_s(attempt, retry_after)
+                log.warning("llm_retry", problem=last_problem, retry=attempt + 1, delay_s=round(delay, 2))
+                await self._sleep(delay)
+        where = f"{self.config.base_url} (model {self.config.model})"
+        if last_problem.startswith("connection failed"):
+            raise LLMUnreachable(
+                f"cannot reach the LLM endpoint {where}: {last_problem}; "
+                "check --llm-base-url and that the server is running"
+            )
+        raise LLMUnavailable(f"LLM request to {where} failed after {self.config.max_retries + 1} tries: {last_problem}")
+
+    def _classify_status(self, exc: openai.APIStatusError) -> tuple[str, LLMError | None]:
+        """(a one-line problem, the fatal error to raise or None when worth a retry)."""
+        status = exc.status_code
+        detail = self._scrub(_server_message(exc))[:300]
+        where = f"{self.config.base_url}"
+        if status in (401, 403):
+            return "", LLMAuthError(
+                f"the LLM endpoint {where} refused the API key (HTTP {status}): {detail}; "
+                "set llm.api_key or OPENAI_API_KEY"
+            )
+        if status == 404:
+            return "", LLMModelNotFound(
+                f"the LLM endpoint {where} does not know model {self.config.model!r} (HTTP 404): {detail}; "
+                "pick one from its /models list with --llm-model"
+            )
+        if status == 429 or status >= 500 or status == 408:
+            return f"HTTP {status}: {detail}", None
+        return "", LLMRequestRejected(f"the LLM endpoint {where} rejected the request (HTTP {status}): {detail}")
+
+    def _reply(self, response: object, attempts: int, wall_s: float) -> ChatReply:
+        choices = getattr(response, "choices", None) or []
+        usage = getattr(response, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        self.usage.add(prompt_tokens, completion_tokens)
+        if not choices:
+            return ChatReply("", None, prompt_tokens, completion_tokens, attempts=attempts, wall_s=wall_s)
+        choice = choices[0]
+        message = choice.message
+        return ChatReply(
+            text=message.content or "",
+            finish_reason=choice.finish_reason,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            refusal=getattr(message, "refusal", None),
+            attempts=attempts,
+            wall_s=wall_s,
+        )
+
+
+def _server_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+        if isinstance(inner, str):
+            return inner
+    return str(exc.message or "").splitlines()[0] if exc.message else ""
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    value = exc.response.headers.get("retry-after") if exc.response is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None

@@ -1,0 +1,160 @@
+"""Typed messages of the agent: what the episode sends the drafter and refiner, what it records.
+
+Requests carry plain, prompt-ready fields (not npu_pool or memory_actor types), so the
+drafter and refiner depend only on this module and stay cheap to ship between Ray actors.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+CandidateFormat = Literal["kernel", "modelnew"]
+Stage = Literal["draft", "refine"]
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class TaskBrief(BaseModel):
+    """What the LLM is told about the operator."""
+
+    task_id: str
+    backend: str
+    reference_source: str
+    sizes: dict[str, int] = Field(default_factory=dict)
+    signature: str | None = Field(None, description="the C entry point, kernel format only")
+    candidate_format: CandidateFormat = "kernel"
+
+
+class ContextItem(BaseModel):
+    """A memory item as a prompt shows it."""
+
+    id: str
+    kind: str
+    summary: str = ""
+    content: str = ""
+
+
+class Feedback(BaseModel):
+    """The verdict of an earlier attempt, as the next prompt shows it."""
+
+    gate: str
+    reason: str
+    details: str = ""
+    code: str | None = None
+
+
+class DraftRequest(BaseModel):
+    task: TaskBrief
+    context: list[ContextItem] = Field(default_factory=list)
+    api: list[ContextItem] = Field(default_factory=list)
+    previous: Feedback | None = None
+
+
+class StartPoint(BaseModel):
+    """A feasible kernel the refiner starts from."""
+
+    id: str
+    code: str
+    latency_ms: float
+    speedup_vs_eager: float | None = None
+    profile: str = Field("", description="bound, throughput and the profiler's hints, as text")
+
+
+class RefineRequest(BaseModel):
+    task: TaskBrief
+    start: StartPoint
+    best_latency_ms: float
+    context: list[ContextItem] = Field(default_factory=list)
+    api: list[ContextItem] = Field(default_factory=list)
+    children: list[ContextItem] = Field(default_factory=list)
+
+
+class Proposal(BaseModel):
+    """A drafter's or refiner's answer: code, or why there is none."""
+
+    code: str | None = None
+    reason: str | None = Field(None, description="why no code: empty, truncated, refused, no code block")
+    llm_error: str | None = Field(None, description="the request itself failed (retries exhausted, rejected)")
+    finish_reason: str | None = None
+    tokens_prompt: int = 0
+    tokens_completion: int = 0
+    prompt_truncated: bool = False
+
+
+class LessonRequest(BaseModel):
+    task: TaskBrief
+    stage: Stage
+    code: str
+    outcome: str
+    improved: bool = Field(False, description="a faster kernel (ask what made it faster), else a failure")
+
+
+class Lesson(BaseModel):
+    text: str | None = None
+    tokens_prompt: int = 0
+    tokens_completion: int = 0
+
+
+class ReviewRequest(BaseModel):
+    task: TaskBrief
+    code: str
+    flags: list[str]
+    measurements: str = ""
+
+
+class Review(BaseModel):
+    """The LLM's second opinion on a flagged attempt."""
+
+    verdict: Literal["legitimate", "hack", "unsure"]
+    reasoning: str = ""
+    tokens_prompt: int = 0
+    tokens_completion: int = 0
+
+
+class Attempt(BaseModel):
+    """One iteration of an episode: one line of attempts.jsonl."""
+
+    run_id: str
+    task: str
+    iteration: int
+    stage: Stage
+    attempt_id: str | None = Field(None, description="the trace item's id; None when no code was produced")
+    parent_id: str | None = None
+    retrieval_id: str | None = None
+    retrieved_item_ids: list[str] = Field(default_factory=list)
+    candidate_format: CandidateFormat = "kernel"
+    feasible: bool = False
+    gate: str = Field(..., description="hack, compile, correctness, runtime, ok, review, no_code or llm")
+    category: str = ""
+    reason: str = ""
+    latency_ms: float | None = None
+    speedup_vs_eager: float | None = None
+    reward: float | None = Field(None, description="raw reward sent to memory; None when values were not updated")
+    tokens_prompt: int = 0
+    tokens_completion: int = 0
+    wall_s: float = 0.0
+    flags: list[str] = Field(default_factory=list)
+    review: Review | None = None
+    lesson_id: str | None = None
+    timestamp: str = Field(default_factory=utc_now)
+
+
+class EpisodeResult(BaseModel):
+    """One operator's outcome: one entry of summary.json's `operators`."""
+
+    task: str
+    feasible: bool = False
+    best_latency_ms: float | None = None
+    speedup_vs_eager: float | None = None
+    attempts: int = 0
+    first_feasible_iteration: int | None = None
+    tokens: int = 0
+    first_feasible_latency_ms: float | None = None
+    speedup_best_over_first: float | None = None
+    stopped_by: str = Field("iterations", description="iterations, tokens, wall_time or error")
+    error: str | None = None

@@ -1,0 +1,21 @@
+"""The refiner: writes a faster variant of a feasible start point, guided by its profile."""
+
+from __future__ import annotations
+
+import ray
+
+from actors.messages import Proposal, RefineRequest
+from actors.worker import LLMWorker, WorkerActorBase
+
+
+class Refiner(LLMWorker):
+    async def propose(self, request: RefineRequest) -> Proposal:
+        messages, truncated = self.prompts.refine(request)
+        return await self._generate(messages, truncated)
+
+
+@ray.remote(num_cpus=0)
+class RefinerActor(WorkerActorBase):
+    """Refiner as a Ray actor; LLM calls are I/O, so it takes no CPU slot."""
+
+    worker_class = Refiner

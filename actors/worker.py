@@ -1,0 +1,102 @@
+"""What the drafter and the refiner share: prompt -> LLM -> code, plus lessons and reviews.
+
+Every way an LLM reply can disappoint (empty, truncated, refused, no code, a request that
+failed through all its retries) becomes a Proposal with a reason, never an exception; only
+configuration mistakes (a wrong key, an unknown model, an unreachable endpoint) raise.
+"""
+
+from __future__ import annotations
+
+import re
+
+from actors.code_extraction import extract_code
+from actors.config import LLMConfig
+from actors.llm_client import ChatReply, LLMClient, LLMRequestRejected, LLMUnavailable, TokenUsage
+from actors.messages import CandidateFormat, Lesson, LessonRequest, Proposal, Review, ReviewRequest
+from actors.prompting import Messages, PromptBuilder
+
+_VERDICT = re.compile(r"VERDICT\s*[:=]?\s*\**\s*(LEGITIMATE|HACK)", re.IGNORECASE)
+_FENCE_LINE = re.compile(r"^\s*(`{3,}|~{3,}).*$", re.MULTILINE)
+LESSON_MAX_CHARS = 600
+REVIEW_MAX_TOKENS = 400
+LESSON_MAX_TOKENS = 200
+
+
+class LLMWorker:
+    """An LLM client and a prompt builder for one candidate format."""
+
+    def __init__(self, config: LLMConfig, candidate_format: CandidateFormat, client: LLMClient | None = None):
+        self.config = config
+        self.format: CandidateFormat = candidate_format
+        self.client = client or LLMClient(config)
+        self.prompts = PromptBuilder(config, candidate_format)
+
+    def usage(self) -> TokenUsage:
+        return self.client.usage.model_copy()
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    async def _generate(self, messages: Messages, prompt_truncated: bool) -> Proposal:
+        try:
+            reply = await self.client.chat(messages)
+        except (LLMUnavailable, LLMRequestRejected) as exc:
+            return Proposal(llm_error=str(exc), prompt_truncated=prompt_truncated)
+        proposal = Proposal(finish_reason=reply.finish_reason, tokens_prompt=reply.prompt_tokens,
+                            tokens_completion=reply.completion_tokens, prompt_truncated=prompt_truncated)
+        if reply.refusal:
+            proposal.reason = f"the model refused: {reply.refusal.strip()[:200]}"
+            return proposal
+        extraction = extract_code(reply.text, self.format)
+        if extraction.code is None:
+            suffix = " (the reply hit max_tokens)" if reply.truncated else ""
+            proposal.reason = f"{extraction.reason}{suffix}"
+        proposal.code = extraction.code
+        return proposal
+
+    async def lesson(self, request: LessonRequest) -> Lesson:
+        """A few lines on why an attempt failed or what made it faster; no text when the LLM fails."""
+        reply = await self._quiet_chat(self.prompts.lesson(request), LESSON_MAX_TOKENS)
+        if reply is None:
+            return Lesson()
+        text = _FENCE_LINE.sub("", reply.text).strip()
+        return Lesson(text=text[:LESSON_MAX_CHARS] or None, tokens_prompt=reply.prompt_tokens,
+                      tokens_completion=reply.completion_tokens)
+
+    async def review(self, request: ReviewRequest) -> Review:
+        """LEGITIMATE or HACK for a flagged attempt; `unsure` when the reply says neither."""
+        reply = await self._quiet_chat(self.prompts.review(request), REVIEW_MAX_TOKENS)
+        if reply is None:
+            return Review(verdict="unsure", reasoning="the review request failed")
+        match = _VERDICT.search(reply.text)
+        verdict = match.group(1).lower() if match else "unsure"
+        reasoning = _VERDICT.sub("", reply.text, count=1).strip()[:1000]
+        return Review(verdict=verdict, reasoning=reasoning, tokens_prompt=reply.prompt_tokens,
+                      tokens_completion=reply.completion_tokens)
+
+    async def _quiet_chat(self, messages: Messages, max_tokens: int) -> ChatReply | None:
+        try:
+            return await self.client.chat(messages, max_tokens=max_tokens, temperature=0.2)
+        except (LLMUnavailable, LLMRequestRejected):
+            return None
+
+
+class WorkerActorBase:
+    """The body of a Ray actor around an LLMWorker subclass (DrafterActor, RefinerActor)."""
+
+    worker_class: type[LLMWorker] = LLMWorker
+
+    def __init__(self, config: LLMConfig, candidate_format: CandidateFormat):
+        self._worker = self.worker_class(config, candidate_format)
+
+    async def propose(self, request):  # noqa: ANN001 - the subclass's request type
+        return await self._worker.propose(request)  # type: ignore[attr-defined]
+
+    async def lesson(self, request: LessonRequest) -> Lesson:
+        return await self._worker.lesson(request)
+
+    async def review(self, request: ReviewRequest) -> Review:
+        return await self._worker.review(request)
+
+    async def usage(self) -> TokenUsage:
+        return self._worker.usage()

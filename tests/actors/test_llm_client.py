@@ -1,0 +1,134 @@
+"""The LLM client against a real HTTP server: retries, fatal errors, token counts, no leaked keys."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+from pydantic import SecretStr
+
+from actors.config import LLMConfig
+from actors.llm_client import (
+    LLMAuthError,
+    LLMClient,
+    LLMModelNotFound,
+    LLMRequestRejected,
+    LLMUnavailable,
+    LLMUnreachable,
+)
+from tests.actors.openai_server import OpenAITestServer, Reply
+
+SECRET = "sk-test-SECRET-0123456789abcdef"
+MESSAGES = [{"role": "user", "content": "hello"}]
+
+
+def config(server: OpenAITestServer, **overrides) -> LLMConfig:
+    values = dict(base_url=server.base_url, model=server.model, api_key=SecretStr(SECRET), timeout_s=2.0,
+                  max_retries=3, backoff_base_s=0.01, backoff_max_s=0.05)
+    values.update(overrides)
+    return LLMConfig(**values)
+
+
+async def chat(cfg: LLMConfig, **kwargs):
+    client = LLMClient(cfg)
+    try:
+        return await client.chat(MESSAGES), client
+    finally:
+        await client.aclose()
+
+
+def test_reply_and_token_accounting(llm_server):
+    llm_server.script(Reply("hi there", prompt_tokens=11, completion_tokens=3))
+    reply, client = asyncio.run(chat(config(llm_server)))
+    assert reply.text == "hi there" and reply.finish_reason == "stop"
+    assert (reply.prompt_tokens, reply.completion_tokens) == (11, 3)
+    assert client.usage.total == 14 and client.usage.calls == 1
+    request = llm_server.chat_requests[0]
+    assert request["headers"]["Authorization"] == f"Bearer {SECRET}"
+    assert request["body"]["model"] == "test-model" and request["body"]["max_tokens"] == 2048
+
+
+def test_retries_429_and_5xx_then_succeeds(llm_server):
+    llm_server.script(Reply(status=429, retry_after=0.01), Reply(status=500), Reply(status=503), "finally")
+    reply, _ = asyncio.run(chat(config(llm_server)))
+    assert reply.text == "finally" and reply.attempts == 4
+    assert len(llm_server.chat_requests) == 4
+
+
+def test_timeouts_are_retried_then_reported(llm_server):
+    llm_server.script(Reply("slow", delay_s=1.0), "fast")
+    reply, _ = asyncio.run(chat(config(llm_server, timeout_s=0.3)))
+    assert reply.text == "fast" and reply.attempts == 2
+    llm_server.script(*[Reply("slow", delay_s=1.0)] * 2)
+    with pytest.raises(LLMUnavailable, match="timed out"):
+        asyncio.run(chat(config(llm_server, timeout_s=0.3, max_retries=1)))
+
+
+def test_retries_exhausted_is_one_failed_request(llm_server):
+    llm_server.script(*[Reply(status=500, error="overloaded")] * 3)
+    with pytest.raises(LLMUnavailable, match="after 3 tries: HTTP 500: overloaded"):
+        asyncio.run(chat(config(llm_server, max_retries=2)))
+
+
+def test_wrong_key_is_fatal_and_never_printed():
+    with OpenAITestServer(api_key="sk-the-right-key-0000") as server:
+        with pytest.raises(LLMAuthError) as exc:
+            asyncio.run(chat(config(server)))
+        assert len(server.chat_requests) == 1  # no retry of a 401
+    assert "refused the API key" in str(exc.value)
+    assert SECRET not in str(exc.value) and "sk-" not in str(exc.value)
+
+
+def test_unknown_model_is_fatal(llm_server):
+    with pytest.raises(LLMModelNotFound, match="does not know model 'no-such-model'"):
+        asyncio.run(chat(config(llm_server, model="no-such-model")))
+    assert len(llm_server.chat_requests) == 1
+
+
+def test_bad_request_is_not_retried(llm_server):
+    llm_server.script(Reply(status=400, error="context length exceeded"))
+    with pytest.raises(LLMRequestRejected, match="context length exceeded"):
+        asyncio.run(chat(config(llm_server)))
+    assert len(llm_server.chat_requests) == 1
+
+
+def test_unreachable_endpoint():
+    with OpenAITestServer() as server:
+        url = server.base_url  # a port that was just freed: nothing listens there
+    cfg = LLMConfig(base_url=url, model="m", api_key=SecretStr(SECRET), max_retries=1, backoff_base_s=0.01)
+    with pytest.raises(LLMUnreachable) as exc:
+        asyncio.run(chat(cfg))
+    assert "cannot reach the LLM endpoint" in str(exc.value) and SECRET not in str(exc.value)
+
+
+def test_key_falls_back_to_environment(llm_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment-1234")
+    llm_server.script("ok")
+    asyncio.run(chat(config(llm_server, api_key=None)))
+    assert llm_server.chat_requests[0]["headers"]["Authorization"] == "Bearer sk-from-the-environment-1234"
+
+
+def test_backoff_grows_with_jitter_and_honours_retry_after():
+    cfg = LLMConfig(base_url="http://127.0.0.1:9/v1", backoff_base_s=1.0, backoff_max_s=8.0)
+    client = LLMClient(cfg, rng=random.Random(0))
+    delays = [client.backoff_s(i) for i in range(6)]
+    for i, delay in enumerate(delays):
+        ceiling = min(2.0**i, 8.0)
+        assert ceiling / 2 <= delay <= ceiling
+    assert client.backoff_s(0, retry_after=3.0) == 3.0
+    assert client.backoff_s(0, retry_after=100.0) == 8.0
+
+
+def test_concurrency_is_capped(llm_server):
+    llm_server.default = Reply("ok", delay_s=0.2)
+
+    async def burst():
+        client = LLMClient(config(llm_server, max_concurrency=2))
+        try:
+            await asyncio.gather(*(client.chat(MESSAGES) for _ in range(5)))
+        finally:
+            await client.aclose()
+
+    asyncio.run(burst())
+    assert len(llm_server.chat_requests) == 5 and llm_server.max_in_flight == 2
