@@ -1,0 +1,300 @@
+"""Read run folders and compute what a report shows: correctness curves, speedups, a table.
+
+A run folder (docs/contracts.md) holds summary.json and attempts.jsonl. Both may be
+damaged (a killed campaign leaves a half-written last line and no summary); whatever can
+be read is used, and every problem is stated in the report instead of stopping it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter, defaultdict
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Distribution(BaseModel):
+    """Summary statistics of a set of ratios (speedups), one value per operator."""
+
+    n: int = 0
+    median: float | None = None
+    q25: float | None = None
+    q75: float | None = None
+    iqr: float | None = None
+    geomean: float | None = None
+    values: list[float] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, values: list[float]) -> Distribution:
+        values = sorted(values)
+        if not values:
+            return cls()
+        q25, q75 = _quantile(values, 0.25), _quantile(values, 0.75)
+        geomean = math.exp(sum(math.log(v) for v in values) / len(values))
+        return cls(n=len(values), median=median(values), q25=q25, q75=q75, iqr=q75 - q25,
+                   geomean=geomean, values=values)
+
+
+class OperatorRow(BaseModel):
+    """One operator of one run: the per-operator table."""
+
+    task: str
+    attempts: int = 0
+    feasible: bool = False
+    first_feasible_iteration: int | None = None
+    first_feasible_latency_ms: float | None = None
+    best_latency_ms: float | None = None
+    speedup_best_over_first: float | None = None
+    speedup_vs_eager: float | None = None
+    faster_than_eager_iteration: int | None = None
+    tokens: int = 0
+    failures: dict[str, int] = Field(default_factory=dict, description="infeasible attempts by gate")
+    last_reason: str = ""
+    error: str | None = None
+
+
+class Curves(BaseModel):
+    """Fraction of operators solved by iteration t (cumulative, over all operators of the run)."""
+
+    iterations: list[int] = Field(default_factory=list)
+    fast_0: list[float] = Field(default_factory=list, description="with a feasible kernel")
+    fast_1: list[float] = Field(default_factory=list, description="with a feasible kernel faster than eager")
+
+
+class RunReport(BaseModel):
+    """Everything the report says about one run folder."""
+
+    run_dir: str
+    label: str
+    run_id: str | None = None
+    retrieval: str | None = None
+    model: str | None = None
+    backend: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    operators: list[OperatorRow] = Field(default_factory=list)
+    attempts: int = 0
+    feasible_operators: int = 0
+    faster_than_eager_operators: int = 0
+    tokens: int = 0
+    curves: Curves = Field(default_factory=Curves)
+    speedup_best_over_first: Distribution = Field(default_factory=Distribution)
+    speedup_vs_eager: Distribution = Field(default_factory=Distribution)
+    problems: list[str] = Field(default_factory=list)
+
+
+def _quantile(sorted_values: list[float], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default)."""
+    position = (len(sorted_values) - 1) * q
+    low, high = math.floor(position), math.ceil(position)
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
+
+
+def _number(value: Any) -> float | None:
+    """A finite float, or None for anything missing, non-numeric, NaN or infinite."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _positive(value: Any) -> float | None:
+    number = _number(value)
+    return number if number is not None and number > 0 else None
+
+
+def read_summary(run_dir: Path, problems: list[str]) -> dict[str, Any]:
+    path = run_dir / "summary.json"
+    if not path.is_file():
+        problems.append("no summary.json (the campaign did not finish?): figures come from attempts.jsonl alone")
+        return {}
+    try:
+        summary = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        problems.append(f"summary.json is not valid JSON ({exc}): ignored")
+        return {}
+    if not isinstance(summary, dict):
+        problems.append("summary.json does not hold an object: ignored")
+        return {}
+    return summary
+
+
+def read_attempts(run_dir: Path, problems: list[str]) -> list[dict[str, Any]]:
+    """The attempts, one dict per readable line; unreadable lines are skipped and reported."""
+    path = run_dir / "attempts.jsonl"
+    if not path.is_file():
+        problems.append("no attempts.jsonl: no attempt was recorded")
+        return []
+    lines = path.read_text(errors="replace").splitlines()
+    attempts: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            attempt = json.loads(line)
+        except json.JSONDecodeError:
+            last = number == len(lines)
+            problems.append(f"attempts.jsonl line {number}: "
+                            + ("half-written last line (campaign killed?): ignored" if last else "not JSON: ignored"))
+            continue
+        if not isinstance(attempt, dict) or not isinstance(attempt.get("task"), str) or not attempt["task"]:
+            problems.append(f"attempts.jsonl line {number}: no task name: ignored")
+            continue
+        attempts.append(attempt)
+    return attempts
+
+
+def _iterations_in_order(attempts: list[dict[str, Any]], problems: list[str]) -> dict[str, list[tuple[int, dict]]]:
+    """Attempts grouped by task, each with its iteration (recorded, or its position when missing)."""
+    by_task: dict[str, list[tuple[int, dict]]] = defaultdict(list)
+    missing_iteration = duplicates = 0
+    seen: set[tuple[str, int]] = set()
+    for attempt in attempts:
+        task = attempt["task"]
+        iteration = attempt.get("iteration")
+        if isinstance(iteration, bool) or not isinstance(iteration, int):
+            missing_iteration += 1
+            iteration = (by_task[task][-1][0] + 1) if by_task[task] else 1
+        if (task, iteration) in seen:
+            duplicates += 1
+            continue
+        seen.add((task, iteration))
+        by_task[task].append((iteration, attempt))
+    if missing_iteration:
+        problems.append(f"{missing_iteration} attempt(s) without an iteration number: numbered by their order in the file")
+    if duplicates:
+        problems.append(f"{duplicates} duplicate attempt(s) (same task and iteration): only the first was counted")
+    for entries in by_task.values():
+        entries.sort(key=lambda entry: entry[0])
+    return by_task
+
+
+def _operator_row(task: str, entries: list[tuple[int, dict]], counts: Counter) -> OperatorRow:
+    row = OperatorRow(task=task, attempts=len(entries))
+    failures: Counter = Counter()
+    for iteration, attempt in entries:
+        row.tokens += int(_number(attempt.get("tokens_prompt")) or 0) + int(_number(attempt.get("tokens_completion")) or 0)
+        feasible = attempt.get("feasible")
+        if not isinstance(feasible, bool):
+            counts["no feasible field (counted as infeasible)"] += 1
+            feasible = False
+        if not feasible:
+            failures[str(attempt.get("gate") or "unknown")] += 1
+            row.last_reason = str(attempt.get("reason") or "")
+            continue
+        latency = _positive(attempt.get("latency_ms"))
+        speedup = _positive(attempt.get("speedup_vs_eager"))
+        if latency is None:
+            counts["feasible but no latency_ms"] += 1
+        if speedup is None:
+            counts["feasible but no speedup_vs_eager"] += 1
+        if not row.feasible:
+            row.feasible, row.first_feasible_iteration = True, iteration
+        if row.first_feasible_latency_ms is None and latency is not None:
+            row.first_feasible_latency_ms = latency
+        if latency is not None and (row.best_latency_ms is None or latency < row.best_latency_ms):
+            row.best_latency_ms = latency
+        if speedup is not None and (row.speedup_vs_eager is None or speedup > row.speedup_vs_eager):
+            row.speedup_vs_eager = speedup
+        if speedup is not None and speedup > 1 and row.faster_than_eager_iteration is None:
+            row.faster_than_eager_iteration = iteration
+    row.failures = dict(failures.most_common())
+    if row.first_feasible_latency_ms and row.best_latency_ms:
+        row.speedup_best_over_first = row.first_feasible_latency_ms / row.best_latency_ms
+    return row
+
+
+def _curves(rows: list[OperatorRow], last_iteration: int, first_iteration: int) -> Curves:
+    if not rows or last_iteration < first_iteration:
+        return Curves()
+    iterations = list(range(first_iteration, last_iteration + 1))
+    total = len(rows)
+
+    def solved_by(field: str) -> list[float]:
+        reached = [getattr(row, field) for row in rows if getattr(row, field) is not None]
+        return [sum(1 for it in reached if it <= t) / total for t in iterations]
+
+    return Curves(iterations=iterations, fast_0=solved_by("first_feasible_iteration"),
+                  fast_1=solved_by("faster_than_eager_iteration"))
+
+
+def _setting(settings: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(settings, dict):
+            return None
+        settings = settings.get(key)
+    return settings
+
+
+def analyse_run(run_dir: Path) -> RunReport:
+    """Read one run folder and compute its figures; problems are listed, never raised."""
+    problems: list[str] = []
+    summary = read_summary(run_dir, problems)
+    attempts = read_attempts(run_dir, problems)
+    by_task = _iterations_in_order(attempts, problems)
+    counts: Counter = Counter()
+    rows = {task: _operator_row(task, entries, counts) for task, entries in by_task.items()}
+    problems.extend(f"{n} attempt(s): {what}" for what, n in counts.items())
+
+    # Operators the summary knows but no attempt reached (an episode that failed early)
+    # still count: the denominator is every operator of the run.
+    listed = summary.get("operators") if isinstance(summary.get("operators"), list) else []
+    for entry in listed:
+        if not isinstance(entry, dict) or not isinstance(entry.get("task"), str):
+            continue
+        row = rows.setdefault(entry["task"], OperatorRow(task=entry["task"]))
+        if entry.get("error"):
+            row.error = str(entry["error"])
+            problems.append(f"{row.task}: episode error: {row.error}")
+        if entry.get("feasible") is True and not row.feasible:
+            problems.append(f"{row.task}: summary.json says feasible but no feasible attempt was recorded")
+    for row in rows.values():
+        if row.attempts == 0 and row.error is None:
+            problems.append(f"{row.task}: no attempt recorded")
+    if not rows:
+        problems.append("no operators: the run is empty")
+
+    operators = sorted(rows.values(), key=lambda row: row.task)
+    recorded = [it for entries in by_task.values() for it, _ in entries]
+    budget = _setting(summary.get("settings"), "episode", "iterations")
+    first = min(recorded, default=1)
+    last = max(recorded + ([budget + first - 1] if isinstance(budget, int) else []), default=0)
+    if not isinstance(summary.get("finished_at"), str) and summary:
+        problems.append("summary.json has no finished_at: the campaign did not finish")
+    settings = summary.get("settings")
+    return RunReport(
+        run_dir=str(run_dir),
+        label=run_dir.name,
+        run_id=summary.get("run_id") or next((a.get("run_id") for a in attempts if a.get("run_id")), None),
+        retrieval=_setting(settings, "memory", "retrieval"),
+        model=_setting(settings, "llm", "model"),
+        backend=_setting(settings, "harness", "backend"),
+        started_at=summary.get("started_at"),
+        finished_at=summary.get("finished_at"),
+        operators=operators,
+        attempts=sum(row.attempts for row in operators),
+        feasible_operators=sum(row.feasible for row in operators),
+        faster_than_eager_operators=sum(row.faster_than_eager_iteration is not None for row in operators),
+        tokens=sum(row.tokens for row in operators),
+        curves=_curves(operators, last, first),
+        speedup_best_over_first=Distribution.of(
+            [r.speedup_best_over_first for r in operators if r.speedup_best_over_first is not None]),
+        speedup_vs_eager=Distribution.of([r.speedup_vs_eager for r in operators if r.speedup_vs_eager is not None]),
+        problems=problems,
+    )
+
+
+def label_runs(reports: list[RunReport]) -> None:
+    """Name each run by its retrieval mode; add the folder name where modes repeat or are unknown."""
+    modes = Counter(report.retrieval for report in reports)
+    for report in reports:
+        name = Path(report.run_dir).name
+        if report.retrieval and modes[report.retrieval] == 1:
+            report.label = report.retrieval if len(reports) > 1 else f"{report.retrieval} ({name})"
+        elif report.retrieval:
+            report.label = f"{report.retrieval} ({name})"
+        else:
+            report.label = name

@@ -1,0 +1,136 @@
+"""Write a report: summary.json (figures per run), PNG plots and one self-contained report.html."""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import UTC, datetime
+from html import escape
+from pathlib import Path
+
+import structlog
+from pydantic import BaseModel
+
+from launch.report import Distribution, RunReport, analyse_run, label_runs
+from launch.report_plots import write_plots
+
+log = structlog.get_logger("evokernel.report")
+
+
+class ReportFiles(BaseModel):
+    summary: Path
+    html: Path
+    plots: dict[str, Path]
+
+
+def write_report(run_dirs: list[Path], out_dir: Path) -> tuple[list[RunReport], ReportFiles]:
+    """Analyse the run folders and write summary.json, the plots and report.html into out_dir."""
+    reports = [analyse_run(run_dir) for run_dir in run_dirs]
+    label_runs(reports)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for report in reports:
+        for problem in report.problems:
+            log.warning("run problem", run=report.label, problem=problem)
+    plots = write_plots(reports, out_dir)
+    generated_at = datetime.now(UTC).isoformat(timespec="seconds")
+    summary = {
+        "generated_at": generated_at,
+        "figures": {name: path.name for name, path in plots.items()},
+        "runs": [report.model_dump(mode="json") for report in reports],
+    }
+    summary_path = out_dir / "summary.json"
+    summary_path.write_text(json.dumps(summary, indent=2) + "\n")
+    html_path = out_dir / "report.html"
+    html_path.write_text(render_html(reports, plots, generated_at))
+    return reports, ReportFiles(summary=summary_path, html=html_path, plots=plots)
+
+
+def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
+    return "—" if value is None else pattern.format(value)
+
+
+def _dist(stats: Distribution) -> str:
+    if not stats.n:
+        return "—"
+    return f"{stats.median:.2f}x (IQR {stats.q25:.2f}–{stats.q75:.2f}, n={stats.n})"
+
+
+def _final(values: list[float]) -> str:
+    return f"{values[-1]:.0%}" if values else "—"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _comparison(reports: list[RunReport]) -> str:
+    rows = [[escape(r.label), escape(r.run_dir), escape(str(r.retrieval or "?")), escape(str(r.model or "?")),
+             str(len(r.operators)), str(r.attempts), _final(r.curves.fast_0), _final(r.curves.fast_1),
+             _dist(r.speedup_best_over_first), _dist(r.speedup_vs_eager), f"{r.tokens:,}"] for r in reports]
+    return _table(["run", "folder", "retrieval", "model", "operators", "attempts", "fast_0 (final)",
+                   "fast_1 (final)", "best / first draft", "best / eager", "tokens"], rows)
+
+
+def _operators(report: RunReport) -> str:
+    rows = []
+    for op in report.operators:
+        failures = ", ".join(f"{escape(gate)}: {n}" for gate, n in op.failures.items()) or "—"
+        note = op.error or ("" if op.feasible else op.last_reason)
+        rows.append([escape(op.task), str(op.attempts), "yes" if op.feasible else "<b>no</b>",
+                     _fmt(op.first_feasible_iteration, "{}"), _fmt(op.first_feasible_latency_ms, "{:.4g}"),
+                     _fmt(op.best_latency_ms, "{:.4g}"), _fmt(op.speedup_best_over_first, "{:.2f}x"),
+                     _fmt(op.speedup_vs_eager, "{:.2f}x"), f"{op.tokens:,}", failures,
+                     f"<span class=reason>{escape(note[:300])}</span>"])
+    if not rows:
+        return "<p>No operators.</p>"
+    return _table(["operator", "attempts", "feasible", "first feasible at", "first latency (ms)",
+                   "best latency (ms)", "best / first", "best / eager", "tokens", "failed gates",
+                   "last failure / error"], rows)
+
+
+def _figure(name: str, path: Path) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return (f'<figure><img alt="{escape(name)}" src="data:image/png;base64,{data}">'
+            f'<figcaption><a href="{escape(path.name)}">{escape(path.name)}</a></figcaption></figure>')
+
+
+def _problems(reports: list[RunReport]) -> str:
+    items = "".join(f"<li><b>{escape(r.label)}</b>: {escape(p)}</li>" for r in reports for p in r.problems)
+    return f'<section class=problems><h2>Problems in the input</h2><ul>{items}</ul></section>' if items else ""
+
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
+th { background: #f2f2f2; }
+figure { display: inline-block; margin: 0.5em; }
+figure img { max-width: 560px; border: 1px solid #ddd; }
+.problems { background: #fff6e0; border: 1px solid #e0b050; padding: 0.5em 1em; }
+.reason { font-family: monospace; font-size: 0.85em; color: #633; }
+"""
+
+
+def render_html(reports: list[RunReport], plots: dict[str, Path], generated_at: str) -> str:
+    per_run = "".join(f"<h3>{escape(r.label)}</h3><p>{escape(r.run_dir)} — run id {escape(str(r.run_id))}, "
+                      f"{escape(str(r.started_at))} to {escape(str(r.finished_at))}</p>{_operators(r)}"
+                      for r in reports)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>EvoKernel report</title><style>{STYLE}</style></head>
+<body>
+<h1>EvoKernel report</h1>
+<p>Generated {escape(generated_at)} from {len(reports)} run folder(s). fast_0(t): share of operators
+with a feasible kernel by iteration t; fast_1(t): share with a feasible kernel faster than eager.
+Speedups are per operator: best feasible latency over the first feasible draft's, and the best
+speedup over eager PyTorch; boxes show the median and the interquartile range.</p>
+{_problems(reports)}
+<h2>Runs</h2>
+{_comparison(reports)}
+<h2>Figures</h2>
+{"".join(_figure(name, path) for name, path in plots.items())}
+<h2>Operators</h2>
+{per_run}
+</body></html>
+"""

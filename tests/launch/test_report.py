@@ -1,0 +1,151 @@
+"""`evokernel report` on run folders made here: figures checked against hand-computed values."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+
+import matplotlib.image
+import pytest
+
+from launch.cli import main
+from launch.report import analyse_run
+
+RUN_ID = "run-test"
+
+
+def attempt(task: str, iteration: int, feasible: bool, latency: float | None = None,
+            speedup: float | None = None, gate: str | None = None, **extra) -> dict:
+    """One line of attempts.jsonl, in the format of docs/contracts.md (actors.messages.Attempt)."""
+    record = {
+        "run_id": RUN_ID, "task": task, "iteration": iteration,
+        "stage": "refine" if iteration > 1 else "draft", "attempt_id": f"{task}-{iteration}",
+        "parent_id": None, "retrieval_id": None, "retrieved_item_ids": [], "feasible": feasible,
+        "gate": gate or ("ok" if feasible else "compile"), "reason": "" if feasible else f"{task} failed",
+        "latency_ms": latency, "speedup_vs_eager": speedup, "reward": 1.0 if feasible else -1.0,
+        "tokens_prompt": 100, "tokens_completion": 50, "wall_s": 1.0, "flags": [], "review": None,
+        "timestamp": "2026-11-22T08:00:00+00:00",
+    }
+    record.update(extra)
+    return record
+
+
+# Relu: feasible from t=2 (10 ms, 0.8x eager), faster than eager from t=3 (5 ms, 1.6x).
+# Softmax: feasible and faster at t=1 (4 ms, 2x), best at t=2 (1 ms, 8x).
+# Gemm: never feasible.
+ATTEMPTS = [
+    attempt("1_Relu", 1, False),
+    attempt("2_Softmax", 1, True, 4.0, 2.0),
+    attempt("3_Gemm", 1, False, gate="hack"),
+    attempt("1_Relu", 2, True, 10.0, 0.8),
+    attempt("2_Softmax", 2, True, 1.0, 8.0),
+    attempt("3_Gemm", 2, False),
+    attempt("1_Relu", 3, True, 5.0, 1.6),
+    attempt("3_Gemm", 3, False),
+    attempt("1_Relu", 4, False, gate="correctness"),
+]
+
+
+def make_run(path: Path, attempts: list[dict], retrieval: str | None = "value", summary: bool = True,
+             operators: list[dict] | None = None, tail: str = "") -> Path:
+    path.mkdir(parents=True)
+    lines = "".join(json.dumps(a) + "\n" for a in attempts)
+    (path / "attempts.jsonl").write_text(lines + tail)
+    if summary:
+        tasks = sorted({a["task"] for a in attempts})
+        (path / "summary.json").write_text(json.dumps({
+            "run_id": RUN_ID, "started_at": "2026-11-22T08:00:00+00:00", "finished_at": "2026-11-22T09:00:00+00:00",
+            "settings": {"memory": {"retrieval": retrieval}, "episode": {"iterations": 4},
+                         "llm": {"model": "test-model", "api_key": "**********"}, "harness": {"backend": "cpu"}},
+            "operators": operators if operators is not None else [{"task": t} for t in tasks],
+            "totals": {},
+        }))
+    return path
+
+
+def test_figures_match_hand_computed_values(tmp_path):
+    report = analyse_run(make_run(tmp_path / "value-run", ATTEMPTS))
+    assert report.problems == []
+    assert report.curves.iterations == [1, 2, 3, 4]
+    assert report.curves.fast_0 == pytest.approx([1 / 3, 2 / 3, 2 / 3, 2 / 3])
+    assert report.curves.fast_1 == pytest.approx([1 / 3, 1 / 3, 2 / 3, 2 / 3])
+    # best over first draft: Relu 10/5 = 2, Softmax 4/1 = 4
+    first = report.speedup_best_over_first
+    assert (first.n, first.median, first.q25, first.q75, first.iqr) == pytest.approx((2, 3.0, 2.5, 3.5, 1.0))
+    assert first.geomean == pytest.approx(8 ** 0.5)
+    # over eager: Relu 1.6, Softmax 8
+    eager = report.speedup_vs_eager
+    assert (eager.median, eager.q25, eager.q75) == pytest.approx((4.8, 3.2, 6.4))
+    rows = {row.task: row for row in report.operators}
+    relu = rows["1_Relu"]
+    assert (relu.attempts, relu.first_feasible_iteration, relu.faster_than_eager_iteration) == (4, 2, 3)
+    assert (relu.first_feasible_latency_ms, relu.best_latency_ms) == (10.0, 5.0)
+    assert relu.failures == {"compile": 1, "correctness": 1}
+    gemm = rows["3_Gemm"]
+    assert not gemm.feasible and gemm.speedup_vs_eager is None and gemm.failures == {"hack": 1, "compile": 2}
+    assert (report.attempts, report.tokens, report.feasible_operators) == (9, 9 * 150, 2)
+
+
+def test_report_command_compares_runs_and_survives_damaged_input(tmp_path, capsys):
+    value = make_run(tmp_path / "runs" / "value-30", ATTEMPTS)
+    # A killed campaign: no summary.json, a half-written last line, an attempt missing fields.
+    damaged = [a for a in ATTEMPTS if a["task"] != "2_Softmax"]
+    damaged[0] = {k: v for k, v in damaged[0].items() if k not in ("iteration", "feasible", "gate")}
+    killed = make_run(tmp_path / "runs" / "killed", damaged, summary=False,
+                      tail='{"run_id": "run-test", "task": "2_Softm')
+    empty = tmp_path / "runs" / "empty"
+    empty.mkdir()
+    out = tmp_path / "report"
+
+    assert main(["report", str(value), str(killed), str(empty), "--out", str(out)]) == 0
+    assert "wrote" in capsys.readouterr().out
+
+    summary = json.loads((out / "summary.json").read_text())
+    runs = {run["label"]: run for run in summary["runs"]}
+    assert set(runs) == {"value", "killed", "empty"}  # retrieval mode, else the folder name
+    assert runs["value"]["curves"]["fast_0"] == pytest.approx([1 / 3, 2 / 3, 2 / 3, 2 / 3])
+    assert runs["value"]["speedup_best_over_first"]["median"] == pytest.approx(3.0)
+    killed_problems = " ".join(runs["killed"]["problems"])
+    assert "half-written last line" in killed_problems
+    assert "no summary.json" in killed_problems
+    assert "without an iteration number" in killed_problems
+    assert "no feasible field" in killed_problems
+    assert runs["killed"]["curves"]["fast_0"][-1] == pytest.approx(1 / 2)  # Relu of Relu and Gemm
+    assert "no operators: the run is empty" in runs["empty"]["problems"]
+
+    html = (out / "report.html").read_text()
+    for name, file_name in summary["figures"].items():
+        png = out / file_name
+        image = matplotlib.image.imread(png)
+        assert image.shape[0] > 200 and image.shape[1] > 300, name
+        assert f'href="{file_name}"' in html
+    embedded = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
+    assert len(embedded) == len(summary["figures"]) == 4
+    assert base64.b64decode(embedded[0]) == (out / summary["figures"]["correctness"]).read_bytes()
+    assert "half-written last line" in html and "3_Gemm" in html
+
+
+def test_operators_without_attempts_count_and_episode_errors_are_reported(tmp_path):
+    operators = [{"task": "1_Relu"}, {"task": "2_Softmax"}, {"task": "3_Gemm"},
+                 {"task": "4_Conv", "error": "task failed to load"}]
+    report = analyse_run(make_run(tmp_path / "run", ATTEMPTS, operators=operators))
+    assert len(report.operators) == 4
+    assert report.curves.fast_0[-1] == pytest.approx(2 / 4)
+    assert any("4_Conv: episode error: task failed to load" in p for p in report.problems)
+
+
+def test_html_escapes_what_the_llm_and_harness_wrote(tmp_path):
+    hostile = [attempt("1_Relu", 1, False, reason="<script>alert(1)</script>")]
+    out = tmp_path / "out"
+    assert main(["report", str(make_run(tmp_path / "run", hostile)), "--out", str(out)]) == 0
+    html = (out / "report.html").read_text()
+    assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_report_refuses_to_overwrite_a_run_summary(tmp_path, capsys):
+    run = make_run(tmp_path / "run", ATTEMPTS)
+    assert main(["report", str(run), "--out", str(run)]) == 2
+    assert "would be overwritten" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "missing")]) == 2
