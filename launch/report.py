@@ -207,6 +207,26 @@ def _operator_row(task: str, entries: list[tuple[int, dict]], counts: Counter) -
     return row
 
 
+def _row_from_summary(entry: dict[str, Any], problems: list[str]) -> OperatorRow:
+    """An operator without attempts in attempts.jsonl, described by its summary.json entry alone."""
+    row = OperatorRow(task=entry["task"])
+    attempts = _number(entry.get("attempts"))
+    if not attempts:
+        return row
+    row.attempts = int(attempts)
+    first = entry.get("first_feasible_iteration")
+    row.first_feasible_iteration = first if isinstance(first, int) and not isinstance(first, bool) else None
+    row.feasible = entry.get("feasible") is True and row.first_feasible_iteration is not None
+    row.first_feasible_latency_ms = _positive(entry.get("first_feasible_latency_ms"))
+    row.best_latency_ms = _positive(entry.get("best_latency_ms"))
+    row.speedup_best_over_first = _positive(entry.get("speedup_best_over_first"))
+    row.speedup_vs_eager = _positive(entry.get("speedup_vs_eager"))
+    row.tokens = int(_number(entry.get("tokens")) or 0)
+    problems.append(f"{row.task}: {int(attempts)} attempt(s) in summary.json but none in attempts.jsonl: "
+                    "figures from summary.json (fast_1 unknown)")
+    return row
+
+
 def _curves(rows: list[OperatorRow], last_iteration: int, first_iteration: int) -> Curves:
     if not rows or last_iteration < first_iteration:
         return Curves()
@@ -245,11 +265,13 @@ def analyse_run(run_dir: Path) -> RunReport:
     for entry in listed:
         if not isinstance(entry, dict) or not isinstance(entry.get("task"), str):
             continue
-        row = rows.setdefault(entry["task"], OperatorRow(task=entry["task"]))
+        if entry["task"] not in rows:
+            rows[entry["task"]] = _row_from_summary(entry, problems)
+        row = rows[entry["task"]]
         if entry.get("error"):
             row.error = str(entry["error"])
             problems.append(f"{row.task}: episode error: {row.error}")
-        if entry.get("feasible") is True and not row.feasible:
+        if entry.get("feasible") is True and not row.feasible and row.attempts:
             problems.append(f"{row.task}: summary.json says feasible but no feasible attempt was recorded")
     for row in rows.values():
         if row.attempts == 0 and row.error is None:

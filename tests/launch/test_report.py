@@ -149,3 +149,16 @@ def test_report_refuses_to_overwrite_a_run_summary(tmp_path, capsys):
     assert main(["report", str(run), "--out", str(run)]) == 2
     assert "would be overwritten" in capsys.readouterr().err
     assert main(["report", str(tmp_path / "missing")]) == 2
+
+
+def test_operators_known_only_from_summary_json_keep_their_figures(tmp_path):
+    operators = [{"task": "1_Relu"}, {"task": "2_Softmax"}, {"task": "3_Gemm"},
+                 {"task": "5_Sum", "feasible": True, "attempts": 6, "first_feasible_iteration": 3,
+                  "best_latency_ms": 2.0, "first_feasible_latency_ms": 6.0, "speedup_best_over_first": 3.0,
+                  "speedup_vs_eager": 1.5, "tokens": 900}]
+    report = analyse_run(make_run(tmp_path / "run", ATTEMPTS, operators=operators))
+    summed = next(row for row in report.operators if row.task == "5_Sum")
+    assert (summed.feasible, summed.attempts, summed.first_feasible_iteration) == (True, 6, 3)
+    assert report.curves.fast_0 == pytest.approx([1 / 4, 2 / 4, 3 / 4, 3 / 4])
+    assert report.speedup_best_over_first.values == [2.0, 3.0, 4.0]
+    assert any("5_Sum: 6 attempt(s) in summary.json but none in attempts.jsonl" in p for p in report.problems)
