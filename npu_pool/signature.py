@@ -55,6 +55,8 @@ class KernelSignature(BaseModel):
 
     function: str = "kernel"
     args: list[KernelArg]
+    forward_args: list[str] = []  # names of forward's arguments, in order
+    init_args: dict[str, Any] = {}  # constructor arguments by name (scalars the wrapper passes)
 
     def by_role(self, role: ArgRole) -> list[KernelArg]:
         return [a for a in self.args if a.role == role]
@@ -147,4 +149,5 @@ def derive_signature(
         for d, size in enumerate(value.shape):
             args.append(KernelArg(name=f"{name}_d{d}", role="size", ctype="int64_t",
                                   doc=f"size of dimension {d} of {name} (now {size})", source=name, index=d))
-    return KernelSignature(args=args)
+    init_scalars = {n: v for n, v in zip(init_names, init_values, strict=False) if _scalar_args(n, v, "")}
+    return KernelSignature(args=args, forward_args=list(forward_names), init_args=init_scalars)

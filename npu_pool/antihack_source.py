@@ -1,0 +1,314 @@
+"""Anti-hack rules for C, C++, CUDA and Ascend C sources (the kernel-source format, and the
+`cpp_sources`/`cuda_sources` strings of a `load_inline` candidate).
+
+Comments and string literals are blanked before matching, so a comment or a message string
+never triggers a rule; `#include` targets and inline assembly are read before strings are
+blanked, since that is where they live.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from npu_pool.antihack import Finding
+
+# --- lexing ------------------------------------------------------------------------------
+
+
+def blank_comments_and_strings(source: str) -> tuple[str, str]:
+    """(code without comments, code without comments nor string/char literal contents).
+
+    Every removed character becomes a space (newlines are kept), so offsets and line
+    numbers stay those of `source`.
+    """
+    no_comments: list[str] = []
+    no_strings: list[str] = []
+    i, n = 0, len(source)
+
+    def keep(text: str, in_string: bool) -> None:
+        no_comments.append(text)
+        no_strings.append("".join(c if c == "\n" else " " for c in text) if in_string else text)
+
+    def blank(text: str) -> None:
+        spaces = "".join(c if c == "\n" else " " for c in text)
+        no_comments.append(spaces)
+        no_strings.append(spaces)
+
+    while i < n:
+        c = source[i]
+        if source.startswith("//", i):
+            end = source.find("\n", i)
+            end = n if end < 0 else end
+            blank(source[i:end])
+            i = end
+        elif source.startswith("/*", i):
+            end = source.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            blank(source[i:end])
+            i = end
+        elif (raw := re.match(r'R"([^()\\\s]{0,16})\(', source[i:i + 20])) and (i == 0 or not _ident(source[i - 1])):
+            closing = ")" + raw.group(1) + '"'
+            end = source.find(closing, i + raw.end())
+            end = n if end < 0 else end + len(closing)
+            keep(source[i:i + 2], False)
+            keep(source[i + 2:end - 1], True)
+            keep(source[end - 1:end], False)
+            i = end
+        elif c in "\"'":
+            j = i + 1
+            while j < n and source[j] != c and source[j] != "\n":
+                j += 2 if source[j] == "\\" else 1
+            end = min(j + 1, n)
+            keep(c, False)
+            keep(source[i + 1:end - 1], True)
+            keep(source[end - 1:end] if end - 1 > i else "", False)
+            i = end
+        else:
+            j = i
+            while j < n and source[j] not in "/\"'R":
+                j += 1
+            if j == i:
+                j = i + 1
+            keep(source[i:j], False)
+            i = j
+    return "".join(no_comments), "".join(no_strings)
+
+
+def _ident(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+# --- rule tables -------------------------------------------------------------------------
+
+# Names that are rejected wherever they appear as a token (distinctive enough never to be
+# an innocent variable), grouped by the message the LLM gets.
+_TOKEN_RULES: list[tuple[str, str, tuple[str, ...]]] = [
+    ("process", "starting processes is not allowed in a kernel", (
+        "fork", "vfork", "execv", "execve", "execvp", "execvpe", "execl", "execlp", "execle",
+        "popen", "posix_spawn", "posix_spawnp", "waitpid", "ptrace", "prctl", "syscall")),
+    ("network", "network access is not allowed in a kernel", (
+        "socket", "getaddrinfo", "gethostbyname", "inet_pton", "inet_addr", "sendto", "recvfrom",
+        "curl_easy_init", "curl_easy_perform")),
+    ("dynamic_loading", "loading libraries at run time (dlopen/dlsym) is not allowed", (
+        "dlopen", "dlsym", "dlvsym", "dlmopen", "LoadLibrary", "LoadLibraryA", "GetProcAddress")),
+    ("environment", "reading or changing environment variables is not allowed in a kernel", (
+        "getenv", "secure_getenv", "setenv", "putenv", "unsetenv", "clearenv")),
+    ("timer", "timers and cycle counters are not allowed in a kernel: the harness times it", (
+        "gettimeofday", "clock_gettime", "timespec_get", "__rdtsc", "__rdtscp", "_rdtsc", "rdtsc",
+        "__builtin_ia32_rdtsc", "__builtin_ia32_rdtscp", "__builtin_readcyclecounter", "clock64",
+        "__globaltimer", "GetSystemCycle", "QueryPerformanceCounter")),
+    ("file_access", "file access is not allowed in a kernel", (
+        "fopen", "fopen64", "freopen", "fdopen", "tmpfile", "tmpnam", "mkstemp", "openat", "creat",
+        "unlink", "unlinkat", "rmdir", "mkdir", "chmod", "ftruncate", "symlink", "ifstream",
+        "ofstream", "fstream", "filebuf")),
+    ("thread", "threads are not allowed (work must run where the harness times it); use OpenMP on CPU", (
+        "pthread_create", "pthread_detach", "jthread", "thrd_create")),
+    ("signal", "signal handlers and signals are not allowed in a kernel", (
+        "sigaction", "sigprocmask", "setitimer", "alarm")),
+    ("stream", "do not create streams or events: launch on the stream the harness gives you", (
+        "cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority",
+        "cudaEventCreate", "cudaEventCreateWithFlags", "cudaEventRecord", "cudaEventElapsedTime",
+        "cudaLaunchHostFunc", "cudaStreamAddCallback", "cuStreamCreate", "cuEventCreate",
+        "cudaDeviceReset", "cudaSetDevice", "getStreamFromPool", "setCurrentCUDAStream",
+        "CUDAStreamGuard", "aclrtCreateStream", "aclrtCreateStreamWithConfig", "aclrtCreateEvent",
+        "aclrtCreateEventWithFlag", "aclrtRecordEvent", "aclrtEventElapsedTime", "aclrtSetDevice",
+        "aclrtResetDevice", "aclrtSetCurrentContext", "getStreamFromPoolNPU")),
+]
+
+# Common words: rejected only when called (`name(`), or anywhere inside a #define.
+_CALL_RULES: list[tuple[str, str, tuple[str, ...]]] = [
+    ("process", "starting processes is not allowed in a kernel", ("system", "clone", "kill", "wait")),
+    ("network", "network access is not allowed in a kernel", ("connect", "listen", "accept")),
+    ("file_access", "file access is not allowed in a kernel", ("open", "write", "read", "truncate", "mmap", "mprotect")),
+    ("timer", "timers are not allowed in a kernel: the harness times it", ("clock", "time")),
+    ("signal", "signal handlers and signals are not allowed in a kernel", ("signal", "raise")),
+]
+_CALL_WARNINGS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("sleep", "sleeping in a kernel only makes it slower (and may hit the run timeout)", (
+        "sleep", "usleep", "nanosleep", "sleep_for", "sleep_until")),
+    ("exit", "exiting or aborting kills the evaluation; report errors with TORCH_CHECK or a status", (
+        "exit", "_exit", "quick_exit", "abort", "__builtin_trap", "std::terminate")),
+    ("file_access", "remove/rename look like file operations; kernels must not touch files", ("remove", "rename")),
+    ("synchronize", "synchronising inside the kernel wrapper is unnecessary; the harness synchronises", (
+        "cudaDeviceSynchronize", "cudaStreamSynchronize", "aclrtSynchronizeDevice",
+        "aclrtSynchronizeStream")),
+    ("vendor_library", "calling a vendor library (cuBLAS, cuDNN, BLAS, MKL, oneDNN, aclnn) is not writing the kernel", ()),
+]
+_VENDOR_CALL = re.compile(r"(?<![\w.])(cublas\w*|cudnn\w*|cblas_\w+|mkl_\w+|dnnl_\w+|aclnn\w+|aclop\w+)\s*\(")
+
+_QUALIFIED_REJECTS: list[tuple[str, str, re.Pattern[str]]] = [
+    ("timer", "std::chrono timers are not allowed in a kernel: the harness times it", re.compile(r"\bchrono\s*::")),
+    ("thread", "std::thread/std::async are not allowed; use OpenMP on CPU", re.compile(r"\bstd\s*::\s*(thread|async|jthread)\b")),
+    ("file_access", "std::filesystem is not allowed in a kernel", re.compile(r"\bfilesystem\s*::")),
+    ("load_time_code", "constructor/destructor functions run code at library load; not allowed",
+     re.compile(r"__attribute__\s*\(\(\s*(constructor|destructor)|\[\[\s*gnu\s*::\s*(constructor|destructor)")),
+    ("torch_builtin_op", "torch_npu's built-in operators are torch compute; write the kernel yourself",
+     re.compile(r"\bat_npu\s*::\s*native\s*::")),
+]
+
+_INCLUDE_REJECTS = {
+    "sys/socket.h": "network", "netdb.h": "network", "sys/un.h": "network", "ifaddrs.h": "network",
+    "dlfcn.h": "dynamic_loading", "fstream": "file_access", "filesystem": "file_access",
+    "fcntl.h": "file_access", "sys/mman.h": "file_access", "thread": "thread", "future": "thread",
+    "pthread.h": "thread", "threads.h": "thread", "spawn.h": "process", "sys/wait.h": "process",
+    "sys/ptrace.h": "process", "sys/syscall.h": "process", "syscall.h": "process",
+    "sys/prctl.h": "process", "sys/resource.h": "process", "signal.h": "signal", "csignal": "signal",
+}
+_INCLUDE_REJECT_PREFIXES = {"netinet/": "network", "arpa/": "network", "curl/": "network", "linux/": "process"}
+_INCLUDE_WARNINGS = {
+    "unistd.h": "process", "chrono": "timer", "ctime": "timer", "time.h": "timer",
+    "sys/time.h": "timer", "setjmp.h": "exit", "csetjmp": "exit", "sys/stat.h": "file_access",
+    "cublas_v2.h": "vendor_library", "cublas.h": "vendor_library", "cublasLt.h": "vendor_library",
+    "cudnn.h": "vendor_library", "cblas.h": "vendor_library", "mkl.h": "vendor_library",
+    "aclnn/aclnn_base.h": "vendor_library",
+}
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:<([^>\n]*)>|"([^"\n]*)"|(\S.*))', re.MULTILINE)
+_EMBED = re.compile(r"^[ \t]*#[ \t]*embed\b", re.MULTILINE)
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define\b.*$", re.MULTILINE)
+_ASM = re.compile(r"\b(?:asm|__asm__|__asm)\b\s*(?:volatile|__volatile__|goto|inline)?\s*(?:volatile|__volatile__)?\s*\(")
+_ASM_FORBIDDEN = re.compile(r"syscall|sysenter|int\s*\$?0x80|\bsvc\b|rdtsc|rdpmc|incbin|globaltimer|%%?clock", re.IGNORECASE)
+
+# torch/ATen functions a load_inline wrapper may call: allocation, options, streams, threads.
+_ATEN_ALLOWED = {
+    "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
+    "full_like", "from_blob", "scalar_tensor", "tensor", "arange", "device", "dtype",
+    "parallel_for", "get_num_threads", "in_parallel_region", "get_thread_num", "globalContext",
+    "getCurrentCUDAStream", "getDefaultCUDAStream", "current_device", "device_count",
+    "getCurrentDeviceProperties", "typeMetaToScalarType", "toString", "elementSize",
+    "check", "requires_grad", "irange", "ceil_div", "divup", "str",
+}
+_ATEN_CALL = re.compile(r"\b(torch|at|aten|c10)\s*::\s*((?:\w+\s*::\s*)*)(\w+)\s*(?:<[^<>;()]*>)?\s*\(")
+# Tensor methods that compute (a copy is data movement, allowed; views are allowed).
+_TENSOR_COMPUTE_METHODS = (
+    "relu relu_ sigmoid sigmoid_ tanh tanh_ exp exp_ log log_ log1p expm1 sum mean max min amax amin "
+    "argmax argmin matmul mm bmm addmm addmv addbmm baddbmm mv dot outer einsum softmax log_softmax "
+    "add add_ sub sub_ mul mul_ div div_ pow pow_ sqrt rsqrt abs neg clamp clamp_ clamp_min clamp_max "
+    "gelu silu mish hardtanh leaky_relu elu softplus erf sin cos floor ceil round sign lt gt le ge eq "
+    "ne maximum minimum where masked_fill gather scatter scatter_add index_select index_add sort "
+    "topk cumsum cumprod norm var std prod logsumexp layer_norm batch_norm group_norm conv1d conv2d "
+    "conv3d linear max_pool1d max_pool2d avg_pool1d avg_pool2d reciprocal square lerp addcmul addcdiv"
+).split()
+_TENSOR_METHOD_CALL = re.compile(r"(?:\.|->)\s*(" + "|".join(map(re.escape, _TENSOR_COMPUTE_METHODS)) + r")\s*\(")
+_TORCH_SOURCE = re.compile(r"torch/extension\.h|\bATen/|\btorch\s*::|\bat\s*::|torch/library\.h")
+
+_STATIC_DECL = re.compile(
+    r"\bstatic\b(?![^;{}=()]*\b(?:constexpr|inline|__device__|__global__|__host__|__aicore__)\b)"
+    r"(?P<decl>[^;{}()=]*?)\b(?P<name>[A-Za-z_]\w*)\s*(?P<after>=|;|\[)"
+)
+
+
+def check_source(source: str, language: str) -> list[Finding]:
+    """Every finding in one C/C++/CUDA/Ascend C source."""
+    no_comments, code = blank_comments_and_strings(source)
+    findings: list[Finding] = []
+    findings += _check_includes(no_comments)
+    findings += _check_asm(no_comments)
+    # include lines are judged by _check_includes; token rules read the code around them
+    findings += _check_tokens(_INCLUDE.sub(lambda m: " " * len(m.group(0)), code))
+    if language in ("cpp", "cuda") and _TORCH_SOURCE.search(code):
+        findings += _check_aten(code)
+    findings += _check_static_caches(code)
+    return findings
+
+
+def _finding(rule: str, severity: str, message: str, text: str, offset: int) -> Finding:
+    return Finding(rule=rule, severity=severity, message=message, line=_line(text, offset))
+
+
+def _check_includes(text: str) -> Iterator[Finding]:
+    for match in _INCLUDE.finditer(text):
+        angle, quoted, computed = match.groups()
+        target = (angle or quoted or "").strip()
+        if computed is not None:
+            yield _finding("include", "reject", "use a literal #include <header>, not a macro", text, match.start())
+            continue
+        if target.startswith("/") or ".." in target.split("/") or target.startswith("~"):
+            yield _finding("file_access", "reject", f"#include \"{target}\" reads a file outside the kernel; include only system and toolkit headers", text, match.start())
+            continue
+        rule = _INCLUDE_REJECTS.get(target) or next(
+            (r for prefix, r in _INCLUDE_REJECT_PREFIXES.items() if target.startswith(prefix)), None)
+        if rule:
+            yield _finding(rule, "reject", f"#include <{target}> is not allowed in a kernel ({rule.replace('_', ' ')})", text, match.start())
+        elif target in _INCLUDE_WARNINGS:
+            rule = _INCLUDE_WARNINGS[target]
+            yield _finding(rule, "warn", f"#include <{target}> is unusual in a kernel ({rule.replace('_', ' ')})", text, match.start())
+    for match in _EMBED.finditer(text):
+        yield _finding("file_access", "reject", "#embed reads a file into the kernel; not allowed", text, match.start())
+
+
+def _check_asm(text: str) -> Iterator[Finding]:
+    for match in _ASM.finditer(text):
+        depth, i = 1, match.end()
+        while i < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        body = text[match.end():i]
+        if hit := _ASM_FORBIDDEN.search(body):
+            yield _finding("inline_asm", "reject", f"inline assembly with '{hit.group(0)}' (system calls, timers, file embedding) is not allowed", text, match.start())
+
+
+def _check_tokens(code: str) -> Iterator[Finding]:
+    for rule, message, names in _TOKEN_RULES:
+        pattern = re.compile(r"(?<![\w.>])(" + "|".join(map(re.escape, names)) + r")\b")
+        for match in pattern.finditer(code):
+            yield _finding(rule, "reject", f"{match.group(0)}: {message}", code, match.start())
+    defines = [(m.start(), m.group(0)) for m in _DEFINE.finditer(code)]
+    for rule, message, names in _CALL_RULES:
+        alternatives = "|".join(map(re.escape, names))
+        call = re.compile(r"(?<![\w.>])(?:std\s*::\s*|::\s*)?(" + alternatives + r")\s*\(")
+        for match in call.finditer(code):
+            if _is_declaration(code, match.start()):
+                continue
+            yield _finding(rule, "reject", f"{match.group(1)}(): {message}", code, match.start())
+        bare = re.compile(r"(?<![\w.])(" + alternatives + r")\b")
+        for start, body in defines:
+            for match in bare.finditer(body):
+                yield _finding(rule, "reject", f"{match.group(1)} inside #define: {message}", code, start)
+    for rule, message, names in _CALL_WARNINGS:
+        pattern = _VENDOR_CALL if not names else re.compile(
+            r"(?<![\w.>])(?:std\s*::\s*(?:this_thread\s*::\s*)?|::\s*)?(" + "|".join(map(re.escape, names)) + r")\s*\(")
+        for match in pattern.finditer(code):
+            yield _finding(rule, "warn", f"{match.group(1)}: {message}", code, match.start())
+    for rule, message, pattern in _QUALIFIED_REJECTS:
+        for match in pattern.finditer(code):
+            yield _finding(rule, "reject", message, code, match.start())
+    for start, body in defines:
+        if "##" in body:
+            yield _finding("token_pasting", "warn", "## in a macro can assemble forbidden names; write names out", code, start)
+
+
+def _is_declaration(code: str, offset: int) -> bool:
+    """`float read(...)`-style definitions of the kernel's own helpers are not calls of libc."""
+    before = code[max(0, offset - 40):offset].rstrip()
+    return bool(re.search(r"\b(void|int|float|double|auto|bool|half|int64_t|int32_t|size_t|__device__|__aicore__|inline)\s*[*&]?$", before))
+
+
+def _check_aten(code: str) -> Iterator[Finding]:
+    for match in _ATEN_CALL.finditer(code):
+        namespaces = re.sub(r"\s+", "", match.group(2))
+        name = match.group(3)
+        if name[0].isupper() or name in _ATEN_ALLOWED or name.startswith("AT_"):
+            continue
+        if "vec::" in namespaces:
+            continue  # at::vec: SIMD register helpers, the building blocks of a CPU kernel
+        if namespaces.startswith(("cuda::", "npu::")) and name.startswith(("get", "current")) and name != "getStreamFromPool":
+            continue
+        yield _finding("torch_compute", "reject", f"{match.group(1)}::{namespaces}{name}() is torch compute; compute in your own kernel", code, match.start())
+    for match in _TENSOR_METHOD_CALL.finditer(code):
+        yield _finding("torch_compute", "reject", f".{match.group(1)}() on a tensor is torch compute; compute in your own kernel", code, match.start())
+
+
+def _check_static_caches(code: str) -> Iterator[Finding]:
+    names = {
+        m.group("name") for m in _STATIC_DECL.finditer(code)
+        if not ("const" in m.group("decl").split() and "*" not in m.group("decl"))
+    }
+    for name in sorted(names):
+        comparison = re.compile(r"\b" + re.escape(name) + r"\s*[!=]=|[!=]=\s*" + re.escape(name) + r"\b")
+        if match := comparison.search(code):
+            yield _finding("static_cache", "warn", f"static '{name}' compared with a value: results must not be cached across calls", code, match.start())

@@ -1,0 +1,216 @@
+"""The correctness gate, run inside the sandboxed worker.
+
+Every trial draws fresh seeded inputs and weights; the reference and the candidate get
+separate clones of the inputs and the same weights; the candidate runs first on odd
+trials; the reference's outputs are copied and then overwritten with NaN so a candidate
+cannot find them in reused memory. One extra trial feeds signed, scaled normal values so
+a kernel that only matches the task's own input range (a copy for ReLU over torch.rand)
+is caught.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from npu_pool.sizing import as_output_list
+
+HALF_TYPES = (torch.float16, torch.bfloat16)
+
+
+@dataclass
+class Outcome:
+    """What a gate found; the worker turns it into a Verdict."""
+
+    feasible: bool
+    gate: str
+    category: str
+    reason: str
+    details: str = ""
+    flags: list[str] = field(default_factory=list)
+
+
+def tolerances(dtype: torch.dtype, atol: float | None, rtol: float | None) -> tuple[float, float]:
+    default = 1e-2 if dtype in HALF_TYPES else 1e-4
+    return (default if atol is None else atol), (default if rtol is None else rtol)
+
+
+def _fmt_index(flat: int, shape: torch.Size) -> str:
+    idx = []
+    for size in reversed(shape):
+        idx.append(flat % size if size else 0)
+        flat //= size if size else 1
+    return "[" + ", ".join(str(i) for i in reversed(idx)) + "]"
+
+
+def compare(ref: torch.Tensor, out: torch.Tensor, atol: float, rtol: float, finite_only: bool) -> str | None:
+    """None when `out` matches `ref`, else mismatch statistics and where."""
+    ref64, out64 = ref.detach().double().cpu(), out.detach().double().cpu()
+    mask = torch.isfinite(ref64) if finite_only else torch.ones_like(ref64, dtype=torch.bool)
+    close = torch.isclose(out64, ref64, rtol=rtol, atol=atol, equal_nan=True) | ~mask
+    if bool(close.all()):
+        return None
+    bad = (~close).flatten().nonzero().flatten()
+    diff = (out64 - ref64).abs().flatten()
+    diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
+    worst = int(torch.argmax(torch.where(mask.flatten(), diff, torch.zeros_like(diff))))
+    nonfinite = int((~torch.isfinite(out64) & torch.isfinite(ref64)).sum())
+    lines = [
+        f"{bad.numel()} of {ref.numel()} elements differ ({100.0 * bad.numel() / max(ref.numel(), 1):.3g}%), "
+        f"atol={atol:g} rtol={rtol:g}",
+        f"max abs diff {float(diff[worst]):.6g} at {_fmt_index(worst, ref.shape)}: "
+        f"expected {float(ref64.flatten()[worst]):.6g}, got {float(out64.flatten()[worst]):.6g}",
+    ]
+    if nonfinite:
+        lines.append(f"{nonfinite} elements are NaN/inf where the reference is finite (unwritten outputs stay NaN)")
+    firsts = ", ".join(
+        f"{_fmt_index(int(i), ref.shape)} exp {float(ref64.flatten()[i]):.4g} got {float(out64.flatten()[i]):.4g}"
+        for i in bad[:4]
+    )
+    lines.append(f"first mismatches: {firsts}")
+    return "\n".join(lines)
+
+
+def _storage_span(t: torch.Tensor) -> tuple[int, int]:
+    start = t.untyped_storage().data_ptr()
+    return start, start + t.untyped_storage().nbytes()
+
+
+def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
+    (a0, a1), (b0, b1) = _storage_span(a), _storage_span(b)
+    return a0 < b1 and b0 < a1 and a1 > a0 and b1 > b0
+
+
+def perturb(inputs: list[Any], generator: torch.Generator) -> list[Any]:
+    """Signed, scaled normal values in place of every floating-point input."""
+    out = []
+    for x in inputs:
+        if isinstance(x, torch.Tensor) and x.dtype.is_floating_point:
+            scale = max(1.0, 2.0 * float(x.detach().abs().max())) if x.numel() else 1.0
+            out.append((torch.randn(x.shape, generator=generator, dtype=torch.float32) * scale).to(x.dtype))
+        else:
+            out.append(x)
+    return out
+
+
+def _clone(inputs: list[Any], device: str) -> list[Any]:
+    return [x.detach().to(device).clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def _unchanged(before: list[Any], after: list[Any]) -> bool:
+    return all(
+        torch.equal(torch.nan_to_num(a), torch.nan_to_num(b)) if isinstance(a, torch.Tensor) else True
+        for a, b in zip(before, after, strict=True)
+    )
+
+
+def _run_reference(reference: torch.nn.Module, inputs: list[Any]) -> list[torch.Tensor]:
+    with torch.no_grad():
+        produced = as_output_list(reference(*inputs))
+    kept = [o.detach().clone() for o in produced]
+    for o in produced:  # leave no correct values behind in memory a candidate could reuse
+        if o.dtype.is_floating_point:
+            o.detach().fill_(float("nan"))
+    return kept
+
+
+def _run_candidate(candidate: torch.nn.Module, inputs: list[Any]) -> Any:
+    with torch.no_grad():
+        return candidate(*inputs)
+
+
+def check(
+    task: Any,
+    make_candidate: Callable[[torch.nn.Module, int], torch.nn.Module],
+    device: str,
+    trials: int,
+    seed: int,
+    atol: float | None,
+    rtol: float | None,
+    perturbed_trial: bool,
+    on_trial: Callable[[str], None] = lambda _: None,
+) -> Outcome:
+    """Run the correctness trials of a candidate against the task's reference."""
+    init_inputs = list(task.get_init_inputs())
+    shapes_note = ""
+    previous: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None
+    total = trials + (1 if perturbed_trial else 0)
+    for t in range(total):
+        perturbed = t == trials
+        label = "perturbed-input trial" if perturbed else f"trial {t + 1} of {trials}"
+        on_trial(label)
+        torch.manual_seed(seed + t)
+        inputs = list(task.get_inputs())
+        if perturbed:
+            inputs = perturb(inputs, torch.Generator().manual_seed(seed + 7919))
+        torch.manual_seed(seed + t)
+        reference = task.Model(*init_inputs).to(device).eval()
+        candidate = make_candidate(reference, seed + t)
+        originals = _clone(inputs, device)
+        ref_inputs, cand_inputs = _clone(originals, device), _clone(originals, device)
+        shapes_note = "input shapes: " + ", ".join(
+            str(list(x.shape)) if isinstance(x, torch.Tensor) else repr(x) for x in originals)
+
+        try:
+            if t % 2:
+                raw = _run_candidate(candidate, cand_inputs)
+                expected = _run_reference(reference, ref_inputs)
+            else:
+                expected = _run_reference(reference, ref_inputs)
+                raw = _run_candidate(candidate, cand_inputs)
+        except Exception as exc:
+            return Outcome(False, "runtime", "exception", f"{type(exc).__name__} in {label}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300],
+                           f"{type(exc).__name__}: {exc}"[:2000] + "\n" + shapes_note)
+        problem = _check_outputs(raw, expected, cand_inputs, originals, ref_inputs, candidate, reference, device,
+                                 atol, rtol, perturbed)
+        if problem is not None:
+            category, reason, details = problem
+            return Outcome(False, "correctness", category, f"{reason} ({label})", details + "\n" + shapes_note)
+        produced = as_output_list(raw)
+        if previous is not None and not perturbed:
+            ref_prev, cand_prev = previous
+            if any(not torch.equal(a, b) for a, b in zip(ref_prev, expected, strict=False)) and all(
+                torch.equal(a, b.detach().cpu()) for a, b in zip(cand_prev, produced, strict=False)
+            ):
+                return Outcome(False, "correctness", "constant_output",
+                               f"outputs do not change when the inputs change ({label})",
+                               "the reference's outputs differ between trials but the candidate's are identical\n" + shapes_note)
+        if not perturbed:
+            previous = ([e.cpu() for e in expected], [p.detach().cpu().clone() for p in produced])
+    return Outcome(True, "ok", "ok", f"{total} trials matched", shapes_note)
+
+
+def _check_outputs(raw, expected, cand_inputs, originals, ref_inputs, candidate, reference, device,
+                   atol, rtol, perturbed) -> tuple[str, str, str] | None:
+    produced = raw if isinstance(raw, list | tuple) else [raw]
+    if len(produced) != len(expected):
+        return "output_count", f"returned {len(produced)} outputs, expected {len(expected)}", ""
+    params = [p for m in (candidate, reference) for p in list(m.parameters()) + list(m.buffers())]
+    for i, (out, ref) in enumerate(zip(produced, expected, strict=True)):
+        where = f"output {i}"
+        if type(out) is not torch.Tensor:
+            return "output_type", f"{where} is a {type(out).__name__}, not a plain torch.Tensor", ""
+        if out.device.type != torch.device(device).type:
+            return "output_device", f"{where} is on {out.device}, expected {device}", ""
+        if out.shape != ref.shape:
+            return "shape", f"{where} has shape {list(out.shape)}, expected {list(ref.shape)}", ""
+        if out.dtype != ref.dtype:
+            return "dtype", f"{where} has dtype {out.dtype}, expected {ref.dtype}", ""
+        if out.numel() and any(isinstance(x, torch.Tensor) and x.numel() and _overlaps(out, x) for x in cand_inputs):
+            return "aliases_input", f"{where} shares memory with an input", "return a new tensor, never an input or a view of one"
+        if out.numel() and any(p.numel() and _overlaps(out, p) for p in params):
+            return "aliases_parameter", f"{where} shares memory with a parameter", ""
+    if _unchanged(originals, ref_inputs) and not _unchanged(originals, cand_inputs):
+        return "mutated_input", "the candidate modified its inputs", "inputs must stay unchanged; write results to new outputs"
+    for i, (out, ref) in enumerate(zip(produced, expected, strict=True)):
+        a, r = tolerances(ref.dtype, atol, rtol)
+        if perturbed and not bool(torch.isfinite(ref).any()):
+            continue  # the reference is not finite on these inputs: nothing to learn
+        mismatch = compare(ref, out, a, r, finite_only=perturbed)
+        if mismatch is not None:
+            category = "nonfinite" if "NaN/inf" in mismatch and not perturbed else "mismatch"
+            return category, f"output {i} differs from the reference", f"output {i} shape {list(ref.shape)}: {mismatch}"
+    return None

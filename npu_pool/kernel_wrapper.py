@@ -1,0 +1,88 @@
+"""The trusted `ModelNew` of the kernel-source format: calls a C-ABI entry point via ctypes.
+
+It reads the reference's parameters on every call, allocates fresh outputs filled with NaN
+(or the dtype's minimum for integers) so an output the kernel forgets stays visible, and
+passes data pointers, scalars and every dimension in the order of the KernelSignature.
+Device-agnostic: the CPU backend calls the kernel itself; a CUDA backend can reuse it for
+a host entry point that launches its kernels on device pointers.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from npu_pool.signature import KernelSignature
+
+_CTYPES = {"int64_t": ctypes.c_int64, "double": ctypes.c_double}
+
+
+def poisoned(shape: list[int], dtype: torch.dtype, device: str) -> torch.Tensor:
+    """A fresh tensor whose every element is an obviously wrong value."""
+    if dtype.is_floating_point:
+        return torch.full(shape, float("nan"), dtype=dtype, device=device)
+    if dtype == torch.bool:
+        return torch.ones(shape, dtype=dtype, device=device)
+    return torch.full(shape, torch.iinfo(dtype).min, dtype=dtype, device=device)
+
+
+def load_entry(artifact: Path, signature: KernelSignature) -> Any:
+    """The entry point of a shared library, with its argument types set."""
+    lib = ctypes.CDLL(str(artifact))
+    fn = getattr(lib, signature.function)
+    fn.restype = None
+    fn.argtypes = [ctypes.c_void_p if "*" in a.ctype else _CTYPES[a.ctype] for a in signature.args]
+    fn._evokernel_lib = lib  # keep the library loaded as long as the function lives
+    return fn
+
+
+class KernelModule(torch.nn.Module):
+    """Has the reference's forward signature; runs the compiled kernel."""
+
+    def __init__(self, entry: Any, signature: KernelSignature, reference: torch.nn.Module, device: str):
+        super().__init__()
+        self._entry = entry
+        self._signature = signature
+        self._device = device
+        # NaN-filled outputs for correctness; the profiler turns this off so the timed call
+        # allocates the way the reference does (torch.empty).
+        self.poison_outputs = True
+        # A plain attribute, not a submodule: the reference owns the parameters.
+        self.__dict__["_reference"] = reference
+
+    def forward(self, *args: Any) -> Any:
+        sig = self._signature
+        call = dict(zip(sig.forward_args, args, strict=False))
+        tensors = dict(self._reference.named_parameters())
+        tensors.update(dict(self._reference.named_buffers()))
+        keep: list[torch.Tensor] = []  # contiguous copies must outlive the call
+        shapes: dict[str, tuple[int, ...]] = {}
+        outputs: list[torch.Tensor] = []
+        values: list[Any] = []
+        for arg in sig.args:
+            if arg.role in ("input", "parameter"):
+                t = call[arg.source] if arg.role == "input" else tensors[arg.source]
+                t = t.detach().contiguous()
+                keep.append(t)
+                shapes[arg.name] = tuple(t.shape)
+                values.append(t.data_ptr())
+            elif arg.role == "output":
+                dtype = getattr(torch, arg.dtype or "float32")
+                shape = arg.shape or []
+                t = poisoned(shape, dtype, self._device) if self.poison_outputs else torch.empty(shape, dtype=dtype, device=self._device)
+                outputs.append(t)
+                shapes[arg.name] = tuple(t.shape)
+                values.append(t.data_ptr())
+            elif arg.role == "scalar":
+                value = call[arg.source] if arg.source in call else sig.init_args[arg.source]
+                if arg.index is not None:
+                    value = value[arg.index]
+                values.append(float(value) if arg.ctype == "double" else int(value))
+            else:  # size
+                values.append(int(shapes[arg.source][arg.index]))
+        self._entry(*values)
+        del keep
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)

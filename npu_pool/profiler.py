@@ -1,0 +1,154 @@
+"""The profiler: latency of a candidate against the reference, eager and under torch.compile.
+
+`measure` runs inside the sandboxed worker: warm-up, then interleaved timed trials of the
+candidate and the eager reference, each after a cache flush, rotating through several
+input sets, timed by the backend's timer (device events, or the monotonic clock on the
+CPU). The torch.compile baseline is slow to build, so it is measured once per task, sizes
+and device and cached. `profile` is the public entry: it runs verify and profile in one
+sandboxed worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from npu_pool.backends.base import Backend
+from npu_pool.roofline import analyse, device_peaks
+from npu_pool.verdict import ProfileReport
+
+if TYPE_CHECKING:
+    from npu_pool.config import HarnessConfig
+    from npu_pool.tasks import TaskSpec
+    from npu_pool.verdict import Candidate
+
+
+class ProfileError(Exception):
+    """The candidate is not feasible, so there is nothing to profile; `verdict` says why."""
+
+    def __init__(self, verdict: Any):
+        super().__init__(f"not feasible: {verdict.reason}")
+        self.verdict = verdict
+
+
+def profile(task: TaskSpec, candidate: Candidate, config: HarnessConfig) -> ProfileReport:
+    """Verify then time `candidate` in one sandboxed worker; raise ProfileError if infeasible."""
+    from npu_pool.verifier import evaluate
+
+    verdict, report = evaluate(task, candidate, config, profile=True)
+    if report is None:
+        raise ProfileError(verdict)
+    return report
+
+
+def time_once(backend: Backend, fn: Callable[..., Any], args: list[Any]) -> float:
+    timer = backend.timer()
+    backend.synchronize()
+    timer.start()
+    fn(*args)
+    timer.stop()
+    return timer.elapsed_ms()
+
+
+def stats(samples: list[float]) -> tuple[float, float]:
+    """(median, interquartile range)."""
+    if len(samples) < 4:
+        return statistics.median(samples), 0.0
+    q = statistics.quantiles(samples, n=4)
+    return statistics.median(samples), q[2] - q[0]
+
+
+def _compile_baseline(task_module: Any, backend: Backend, config: HarnessConfig, input_sets: list[list[Any]],
+                      cache_path: Path, cache_key: str) -> tuple[float | None, str | None]:
+    try:
+        cached = json.loads(cache_path.read_text())
+    except (OSError, ValueError):
+        cached = {}
+    if cache_key in cached:
+        return cached[cache_key]["ms"], cached[cache_key]["error"]
+    ms, error = None, None
+    try:
+        torch.manual_seed(config.seed)
+        compiled = torch.compile(task_module.Model(*task_module.get_init_inputs()).to(backend.device).eval())
+        with torch.no_grad():
+            for i in range(max(config.warmup_trials, 1)):
+                compiled(*input_sets[i % len(input_sets)])
+            samples = []
+            for i in range(config.timed_trials):
+                backend.flush_cache()
+                samples.append(time_once(backend, compiled, input_sets[i % len(input_sets)]))
+        ms = stats(samples)[0]
+    except Exception as exc:  # no compiler, unsupported op, backend without inductor
+        error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:300]
+    cached[cache_key] = {"ms": ms, "error": error}
+    cache_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache_path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(cached, indent=1))
+    os.replace(tmp, cache_path)
+    return ms, error
+
+
+def measure(
+    task_module: Any,
+    spec: TaskSpec,
+    make_candidate: Callable[[torch.nn.Module, int], torch.nn.Module],
+    backend: Backend,
+    config: HarnessConfig,
+    cache_dir: Path,
+    on_stage: Callable[[str], None] = lambda _: None,
+) -> ProfileReport:
+    """Time a (verified) candidate and the reference baselines on this backend."""
+    device = backend.device
+    input_sets = []
+    for k in range(config.profile_input_sets):
+        torch.manual_seed(config.seed + 1000 + k)
+        input_sets.append([x.to(device) if isinstance(x, torch.Tensor) else x for x in task_module.get_inputs()])
+    torch.manual_seed(config.seed)
+    reference = task_module.Model(*task_module.get_init_inputs()).to(device).eval()
+    candidate = make_candidate(reference, config.seed)
+    if hasattr(candidate, "poison_outputs"):
+        candidate.poison_outputs = False  # the kernel format's wrapper: time it without the NaN fill
+    on_stage("profile: warm-up")
+    with torch.no_grad():
+        for i in range(config.warmup_trials):
+            candidate(*input_sets[i % len(input_sets)])
+            reference(*input_sets[i % len(input_sets)])
+        backend.synchronize()
+        on_stage("profile: timed trials")
+        cand_ms, eager_ms = [], []
+        for i in range(config.timed_trials):
+            args = input_sets[i % len(input_sets)]
+            backend.flush_cache()
+            cand_ms.append(time_once(backend, candidate, args))
+            backend.flush_cache()
+            eager_ms.append(time_once(backend, reference, args))
+    median, iqr = stats(cand_ms)
+    eager = stats(eager_ms)[0]
+    compile_ms, compile_error = None, "disabled (harness.compile_baseline = false)"
+    if config.compile_baseline:
+        on_stage("profile: torch.compile baseline")
+        key = f"{backend.name}:{device}:{spec.source_hash}:{config.timed_trials}"
+        compile_ms, compile_error = _compile_baseline(task_module, backend, config, input_sets,
+                                                      cache_dir / "compile_baselines.json", key)
+    on_stage("profile: roofline")
+    peaks = device_peaks(backend)
+    out_elements = sum(int(torch.Size(o.shape).numel()) for o in spec.outputs)
+    gbps, gflops, bound, hints = analyse(spec.flops, spec.tensor_bytes, out_elements, median, peaks)
+    speedup = eager / median if median > 0 else float("inf")
+    flags = []
+    if speedup > config.speedup_bound:
+        flags.append("excessive_speedup")
+        hints.append(f"speedup {speedup:.1f}x exceeds the sanity bound {config.speedup_bound:g}x: flagged for review")
+    return ProfileReport(
+        median_ms=median, iqr_ms=iqr, trials=len(cand_ms), baseline_eager_ms=eager,
+        baseline_compile_ms=compile_ms, baseline_compile_error=compile_error if compile_ms is None else None,
+        speedup_vs_eager=speedup,
+        speedup_vs_compile=(compile_ms / median) if compile_ms and median > 0 else None,
+        achieved_gbps=gbps, achieved_gflops=gflops, bound=bound, hints=hints, flags=flags, sizes=spec.sizes,
+    )

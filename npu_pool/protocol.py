@@ -1,0 +1,57 @@
+"""What the parent and the sandboxed worker exchange (JSON files in the sandbox folder)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from npu_pool.config import HarnessConfig
+from npu_pool.tasks import TaskSpec
+from npu_pool.verdict import Candidate, ProfileReport
+
+
+class WorkerLimits(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    memory_mb: int
+    cpu_s: int
+
+
+class WorkerRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["evaluate"] = "evaluate"
+    task: TaskSpec
+    candidate: Candidate
+    backend: str
+    config: HarnessConfig
+    profile: bool
+    cache_dir: str
+    limits: WorkerLimits
+
+
+class WorkerOutcome(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    feasible: bool
+    gate: str
+    category: str
+    reason: str
+    details: str = ""
+    flags: list[str] = Field(default_factory=list)
+
+
+class WorkerResult(BaseModel):
+    """Written after the gates, and again after profiling; the last one written wins."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    nonce: str
+    outcome: WorkerOutcome
+    profile: ProfileReport | None = None
+    profile_error: str | None = None
+    timings: dict[str, float] = Field(default_factory=dict)
+    builds: list[dict[str, Any]] = Field(default_factory=list)
+    network_isolated: bool | None = None
+    complete: bool = False

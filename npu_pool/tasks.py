@@ -1,0 +1,150 @@
+"""Load a KernelBench task: fit its sizes, learn its shapes, derive its kernel signature."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from pydantic import BaseModel, ConfigDict
+
+from npu_pool.signature import KernelSignature, derive_signature
+from npu_pool.sizing import Fit, TaskProbeError, exec_task, fit_sizes, probe, size_constants
+
+
+class TaskLoadError(Exception):
+    """The task file is missing, broken, or cannot be fitted."""
+
+
+class TensorInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    shape: list[int]
+    dtype: str
+
+
+class TaskSpec(BaseModel):
+    """A task as the harness uses it; `source` holds the sizes actually used."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str
+    path: str
+    original_source: str
+    source: str
+    source_hash: str
+    sizes: dict[str, int]
+    original_sizes: dict[str, int]
+    sizes_mode: Literal["fit", "original"]
+    forward_args: list[str]
+    init_args: list[str]
+    init_inputs: list[Any]
+    inputs: list[TensorInfo]
+    params: list[TensorInfo]
+    outputs: list[TensorInfo]
+    flops: int
+    tensor_bytes: int
+    kernel_signature: KernelSignature | None
+    signature_error: str | None = None
+
+    def render_kernel_signature(self) -> str:
+        """The kernel-format entry point with one comment per argument (for prompts)."""
+        if self.kernel_signature is None:
+            raise ValueError(f"task {self.task_id} has no kernel signature: {self.signature_error}")
+        return self.kernel_signature.render_c()
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, bool | int | float | str) or value is None:
+        return value
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return repr(value)
+
+
+def _parameter_names(fn: Any) -> list[str]:
+    params = list(inspect.signature(fn).parameters.values())
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def load_task(
+    path: str | Path,
+    sizes: Literal["fit", "original"] = "fit",
+    max_bytes: int = 64 * 2**20,
+    max_gflop: float = 2.0,
+    min_dim: int = 8,
+) -> TaskSpec:
+    """Load a task file; with sizes="fit" shrink its size constants to the budget."""
+    path = Path(path)
+    try:
+        original = path.read_text()
+    except OSError as exc:
+        raise TaskLoadError(f"cannot read task {path}: {exc}") from exc
+    try:
+        if sizes == "fit":
+            fit = fit_sizes(original, max_bytes, max_gflop, min_dim, filename=str(path))
+        else:
+            found = size_constants(original, str(path))
+            fit = Fit(original, found, found, probe(exec_task(original, str(path))), False)
+        module = exec_task(fit.source, str(path))
+    except TaskProbeError as exc:
+        raise TaskLoadError(f"{path.name}: {exc}") from exc
+    p = fit.probe
+    outputs = p.outputs
+    if outputs is None:  # no meta kernel somewhere: run the reference for real, at the fitted sizes
+        if sizes == "original" and p.tensor_bytes > max_bytes:
+            raise TaskLoadError(f"{path.name}: forward fails on the meta device ({p.forward_error}) "
+                                "and the original sizes are too large to run here")
+        outputs, p = _real_outputs(module)
+    forward_args = _parameter_names(module.Model.forward)[1:]
+    init_args = _parameter_names(module.Model.__init__)[1:]
+    with torch.device("meta"):
+        reference = module.Model(*p.init_inputs)
+    signature, signature_error = None, None
+    try:
+        signature = derive_signature(reference, forward_args, p.inputs, outputs, init_args, p.init_inputs)
+    except (ValueError, KeyError) as exc:
+        signature_error = str(exc)
+    names = forward_args + [f"input{i}" for i in range(len(forward_args), len(p.inputs))]
+    return TaskSpec(
+        task_id=path.stem,
+        path=str(path.resolve()),
+        original_source=original,
+        source=fit.source,
+        source_hash=hashlib.sha256(fit.source.encode()).hexdigest()[:16],
+        sizes=fit.sizes,
+        original_sizes=fit.original,
+        sizes_mode=sizes,
+        forward_args=forward_args,
+        init_args=init_args,
+        init_inputs=[_jsonable(v) for v in p.init_inputs],
+        inputs=[TensorInfo(name=n, shape=list(t.shape), dtype=_dtype_name(t.dtype))
+                for n, t in zip(names, p.inputs, strict=False) if isinstance(t, torch.Tensor)],
+        params=[TensorInfo(name=n, shape=s, dtype=_dtype_name(d)) for n, (s, d) in p.params.items()],
+        outputs=[TensorInfo(name="out" if len(outputs) == 1 else f"out{i}", shape=list(t.shape), dtype=_dtype_name(t.dtype))
+                 for i, t in enumerate(outputs)],
+        flops=p.flops,
+        tensor_bytes=p.tensor_bytes,
+        kernel_signature=signature,
+        signature_error=signature_error,
+    )
+
+
+def _real_outputs(module: Any) -> tuple[list[torch.Tensor], Any]:
+    from npu_pool.sizing import Probe, as_output_list
+
+    torch.manual_seed(0)
+    inputs = list(module.get_inputs())
+    init_inputs = list(module.get_init_inputs())
+    model = module.Model(*init_inputs)
+    with torch.no_grad():
+        outputs = as_output_list(model(*inputs))
+    params = {n: (list(t.shape), t.dtype) for n, t in list(model.named_parameters()) + list(model.named_buffers())}
+    return outputs, Probe(inputs, init_inputs, params, outputs, 0)

@@ -1,0 +1,111 @@
+"""The verifier: anti-hack gate here, then compile, correctness (and profiling) in the sandbox.
+
+`verify(task, candidate, config) -> Verdict` and `evaluate(task, candidate, config,
+profile=True) -> (Verdict, ProfileReport | None)`; the latter verifies and profiles in one
+worker process, so torch is imported once.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import structlog
+
+from npu_pool.backends import Backend, get_backend
+from npu_pool.config import HarnessConfig
+from npu_pool.paths import build_cache_dir
+from npu_pool.protocol import WorkerLimits, WorkerRequest
+from npu_pool.sandbox import WorkerRun, describe_exit, run_worker
+from npu_pool.tasks import TaskSpec
+from npu_pool.verdict import Candidate, ProfileReport, Verdict
+
+log = structlog.get_logger("npu_pool.verifier")
+
+
+class HarnessInternalError(Exception):
+    """The harness itself is broken (not the candidate): e.g. the anti-hack checker is missing."""
+
+
+def anti_hack(candidate: Candidate, backend: Backend) -> tuple[list[Any], list[Any]]:
+    """(rejections, warnings) from the static checker (npu_pool.antihack)."""
+    try:
+        from npu_pool import antihack
+    except ImportError as exc:
+        raise HarnessInternalError(f"the anti-hack checker npu_pool.antihack cannot be imported: {exc}") from exc
+    if candidate.format == "modelnew":
+        findings = antihack.check_python_candidate(candidate.source)
+    else:
+        findings = antihack.check_kernel_source(candidate.source, backend.kernel_language)
+    return [f for f in findings if f.severity == "reject"], [f for f in findings if f.severity != "reject"]
+
+
+def _finding_line(f: Any) -> str:
+    where = f" (line {f.line})" if getattr(f, "line", None) else ""
+    return f"{f.rule}{where}: {f.message}"
+
+
+def evaluate(task: TaskSpec, candidate: Candidate, config: HarnessConfig,
+             profile: bool = True) -> tuple[Verdict, ProfileReport | None]:
+    """Verify `candidate` and, when feasible and asked, profile it, in one sandboxed worker."""
+    started = time.perf_counter()
+    backend = get_backend(config.backend)
+    if candidate.format not in backend.compile_routes:
+        return Verdict(feasible=False, gate="compile", category="unsupported_format",
+                       reason=f"the {backend.name} backend cannot build the {candidate.format} format",
+                       sizes=task.sizes), None
+    rejections, warnings = anti_hack(candidate, backend)
+    flags = [f"static:{f.rule}" for f in warnings]
+    hack_s = time.perf_counter() - started
+    if rejections:
+        return Verdict(feasible=False, gate="hack", category=rejections[0].rule,
+                       reason=_finding_line(rejections[0])[:300],
+                       details="\n".join(_finding_line(f) for f in rejections + warnings),
+                       sizes=task.sizes, flags=flags, timings={"hack_s": hack_s}), None
+    request = WorkerRequest(task=task, candidate=candidate, backend=backend.name, config=config, profile=profile,
+                            cache_dir=str(build_cache_dir(config.build_cache_dir)),
+                            limits=WorkerLimits(memory_mb=config.memory_limit_mb, cpu_s=config.cpu_time_limit_s))
+    run = run_worker(request, config.compile_timeout_s, config.run_timeout_s, backend.sandbox_env_allow,
+                     network_isolation=config.network_isolation == "auto")
+    verdict, report = _interpret(run, task, flags)
+    verdict.timings.update(hack_s=hack_s, sandbox_wall_s=run.wall_s, total_s=time.perf_counter() - started)
+    if verdict.feasible and warnings:
+        verdict.details = (verdict.details + "\nstatic warnings: " + "; ".join(_finding_line(f) for f in warnings)).strip()
+    log.info("verdict", task=task.task_id, format=candidate.format, gate=verdict.gate, category=verdict.category,
+             feasible=verdict.feasible, seconds=round(verdict.timings["total_s"], 2))
+    return verdict, report
+
+
+def verify(task: TaskSpec, candidate: Candidate, config: HarnessConfig) -> Verdict:
+    """The gates only: anti-hack, compile, correctness."""
+    return evaluate(task, candidate, config, profile=False)[0]
+
+
+def _interpret(run: WorkerRun, task: TaskSpec, flags: list[str]) -> tuple[Verdict, ProfileReport | None]:
+    result = run.result
+    common = dict(sizes=task.sizes, sandbox=run.sandbox)
+    if result is None or (not result.complete and not result.outcome.feasible):
+        gate = "compile" if run.stage in ("startup", "compile") else "runtime"
+        if run.timed_out:
+            category, words = "timeout", "exceeded its wall-clock limit"
+        else:
+            category, words = describe_exit(run.returncode)
+        return Verdict(feasible=False, gate=gate, category=category, reason=f"the candidate {words} during {run.stage}",
+                       details=run.stderr_tail[-1500:], flags=flags, **common), None
+    out = result.outcome
+    timings = dict(result.timings)
+    verdict = Verdict(feasible=out.feasible, gate=out.gate, category=out.category, reason=out.reason,
+                      details=out.details, flags=flags + out.flags, timings=timings, **common)
+    if not out.feasible or result.complete and result.profile is None and result.profile_error is None:
+        return verdict, None
+    if not result.complete:  # feasible, then the process died while profiling
+        category, words = ("timeout", "exceeded its wall-clock limit") if run.timed_out else describe_exit(run.returncode)
+        return verdict.model_copy(update=dict(feasible=False, gate="runtime", category=category,
+                                              reason=f"the candidate {words} during {run.stage}",
+                                              details=run.stderr_tail[-1500:])), None
+    if result.profile is None:
+        return verdict.model_copy(update=dict(feasible=False, gate="runtime", category="profile_error",
+                                              reason=f"profiling failed: {result.profile_error}"[:300])), None
+    report = result.profile
+    verdict.flags += [f for f in report.flags if f not in verdict.flags]
+    return verdict, report

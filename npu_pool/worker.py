@@ -1,0 +1,231 @@
+"""The sandboxed worker: `python -m npu_pool.worker REQUEST RESULT STAGE` (nonce on stdin).
+
+Runs in its own process with limits set before any candidate code: loads the task, builds
+the candidate (the compile gate), runs the correctness gate and, if asked, the profiler.
+Results go to RESULT as JSON carrying the nonce the parent sent on stdin, so a file a
+candidate forges without it is ignored; STAGE always names the step in progress so the
+parent can say where a hang or a crash happened.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import resource
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+_start = time.perf_counter()
+
+
+def _set_limits(memory_mb: int, cpu_s: int) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (memory_mb * 2**20, memory_mb * 2**20))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 5))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _network_isolated() -> bool:
+    """True when only the loopback interface exists (a fresh network namespace)."""
+    try:
+        return all(name == "lo" for _, name in socket.if_nameindex())
+    except OSError:
+        return False
+
+
+def first_compiler_errors(log: str, limit: int = 12) -> str:
+    """The first error lines of a compiler log, with the line after each (the caret context)."""
+    lines = log.splitlines()
+    picked: list[str] = []
+    for i, line in enumerate(lines):
+        if re.search(r"\berror\b", line, re.IGNORECASE) and not line.startswith(("ninja:", "FAILED:")):
+            picked.extend(lines[i: i + 3])
+        if len(picked) >= limit:
+            break
+    return "\n".join(picked[:limit]) or "\n".join(lines[-limit:])
+
+
+class Worker:
+    def __init__(self, request_path: str, result_path: str, stage_path: str, nonce: str):
+        from npu_pool.protocol import WorkerRequest
+
+        self.request = WorkerRequest.model_validate_json(Path(request_path).read_text())
+        self.result_path = Path(result_path)
+        self.stage_path = Path(stage_path)
+        self.nonce = nonce
+        self.timings: dict[str, float] = {}
+        self.builds: list[dict[str, Any]] = []
+
+    def stage(self, name: str) -> None:
+        tmp = self.stage_path.with_suffix(".tmp")
+        tmp.write_text(name)
+        os.replace(tmp, self.stage_path)
+
+    def emit(self, outcome: Any, profile: Any = None, profile_error: str | None = None, complete: bool = False) -> None:
+        from npu_pool.protocol import WorkerResult
+
+        result = WorkerResult(nonce=self.nonce, outcome=outcome, profile=profile, profile_error=profile_error,
+                              timings=self.timings, builds=self.builds, network_isolated=_network_isolated(),
+                              complete=complete)
+        tmp = self.result_path.with_suffix(".tmp")
+        tmp.write_text(result.model_dump_json())
+        os.replace(tmp, self.result_path)
+
+    def run(self) -> None:
+        from npu_pool.protocol import WorkerOutcome
+
+        req = self.request
+        self.stage("startup")
+        import torch
+
+        from npu_pool import build_cache, correctness
+        from npu_pool.backends import get_backend
+        from npu_pool.sizing import exec_task
+
+        backend = get_backend(req.backend)
+        cache_dir = Path(req.cache_dir)
+        task = exec_task(req.task.source, req.task.path)
+        init_inputs = list(task.get_init_inputs())
+
+        self.stage("compile")
+        t0 = time.perf_counter()
+        try:
+            make_candidate = self._build(req, backend, cache_dir, init_inputs, build_cache, torch)
+        except _GateFailure as failure:
+            self.timings["compile_s"] = time.perf_counter() - t0
+            self.emit(failure.outcome, complete=True)
+            return
+        self.timings["compile_s"] = time.perf_counter() - t0
+
+        self.stage("correctness")
+        t0 = time.perf_counter()
+        cfg = req.config
+        result = correctness.check(task, make_candidate, backend.device, cfg.correctness_trials, cfg.seed,
+                                   cfg.atol, cfg.rtol, cfg.perturbed_trial,
+                                   on_trial=lambda label: self.stage(f"correctness: {label}"))
+        self.timings["correctness_s"] = time.perf_counter() - t0
+        outcome = WorkerOutcome(**result.__dict__)
+        if not outcome.feasible or not req.profile:
+            self.emit(outcome, complete=True)
+            return
+        self.emit(outcome)  # kept if profiling dies
+
+        from npu_pool.profiler import measure
+
+        self.stage("profile")
+        t0 = time.perf_counter()
+        try:
+            report = measure(task, req.task, make_candidate, backend, cfg, cache_dir, on_stage=self.stage)
+        except Exception as exc:
+            self.timings["profile_s"] = time.perf_counter() - t0
+            self.emit(outcome, profile_error=f"{type(exc).__name__}: {exc}"[:500], complete=True)
+            return
+        self.timings["profile_s"] = time.perf_counter() - t0
+        self.emit(outcome, profile=report, complete=True)
+
+    def _build(self, req: Any, backend: Any, cache_dir: Path, init_inputs: list[Any], build_cache: Any, torch: Any) -> Any:
+        from npu_pool.backends.base import KernelBuildError
+        from npu_pool.protocol import WorkerOutcome
+
+        if req.candidate.format == "kernel":
+            signature = req.task.kernel_signature
+            if signature is None:
+                raise _GateFailure(WorkerOutcome(feasible=False, gate="compile", category="no_signature",
+                                                 reason="this task has no kernel-source signature",
+                                                 details=req.task.signature_error or ""))
+            try:
+                artifact = backend.compile_kernel(req.candidate.source, signature, Path.cwd(), cache_dir / "kernels")
+                backend.wrap_kernel(artifact, signature, torch.nn.Module())  # loads and resolves the symbol
+            except KernelBuildError as exc:
+                raise _GateFailure(WorkerOutcome(feasible=False, gate="compile", category="compile_error",
+                                                 reason=str(exc), details=first_compiler_errors(exc.log) if exc.log else str(exc))) from exc
+            self.builds.append({"artifact": artifact.name})
+            return lambda reference, seed: backend.wrap_kernel(artifact, signature, reference)
+
+        build_cache.install(cache_dir / "torch_extensions", backend.load_inline_defaults() | {"use_pch": req.config.use_pch},
+                            self.builds)
+        path = Path.cwd() / "candidate.py"
+        path.write_text(req.candidate.source)
+        try:
+            module = _exec_candidate(req.candidate.source, str(path))
+        except SyntaxError as exc:
+            raise _GateFailure(WorkerOutcome(feasible=False, gate="compile", category="syntax_error",
+                                             reason=f"syntax error at line {exc.lineno}: {exc.msg}",
+                                             details=f"{exc.text or ''}".rstrip())) from exc
+        except Exception as exc:
+            text = str(exc)
+            if "Error building extension" in text or "error:" in text:
+                raise _GateFailure(WorkerOutcome(feasible=False, gate="compile", category="compile_error",
+                                                 reason="the C++ extension did not compile",
+                                                 details=first_compiler_errors(text))) from exc
+            raise _GateFailure(WorkerOutcome(feasible=False, gate="compile", category="import_error",
+                                             reason=f"{type(exc).__name__} while loading the candidate: {text.splitlines()[0] if text else ''}"[:300],
+                                             details=_tail_traceback(exc))) from exc
+        model_class = getattr(module, "ModelNew", None)
+        if not isinstance(model_class, type) or not issubclass(model_class, torch.nn.Module):
+            raise _GateFailure(WorkerOutcome(feasible=False, gate="compile", category="missing_modelnew",
+                                             reason="the candidate defines no ModelNew(nn.Module) class"))
+        device = backend.device
+
+        def make(reference: Any, seed: int) -> Any:
+            torch.manual_seed(seed)
+            model = model_class(*init_inputs)
+            ref_state, own = reference.state_dict(), model.state_dict()
+            shared = {k: v for k, v in ref_state.items() if k in own and own[k].shape == v.shape and own[k].dtype == v.dtype}
+            model.load_state_dict(shared, strict=False)
+            return model.to(device).eval()
+
+        return make
+
+
+class _GateFailure(Exception):
+    def __init__(self, outcome: Any):
+        super().__init__(outcome.reason)
+        self.outcome = outcome
+
+
+def _tail_traceback(exc: BaseException) -> str:
+    import traceback
+
+    return "".join(traceback.format_exception(exc)[-6:])[-2000:]
+
+
+def _exec_candidate(source: str, filename: str) -> Any:
+    import types
+
+    module = types.ModuleType("evokernel_candidate")
+    module.__file__ = filename
+    sys.modules[module.__name__] = module
+    exec(compile(source, filename, "exec"), module.__dict__)
+    return module
+
+
+def main(argv: list[str]) -> int:
+    nonce = sys.stdin.readline().strip()
+    worker = Worker(argv[0], argv[1], argv[2], nonce)  # imports torch
+    worker.timings["process_start_s"] = time.perf_counter() - _start
+    _set_limits(worker.request.limits.memory_mb, worker.request.limits.cpu_s)
+    try:
+        worker.run()
+    except SystemExit as exc:
+        _report_crash(worker, f"the candidate called exit({exc.code})")
+    except BaseException as exc:  # anything else the candidate raised outside the gates
+        kind = "out_of_memory" if isinstance(exc, MemoryError) else "exception"
+        _report_crash(worker, f"{type(exc).__name__}: {exc}"[:300], kind, _tail_traceback(exc))
+    sys.stdout.flush()
+    os._exit(0)  # skip interpreter teardown: a candidate's atexit hooks and threads get no say
+
+
+def _report_crash(worker: Worker, reason: str, category: str = "exit", details: str = "") -> None:
+    from npu_pool.protocol import WorkerOutcome
+
+    stage = worker.stage_path.read_text() if worker.stage_path.exists() else "startup"
+    gate = "compile" if stage == "compile" else "runtime"
+    worker.emit(WorkerOutcome(feasible=False, gate=gate, category=category, reason=f"{reason} during {stage}",
+                              details=details), complete=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
