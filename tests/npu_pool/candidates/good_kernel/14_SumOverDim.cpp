@@ -1,0 +1,27 @@
+// task: level1/14_SumOverDim.py
+// expect-gate: ok
+// extern "C" void kernel(const float* x, float* out, int64_t dim,
+//                        int64_t x_d0, int64_t x_d1, int64_t x_d2,
+//                        int64_t out_d0, int64_t out_d1, int64_t out_d2);
+#include <cstdint>
+
+// x viewed as [outer, reduced, inner] around axis `dim`; out is [outer, 1, inner].
+extern "C" void kernel(const float* x, float* out, int64_t dim,
+                       int64_t x_d0, int64_t x_d1, int64_t x_d2,
+                       int64_t out_d0, int64_t out_d1, int64_t out_d2) {
+    const int64_t sizes[3] = {x_d0, x_d1, x_d2};
+    const int64_t axis = dim < 0 ? dim + 3 : dim;
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= sizes[d];
+    for (int64_t d = axis + 1; d < 3; ++d) inner *= sizes[d];
+    const int64_t reduced = sizes[axis];
+#pragma omp parallel for
+    for (int64_t o = 0; o < outer; ++o) {
+        float* dst = out + o * inner;
+        for (int64_t i = 0; i < inner; ++i) dst[i] = 0.0f;
+        for (int64_t r = 0; r < reduced; ++r) {
+            const float* src = x + (o * reduced + r) * inner;
+            for (int64_t i = 0; i < inner; ++i) dst[i] += src[i];
+        }
+    }
+}

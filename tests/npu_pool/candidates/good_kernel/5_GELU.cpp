@@ -1,0 +1,17 @@
+// task: level1/5_GELU.py
+// expect-gate: ok
+// extern "C" void kernel(const float* x, float* out, int64_t x_d0, int64_t x_d1,
+//                        int64_t out_d0, int64_t out_d1);
+#include <cmath>
+#include <cstdint>
+
+extern "C" void kernel(const float* x, float* out, int64_t x_d0, int64_t x_d1,
+                       int64_t out_d0, int64_t out_d1) {
+    const int64_t n = x_d0 * x_d1;
+    const float inv_sqrt2 = 0.70710678118654752f;
+#pragma omp parallel for simd
+    for (int64_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        out[i] = 0.5f * v * (1.0f + std::erf(v * inv_sqrt2));
+    }
+}
