@@ -13,18 +13,49 @@ class MemoryConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     uri: str = Field(".evokernel/memory", description="LanceDB URI: a directory, or s3://... for clusters")
+    storage_options: dict[str, str] = Field(
+        default_factory=dict, description="object-store options passed to lancedb.connect (region, endpoint, ...)"
+    )
     retrieval: Literal["value", "similarity", "none"] = Field(
         "value", description="value: recall then Q-rank; similarity: recall only; none: no memory"
     )
     ranker: Literal["q", "mixed"] = Field("q", description="q: epsilon-greedy on Q; mixed: MemRL-style score")
     items_per_prompt: int = Field(5, ge=1, description="N items per retrieval")
     recall_lambda: float = Field(3.0, ge=1, description="recall pool K = lambda * N")
+    lambda_growth: float = Field(
+        1.0, ge=0, description="lambda grows by this much per tenfold of bank size above lambda_growth_start items"
+    )
+    lambda_growth_start: int = Field(1000, ge=1, description="bank size at which lambda starts to grow")
+    recall_lambda_max: float = Field(10.0, ge=1, description="upper bound of the grown lambda")
     alpha: float = Field(0.2, gt=0, le=1, description="learning rate of Q updates")
     epsilon: float = Field(0.1, ge=0, le=1, description="exploration rate of the Q ranking")
     q_init: float = Field(0.0, description="initial Q of a new item")
     w_sim: float = Field(0.5, description="mixed ranker: weight of z(similarity)")
     w_q: float = Field(0.5, description="mixed ranker: weight of clip(z(Q))")
+    normalise_refine: bool = Field(True, description="normalise refine rewards by their running mean and std")
+    normalise_warmup: int = Field(2, ge=1, description="refine rewards seen before normalising starts")
+    normalised_clip: float = Field(3.0, gt=0, description="normalised rewards are clipped to +-this")
+    seed: int = Field(0, description="seed of the exploration randomness (reproducible ablations)")
+    api_bundle_size: int = Field(6, ge=0, description="core API items of the backend bundle added to each retrieval")
+    api_name_lookup_max: int = Field(6, ge=0, description="API items found by exact name in the retrieved code")
     embedder: Literal["minilm", "openai"] = Field("minilm", description="offline MiniLM, or an embeddings endpoint")
     embed_base_url: str | None = Field(None, description="embeddings endpoint for embedder=openai")
     embed_model: str = Field("text-embedding-3-small")
+    embed_api_key_env: str = Field("OPENAI_API_KEY", description="environment variable holding the endpoint's key")
+    embed_batch_size: int = Field(64, ge=1, description="texts per embedding call")
+    embed_cache_size: int = Field(20000, ge=0, description="embeddings cached by content hash")
+    flush_interval_ms: float = Field(20.0, gt=0, description="actor: group-commit window of the update log")
+    flush_max_rows: int = Field(2048, ge=1, description="actor: flush the update log once this many rows wait")
+    fold_every_rows: int = Field(20000, ge=1, description="fold the update log into the items table after this many rows")
+    fold_every_flushes: int = Field(500, ge=1, description="... or after this many log flushes (table versions)")
+    version_retention_s: float = Field(
+        60.0, ge=0, description="compaction keeps table versions younger than this (readers in other processes)"
+    )
+    retrieval_log_keep: int = Field(10000, ge=0, description="retrieval contexts kept across a fold for late updates")
     actor_name: str = Field("evokernel-memory", description="name of the shared Ray actor")
+    actor_namespace: str | None = Field(None, description="Ray namespace of the actor; default: the driver's")
+    actor_detached: bool = Field(False, description="keep the actor alive after the driver exits")
+    actor_max_restarts: int = Field(-1, ge=-1, description="restarts after a crash (-1: unlimited)")
+    actor_max_task_retries: int = Field(-1, ge=-1, description="calls retried on a restarted actor (updates are deduplicated)")
+    actor_max_concurrency: int = Field(1000, ge=1, description="calls the async actor serves at once")
+    actor_num_cpus: float = Field(0.0, ge=0, description="CPUs reserved for the actor (0: do not block task slots)")

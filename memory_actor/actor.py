@@ -1,0 +1,215 @@
+"""MemoryActor: the one memory of a cluster, a named async Ray actor over a MemoryBank.
+
+State changes run on the actor's event loop, in arrival order (each call applies its change
+before its first await), so concurrent episodes never lose an update. Durable writes are group
+commits: a background task appends every queued log row in one LanceDB write per window and
+then releases the callers waiting for their acknowledgement. Blocking work (embedding, LanceDB
+I/O) runs in threads, one writer at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+import ray
+import structlog
+
+from memory_actor.bank import MemoryBank
+from memory_actor.config import MemoryConfig
+from memory_actor.items import MemoryItem
+from memory_actor.messages import BankStats, Retrieval, RetrievalRequest, UpdateAck, ValueUpdate
+
+log = structlog.get_logger("evokernel.memory.actor")
+
+_LATENCY_MS = [0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000]
+
+
+class _Metrics:
+    """Ray metrics for the dashboard (Prometheus names evokernel_memory_*)."""
+
+    def __init__(self) -> None:
+        from ray.util import metrics
+
+        self.items = metrics.Gauge("evokernel_memory_items", "items in the bank", tag_keys=("kind",))
+        self.retrievals = metrics.Counter("evokernel_memory_retrievals", "retrievals served", tag_keys=("stage", "mode"))
+        self.updates = metrics.Counter("evokernel_memory_updates", "value updates applied", tag_keys=("stage",))
+        self.retrieve_ms = metrics.Histogram("evokernel_memory_retrieve_ms", "retrieval latency in the actor",
+                                             boundaries=_LATENCY_MS, tag_keys=("stage",))
+        self.flush_ms = metrics.Histogram("evokernel_memory_flush_ms", "durable log write (group commit)",
+                                          boundaries=_LATENCY_MS)
+        self.ack_ms = metrics.Histogram("evokernel_memory_update_ack_ms", "update received to durable",
+                                        boundaries=_LATENCY_MS)
+        self.log_rows = metrics.Gauge("evokernel_memory_log_rows", "rows in the update log table")
+
+    def count_items(self, bank: MemoryBank) -> None:
+        counts: dict[str, int] = {}
+        for item in bank.items.values():
+            counts[item.kind] = counts.get(item.kind, 0) + 1
+        for kind, count in counts.items():
+            self.items.set(count, tags={"kind": kind})
+
+
+class MemoryActor:
+    def __init__(self, config: dict[str, Any] | MemoryConfig):
+        self.config = MemoryConfig.model_validate(config)
+        self.bank = MemoryBank(self.config)
+        self._io = asyncio.Lock()
+        self._work = asyncio.Event()
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._flusher: asyncio.Task[None] | None = None
+        self._metrics = _Metrics()
+        self._metrics.count_items(self.bank)
+        log.info("memory actor ready", pid=os.getpid(), items=len(self.bank.items))
+
+    # -- background group commit -------------------------------------------------------------------
+    def _kick(self) -> None:
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.get_running_loop().create_task(self._flush_loop())
+        self._work.set()
+
+    async def _flush_loop(self) -> None:
+        while True:
+            await self._work.wait()
+            self._work.clear()
+            if len(self.bank.pending) < self.config.flush_max_rows:
+                await asyncio.sleep(self.config.flush_interval_ms / 1000)  # gather a group
+            try:
+                await self._flush_once()
+            except Exception:  # the rows went back to the queue; retry after a pause
+                log.exception("memory log flush failed; retrying")
+                await asyncio.sleep(1.0)
+                self._work.set()
+
+    async def _flush_once(self, fold: bool | None = None) -> None:
+        async with self._io:
+            job = self.bank.begin_flush(fold)
+            if not job.rows and job.fold is None:
+                self._release()
+                return
+            started = time.perf_counter()
+            try:
+                await asyncio.to_thread(self.bank.write_flush, job)
+            except BaseException:
+                self.bank.pending = job.rows + self.bank.pending
+                if job.fold is not None:
+                    self.bank.dirty.update(item.id for item in job.fold.items)
+                raise
+            self.bank.end_flush(job)
+            self._metrics.flush_ms.observe((time.perf_counter() - started) * 1000)
+            self._metrics.log_rows.set(self.bank.log_rows)
+        self._release()
+
+    def _release(self) -> None:
+        durable = self.bank.durable_seq
+        still = []
+        for seq, future in self._waiters:
+            if seq <= durable:
+                if not future.done():
+                    future.set_result(None)
+            else:
+                still.append((seq, future))
+        self._waiters = still
+
+    async def _until_durable(self, seq: int) -> None:
+        if seq <= self.bank.durable_seq:
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((seq, future))
+        self._kick()
+        await future
+
+    # -- the API ------------------------------------------------------------------------------------
+    async def add(self, items: list[MemoryItem]) -> list[str]:
+        """Store items (embedding those without a vector); durable when this returns."""
+        if not items:
+            return []
+        prepared, vectors = await asyncio.to_thread(self.bank.prepare_items, items)
+        async with self._io:
+            await asyncio.to_thread(self.bank.write_items, prepared, vectors)
+            ids = self.bank.index_items(prepared, vectors)
+        self._metrics.count_items(self.bank)
+        if self.bank.fold_due():
+            self._kick()
+        return ids
+
+    async def retrieve(self, request: RetrievalRequest) -> Retrieval:
+        started = time.perf_counter()
+        n = self.config.items_per_prompt if request.n is None else request.n
+        if request.query_embedding is None and self.config.retrieval != "none" and n > 0:
+            vector = await asyncio.to_thread(self.bank.embedder.embed_one, request.query)
+            request = request.model_copy(update={"query_embedding": vector.tolist()})
+        retrieval = self.bank.retrieve(request)
+        retrieval.elapsed_ms = (time.perf_counter() - started) * 1000
+        self._metrics.retrievals.inc(tags={"stage": request.stage, "mode": retrieval.mode})
+        self._metrics.retrieve_ms.observe(retrieval.elapsed_ms, tags={"stage": request.stage})
+        self._kick()
+        return retrieval
+
+    async def update(self, update: ValueUpdate) -> UpdateAck:
+        """Apply at once (in arrival order); the reply comes when the update is durable.
+
+        Callers that do not need the acknowledgement just drop the returned ObjectRef.
+        """
+        started = time.perf_counter()
+        ack = self.bank.stage_update(update)
+        if not ack.duplicate:
+            self._metrics.updates.inc(tags={"stage": update.stage})
+        if len(self.bank.pending) >= self.config.flush_max_rows:
+            self._work.set()
+        await self._until_durable(ack.seq)
+        self._metrics.ack_ms.observe((time.perf_counter() - started) * 1000)
+        return ack.model_copy(update={"durable": True})
+
+    async def get(self, item_id: str, with_embedding: bool = False) -> MemoryItem | None:
+        return self.bank.get(item_id, with_embedding)
+
+    async def children(self, item_id: str) -> list[MemoryItem]:
+        return self.bank.children(item_id)
+
+    async def api_items(self, backend: str, names: list[str] | None = None, core: bool = True) -> list[MemoryItem]:
+        return self.bank.api_items(backend, names, core)
+
+    async def stats(self, disk: bool = True) -> BankStats:
+        if not disk:
+            return self.bank.stats(disk=False)
+        async with self._io:
+            return await asyncio.to_thread(self.bank.stats, True)
+
+    async def flush(self) -> int:
+        """Wait until everything received so far is durable; returns the durable sequence number."""
+        await self._until_durable(self.bank.seq)
+        return self.bank.durable_seq
+
+    async def compact(self) -> BankStats:
+        """Fold the log into the items table and compact the tables now."""
+        await self._flush_once(fold=True)
+        return await self.stats()
+
+    async def pid(self) -> int:
+        return os.getpid()
+
+
+def get_or_create_memory_actor(config: MemoryConfig) -> Any:
+    """The cluster's memory actor, created on first use, found by name afterwards.
+
+    Needs `ray.init` done by the caller. The bank (and the embedding model) load inside the
+    actor's process, never in the caller's.
+    """
+    if not ray.is_initialized():
+        raise RuntimeError("ray is not initialised: call ray.init(...) before get_or_create_memory_actor")
+    options: dict[str, Any] = {
+        "name": config.actor_name,
+        "get_if_exists": True,
+        "max_restarts": config.actor_max_restarts,
+        "max_task_retries": config.actor_max_task_retries,
+        "max_concurrency": config.actor_max_concurrency,
+        "num_cpus": config.actor_num_cpus,
+    }
+    if config.actor_namespace is not None:
+        options["namespace"] = config.actor_namespace
+    if config.actor_detached:
+        options["lifetime"] = "detached"
+    return ray.remote(MemoryActor).options(**options).remote(config.model_dump())

@@ -1,0 +1,405 @@
+"""MemoryBank: the in-process memory. State lives in memory (items, an embedding matrix with Q
+values and visits); durability comes from LanceDB: items are written when added, every update
+and retrieval context is appended to the log table, and the log is folded into the items table
+in batches. A restarted bank rebuilds its memory from the items table plus the log.
+
+The two-phase flush (`begin_flush` / `write_flush` / `end_flush`) lets the Ray actor keep state
+changes on its event loop and do the I/O in a thread; `flush()` runs all three in place.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import structlog
+
+from memory_actor.api_lookup import ApiNameIndex
+from memory_actor.config import MemoryConfig
+from memory_actor.embeddings import MINILM_DIM, Embedder, embedder_identity, make_embedder
+from memory_actor.index import STAGE_ROW, VectorIndex
+from memory_actor.items import MemoryItem, items_from_arrow, items_to_arrow, new_id, utc_now
+from memory_actor.messages import (
+    BankStats,
+    Retrieval,
+    RetrievalRequest,
+    UnknownRetrieval,
+    UpdateAck,
+    ValueUpdate,
+)
+from memory_actor.ranking import recall_pool_size, select
+from memory_actor.store import BankStore
+from memory_actor.values import RewardNormaliser, q_update
+
+log = structlog.get_logger("evokernel.memory.bank")
+
+SEEN_UPDATES_KEPT = 200_000
+
+
+@dataclass
+class FoldJob:
+    """A consistent snapshot of changed items, written to the items table to shorten the log."""
+
+    seq: int
+    retrieval_cut: int
+    items: list[MemoryItem]  # references to immutable models; current values are in q and visits
+    vectors: np.ndarray
+    q: np.ndarray  # (2, len(items)): draft, refine
+    visits: np.ndarray
+    meta: dict[str, Any]
+
+
+@dataclass
+class FlushJob:
+    rows: list[dict[str, Any]]
+    fold: FoldJob | None = None
+    last_seq: int = 0
+    stats: dict[str, float] = field(default_factory=dict)
+
+
+class MemoryBank:
+    def __init__(self, config: MemoryConfig, embedder: Embedder | None = None):
+        self.config = config
+        self.identity = embedder_identity(config)
+        self._embedder = embedder
+        self.store = BankStore(config.uri, config.storage_options)
+        dim = self.store.stored_dim() or (self.embedder.dim if config.embedder != "minilm" else MINILM_DIM)
+        self.store.open(dim)
+        self.dim = dim
+        meta = self.store.read_meta()
+        bank = meta.get("bank")
+        if bank is None:
+            self.store.write_meta({"bank": {"dim": dim, "embedder": self.identity, "created_at": utc_now().isoformat()}})
+        elif bank["embedder"] != self.identity:
+            raise ValueError(
+                f"the bank at {config.uri} holds {bank['embedder']} embeddings; this config embeds with "
+                f"{self.identity}: use another --memory URI or the matching embedder"
+            )
+        folded = meta.get("folded", {})
+        self.seq = self.durable_seq = int(folded.get("seq", 0))
+        self.updates_applied = int(folded.get("updates", 0))
+        self.normaliser = RewardNormaliser(**folded.get("normaliser", {}))
+        self.index = VectorIndex(dim)
+        self.items: dict[str, MemoryItem] = {}  # without embeddings; Q and visits live in the index
+        self.children_of: dict[str, list[str]] = {}
+        self.api = ApiNameIndex()
+        self.retrievals: OrderedDict[str, tuple[int, str, list[str]]] = OrderedDict()
+        self.seen_updates: OrderedDict[str, UpdateAck] = OrderedDict()
+        self.pending: list[dict[str, Any]] = []
+        self.dirty: set[str] = set()
+        self.log_rows = 0
+        self.flushes_since_fold = 0
+        self.rng = np.random.default_rng(config.seed)
+        self._load()
+
+    # -- start-up --------------------------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = make_embedder(self.config)
+        return self._embedder
+
+    def _load(self) -> None:
+        table = self.store.read_items()
+        if table.num_rows:
+            vectors = table.column("embedding").combine_chunks().values.to_numpy(zero_copy_only=False)
+            self._index_items(items_from_arrow(table, with_embedding=False), vectors.reshape(-1, self.dim))
+        entries = self.store.read_log()
+        self.log_rows = entries.num_rows
+        for row in entries.to_pylist():
+            self.seq = max(self.seq, row["seq"])
+            if row["type"] == "retrieval":
+                self._remember_retrieval(row["ref_id"], row["seq"], row["stage"], row["item_ids"])
+                continue
+            self.updates_applied += 1
+            self.normaliser = RewardNormaliser(count=row["norm_count"], mean=row["norm_mean"], m2=row["norm_m2"])
+            for item_id, q, visits in zip(row["item_ids"], row["q"], row["visits"], strict=True):
+                if item_id in self.index.row_of:
+                    self.index.set_value(row["stage"], self.index.row_of[item_id], q, visits)
+                    self.dirty.add(item_id)
+            self._remember_update(UpdateAck(update_id=row["ref_id"], seq=row["seq"], item_ids=row["item_ids"],
+                                            reward_applied=row["applied"], durable=True))
+        self.durable_seq = self.seq
+        log.info("memory bank opened", uri=self.config.uri, items=len(self.items), log_rows=self.log_rows,
+                 seq=self.seq)
+
+    def _index_items(self, items: list[MemoryItem], vectors: np.ndarray) -> None:
+        q = np.array([[item.q_draft if item.q_draft is not None else self.config.q_init for item in items],
+                      [item.q_refine if item.q_refine is not None else self.config.q_init for item in items]])
+        visits = np.array([[item.visits_draft for item in items], [item.visits_refine for item in items]])
+        self.index.upsert([item.id for item in items], vectors, [item.kind for item in items],
+                          [item.backend for item in items], [item.task_id for item in items], q, visits)
+        for item in items:
+            previous = self.items.get(item.id)
+            self.items[item.id] = item.model_copy(update={"embedding": None})
+            if item.parent_id and (previous is None or previous.parent_id != item.parent_id):
+                self.children_of.setdefault(item.parent_id, []).append(item.id)
+            if item.kind == "api":
+                self.api.add(item.backend, item.id, item.name, "core" in item.tags)
+
+    # -- adding items ----------------------------------------------------------------------------
+    def prepare_items(self, items: list[MemoryItem]) -> tuple[list[MemoryItem], np.ndarray]:
+        """Items with Q defaults and unit embeddings filled in (embeds those without one)."""
+        items = [item.model_copy(update={
+            "q_draft": self.config.q_init if item.q_draft is None else item.q_draft,
+            "q_refine": self.config.q_init if item.q_refine is None else item.q_refine,
+        }) for item in items]
+        vectors = np.zeros((len(items), self.dim), dtype=np.float32)
+        missing = [row for row, item in enumerate(items) if item.embedding is None]
+        for row, item in enumerate(items):
+            if item.embedding is not None:
+                if len(item.embedding) != self.dim:
+                    raise ValueError(f"item {item.id}: embedding of {len(item.embedding)} floats, bank wants {self.dim}")
+                vectors[row] = item.embedding
+        if missing:
+            vectors[missing] = self.embedder.embed([items[row].embedding_text() for row in missing])
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors /= np.maximum(norms, 1e-12)
+        return items, vectors
+
+    def write_items(self, items: list[MemoryItem], vectors: np.ndarray) -> None:
+        """Durably store prepared items (I/O only; safe to run in a thread)."""
+        table = items_to_arrow(items, self.dim, vectors)
+        if any(item.id in self.items for item in items):
+            self.store.upsert_items(table)
+        else:
+            self.store.items.add(table)
+
+    def index_items(self, items: list[MemoryItem], vectors: np.ndarray) -> list[str]:
+        self._index_items(items, vectors)
+        self.flushes_since_fold += 1  # an add is a table version too
+        return [item.id for item in items]
+
+    def add(self, items: list[MemoryItem]) -> list[str]:
+        """Store items (durable on return) and make them retrievable. Returns their ids."""
+        if not items:
+            return []
+        prepared, vectors = self.prepare_items(items)
+        self.write_items(prepared, vectors)
+        ids = self.index_items(prepared, vectors)
+        self._maybe_fold_now()
+        return ids
+
+    # -- reading -----------------------------------------------------------------------------------
+    def _public(self, item_id: str) -> MemoryItem:
+        row = self.index.row_of[item_id]
+        draft, refine = STAGE_ROW["draft"], STAGE_ROW["refine"]
+        return self.items[item_id].model_copy(update={
+            "q_draft": float(self.index.q[draft, row]), "q_refine": float(self.index.q[refine, row]),
+            "visits_draft": int(self.index.visits[draft, row]), "visits_refine": int(self.index.visits[refine, row]),
+        })
+
+    def get(self, item_id: str, with_embedding: bool = False) -> MemoryItem | None:
+        if item_id not in self.items:
+            return None
+        item = self._public(item_id)
+        if with_embedding:
+            item.embedding = self.index.vectors[self.index.row_of[item_id]].tolist()
+        return item
+
+    def children(self, item_id: str) -> list[MemoryItem]:
+        return [self._public(child) for child in self.children_of.get(item_id, [])]
+
+    def api_items(self, backend: str, names: list[str] | None = None, core: bool = True) -> list[MemoryItem]:
+        """The backend's core bundle items (if `core`) and the API items named exactly in `names`."""
+        ids = list(self.api.core.get(backend, [])[: self.config.api_bundle_size]) if core else []
+        for item_id in self.api.lookup(backend, names or []):
+            if item_id not in ids:
+                ids.append(item_id)
+        return [self._public(item_id) for item_id in ids]
+
+    def ids(self) -> list[str]:
+        return list(self.index.ids)
+
+    # -- retrieval ---------------------------------------------------------------------------------
+    def retrieve(self, request: RetrievalRequest, record: bool = True) -> Retrieval:
+        """Two-phase retrieval for one attempt; its context is logged for the later update
+        (unless `record` is false: inspection from the command line)."""
+        mode = self.config.retrieval
+        n = self.config.items_per_prompt if request.n is None else request.n
+        retrieval = Retrieval(retrieval_id=new_id(), stage=request.stage, mode=mode)
+        if mode == "none":
+            return retrieval
+        if n > 0:
+            query = (np.asarray(request.query_embedding, dtype=np.float32) if request.query_embedding is not None
+                     else self.embedder.embed_one(request.query))
+            if query.shape != (self.dim,):
+                raise ValueError(f"query embedding of {query.shape[0]} floats, bank wants {self.dim}")
+            query = query / max(float(np.linalg.norm(query)), 1e-12)
+            keep = self.index.mask(request.backend, request.kinds, request.exclude_task_id)
+            k = recall_pool_size(n, len(self.index), self.config) if mode == "value" else n
+            rows, sims = self.index.recall(query, keep, k)
+            rng = np.random.default_rng([self.config.seed, request.seed]) if request.seed is not None else self.rng
+            positions, scores = select(sims, self.index.value(request.stage, rows), n, mode, self.config.ranker,
+                                       self.config, rng)
+            retrieval.pool_size = len(rows)
+            retrieval.items = [self._public(self.index.ids[rows[pos]]) for pos in positions]
+            retrieval.scores = [float(scores[pos]) for pos in positions]
+            retrieval.similarities = [float(sims[pos]) for pos in positions]
+        if request.include_api:
+            names = list(request.api_names)
+            names += self.api.names_in(request.backend, (item.content for item in retrieval.items))
+            found = self.api_items(request.backend, names[: len(request.api_names) + self.config.api_name_lookup_max])
+            retrieval.api_items = found
+        if not record:
+            return retrieval
+        self.seq += 1
+        self._remember_retrieval(retrieval.retrieval_id, self.seq, request.stage, retrieval.item_ids)
+        self.pending.append(self._log_row("retrieval", retrieval.retrieval_id, request.stage,
+                                          item_ids=retrieval.item_ids))
+        return retrieval
+
+    def _remember_retrieval(self, retrieval_id: str, seq: int, stage: str, item_ids: list[str]) -> None:
+        self.retrievals[retrieval_id] = (seq, stage, list(item_ids))
+        while len(self.retrievals) > max(self.config.retrieval_log_keep, 1000):
+            self.retrievals.popitem(last=False)
+
+    def _remember_update(self, ack: UpdateAck) -> None:
+        self.seen_updates[ack.update_id] = ack
+        while len(self.seen_updates) > SEEN_UPDATES_KEPT:
+            self.seen_updates.popitem(last=False)
+
+    # -- value updates -------------------------------------------------------------------------------
+    def stage_update(self, update: ValueUpdate) -> UpdateAck:
+        """Apply an update in memory and queue its log row (durable at the next flush)."""
+        seen = self.seen_updates.get(update.update_id)
+        if seen is not None:
+            return seen.model_copy(update={"duplicate": True, "durable": seen.seq <= self.durable_seq})
+        ids: list[str] = []
+        if update.retrieval_id is not None:
+            context = self.retrievals.get(update.retrieval_id)
+            if context is None and not update.item_ids:
+                raise UnknownRetrieval(f"unknown retrieval {update.retrieval_id!r} and no item ids given")
+            ids += context[2] if context else []
+        ids = list(dict.fromkeys(ids + list(update.item_ids)))
+        unknown = [item_id for item_id in ids if item_id not in self.index.row_of]
+        if unknown:
+            raise KeyError(f"update {update.update_id}: unknown item ids {unknown[:5]}")
+        applied = update.reward
+        if update.stage == "refine" and self.config.normalise_refine:
+            applied = self.normaliser.normalise(update.reward, self.config.normalise_warmup,
+                                                self.config.normalised_clip)
+        stage_row = STAGE_ROW[update.stage]
+        q_values, visit_counts = [], []
+        for item_id in ids:
+            row = self.index.row_of[item_id]
+            q = q_update(float(self.index.q[stage_row, row]), applied, self.config.alpha)
+            visits = int(self.index.visits[stage_row, row]) + 1
+            self.index.set_value(update.stage, row, q, visits)
+            q_values.append(q)
+            visit_counts.append(visits)
+            self.dirty.add(item_id)
+        self.seq += 1
+        self.updates_applied += 1
+        self.pending.append(self._log_row("update", update.update_id, update.stage, item_ids=ids,
+                                          retrieval_id=update.retrieval_id, reward=update.reward, applied=applied,
+                                          q=q_values, visits=visit_counts))
+        ack = UpdateAck(update_id=update.update_id, seq=self.seq, item_ids=ids, reward_applied=applied,
+                        durable=False)
+        self._remember_update(ack)
+        return ack
+
+    def update(self, update: ValueUpdate) -> UpdateAck:
+        """Apply an update and make it durable before returning."""
+        ack = self.stage_update(update)
+        self.flush()
+        return ack.model_copy(update={"durable": True})
+
+    def _log_row(self, kind: str, ref_id: str, stage: str, **fields: Any) -> dict[str, Any]:
+        return {"seq": self.seq, "type": kind, "ref_id": ref_id, "stage": stage, "at": utc_now(),
+                "norm_count": self.normaliser.count, "norm_mean": self.normaliser.mean, "norm_m2": self.normaliser.m2,
+                **fields}
+
+    # -- durability ----------------------------------------------------------------------------------
+    def fold_due(self) -> bool:
+        return bool(self.dirty) and (self.log_rows >= self.config.fold_every_rows
+                                     or self.flushes_since_fold >= self.config.fold_every_flushes)
+
+    def begin_flush(self, fold: bool | None = None) -> FlushJob:
+        """Take the queued log rows (and, when a fold is due, a snapshot consistent with them)."""
+        job = FlushJob(rows=self.pending, last_seq=self.seq)
+        self.pending = []
+        if fold if fold is not None else self.fold_due():
+            job.fold = self._fold_snapshot()
+        return job
+
+    def _fold_snapshot(self) -> FoldJob:
+        ids = list(self.dirty)
+        self.dirty = set()
+        kept = list(self.retrievals.values())[-self.config.retrieval_log_keep:] if self.config.retrieval_log_keep else []
+        cut = min(self.seq, kept[0][0] - 1) if kept else self.seq
+        rows = np.fromiter((self.index.row_of[item_id] for item_id in ids), dtype=np.int64, count=len(ids))
+        meta = {"folded": {"seq": self.seq, "updates": self.updates_applied, "normaliser": self.normaliser.model_dump()}}
+        return FoldJob(seq=self.seq, retrieval_cut=cut, items=[self.items[item_id] for item_id in ids],
+                       vectors=self.index.vectors[rows], q=self.index.q[:, rows], visits=self.index.visits[:, rows],
+                       meta=meta)
+
+    def write_flush(self, job: FlushJob) -> None:
+        """The I/O of a flush: append the log rows, then fold (safe to run in a thread)."""
+        self.store.append_log(job.rows)
+        if job.fold is not None:
+            fold = job.fold
+            values = {"q_draft": fold.q[0], "q_refine": fold.q[1], "visits_draft": fold.visits[0],
+                      "visits_refine": fold.visits[1], "updated_at": [utc_now()] * len(fold.items)}
+            self.store.upsert_items(items_to_arrow(fold.items, self.dim, fold.vectors, values))
+            self.store.write_meta(fold.meta)
+            self.store.delete_log(f"seq <= {fold.seq} AND (type = 'update' OR seq <= {fold.retrieval_cut})")
+            self.store.compact(self.config.version_retention_s)
+
+    def end_flush(self, job: FlushJob) -> None:
+        self.durable_seq = max(self.durable_seq, job.last_seq)
+        self.log_rows += len(job.rows)
+        if job.rows:
+            self.flushes_since_fold += 1
+        if job.fold is not None:
+            self.flushes_since_fold = 0
+            self.log_rows = self.store.log.count_rows()
+            log.info("memory log folded", seq=job.fold.seq, items=len(job.fold.items), log_rows=self.log_rows)
+
+    def flush(self, fold: bool | None = None) -> int:
+        """Make every queued log row durable (folding when due); returns the durable sequence number."""
+        job = self.begin_flush(fold)
+        if job.rows or job.fold is not None:
+            try:
+                self.write_flush(job)
+            except BaseException:
+                self.pending = job.rows + self.pending  # nothing is lost: retried at the next flush
+                if job.fold is not None:
+                    self.dirty.update(item.id for item in job.fold.items)
+                raise
+        self.end_flush(job)
+        return self.durable_seq
+
+    def _maybe_fold_now(self) -> None:
+        if self.fold_due():
+            self.flush(fold=True)
+
+    def compact(self) -> None:
+        """Fold the log into the items table and compact every table now."""
+        self.flush(fold=True)
+
+    def close(self) -> None:
+        self.flush(fold=bool(self.dirty) or self.log_rows > 0)
+
+    # -- inspection ----------------------------------------------------------------------------------
+    def stats(self, disk: bool = True) -> BankStats:
+        kinds = Counter(item.kind for item in self.items.values())
+        backends = Counter(item.backend for item in self.items.values())
+        return BankStats(
+            uri=self.config.uri, items=len(self.items), items_by_kind=dict(kinds), items_by_backend=dict(backends),
+            embedding_dim=self.dim, embedder=self.identity, updates=self.updates_applied, last_seq=self.seq,
+            pending_log_rows=len(self.pending), log_rows=self.log_rows,
+            versions=self.store.versions() if disk else {}, bank_bytes=self.store.size_bytes() if disk else None,
+            refine_reward_mean=self.normaliser.mean, refine_reward_std=self.normaliser.std,
+            refine_rewards_seen=self.normaliser.count,
+        )
+
+    def export_rows(self) -> list[dict[str, Any]]:
+        """Every item with its current values and embedding, JSON-ready."""
+        return [self.get(item_id, with_embedding=True).model_dump(mode="json") for item_id in self.index.ids]
+
+    def items_table(self) -> pa.Table:
+        return self.store.read_items()

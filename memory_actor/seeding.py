@@ -1,0 +1,36 @@
+"""Backend bundles (memory_actor/bundles/<backend>.yaml): API knowledge and best practices that
+seed a bank. Items get stable ids, so seeding twice keeps the values already learned."""
+
+from __future__ import annotations
+
+import hashlib
+from importlib import resources
+
+import yaml
+
+from memory_actor.items import MemoryItem
+
+BUNDLE_BACKENDS = ("cpu", "cuda", "npu")
+
+
+def bundle_items(backend: str) -> list[MemoryItem]:
+    """The bundle's items for `backend`; ids derive from backend, kind and name or summary."""
+    if backend not in BUNDLE_BACKENDS:
+        raise ValueError(f"no bundle for backend {backend!r}; bundles: {', '.join(BUNDLE_BACKENDS)}")
+    text = resources.files("memory_actor").joinpath("bundles", f"{backend}.yaml").read_text()
+    bundle = yaml.safe_load(text)
+    items = []
+    for entry in bundle["items"]:
+        key = f"{backend}/{entry['kind']}/{entry.get('name') or entry['summary']}"
+        items.append(MemoryItem(
+            id="bundle-" + hashlib.sha1(key.encode()).hexdigest()[:16],
+            kind=entry["kind"], backend=backend, stage="seed", name=entry.get("name"),
+            tags=["bundle"] + (["core"] if entry.get("core") else []),
+            summary=entry["summary"], content=entry["content"].strip(),
+        ))
+    return items
+
+
+def seed_items(backend: str, known_ids: set[str], refresh: bool = False) -> list[MemoryItem]:
+    """Bundle items to add: those the bank lacks, or all of them with `refresh` (resets values)."""
+    return [item for item in bundle_items(backend) if refresh or item.id not in known_ids]

@@ -1,0 +1,113 @@
+"""The bank on LanceDB: an items table, an append-only log of value updates and retrieval
+contexts, and a small meta table. Every path goes through lancedb.connect(uri), so a local
+directory and an object store (s3://, gs://, az://) behave the same."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import timedelta
+from typing import Any
+
+import lancedb
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from memory_actor.items import item_schema
+
+ITEMS, LOG, META = "items", "log", "meta"
+
+LOG_SCHEMA = pa.schema(
+    [
+        pa.field("seq", pa.int64(), nullable=False),
+        pa.field("type", pa.string(), nullable=False),  # "update" or "retrieval"
+        pa.field("ref_id", pa.string(), nullable=False),  # update_id or retrieval_id
+        pa.field("retrieval_id", pa.string()),
+        pa.field("stage", pa.string()),
+        pa.field("reward", pa.float64()),
+        pa.field("applied", pa.float64()),
+        pa.field("item_ids", pa.list_(pa.string())),
+        pa.field("q", pa.list_(pa.float64())),  # absolute values after the update: replay is idempotent
+        pa.field("visits", pa.list_(pa.int64())),
+        pa.field("norm_count", pa.int64()),
+        pa.field("norm_mean", pa.float64()),
+        pa.field("norm_m2", pa.float64()),
+        pa.field("at", pa.timestamp("us", tz="UTC")),
+    ]
+)
+META_SCHEMA = pa.schema([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.string())])
+
+
+class BankStore:
+    """Thin, synchronous access to the three tables. Not thread-safe: callers serialise writes."""
+
+    def __init__(self, uri: str, storage_options: dict[str, str] | None = None):
+        self.uri = uri
+        self.storage_options = dict(storage_options or {})
+        self.db = lancedb.connect(uri, storage_options=self.storage_options or None)
+        self.items: Any = None
+        self.log: Any = None
+        self.meta: Any = None
+
+    def open(self, dim: int) -> None:
+        """Open (creating where missing) the three tables, items with embeddings of `dim` floats."""
+        self.items = self.db.create_table(ITEMS, schema=item_schema(dim), exist_ok=True)
+        self.log = self.db.create_table(LOG, schema=LOG_SCHEMA, exist_ok=True)
+        self.meta = self.db.create_table(META, schema=META_SCHEMA, exist_ok=True)
+
+    def _has_table(self, name: str) -> bool:
+        return name in self.db.list_tables().tables
+
+    def stored_dim(self) -> int | None:
+        """The embedding dimension of an existing bank's items table."""
+        if not self._has_table(ITEMS):
+            return None
+        return self.db.open_table(ITEMS).schema.field("embedding").type.list_size
+
+    # -- meta ---------------------------------------------------------------------------------
+    def read_meta(self) -> dict[str, Any]:
+        rows = self.meta.to_arrow().to_pylist()
+        return {row["key"]: json.loads(row["value"]) for row in rows}
+
+    def write_meta(self, values: dict[str, Any]) -> None:
+        data = pa.table({"key": list(values), "value": [json.dumps(v) for v in values.values()]}, schema=META_SCHEMA)
+        self.meta.merge_insert("key").when_matched_update_all().when_not_matched_insert_all().execute(data)
+
+    # -- items --------------------------------------------------------------------------------
+    def read_items(self) -> pa.Table:
+        return self.items.to_arrow()
+
+    def upsert_items(self, table: pa.Table) -> None:
+        """Insert new items and overwrite existing ones (by id) in one commit."""
+        if table.num_rows:
+            self.items.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(table)
+
+    # -- log ----------------------------------------------------------------------------------
+    def append_log(self, rows: list[dict[str, Any]]) -> None:
+        if rows:
+            self.log.add(pa.Table.from_pylist(rows, schema=LOG_SCHEMA))
+
+    def read_log(self) -> pa.Table:
+        return self.log.to_arrow().sort_by("seq")
+
+    def delete_log(self, where: str) -> None:
+        self.log.delete(where)
+
+    # -- maintenance --------------------------------------------------------------------------
+    def compact(self, retention_s: float) -> None:
+        """Merge small files and drop table versions older than the retention window."""
+        for table in (self.items, self.log, self.meta):
+            table.optimize(cleanup_older_than=timedelta(seconds=retention_s))
+
+    def versions(self) -> dict[str, int]:
+        return {name: len(table.list_versions()) for name, table in ((ITEMS, self.items), (LOG, self.log),
+                                                                     (META, self.meta))}
+
+    def size_bytes(self) -> int:
+        """Bytes under the bank's URI, through pyarrow's filesystems (local or object store)."""
+        try:
+            fs, root = pafs.FileSystem.from_uri(self.uri)
+        except (pa.ArrowInvalid, ValueError):
+            fs, root = pafs.LocalFileSystem(), os.path.abspath(self.uri)
+        infos = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
+        return sum(info.size or 0 for info in infos if info.type == pafs.FileType.File)
