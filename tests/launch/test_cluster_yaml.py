@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shlex
+import shutil
+import signal
+import socket
 import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -129,3 +137,88 @@ def test_on_premise_nodes_install_the_project_with_torch_npu_over_cann():
     assert "torch-npu==" in setup
     assert 'pip install -e "$HOME/evokernel[npu]"' in setup
     assert config["file_mounts"]["~/evokernel"] == "."
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _http_status(url: str, token: str | None = None) -> int:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except OSError:  # not listening (yet)
+        return 0
+
+
+def _start_node(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    # --block keeps every Ray process of this node in one process group that we can stop
+    # by itself; `ray stop` would stop every Ray instance on this machine.
+    with log.open("w") as out:
+        return subprocess.Popen(["ray", "start", *args, "--block"], env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+
+
+def _wait_for(predicate, nodes: dict[Path, subprocess.Popen], timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for log, node in nodes.items():
+            if node.poll() is not None:
+                raise AssertionError(f"`ray start` exited with {node.returncode}:\n{log.read_text()[-3000:]}")
+        if predicate():
+            return
+        time.sleep(1.0)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.mark.slow
+def test_start_commands_bring_up_an_authenticated_two_node_cluster(tmp_path):
+    """cluster.yaml's own `ray start` lines and node environment, run here as head plus one worker."""
+    config = _load(REPO / "cluster.yaml")
+    node_env = _node_environment(config, tmp_path)
+    token_file = Path(node_env["RAY_AUTH_TOKEN_PATH"])  # where file_mounts puts the token
+    token_file.parent.mkdir(parents=True)
+    token_file.write_text(secrets.token_hex(32))
+    env = {**os.environ, "RAY_AUTH_MODE": node_env["RAY_AUTH_MODE"], "RAY_AUTH_TOKEN_PATH": str(token_file)}
+    env.pop("RAY_AUTH_TOKEN", None)
+    gcs_port, dashboard_port = _free_port(), _free_port()
+    head_args = [a.replace("6379", str(gcs_port)) for a in _ray_start_args(config["head_start_ray_commands"][-1])
+                 if not a.startswith("--autoscaling-config")]
+    worker_args = [a.replace("$RAY_HEAD_IP", "127.0.0.1").replace("6379", str(gcs_port))
+                   for a in _ray_start_args(config["worker_start_ray_commands"][-1])]
+    # Ray's socket paths must stay under 108 bytes: a short temp dir, not pytest's.
+    ray_tmp = tempfile.mkdtemp(prefix="evk-ray-")
+    local = ["--node-ip-address=127.0.0.1", "--num-cpus=1", f"--temp-dir={ray_tmp}"]
+    nodes: dict[Path, subprocess.Popen] = {}
+    try:
+        head_log, worker_log = tmp_path / "head.log", tmp_path / "worker.log"
+        nodes[head_log] = _start_node([*head_args, *local, f"--dashboard-port={dashboard_port}"], env, head_log)
+        _wait_for(lambda: _http_status(f"http://127.0.0.1:{dashboard_port}/api/version") == 401, nodes, 90,
+                  "the dashboard")
+        nodes[worker_log] = _start_node([*worker_args, *local, f"--dashboard-agent-listen-port={_free_port()}"],
+                                        env, worker_log)
+
+        def status(extra_env: dict[str, str]) -> subprocess.CompletedProcess:
+            return subprocess.run(["ray", "status", f"--address=127.0.0.1:{gcs_port}"], env={**env, **extra_env},
+                                  capture_output=True, text=True, timeout=120)
+
+        _wait_for(lambda: "16.0 NPU" in status({}).stdout, nodes, 90, "both nodes with 8 NPUs each")
+        refused = status({"RAY_AUTH_TOKEN": "not-the-cluster-token"})
+        assert refused.returncode != 0 and "InvalidAuthToken" in refused.stdout + refused.stderr
+        # The dashboard asks for the token, and listens on loopback only.
+        assert _http_status(f"http://127.0.0.1:{dashboard_port}/api/version", token_file.read_text()) == 200
+        outward = socket.gethostbyname(socket.gethostname())
+        if not outward.startswith("127."):
+            with pytest.raises(OSError), socket.create_connection((outward, dashboard_port), timeout=5):
+                pass
+    finally:
+        for node in reversed(nodes.values()):
+            if node.poll() is None:
+                os.killpg(node.pid, signal.SIGTERM)
+                node.wait(timeout=60)
+        shutil.rmtree(ray_tmp, ignore_errors=True)
