@@ -108,6 +108,12 @@ def test_task_file_names_are_unique_numbered_ids():
         assert re.fullmatch(r"\d+_[A-Za-z0-9]+", path.stem), path.name
 
 
+def test_suite_readme_lists_every_task():
+    readme = (SUITE / "README.md").read_text()
+    missing = [p.stem for p in TASK_FILES if f"| {p.stem} |" not in readme]
+    assert not missing, f"suites/cpu/README.md lacks {missing}"
+
+
 @pytest.mark.parametrize("path", TASK_FILES, ids=_id)
 def test_task_follows_the_format_and_runs_fast(path):
     task = load_module(path)
