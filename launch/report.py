@@ -195,9 +195,11 @@ def _operator_row(task: str, entries: list[tuple[int, dict]], counts: Counter) -
             row.feasible, row.first_feasible_iteration = True, iteration
         if row.first_feasible_latency_ms is None and latency is not None:
             row.first_feasible_latency_ms = latency
+        # The operator's speedup over eager is that of its fastest kernel (as in EpisodeResult);
+        # the best measured speedup stands in only where no latency was recorded.
         if latency is not None and (row.best_latency_ms is None or latency < row.best_latency_ms):
-            row.best_latency_ms = latency
-        if speedup is not None and (row.speedup_vs_eager is None or speedup > row.speedup_vs_eager):
+            row.best_latency_ms, row.speedup_vs_eager = latency, speedup
+        elif row.best_latency_ms is None and speedup is not None and speedup > (row.speedup_vs_eager or 0):
             row.speedup_vs_eager = speedup
         if speedup is not None and speedup > 1 and row.faster_than_eager_iteration is None:
             row.faster_than_eager_iteration = iteration
@@ -284,6 +286,8 @@ def analyse_run(run_dir: Path) -> RunReport:
     budget = _setting(summary.get("settings"), "episode", "iterations")
     first = min(recorded, default=1)
     last = max(recorded + ([budget + first - 1] if isinstance(budget, int) else []), default=0)
+    if summary.get("error"):
+        problems.append(f"campaign error: {summary['error']}")
     if not isinstance(summary.get("finished_at"), str) and summary:
         problems.append("summary.json has no finished_at: the campaign did not finish")
     settings = summary.get("settings")

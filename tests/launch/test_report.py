@@ -162,3 +162,30 @@ def test_operators_known_only_from_summary_json_keep_their_figures(tmp_path):
     assert report.curves.fast_0 == pytest.approx([1 / 4, 2 / 4, 3 / 4, 3 / 4])
     assert report.speedup_best_over_first.values == [2.0, 3.0, 4.0]
     assert any("5_Sum: 6 attempt(s) in summary.json but none in attempts.jsonl" in p for p in report.problems)
+
+
+def test_reads_run_folders_written_from_the_actors_models(tmp_path):
+    """Lines dumped from actors.messages.Attempt / EpisodeResult and redacted Settings, as the campaign writes them."""
+    from actors.messages import Attempt, EpisodeResult
+    from launch.config import Settings
+
+    settings = Settings(memory={"retrieval": "similarity"}, episode={"iterations": 3})
+    attempts = [Attempt(run_id="r1", task="1_Relu", iteration=1, stage="draft", gate="compile", reason="error: x"),
+                Attempt(run_id="r1", task="1_Relu", iteration=2, stage="draft", gate="ok", feasible=True,
+                        latency_ms=3.0, speedup_vs_eager=0.9),
+                Attempt(run_id="r1", task="1_Relu", iteration=3, stage="refine", gate="ok", feasible=True,
+                        latency_ms=1.5, speedup_vs_eager=1.8)]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "attempts.jsonl").write_text("".join(a.model_dump_json() + "\n" for a in attempts))
+    result = EpisodeResult(task="1_Relu", feasible=True, attempts=3, first_feasible_iteration=2,
+                           best_latency_ms=1.5, speedup_vs_eager=1.8)
+    (run / "summary.json").write_text(json.dumps({
+        "run_id": "r1", "started_at": "2026-11-22T08:00:00+00:00", "finished_at": None,
+        "settings": settings.redacted(), "operators": [result.model_dump()], "totals": {}, "error": None}, default=str))
+    report = analyse_run(run)
+    assert report.retrieval == "similarity" and report.run_id == "r1"
+    assert report.curves.iterations == [1, 2, 3]
+    assert report.curves.fast_0 == [0.0, 1.0, 1.0] and report.curves.fast_1 == [0.0, 0.0, 1.0]
+    assert report.speedup_best_over_first.values == [2.0] and report.speedup_vs_eager.values == [1.8]
+    assert report.problems == ["summary.json has no finished_at: the campaign did not finish"]
