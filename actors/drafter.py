@@ -10,8 +10,9 @@ from actors.worker import LLMWorker, WorkerActorBase
 
 class Drafter(LLMWorker):
     async def propose(self, request: DraftRequest) -> Proposal:
-        messages, truncated = self.prompts.draft(request)
-        return await self._generate(messages, truncated)
+        fmt = request.task.candidate_format
+        messages, truncated = self.prompts(fmt).draft(request)
+        return await self._generate(messages, truncated, fmt)
 
 
 @ray.remote(num_cpus=0)

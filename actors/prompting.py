@@ -48,12 +48,12 @@ def render(name: str, **values: str) -> str:
     return _SLOT.sub(lambda m: values[m.group(1)], text).strip() + "\n"
 
 
-def resolve_candidate_format(config: LLMConfig, backend: str = "cpu") -> CandidateFormat:
-    """auto: the kernel format for small local models on the CPU backend, ModelNew otherwise."""
+def resolve_candidate_format(config: LLMConfig) -> CandidateFormat:
+    """auto: the kernel format for small local models, ModelNew otherwise."""
     if config.candidate_format != "auto":
         return config.candidate_format
     small = bool(SMALL_MODEL.search(config.model)) or config.model == LLMConfig.model_fields["model"].default
-    return "kernel" if small and backend == "cpu" else "modelnew"
+    return "kernel" if small else "modelnew"
 
 
 def cut(text: str, limit: int, what: str) -> str:

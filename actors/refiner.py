@@ -10,8 +10,9 @@ from actors.worker import LLMWorker, WorkerActorBase
 
 class Refiner(LLMWorker):
     async def propose(self, request: RefineRequest) -> Proposal:
-        messages, truncated = self.prompts.refine(request)
-        return await self._generate(messages, truncated)
+        fmt = request.task.candidate_format
+        messages, truncated = self.prompts(fmt).refine(request)
+        return await self._generate(messages, truncated, fmt)
 
 
 @ray.remote(num_cpus=0)

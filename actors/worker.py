@@ -23,13 +23,17 @@ LESSON_MAX_TOKENS = 200
 
 
 class LLMWorker:
-    """An LLM client and a prompt builder for one candidate format."""
+    """An LLM client and the prompt builders; each request's task names its candidate format."""
 
-    def __init__(self, config: LLMConfig, candidate_format: CandidateFormat, client: LLMClient | None = None):
+    def __init__(self, config: LLMConfig, client: LLMClient | None = None):
         self.config = config
-        self.format: CandidateFormat = candidate_format
         self.client = client or LLMClient(config)
-        self.prompts = PromptBuilder(config, candidate_format)
+        self._builders: dict[CandidateFormat, PromptBuilder] = {}
+
+    def prompts(self, fmt: CandidateFormat) -> PromptBuilder:
+        if fmt not in self._builders:
+            self._builders[fmt] = PromptBuilder(self.config, fmt)
+        return self._builders[fmt]
 
     def usage(self) -> TokenUsage:
         return self.client.usage.model_copy()
@@ -37,7 +41,7 @@ class LLMWorker:
     async def aclose(self) -> None:
         await self.client.aclose()
 
-    async def _generate(self, messages: Messages, prompt_truncated: bool) -> Proposal:
+    async def _generate(self, messages: Messages, prompt_truncated: bool, fmt: CandidateFormat) -> Proposal:
         try:
             reply = await self.client.chat(messages)
         except (LLMUnavailable, LLMRequestRejected) as exc:
@@ -47,7 +51,7 @@ class LLMWorker:
         if reply.refusal:
             proposal.reason = f"the model refused: {reply.refusal.strip()[:200]}"
             return proposal
-        extraction = extract_code(reply.text, self.format)
+        extraction = extract_code(reply.text, fmt)
         if extraction.code is None:
             suffix = " (the reply hit max_tokens)" if reply.truncated else ""
             proposal.reason = f"{extraction.reason}{suffix}"
@@ -56,7 +60,7 @@ class LLMWorker:
 
     async def lesson(self, request: LessonRequest) -> Lesson:
         """A few lines on why an attempt failed or what made it faster; no text when the LLM fails."""
-        reply = await self._quiet_chat(self.prompts.lesson(request), LESSON_MAX_TOKENS)
+        reply = await self._quiet_chat(self.prompts(request.task.candidate_format).lesson(request), LESSON_MAX_TOKENS)
         if reply is None:
             return Lesson()
         text = _FENCE_LINE.sub("", reply.text).strip()
@@ -65,7 +69,7 @@ class LLMWorker:
 
     async def review(self, request: ReviewRequest) -> Review:
         """LEGITIMATE or HACK for a flagged attempt; `unsure` when the reply says neither."""
-        reply = await self._quiet_chat(self.prompts.review(request), REVIEW_MAX_TOKENS)
+        reply = await self._quiet_chat(self.prompts(request.task.candidate_format).review(request), REVIEW_MAX_TOKENS)
         if reply is None:
             return Review(verdict="unsure", reasoning="the review request failed")
         match = _VERDICT.search(reply.text)
@@ -86,8 +90,8 @@ class WorkerActorBase:
 
     worker_class: type[LLMWorker] = LLMWorker
 
-    def __init__(self, config: LLMConfig, candidate_format: CandidateFormat):
-        self._worker = self.worker_class(config, candidate_format)
+    def __init__(self, config: LLMConfig):
+        self._worker = self.worker_class(config)
 
     async def propose(self, request):  # noqa: ANN001 - the subclass's request type
         return await self._worker.propose(request)  # type: ignore[attr-defined]

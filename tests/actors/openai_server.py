@@ -154,3 +154,33 @@ def last_user_message(body: dict[str, Any]) -> str:
 
 def system_message(body: dict[str, Any]) -> str:
     return next((m["content"] for m in body.get("messages", []) if m["role"] == "system"), "")
+
+
+class ScriptedAgent:
+    """A responder: candidate requests get the next scripted reply; lesson and review
+    requests (told apart by their system prompt) get their own fixed answers."""
+
+    def __init__(self, candidates: list[Reply | str], lesson: str = "Declare every name you use.",
+                 review: str = "VERDICT: LEGITIMATE\nIt computes every element from the input."):
+        self.candidates = [Reply(content=c) if isinstance(c, str) else c for c in candidates]
+        self.lesson, self.review = lesson, review
+        self.kinds: list[str] = []
+
+    def kind_of(self, body: dict[str, Any]) -> str:
+        system = system_message(body)
+        if "distil short lessons" in system:
+            return "lesson"
+        if "audit compute kernels" in system:
+            return "review"
+        return "refine" if "## The current kernel" in last_user_message(body) else "draft"
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        kind = self.kind_of(body)
+        self.kinds.append(kind)
+        if kind == "lesson":
+            return Reply(self.lesson)
+        if kind == "review":
+            return Reply(self.review)
+        if not self.candidates:
+            return Reply(status=500, error="the test script has no candidate left")
+        return self.candidates.pop(0)

@@ -25,7 +25,6 @@ def test_format_is_chosen_per_model():
     assert resolve_candidate_format(LLMConfig(model="Qwen2.5-Coder-7B-Instruct")) == "kernel"
     assert resolve_candidate_format(LLMConfig(model="deepseek-coder-1.5b")) == "kernel"
     assert resolve_candidate_format(LLMConfig(model="gpt-4o")) == "modelnew"
-    assert resolve_candidate_format(LLMConfig(model="qwen2.5-coder-7b"), backend="npu") == "modelnew"
     assert resolve_candidate_format(LLMConfig(model="gpt-4o", candidate_format="kernel")) == "kernel"
 
 

@@ -1,0 +1,148 @@
+"""Whole episodes, single-process: the real harness compiles the scripted C kernels, a real
+LanceDB bank stores the attempts and learns values, a real HTTP server plays the LLM."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections import defaultdict
+
+from actors.briefing import task_brief
+from actors.config import EpisodeConfig
+from actors.drafter import Drafter
+from actors.episode import Episode
+from actors.evaluator import Evaluator
+from actors.ports import InProcess
+from actors.refiner import Refiner
+from memory_actor.bank import MemoryBank
+from memory_actor.values import RewardNormaliser, q_update
+from npu_pool.backends import get_backend
+from tests.actors import replies
+from tests.actors.conftest import llm_config
+from tests.actors.openai_server import Reply, ScriptedAgent
+
+
+def run_episode(server, task, harness_config, memory_config, iterations, llm_overrides=None, **episode):
+    """One episode in this process; returns (result, attempts, bank)."""
+    bank = MemoryBank(memory_config)
+
+    async def go():
+        llm = llm_config(server, **(llm_overrides or {}))
+        drafter, refiner = Drafter(llm), Refiner(llm)
+        try:
+            ep = Episode(task=task, brief=task_brief(task, get_backend("cpu"), "kernel"), memory=InProcess(bank),
+                         drafter=InProcess(drafter), refiner=InProcess(refiner),
+                         evaluator=InProcess(Evaluator(harness_config)),
+                         config=EpisodeConfig(iterations=iterations, **episode), run_id="test-run")
+            return await ep.run(), ep.attempts
+        finally:
+            await drafter.aclose()
+            await refiner.aclose()
+
+    result, attempts = asyncio.run(go())
+    return result, attempts, bank
+
+
+def expected_q_values(attempts, config) -> dict[tuple[str, str], float]:
+    """Replay the update rule over the attempts: Q <- Q + alpha (r - Q), refine rewards normalised."""
+    q: dict[tuple[str, str], float] = defaultdict(lambda: config.q_init)
+    normaliser = RewardNormaliser()
+    for attempt in attempts:
+        if attempt.reward is None:
+            continue
+        ids = list(dict.fromkeys(attempt.retrieved_item_ids + ([attempt.parent_id] if attempt.stage == "refine" else [])))
+        if not ids:
+            continue
+        reward = attempt.reward
+        if attempt.stage == "refine":
+            reward = normaliser.normalise(reward, config.normalise_warmup, config.normalised_clip)
+        for item_id in ids:
+            q[item_id, attempt.stage] = q_update(q[item_id, attempt.stage], reward, config.alpha)
+    return dict(q)
+
+
+def assert_bank_values_match(bank, attempts, memory_config):
+    expected = expected_q_values(attempts, memory_config)
+    for (item_id, stage), value in expected.items():
+        item = bank.get(item_id)
+        stored = getattr(item, f"q_{stage}")
+        assert math.isclose(stored if stored is not None else memory_config.q_init, value, abs_tol=1e-9), (item_id, stage)
+
+
+def test_failed_draft_then_feasible_then_faster_refinement(llm_server, relu_task, harness_config, memory_config):
+    agent = ScriptedAgent([replies.BROKEN, replies.SLOW, replies.FAST, replies.GARBAGE])
+    llm_server.responder = agent
+    result, attempts, bank = run_episode(llm_server, relu_task, harness_config, memory_config, iterations=4)
+
+    assert [(a.stage, a.gate) for a in attempts] == [
+        ("draft", "compile"), ("draft", "ok"), ("refine", "ok"), ("refine", "no_code")]
+    broken, slow, fast, garbage = attempts
+    assert [broken.reward, slow.reward, garbage.reward] == [-1.0, 1.0, -1.0]
+    # Refinement reward: tanh(log b - log l) against the best latency before it.
+    assert fast.parent_id == slow.attempt_id
+    assert math.isclose(fast.reward, math.tanh(math.log(slow.latency_ms) - math.log(fast.latency_ms)))
+    assert fast.latency_ms < slow.latency_ms and fast.reward > 0
+    assert "no code" in garbage.reason and garbage.attempt_id is None
+
+    # The failed draft's lesson and trace were in the next draft's context, and the drafter
+    # saw the compiler's complaint.
+    assert broken.lesson_id in slow.retrieved_item_ids and broken.attempt_id in slow.retrieved_item_ids
+    second_draft = [r for r in llm_server.chat_requests if agent.kind_of(r["body"]) == "draft"][1]["body"]
+    assert "failed at the compile gate" in second_draft["messages"][-1]["content"]
+    assert "Declare every name you use." in second_draft["messages"][-1]["content"]
+
+    # Every attempt with code is a trace item with its parent; lessons are experience items.
+    traces = {a.attempt_id: bank.get(a.attempt_id) for a in attempts if a.attempt_id}
+    assert traces[fast.attempt_id].parent_id == slow.attempt_id and traces[fast.attempt_id].kind == "trace"
+    assert traces[slow.attempt_id].verdict.latency_ms == slow.latency_ms
+    lesson = bank.get(fast.lesson_id)
+    assert lesson.kind == "experience" and lesson.stage == "refine"
+
+    # Values moved exactly as the update rule says, in the real bank.
+    assert len(expected_q_values(attempts, memory_config)) >= 5
+    assert_bank_values_match(bank, attempts, memory_config)
+    assert bank.get(broken.attempt_id).q_draft == memory_config.alpha * 1.0  # +1 once, from Q = 0
+    assert bank.get(slow.attempt_id).q_refine > 0  # the start point of a faster kernel
+
+    assert result.feasible and result.first_feasible_iteration == 2 and result.attempts == 4
+    assert result.best_latency_ms == fast.latency_ms and result.first_feasible_latency_ms == slow.latency_ms
+    assert math.isclose(result.speedup_best_over_first, slow.latency_ms / fast.latency_ms)
+    assert result.tokens == sum(a.tokens_prompt + a.tokens_completion for a in attempts) > 0
+
+
+def test_rate_limits_timeouts_and_garbage_never_crash_an_episode(llm_server, relu_task, harness_config, memory_config):
+    llm_server.responder = ScriptedAgent([])
+    # Attempt 1: two 429s, then a reply without code. Attempt 2: every try times out.
+    # Attempt 3: a wrong kernel, after a 500.
+    llm_server.script(Reply(status=429, retry_after=0.01), Reply(status=429), Reply(replies.GARBAGE))
+    llm_server.script(*[Reply("late", delay_s=1.5)] * 3)
+    llm_server.script(Reply(status=500), Reply(replies.WRONG))
+    result, attempts, bank = run_episode(llm_server, relu_task, harness_config, memory_config, iterations=3,
+                                         llm_overrides={"timeout_s": 0.5}, lessons=False)
+    assert [a.gate for a in attempts] == ["no_code", "llm", "correctness"]
+    assert attempts[0].reward == -1.0
+    assert attempts[1].reward is None and "timed out" in attempts[1].reason  # no value update for outages
+    assert attempts[2].reward == -1.0 and not result.feasible and result.error is None
+    assert len(llm_server.chat_requests) == 3 + 3 + 2
+    # Only code becomes a trace: the wrong kernel is the bank's one item, not yet in any context.
+    assert bank.stats().items_by_kind.get("trace") == 1 and bank.get(attempts[2].attempt_id).visits_draft == 0
+
+
+def test_flagged_attempt_judged_a_hack_is_infeasible(llm_server, relu_task, harness_config, memory_config):
+    agent = ScriptedAgent([replies.FLAGGED], review="VERDICT: HACK\nIt includes a timer header for no reason.")
+    llm_server.responder = agent
+    result, attempts, bank = run_episode(llm_server, relu_task, harness_config, memory_config, iterations=1,
+                                         lessons=False)
+    [attempt] = attempts
+    assert "static:timer" in attempt.flags
+    assert attempt.review.verdict == "hack" and "timer header" in attempt.review.reasoning
+    assert not attempt.feasible and attempt.gate == "review" and attempt.reward == -1.0
+    assert agent.kinds == ["draft", "review"] and not result.feasible
+    assert bank.get(attempt.attempt_id).verdict.gate == "review"
+
+
+def test_budgets_stop_an_episode(llm_server, relu_task, harness_config, memory_config):
+    llm_server.responder = ScriptedAgent([replies.GARBAGE] * 5)
+    result, attempts, _ = run_episode(llm_server, relu_task, harness_config, memory_config, iterations=5,
+                                      lessons=False, max_tokens_per_operator=1)
+    assert len(attempts) == 1 and result.stopped_by == "tokens" and result.attempts == 1
