@@ -220,6 +220,9 @@ class _Scope:
         self.c, self.p, self.fid, self.info, self.env, self.emit = checker, checker.p, fid, info, env, emit
         self.findings: list[Finding] = []
         self.returned = NONE
+        self.declared_global: set[str] = set()
+        self.pointer_names: set[str] = set()  # locals computed from data_ptr()/id()
+        self.shape_names: set[str] = set()  # locals computed from shapes
         spec = info.node.args
         params = [a.arg for a in spec.posonlyargs + spec.args]
         if info.owner and params and not info.is_static and "classmethod" not in info.decorators:
@@ -229,6 +232,13 @@ class _Scope:
         for name in params + [a.arg for a in spec.kwonlyargs]:
             self.env.setdefault(name, UNKNOWN)
         self.params = set(params[1:] if info.owner and not info.is_static else params)
+
+    def pointerish(self, node: ast.AST | None) -> bool:
+        """Does the expression use a data pointer or object id, directly or via a local?"""
+        return _mentions_pointer(node, self.pointer_names)
+
+    def shapeish(self, node: ast.AST | None) -> bool:
+        return _mentions_shape(node, self.shape_names)
 
     def flag(self, node: ast.AST, rule: str, severity: str, message: str) -> None:
         if self.emit:
@@ -310,7 +320,7 @@ class _Scope:
                     name, path = alias.asname or alias.name, f"{s.module}.{alias.name}"
                 self.env[name] = Val("path", path)
         elif isinstance(s, (ast.Global, ast.Nonlocal)):
-            self.flag(s, "state", "warn", "global/nonlocal state on the forward path looks like a cache; keep forward stateless")
+            self.declared_global.update(s.names)
         elif isinstance(s, ast.Match):
             self.expr(s.subject)
             for case in s.cases:
@@ -324,6 +334,16 @@ class _Scope:
                 self.expr(target)
 
     def assign(self, target: ast.expr, value: Val, value_node: ast.expr | None) -> None:
+        if isinstance(target, ast.Name) and target.id in self.declared_global and value.kind not in ("ext", "none"):
+            # a lazily built extension is fine; anything else kept across calls looks like a cache
+            self.flag(target, "state", "warn", f"forward stores '{target.id}' in global state; keep forward stateless")
+        if self.pointerish(value_node) and isinstance(target, ast.Name) and target.id in self.declared_global:
+            self.flag(target, "output_cache", "reject", "storing a data_ptr()/id() in global state is an output cache keyed by pointer")
+        if isinstance(target, ast.Name) and value_node is not None:
+            if self.pointerish(value_node):
+                self.pointer_names.add(target.id)
+            elif self.shapeish(value_node):
+                self.shape_names.add(target.id)
         if isinstance(target, ast.Name):
             self.env[target.id] = join(self.env.get(target.id, NONE), value) if self.env.get(target.id) not in (None, UNKNOWN) else value
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -335,7 +355,7 @@ class _Scope:
             base = self.expr(target.value)
             if base.kind == "obj":
                 self.c.set_attr(base.ref, target.attr, value)
-                if _mentions_pointer(value_node):
+                if self.pointerish(value_node):
                     self.flag(target, "output_cache", "reject", "storing a data_ptr()/id() in module state is an output cache keyed by pointer; recompute every call")
         elif isinstance(target, ast.Subscript):
             base = self.expr(target.value)
@@ -480,7 +500,7 @@ class _Scope:
             if isinstance(op, (ast.In, ast.NotIn)):
                 self.cache_key(e, left_node, right)
                 continue
-            if _mentions_pointer(left_node) or _mentions_pointer(right_node):
+            if self.pointerish(left_node) or self.pointerish(right_node):
                 self.flag(e, "output_cache", "reject", "comparing data_ptr()/id() of inputs means caching by pointer; recompute every call")
             if isinstance(op, (ast.Is, ast.IsNot)):
                 if "tensor" in (left.kind, right.kind) and "none" not in (left.kind, right.kind) and not (
@@ -588,9 +608,9 @@ class _Scope:
     def cache_key(self, node: ast.AST, key: ast.expr, container: Val) -> None:
         if container.kind in ("tensor", "scalar"):
             return
-        if _mentions_pointer(key):
+        if self.pointerish(key):
             self.flag(node, "output_cache", "reject", "a lookup keyed by data_ptr()/id() is an output cache; recompute every call")
-        elif _mentions_shape(key):
+        elif self.shapeish(key):
             self.flag(node, "shape_cache", "warn", "a lookup keyed by shapes: cache only compiled kernels or buffers, never outputs")
 
     # --- calls ---------------------------------------------------------------------------
@@ -798,10 +818,12 @@ _POINTER_CALLS = {"data_ptr", "id", "hash", "_cdata", "untyped_storage", "storag
 _SHAPE_NAMES = {"shape", "size", "numel", "stride"}
 
 
-def _mentions_pointer(node: ast.AST | None) -> bool:
+def _mentions_pointer(node: ast.AST | None, tainted: set[str] | frozenset = frozenset()) -> bool:
     if node is None:
         return False
     for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and sub.id in tainted:
+            return True
         if isinstance(sub, ast.Attribute) and sub.attr in _POINTER_CALLS:
             return True
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in ("id", "hash"):
@@ -809,8 +831,11 @@ def _mentions_pointer(node: ast.AST | None) -> bool:
     return False
 
 
-def _mentions_shape(node: ast.AST) -> bool:
-    return any(isinstance(sub, ast.Attribute) and sub.attr in _SHAPE_NAMES for sub in ast.walk(node))
+def _mentions_shape(node: ast.AST | None, tainted: set[str] | frozenset = frozenset()) -> bool:
+    if node is None:
+        return False
+    return any((isinstance(sub, ast.Attribute) and sub.attr in _SHAPE_NAMES) or (isinstance(sub, ast.Name) and sub.id in tainted)
+               for sub in ast.walk(node))
 
 
 def _const_str(node: ast.AST) -> str | None:
