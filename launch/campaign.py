@@ -1,0 +1,191 @@
+"""A campaign: one episode per selected operator, written to a run folder as it goes.
+
+The run folder holds `attempts.jsonl` (one Attempt per line, appended and flushed as each
+attempt finishes: nothing is lost on a crash) and `summary.json` (rewritten atomically
+after every operator). Operators run one after another for now; the components are the
+same in single-process mode (`use_ray=False`) and over Ray actors.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import statistics
+import uuid
+from contextlib import AsyncExitStack
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from actors.briefing import candidate_format_for, task_brief
+from actors.drafter import Drafter, DrafterActor
+from actors.episode import FATAL_LLM_ERRORS, Episode
+from actors.evaluator import Evaluator, EvaluatorActor
+from actors.messages import Attempt, EpisodeResult, utc_now
+from actors.ports import InProcess, RayActor
+from actors.refiner import Refiner, RefinerActor
+from launch.config import Settings
+
+log = structlog.get_logger("evokernel.campaign")
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+class CampaignError(Exception):
+    """The campaign cannot start or had to stop (bad suite, fatal LLM configuration)."""
+
+
+def default_suite() -> Path:
+    """The bundled CPU suite of this checkout."""
+    return REPOSITORY / "suites" / "cpu"
+
+
+def _natural_key(path: Path) -> list[Any]:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(path))]
+
+
+def select_tasks(suite: Path, pattern: str = "*") -> list[Path]:
+    """Task files under `suite` whose name (or path inside the suite) matches `pattern`."""
+    if not suite.is_dir():
+        raise CampaignError(f"suite folder not found: {suite}")
+    found = [p for p in suite.rglob("*.py") if not p.name.startswith("_")
+             and (fnmatch.fnmatch(p.name, pattern) or fnmatch.fnmatch(str(p.relative_to(suite)), pattern)
+                  or fnmatch.fnmatch(p.stem, pattern))]
+    if not found:
+        raise CampaignError(f"no task in {suite} matches {pattern!r}")
+    return sorted(found, key=lambda p: _natural_key(p.relative_to(suite)))
+
+
+def new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+
+
+class RunFolder:
+    """attempts.jsonl appended line by line; summary.json replaced atomically."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+        self.attempts_path = path / "attempts.jsonl"
+        self.summary_path = path / "summary.json"
+
+    def append_attempt(self, attempt: Attempt) -> None:
+        with self.attempts_path.open("a", encoding="utf-8") as stream:
+            stream.write(attempt.model_dump_json() + "\n")
+            stream.flush()
+            os.fsync(stream.fileno())
+
+    def write_summary(self, summary: dict[str, Any]) -> None:
+        partial = self.summary_path.with_suffix(".json.tmp")
+        partial.write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
+        os.replace(partial, self.summary_path)
+
+
+def totals(operators: list[EpisodeResult]) -> dict[str, Any]:
+    feasible = [op for op in operators if op.feasible]
+    speedups = [op.speedup_vs_eager for op in feasible if op.speedup_vs_eager]
+    gains = [op.speedup_best_over_first for op in feasible if op.speedup_best_over_first]
+    return {
+        "operators": len(operators),
+        "feasible": len(feasible),
+        "feasible_rate": round(len(feasible) / len(operators), 4) if operators else 0.0,
+        "attempts": sum(op.attempts for op in operators),
+        "tokens": sum(op.tokens for op in operators),
+        "errors": sum(1 for op in operators if op.error),
+        "median_speedup_vs_eager": statistics.median(speedups) if speedups else None,
+        "median_speedup_best_over_first": statistics.median(gains) if gains else None,
+    }
+
+
+class Campaign:
+    """Builds the memory, drafter, refiner and evaluator once, then runs the operators."""
+
+    def __init__(self, settings: Settings, run_dir: Path, *, use_ray: bool = True, run_id: str | None = None):
+        self.settings = settings
+        self.folder = RunFolder(run_dir)
+        self.use_ray = use_ray
+        self.run_id = run_id or new_run_id()
+        self.operators: list[EpisodeResult] = []
+        self.started_at = utc_now()
+        self.error: str | None = None
+
+    def summary(self, finished: bool) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "started_at": self.started_at,
+            "finished_at": utc_now() if finished else None,
+            "mode": "ray" if self.use_ray else "single-process",
+            "settings": self.settings.redacted(),
+            "operators": [op.model_dump() for op in self.operators],
+            "totals": totals(self.operators),
+            "error": self.error,
+        }
+
+    async def run(self, task_paths: list[Path]) -> dict[str, Any]:
+        from npu_pool.backends import get_backend
+        from npu_pool.tasks import load_task
+
+        backend = get_backend(self.settings.harness.backend)
+        log.info("campaign_start", run_id=self.run_id, operators=len(task_paths), backend=backend.name,
+                 mode="ray" if self.use_ray else "single-process", run_dir=str(self.folder.path))
+        self.folder.write_summary(self.summary(False))
+        async with AsyncExitStack() as stack:
+            memory, drafter, refiner, evaluator = await self._components(stack)
+            for path in task_paths:
+                try:
+                    harness = self.settings.harness
+                    task = load_task(path, sizes=harness.sizes, max_bytes=harness.fit_max_bytes,
+                                     max_gflop=harness.fit_max_gflop, min_dim=harness.fit_min_dim)
+                except Exception as exc:  # a broken task file is that operator's failure only
+                    log.error("task_load_failed", task=path.stem, error=str(exc))
+                    self._finish(EpisodeResult(task=path.stem, stopped_by="error", error=f"task load: {exc}"))
+                    continue
+                fmt = candidate_format_for(self.settings.llm, backend, task)
+                episode = Episode(
+                    task=task, brief=task_brief(task, backend, fmt), memory=memory, drafter=drafter,
+                    refiner=refiner, evaluator=evaluator, config=self.settings.episode, run_id=self.run_id,
+                    items_per_prompt=self.settings.memory.items_per_prompt, on_attempt=self.folder.append_attempt,
+                )
+                log.info("operator_start", task=task.task_id, format=fmt, sizes=task.sizes)
+                try:
+                    result = await episode.run()
+                except FATAL_LLM_ERRORS as exc:
+                    self.error = str(exc)
+                    self._finish(episode.result.model_copy(update={"error": str(exc), "stopped_by": "error"}))
+                    raise CampaignError(str(exc)) from None
+                self._finish(result)
+        self.folder.write_summary(self.summary(True))
+        log.info("campaign_done", run_id=self.run_id, **totals(self.operators))
+        return self.summary(True)
+
+    def _finish(self, result: EpisodeResult) -> None:
+        self.operators.append(result)
+        self.folder.write_summary(self.summary(False))
+        log.info("operator_done", task=result.task, feasible=result.feasible, best_latency_ms=result.best_latency_ms,
+                 speedup_vs_eager=result.speedup_vs_eager, attempts=result.attempts, tokens=result.tokens,
+                 error=result.error)
+
+    async def _components(self, stack: AsyncExitStack) -> tuple[Any, Any, Any, Any]:
+        settings = self.settings
+        if not self.use_ray:
+            from memory_actor.bank import MemoryBank
+
+            drafter, refiner = Drafter(settings.llm), Refiner(settings.llm)
+            stack.push_async_callback(drafter.aclose)
+            stack.push_async_callback(refiner.aclose)
+            return (InProcess(MemoryBank(settings.memory)), InProcess(drafter), InProcess(refiner),
+                    InProcess(Evaluator(settings.harness)))
+        import ray
+
+        from memory_actor.actor import get_or_create_memory_actor
+
+        if not ray.is_initialized():
+            address = None if settings.ray.address == "local" else settings.ray.address
+            ray.init(address=address, namespace=settings.ray.namespace, log_to_driver=False,
+                     include_dashboard=False if address is None else None)
+            stack.callback(ray.shutdown)
+        return (RayActor(get_or_create_memory_actor(settings.memory)), RayActor(DrafterActor.remote(settings.llm)),
+                RayActor(RefinerActor.remote(settings.llm)), RayActor(EvaluatorActor.remote(settings.harness)))

@@ -1,0 +1,59 @@
+"""`evokernel run` end to end, single-process: scripted HTTP LLM, real harness, real bank, run folder."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+from launch.cli import main
+from tests.actors import replies
+from tests.actors.openai_server import OpenAITestServer, ScriptedAgent
+
+FAST_HARNESS = ["--set", "harness.compile_baseline=false", "--set", "harness.timed_trials=5",
+                "--set", "harness.warmup_trials=1", "--set", "harness.correctness_trials=2",
+                "--set", "harness.profile_input_sets=1", "--set", "llm.candidate_format=kernel"]
+
+
+def run_cli(server: OpenAITestServer, tmp_path, *extra: str) -> int:
+    return main([*FAST_HARNESS, "run", "--no-ray", "--tasks", "4_ReLU*", "--llm-base-url", server.base_url,
+                 "--llm-model", server.model, "--memory", str(tmp_path / "bank"), "--out", str(tmp_path / "run"),
+                 "--backend", "cpu", *extra])
+
+
+def test_run_writes_summary_and_attempts(tmp_path, capsys):
+    with OpenAITestServer() as server:
+        server.responder = ScriptedAgent([replies.BROKEN, replies.FAST])
+        assert run_cli(server, tmp_path, "--iterations", "2") == 0
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    [operator] = summary["operators"]
+    assert operator["task"] == "4_ReLU" and operator["feasible"] and operator["first_feasible_iteration"] == 2
+    assert operator["attempts"] == 2 and operator["tokens"] > 0 and operator["best_latency_ms"] > 0
+    assert summary["finished_at"] and summary["totals"]["feasible"] == 1 and summary["mode"] == "single-process"
+    assert summary["settings"]["episode"]["iterations"] == 2
+    attempts = [json.loads(line) for line in (tmp_path / "run" / "attempts.jsonl").read_text().splitlines()]
+    assert [(a["iteration"], a["gate"]) for a in attempts] == [(1, "compile"), (2, "ok")]
+    assert "1/1 operators feasible" in capsys.readouterr().out
+
+
+def test_fatal_llm_configuration_stops_the_run_with_a_clear_message(tmp_path, capsys):
+    with OpenAITestServer(model="served-model") as server:
+        code = main([*FAST_HARNESS, "run", "--no-ray", "--tasks", "4_ReLU*", "--llm-base-url", server.base_url,
+                     "--llm-model", "missing-model", "--memory", str(tmp_path / "bank"),
+                     "--out", str(tmp_path / "run"), "--backend", "cpu"])
+    assert code == 1
+    assert "does not know model 'missing-model'" in capsys.readouterr().err
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert "missing-model" in summary["error"] and summary["operators"][0]["error"]
+
+
+def test_unknown_tasks_are_a_usage_error(tmp_path, capsys):
+    assert main(["run", "--tasks", "no_such_task*", "--llm-base-url", "http://127.0.0.1:9/v1"]) == 2
+    assert "no task" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is not None, reason="a local LLM server is installed here")
+def test_no_endpoint_and_no_local_server_says_what_to_do(tmp_path, capsys):
+    assert main(["run", "--tasks", "4_ReLU*", "--out", str(tmp_path / "run")]) == 2
+    assert "--llm-base-url" in capsys.readouterr().err
