@@ -293,9 +293,7 @@ class _Scope:
             self.block(s.orelse)
         elif isinstance(s, (ast.With, ast.AsyncWith)):
             for item in s.items:
-                value = self.expr(item.context_expr)
-                if value.kind == "path" and value.ref == "contextlib.suppress":
-                    self.flag(s, "fallback", "reject", "contextlib.suppress on the forward path hides failures; let errors surface")
+                self.expr(item.context_expr)
                 if item.optional_vars is not None:
                     self.assign(item.optional_vars, UNKNOWN, None)
             self.block(s.body)

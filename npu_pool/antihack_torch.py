@@ -69,6 +69,7 @@ _forbid("global_state", "changing torch's global state affects the reference and
         "torch.set_rng_state", "torch.cuda.set_rng_state", "torch.random.set_rng_state",
         "torch.nn.modules.module.register_module_forward_hook",
         "torch.nn.modules.module.register_module_forward_pre_hook", "torch.set_warn_always")
+_forbid("fallback", "suppressing exceptions hides a failing kernel; let errors surface", "contextlib.suppress")
 _forbid("reference_model", "do not import task modules or the reference Model: write the kernel", "Model")
 
 WARNED_PATHS: dict[str, tuple[str, str]] = {

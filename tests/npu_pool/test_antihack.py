@@ -1,0 +1,408 @@
+"""The static anti-hack gate: hostile candidates are rejected (or left to the dynamic gate
+their header names), legitimate kernel wrappers pass, and evasions are seen through."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from npu_pool.antihack import Finding, check_kernel_source, check_python_candidate, summarise
+
+HERE = Path(__file__).parent
+HOSTILE = sorted((HERE / "hostile").iterdir())
+GOOD = sorted(p for folder in HERE.glob("candidates/good*") for p in folder.iterdir() if p.suffix in (".py", ".cpp"))
+
+
+def _check_file(path: Path) -> list[Finding]:
+    source = path.read_text()
+    if path.suffix == ".py":
+        return check_python_candidate(source)
+    return check_kernel_source(source, "cpp")
+
+
+def _module(body: str) -> str:
+    return "import torch\nimport torch.nn as nn\n" + textwrap.dedent(body)
+
+
+def _rules(findings: list[Finding], severity: str = "reject") -> set[str]:
+    return {f.rule for f in findings if f.severity == severity}
+
+
+# --- the hostile folder -------------------------------------------------------------------
+
+
+def test_hostile_folder_covers_every_hack_of_design_section_6():
+    names = {p.stem for p in HOSTILE}
+    for hack in ("torch_compute", "fallback_try_except", "subclass_model", "call_model", "cache_by_pointer",
+                 "cache_by_shape", "return_input", "return_constant", "uninitialised_output", "mutate_input",
+                 "other_stream", "other_thread", "patch_timer", "patch_event", "lazy_tensor_subclass",
+                 "lower_precision", "network", "filesystem", "hang", "crash_null_write", "allocate_unbounded"):
+        assert hack in names, f"no hostile candidate for {hack}"
+
+
+@pytest.mark.parametrize("path", HOSTILE, ids=lambda p: p.name)
+def test_hostile_headers_name_an_existing_task_and_a_gate(path):
+    head = path.read_text().splitlines()[:3]
+    comment = "#" if path.suffix == ".py" else "//"
+    task = re.fullmatch(rf"{comment} task: (level\d/\d+_\w+\.py)", head[0])
+    gate = re.fullmatch(rf"{comment} expect-gate: (hack|compile|correctness|runtime)", head[1])
+    assert task and gate and head[2].startswith(f"{comment} hack: "), head
+    assert (HERE.parents[1] / "suites" / "cpu" / task.group(1)).is_file()
+
+
+@pytest.mark.parametrize("path", HOSTILE, ids=lambda p: p.name)
+def test_static_gate_rejects_exactly_the_hostile_files_marked_hack(path):
+    gate = re.search(r"expect-gate: (\w+)", path.read_text()).group(1)
+    rejected, reason, details = summarise(_check_file(path))
+    assert rejected == (gate == "hack"), f"{path.name}: {reason}\n{details}"
+
+
+# --- no false positives ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", GOOD, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_good_candidates_are_clean(path):
+    findings = _check_file(path)
+    assert findings == [], summarise(findings)[2]
+
+
+LEGITIMATE_WRAPPERS = {
+    "cuda load_inline with stream and dispatch": '''
+        from torch.utils.cpp_extension import load_inline
+        cuda_src = """
+        #include <torch/extension.h>
+        #include <ATen/cuda/CUDAContext.h>
+        template <typename T> __global__ void add_k(const T* a, const T* b, T* o, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;  // fork() in a comment is fine
+            if (i < n) o[i] = a[i] + b[i];
+        }
+        torch::Tensor add(torch::Tensor a, torch::Tensor b) {
+            TORCH_CHECK(a.is_cuda(), "system() in a message is fine");
+            auto out = torch::empty_like(a);
+            int n = a.numel(); int threads = std::min(256, n);
+            auto stream = at::cuda::getCurrentCUDAStream();
+            AT_DISPATCH_FLOATING_TYPES(a.scalar_type(), "add", ([&] {
+                add_k<scalar_t><<<(n + 255) / 256, threads, 0, stream>>>(
+                    a.data_ptr<scalar_t>(), b.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), n);
+            }));
+            return out;
+        }
+        """
+        ext = load_inline(name="add_ext", cpp_sources="torch::Tensor add(torch::Tensor a, torch::Tensor b);",
+                          cuda_sources=cuda_src, functions=["add"], extra_cuda_cflags=["-O3", "--use_fast_math"])
+
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ext = ext
+
+            def forward(self, a, b):
+                return self.ext.add(a.contiguous(), b.contiguous())
+    ''',
+    "triton launch with grid lambda and views": '''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def relu_kernel(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < n)
+            tl.store(o_ptr + offs, tl.where(x > 0, x, 0.0) * 1.0 + 0.0, mask=offs < n)
+
+        class ModelNew(nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                flat = x.contiguous().view(-1)
+                out = torch.empty_like(flat)
+                n = flat.numel()
+                grid = lambda meta: ((n + meta["BLOCK"] - 1) // meta["BLOCK"],)
+                relu_kernel[grid](flat, out, n, BLOCK=1024)
+                return out.view(x.shape)
+    ''',
+    "lazy builder, layer parameters and launch arithmetic": '''
+        import math
+        from torch.utils.cpp_extension import load_inline
+        _SRC = "torch::Tensor conv(torch::Tensor x, torch::Tensor w, int64_t s);"
+        _mod = None
+
+        def _build():
+            global _mod
+            if _mod is None:
+                _mod = load_inline(name="conv_ext", cpp_sources=[_SRC], functions=["conv"])
+            return _mod
+
+        class ModelNew(nn.Module):
+            def __init__(self, c_in: int, c_out: int, k: int, stride: int = 1):
+                super().__init__()
+                self.conv = nn.Conv2d(c_in, c_out, k, stride=stride)
+                self.scale = 1.0 / math.sqrt(k)
+                self.stride = stride
+
+            def forward(self, x):
+                n, c, h, w = x.shape
+                oh = (h - self.conv.kernel_size[0]) // self.conv.stride[0] + 1
+                if oh <= 0 or c != self.conv.in_channels:
+                    raise ValueError(f"bad input {tuple(x.shape)}")
+                return _build().conv(x, self.conv.weight, int(self.stride * 1))
+    ''',
+    "autograd Function and helper methods around an extension": '''
+        from torch.utils.cpp_extension import load_inline
+        ext = load_inline(name="e2", cpp_sources="torch::Tensor f(torch::Tensor x);", functions=["f"])
+
+        class _Fn(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return ext.f(x)
+
+        class ModelNew(nn.Module):
+            def __init__(self, features: int):
+                super().__init__()
+                self.weight = nn.Parameter(torch.randn(features, features) * 0.02)
+                self.cfg = {"block": 128}
+
+            def _prepare(self, x):
+                return x.contiguous() if not x.is_contiguous() else x
+
+            def forward(self, x):
+                assert x.dtype == torch.float32 and x.device == self.weight.device
+                with torch.no_grad():
+                    return _Fn.apply(self._prepare(x))
+    ''',
+    "custom op namespace registered by the candidate": '''
+        from torch.utils.cpp_extension import load_inline
+        src = """
+        #include <torch/extension.h>
+        torch::Tensor myrelu(torch::Tensor x) { auto o = torch::empty_like(x); return o; }
+        TORCH_LIBRARY(evk_ops, m) { m.def("myrelu(Tensor x) -> Tensor", &myrelu); }
+        """
+        load_inline(name="evk_ops_lib", cpp_sources=src, is_python_module=False)
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.ops.evk_ops.myrelu(x)
+    ''',
+}
+
+
+@pytest.mark.parametrize("name", LEGITIMATE_WRAPPERS)
+def test_legitimate_wrappers_are_clean(name):
+    findings = check_python_candidate(_module(LEGITIMATE_WRAPPERS[name]))
+    assert findings == [], summarise(findings)[2]
+
+
+# --- evasions -------------------------------------------------------------------------------
+
+EVASIONS = {
+    "aliased functional": ("import torch.nn.functional as Q\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return Q.relu(x)", "torch_compute"),
+    "from-import alias": ("from torch import relu as r\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return r(x)", "torch_compute"),
+    "getattr constant": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return getattr(torch, 'relu')(x)", "torch_compute"),
+    "getattr computed": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return getattr(torch, 're' + 'lu')(x)", "dynamic_code"),
+    "__import__": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return __import__('torch').relu(x)", "dynamic_code"),
+    "torch.ops.aten": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return torch.ops.aten.relu.default(x)", "torch_compute"),
+    "tensor method": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return x.relu()", "torch_compute"),
+    "unbound Tensor method": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return torch.Tensor.relu(x)", "torch_compute"),
+    "dunder operator": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return x.__mul__(2)", "torch_compute"),
+    "builtin sum": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return sum(x)", "torch_compute"),
+    "operator and compare": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return x * (x > 0)", "torch_compute"),
+    "matmul operator": ("class ModelNew(nn.Module):\n def __init__(self):\n  super().__init__()\n  self.w = nn.Parameter(torch.ones(2, 2))\n def forward(self, x):\n  return x @ self.w", "torch_compute"),
+    "augmented assignment": ("class ModelNew(nn.Module):\n def forward(self, x):\n  y = torch.empty_like(x)\n  y += x\n  return y", "torch_compute"),
+    "unary minus": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return -x", "torch_compute"),
+    "module helper": ("def h(t):\n return t.clamp(min=0)\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return h(x)", "torch_compute"),
+    "nested helper": ("class ModelNew(nn.Module):\n def forward(self, x):\n  def inner(t):\n   return t.sigmoid()\n  return inner(x)", "torch_compute"),
+    "lambda": ("class ModelNew(nn.Module):\n def forward(self, x):\n  f = lambda t: t.relu()\n  return f(x)", "torch_compute"),
+    "function in a list": ("class ModelNew(nn.Module):\n def forward(self, x):\n  ops = [torch.relu]\n  return ops[0](x)", "torch_compute"),
+    "module-level alias": ("R = torch.relu\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return R(x)", "torch_compute"),
+    "nn layer": ("class ModelNew(nn.Module):\n def __init__(self):\n  super().__init__()\n  self.act = nn.ReLU()\n def forward(self, x):\n  return self.act(x)", "torch_compute"),
+    "layer in ModuleList": ("class ModelNew(nn.Module):\n def __init__(self):\n  super().__init__()\n  self.ls = nn.ModuleList([nn.Linear(2, 2)])\n def forward(self, x):\n  for layer in self.ls:\n   x = layer(x)\n  return x", "torch_compute"),
+    "super forward of a torch base": ("class B(nn.Module):\n def forward(self, x):\n  return torch.tanh(x)\nclass ModelNew(B):\n def forward(self, x):\n  return super().forward(x)", "torch_compute"),
+    "autograd function body": ("class F(torch.autograd.Function):\n @staticmethod\n def forward(ctx, x):\n  return x.exp()\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return F.apply(x)", "torch_compute"),
+    "linalg": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return torch.linalg.norm(x)", "torch_compute"),
+    "boolean mask gather": ("class ModelNew(nn.Module):\n def forward(self, x, m):\n  return x[m]", "torch_compute"),
+    "numpy": ("import numpy as np\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return torch.from_numpy(np.maximum(x.numpy(), 0))", "compute_elsewhere"),
+    "torch.compile": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return torch.compile(torch.relu)(x)", "torch_internals"),
+    "torch layer as base class": ("class ModelNew(nn.ReLU):\n pass", "structure"),
+    "Model subclass": ("class ModelNew(Model):\n pass", "reference_model"),
+    "Model import": ("from task import Model\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return x", "reference_model"),
+    "sys.modules": ("import sys\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return sys.modules['__main__'].Model()(x)", "introspection"),
+    "globals()": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return globals()['torch'].relu(x)", "dynamic_code"),
+    "try/except": ("class ModelNew(nn.Module):\n def forward(self, x):\n  try:\n   return torch.empty_like(x)\n  except Exception:\n   return x", "fallback"),
+    "contextlib.suppress": ("import contextlib\nclass ModelNew(nn.Module):\n def forward(self, x):\n  with contextlib.suppress(Exception):\n   pass\n  return x", "fallback"),
+    "pointer-keyed dict": ("_c = {}\nclass ModelNew(nn.Module):\n def forward(self, x):\n  k = x.data_ptr()\n  if k not in _c:\n   _c[k] = torch.empty_like(x)\n  return _c[k]", "output_cache"),
+    "id-keyed attribute": ("class ModelNew(nn.Module):\n def forward(self, x):\n  if id(x) == self.last:\n   return self.out\n  return torch.empty_like(x)", "output_cache"),
+    "lru_cache on forward path": ("import functools\n@functools.lru_cache(None)\ndef run(x):\n return torch.empty_like(x)\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return run(x)", "output_cache"),
+    "half cast": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return x.half()", "precision"),
+    "autocast": ("class ModelNew(nn.Module):\n def forward(self, x):\n  with torch.autocast('cpu'):\n   return torch.empty_like(x)", "precision"),
+    "tf32 switch": ("torch.backends.cuda.matmul.allow_tf32 = True\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return x", "module_patch"),
+    "stream": ("class ModelNew(nn.Module):\n def forward(self, x):\n  with torch.cuda.stream(torch.cuda.Stream()):\n   return torch.empty_like(x)", "stream"),
+    "npu stream": ("class ModelNew(nn.Module):\n def forward(self, x):\n  s = torch.npu.Stream()\n  return x", "stream"),
+    "thread": ("from concurrent.futures import ThreadPoolExecutor\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return x", "thread"),
+    "subprocess": ("import subprocess\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return x", "process"),
+    "os.system": ("import os\nclass ModelNew(nn.Module):\n def forward(self, x):\n  os.system('true')\n  return x", "process"),
+    "urllib": ("from urllib.request import urlopen\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return x", "network"),
+    "timer patch": ("import time\ntime.perf_counter = lambda: 0.0\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return x", "module_patch"),
+    "event patch via setattr": ("setattr(torch.cuda.Event, 'elapsed_time', lambda a, b: 0.0)\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return x", "module_patch"),
+    "builtins patch": ("import builtins\nbuiltins.print = None\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return x", "dynamic_code"),
+    "tensor subclass": ("class L(torch.Tensor):\n pass\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return x", "tensor_subclass"),
+    "torch_function override": ("class W:\n def __torch_function__(self, *a):\n  return 0\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return x", "tensor_subclass"),
+    "dynamic class": ("L = type('L', (torch.Tensor,), {})\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return x", "tensor_subclass"),
+    "file write": ("class ModelNew(nn.Module):\n def forward(self, x):\n  open('/tmp/f', 'w').write('a')\n  return x", "file_access"),
+    "pathlib write": ("from pathlib import Path\nclass ModelNew(nn.Module):\n def forward(self, x):\n  Path('/tmp/f').write_text('a')\n  return x", "file_access"),
+    "shutil": ("import shutil\nshutil.rmtree('/tmp/x')\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return x", "file_access"),
+    "ctypes": ("import ctypes\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return x", "native_code"),
+    "exec": ("exec('import os')\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return x", "dynamic_code"),
+    "gc walk": ("import gc\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return x", "introspection"),
+    "forward hook": ("class ModelNew(nn.Module):\n def __init__(self):\n  super().__init__()\n  self.register_forward_hook(lambda *a: None)\n def forward(self, x):\n  return x", "hook"),
+    "opaque kernel source": ("from torch.utils.cpp_extension import load_inline\nsrc = ''.join(map(chr, [35]))\next = load_inline(name='e', cpp_sources=src)\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return ext.f(x)", "opaque_source"),
+    "ATen call in cpp_sources": ("from torch.utils.cpp_extension import load_inline\next = load_inline(name='e', cpp_sources='#include <torch/extension.h>\\ntorch::Tensor f(torch::Tensor x) { return at::relu(x); }', functions=['f'])\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return ext.f(x)", "torch_compute"),
+    "compiler wrapper flag": ("from torch.utils.cpp_extension import load_inline\next = load_inline(name='e', cpp_sources='int f();', extra_cflags=['-wrapper', '/bin/sh'])\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return ext.f(x)", "compiler_flags"),
+    "cpp_extension.load of files": ("from torch.utils.cpp_extension import load\next = load(name='e', sources=['/tmp/k.cpp'])\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return ext.f(x)", "file_access"),
+    "no ModelNew": ("class Other(nn.Module):\n pass", "structure"),
+    "syntax error": ("class ModelNew(nn.Module:\n pass", "syntax_error"),
+}
+
+
+@pytest.mark.parametrize("name", EVASIONS)
+def test_evasions_are_rejected_with_the_right_rule(name):
+    source, rule = EVASIONS[name]
+    findings = check_python_candidate(_module(source))
+    assert rule in _rules(findings), summarise(findings)[2]
+
+
+@pytest.mark.parametrize(("body", "rule"), [
+    ("class ModelNew(nn.Module):\n def forward(self, x):\n  return x", "returns_input"),
+    ("import os\nclass ModelNew(nn.Module):\n def forward(self, x):\n  os.environ['A'] = '1'\n  return torch.empty_like(x)", "environment"),
+    ("_k = {}\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return _k[tuple(x.shape)]", "shape_cache"),
+    ("class ModelNew(nn.Module):\n def forward(self, x):\n  return torch.empty_like(x).float()", "cast"),
+    ("class ModelNew(nn.Module):\n def forward(self, x):\n  return x + self.unknown_thing()", "torch_compute"),
+    ("class ModelNew(nn.Module):\n def forward(self, x):\n  n = self.cfg['n']\n  return ext.f(x, n * self.cfg['m'])", "maybe_tensor_arithmetic"),
+])
+def test_suspicious_but_legal_code_is_flagged(body, rule):
+    findings = check_python_candidate(_module(body))
+    assert rule in _rules(findings, "warn") | _rules(findings, "reject"), summarise(findings)[2]
+
+
+def test_findings_carry_lines_inside_kernel_strings():
+    source = _module('''
+        from torch.utils.cpp_extension import load_inline
+        SRC = """
+        #include <torch/extension.h>
+        torch::Tensor f(torch::Tensor x) {
+            auto y = torch::sigmoid(x);
+            return y;
+        }
+        """
+        ext = load_inline(name="e", cpp_sources=SRC, functions=["f"])
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return ext.f(x)
+    ''')
+    [finding] = [f for f in check_python_candidate(source) if f.rule == "torch_compute"]
+    assert source.splitlines()[finding.line - 1].strip().startswith("auto y = torch::sigmoid")
+    assert finding.message.startswith("in cpp_sources:")
+
+
+# --- kernel sources ------------------------------------------------------------------------
+
+KERNEL_HEAD = '#include <cstdint>\nextern "C" void kernel(const float* x, float* out, int64_t n) {\n'
+
+
+@pytest.mark.parametrize(("body", "rule"), [
+    ("system(\"ls\");", "process"),
+    ("std::system(\"ls\");", "process"),
+    ("pid_t p = fork();", "process"),
+    ("execve(\"/bin/sh\", 0, 0);", "process"),
+    ("int s = socket(2, 1, 0);", "network"),
+    ("FILE* f = fopen(\"/etc/passwd\", \"r\");", "file_access"),
+    ("std::ofstream o(\"/tmp/x\");", "file_access"),
+    ("void* h = dlopen(\"libc.so.6\", 1);", "dynamic_loading"),
+    ("const char* e = getenv(\"HOME\");", "environment"),
+    ("auto t0 = std::chrono::steady_clock::now();", "timer"),
+    ("unsigned long long c = __rdtsc();", "timer"),
+    ("struct timeval tv; gettimeofday(&tv, 0);", "timer"),
+    ("long t = clock();", "timer"),
+    ("signal(11, 0);", "signal"),
+    ("asm volatile(\"syscall\");", "inline_asm"),
+    ("std::thread t([]{}); t.join();", "thread"),
+    ("pthread_t t; pthread_create(&t, 0, 0, 0);", "thread"),
+])
+def test_kernel_source_rules(body, rule):
+    findings = check_kernel_source(KERNEL_HEAD + body + "\n}\n", "cpp")
+    assert rule in _rules(findings), summarise(findings)[2]
+
+
+@pytest.mark.parametrize(("include", "rule"), [
+    ("<sys/socket.h>", "network"), ("<netinet/in.h>", "network"), ("<dlfcn.h>", "dynamic_loading"),
+    ("<fstream>", "file_access"), ("<thread>", "thread"), ("<pthread.h>", "thread"),
+    ("<spawn.h>", "process"), ("\"/etc/passwd\"", "file_access"), ("\"../task.py\"", "file_access"),
+])
+def test_forbidden_includes(include, rule):
+    findings = check_kernel_source(f"#include {include}\n" + KERNEL_HEAD + "}\n", "c")
+    assert rule in _rules(findings), summarise(findings)[2]
+
+
+def test_comments_strings_and_openmp_do_not_trigger_rules():
+    source = (
+        "#include <omp.h>\n#include <cmath>\n"
+        "// system(\"rm -rf /\"); fopen getenv socket std::thread\n"
+        "/* fork(); dlopen(); clock(); */\n"
+        'static const char* note = "never call system() or fopen()";\n'
+        'const char* raw = R"x(fork(); exec())x";\n'
+        + KERNEL_HEAD
+        + "#pragma omp parallel for\n  for (int64_t i = 0; i < n; ++i) out[i] = std::fmax(x[i], 0.f);\n}\n"
+    )
+    assert check_kernel_source(source, "cpp") == []
+
+
+def test_macros_cannot_hide_calls():
+    findings = check_kernel_source("#define RUN system\n" + KERNEL_HEAD + "RUN(\"ls\");\n}\n", "cpp")
+    assert "process" in _rules(findings)
+
+
+def test_static_pointer_cache_is_flagged_for_review():
+    source = "static const float* last = nullptr;\n" + KERNEL_HEAD + "if (x == last) return;\nlast = x;\n}\n"
+    findings = check_kernel_source(source, "cpp")
+    assert _rules(findings, "warn") == {"static_cache"} and not _rules(findings)
+
+
+def test_ascend_c_kernel_shape_is_clean_and_its_timers_and_streams_are_not():
+    good = """
+    #include "kernel_operator.h"
+    using namespace AscendC;
+    extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR out, GM_ADDR workspace, GM_ADDR tiling) {
+        GlobalTensor<float> xGm; xGm.SetGlobalBuffer((__gm__ float*)x + GetBlockIdx() * 128, 128);
+        TPipe pipe; TQue<QuePosition::VECIN, 2> q; pipe.InitBuffer(q, 2, 512);
+        LocalTensor<float> t = q.AllocTensor<float>(); DataCopy(t, xGm, 128); Relu(t, t, 128);
+    }
+    """
+    assert check_kernel_source(good, "ascendc") == []
+    hostile = good.replace("Relu(t, t, 128);", "int64_t c = AscendC::GetSystemCycle(); aclrtStream s; aclrtCreateStream(&s);")
+    assert {"timer", "stream"} <= _rules(check_kernel_source(hostile, "ascendc"))
+
+
+def test_unknown_language_is_a_usage_error():
+    with pytest.raises(ValueError, match="unknown kernel language"):
+        check_kernel_source("", "fortran")  # type: ignore[arg-type]
+
+
+# --- summarise ------------------------------------------------------------------------------
+
+
+def test_summarise_reports_the_first_reject_and_lists_everything():
+    findings = [
+        Finding(rule="cast", severity="warn", message="w", line=3),
+        Finding(rule="torch_compute", severity="reject", message="use your kernel", line=9),
+        Finding(rule="fallback", severity="reject", message="no try", line=5),
+    ]
+    rejected, reason, details = summarise(findings)
+    assert rejected
+    assert reason == "anti-hack: fallback (line 5): no try (and 1 more)"
+    assert details.splitlines() == [
+        "reject fallback (line 5): no try",
+        "reject torch_compute (line 9): use your kernel",
+        "warn cast (line 3): w",
+    ]
+    assert summarise([findings[0]])[:2] == (False, "anti-hack: 1 warning(s) for review")
+    assert summarise([]) == (False, "anti-hack: clean", "")
