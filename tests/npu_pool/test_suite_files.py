@@ -35,7 +35,9 @@ CANDIDATE_FILES = sorted(p for p in CANDIDATES.glob("*/*") if p.suffix in (".py"
 GOOD_KERNELS = sorted((CANDIDATES / "good_kernel").glob("*.c*"))
 GOOD_MODELNEWS = sorted((CANDIDATES / "good_modelnew").glob("*.py"))
 BROKEN_KERNELS = sorted((CANDIDATES / "broken").glob("*.c*"))
+BROKEN_MODELNEWS = sorted((CANDIDATES / "broken").glob("*.py"))
 GATES = {"ok", "hack", "compile", "correctness", "runtime"}
+MODELNEW_BUILD_CACHE = Path.home() / ".cache" / "evokernel" / "test-build"
 ATOL = RTOL = 1e-4  # KernelBench's float32 tolerances
 HEADER = re.compile(r"^\s*(?:#|//)\s*(task|expect-gate):\s*(\S+)\s*$")
 
@@ -353,7 +355,7 @@ def test_broken_kernel_fails_at_its_gate(path, kernel_build_dir):
             [sys.executable, "-c", _CHILD, str(library), json.dumps(_child_spec(task))],
             capture_output=True,
             text=True,
-            timeout=3,
+            timeout=2,
         )
     except subprocess.TimeoutExpired:
         return  # hung, as labelled
@@ -363,25 +365,19 @@ def test_broken_kernel_fails_at_its_gate(path, kernel_build_dir):
 # ----------------------------------------------------------------------------- ModelNew (slow)
 
 
-def _extension_cache(source: str) -> Path:
-    digest = hashlib.sha1(source.encode()).hexdigest()
-    return Path.home() / ".cache" / "evokernel" / "test-build" / digest
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(1800)
-@pytest.mark.parametrize("path", GOOD_MODELNEWS, ids=_id)
-def test_good_modelnew_builds_and_matches_the_reference(path, monkeypatch):
+def import_candidate(path: Path, monkeypatch) -> ModuleType:
+    """Imports a ModelNew file, building its extension under a cache keyed by its source:
+    load_inline builds under TORCH_EXTENSIONS_DIR, kept between runs, so only a changed
+    candidate is rebuilt."""
     source = path.read_text()
-    cache = _extension_cache(source)
+    cache = MODELNEW_BUILD_CACHE / hashlib.sha1(source.encode()).hexdigest()
     cache.mkdir(parents=True, exist_ok=True)
-    # load_inline builds under TORCH_EXTENSIONS_DIR: one folder per candidate source, kept
-    # between runs, so only a changed candidate is rebuilt.
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(cache))
-    candidate = load_module(path, name=f"evk_candidate_{path.stem}")
-    monkeypatch.delitem(sys.modules, candidate.__name__, raising=False)
+    return load_module(path, name=f"evk_candidate_{path.parent.name}_{path.stem}")
 
-    task = load_module(SUITE / candidate_headers(path)["task"])
+
+def run_modelnew(candidate: ModuleType, task: ModuleType) -> tuple[list, list[torch.Tensor]]:
+    """(ModelNew's outputs, the reference's) with the reference's state_dict loaded."""
     model, init_args, inputs, expected = build_reference(task)
     new_model = candidate.ModelNew(*init_args)
     assert sorted(new_model.state_dict()) == sorted(model.state_dict()), (
@@ -390,7 +386,34 @@ def test_good_modelnew_builds_and_matches_the_reference(path, monkeypatch):
     new_model.load_state_dict(model.state_dict(), strict=True)
     with torch.no_grad():
         out = new_model(*[i.clone() for i in inputs])
-    actual = list(out) if isinstance(out, tuple | list) else [out]
+    return (list(out) if isinstance(out, tuple | list) else [out]), expected
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("path", GOOD_MODELNEWS, ids=_id)
+def test_good_modelnew_builds_and_matches_the_reference(path, monkeypatch):
+    candidate = import_candidate(path, monkeypatch)
+    actual, expected = run_modelnew(candidate, load_module(SUITE / candidate_headers(path)["task"]))
     assert len(actual) == len(expected)
     for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
         assert_close(a, e, f"{path.name} output {i}")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("path", BROKEN_MODELNEWS, ids=_id)
+def test_broken_modelnew_fails_at_its_gate(path, monkeypatch):
+    headers = candidate_headers(path)
+    if headers["expect-gate"] == "compile":
+        with pytest.raises(RuntimeError, match="Error building extension"):
+            import_candidate(path, monkeypatch)
+        return
+    assert headers["expect-gate"] == "correctness"
+    candidate = import_candidate(path, monkeypatch)
+    actual, expected = run_modelnew(candidate, load_module(SUITE / headers["task"]))
+    close = [
+        a.shape == e.shape and torch.allclose(a, e, atol=ATOL, rtol=RTOL)
+        for a, e in zip(actual, expected, strict=True)
+    ]
+    assert not all(close), "a broken candidate matched the reference"
