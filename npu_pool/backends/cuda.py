@@ -1,0 +1,241 @@
+"""The CUDA backend: load_inline CUDA C++ and Triton for ModelNew candidates, nvcc for the
+kernel format (a host entry point, called through ctypes, that launches the LLM's
+`__global__` kernels on device pointers).
+
+Timing uses device events on the current stream, read after a device-wide synchronise.
+The event and stream functions are bound when the backend is built, before any candidate
+code runs, and are taken from torch's C base classes, which Python code cannot patch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from npu_pool.backends.base import Backend, DevicePeaks, KernelBuildError, Timer
+
+if TYPE_CHECKING:
+    import torch
+
+    from npu_pool.signature import KernelSignature
+
+NVCC_FLAGS = ("-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-lineinfo")
+KERNEL_PRELUDE = """#include <cstdint>
+#include <cstddef>
+#include <cmath>
+#include <cfloat>
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+"""
+
+
+class _EventApi:
+    """torch's CUDA event and stream entry points, captured once (see module docstring)."""
+
+    def __init__(self) -> None:
+        import torch
+
+        self.event_class = torch.cuda.Event
+        base = torch._C._CudaEventBase
+        self.record = base.record
+        self.elapsed_time = base.elapsed_time
+        self.current_stream = torch.cuda.current_stream
+        self.synchronize = torch.cuda.synchronize
+
+
+class CudaEventTimer(Timer):
+    """Device events around the region, on the device's current stream."""
+
+    def __init__(self, api: _EventApi, device: str):
+        self._api = api
+        self._device = device
+        self._start = api.event_class(enable_timing=True)
+        self._stop = api.event_class(enable_timing=True)
+
+    def start(self) -> None:
+        self._api.record(self._start, self._api.current_stream(self._device))
+
+    def stop(self) -> None:
+        self._api.record(self._stop, self._api.current_stream(self._device))
+
+    def elapsed_ms(self) -> float:
+        self._api.synchronize(self._device)  # every stream, not only the timed one
+        return float(self._api.elapsed_time(self._start, self._stop))
+
+
+def find_nvcc() -> str | None:
+    """nvcc from CUDA_HOME (as torch's extension builder finds it) or PATH."""
+    try:
+        from torch.utils.cpp_extension import CUDA_HOME
+    except ImportError:
+        CUDA_HOME = None  # noqa: N806 - torch's name
+    for home in (CUDA_HOME, os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")):
+        if home and Path(home, "bin", "nvcc").is_file():
+            return str(Path(home, "bin", "nvcc"))
+    return shutil.which("nvcc")
+
+
+class CudaBackend(Backend):
+    name = "cuda"
+    compile_routes = ("modelnew", "kernel")
+    kernel_language = "cuda"
+    sandbox_env_allow = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH",
+                         "TORCH_CUDA_ARCH_LIST", "TRITON_CACHE_DIR", "NVIDIA_VISIBLE_DEVICES")
+
+    def __init__(self, index: int = 0) -> None:
+        # Ray's GPU resource narrows CUDA_VISIBLE_DEVICES to the actor's GPU: index 0 is it.
+        self.index = index
+        self._api: _EventApi | None = None
+        self._flush_buffer: torch.Tensor | None = None
+        self._selected = False
+        if self.is_available()[0]:
+            self._api = _EventApi()
+
+    def is_available(self) -> tuple[bool, str]:
+        import torch
+
+        if torch.version.cuda is None:
+            return False, f"this torch build ({torch.__version__}) has no CUDA support; install a CUDA build of torch"
+        if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
+            visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+            return False, f"no CUDA device visible (CUDA_VISIBLE_DEVICES={visible if visible is not None else 'unset'})"
+        if self.index >= torch.cuda.device_count():
+            return False, f"CUDA device {self.index} requested but only {torch.cuda.device_count()} visible"
+        return True, ""
+
+    @property
+    def device(self) -> str:
+        return f"cuda:{self.index}"
+
+    def select(self) -> None:
+        """Make this backend's GPU the current device of the process (once)."""
+        if not self._selected:
+            import torch
+
+            available, why = self.is_available()
+            if not available:
+                raise RuntimeError(f"the cuda backend cannot run here: {why}")
+            torch.cuda.set_device(self.index)
+            self._api = self._api or _EventApi()
+            self._selected = True
+
+    def synchronize(self) -> None:
+        self.select()
+        self._api.synchronize(self.device)
+
+    def timer(self) -> Timer:
+        self.select()
+        return CudaEventTimer(self._api, self.device)
+
+    def flush_cache(self) -> None:
+        """Overwrite a buffer several times the L2 size, so no trial starts on warm data."""
+        import torch
+
+        self.select()
+        if self._flush_buffer is None:
+            l2 = getattr(torch.cuda.get_device_properties(self.index), "L2_cache_size", 0) or 64 * 2**20
+            self._flush_buffer = torch.empty(max(4 * l2, 256 * 2**20), dtype=torch.uint8, device=self.device)
+        self._flush_buffer.fill_(1)
+
+    def memory_stats(self) -> dict[str, int]:
+        """Bytes allocated now, at peak and reserved by torch, and free/total on the device."""
+        import torch
+
+        self.select()
+        free, total = torch.cuda.mem_get_info(self.index)
+        return {"allocated": torch.cuda.memory_allocated(self.index), "peak": torch.cuda.max_memory_allocated(self.index),
+                "reserved": torch.cuda.memory_reserved(self.index), "free": free, "total": total}
+
+    def measure_peaks(self) -> DevicePeaks:
+        import torch
+
+        self.select()
+        n = 64 * 2**20  # 256 MiB of float32 per operand, far beyond L2
+        a = torch.rand(n, device=self.device)
+        b = torch.empty_like(a)
+        copy_ms = self._best_ms(lambda: b.copy_(a))
+        m = 8192
+        x = torch.rand(m, m, device=self.device)
+        y = torch.rand(m, m, device=self.device)
+        tf32 = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = False  # a float32 peak, not TF32
+        try:
+            mm_ms = self._best_ms(lambda: torch.mm(x, y))
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+        return DevicePeaks(gbps=2 * 4 * n / (copy_ms / 1e3) / 1e9, gflops=2 * m**3 / (mm_ms / 1e3) / 1e9,
+                           method="device events, best of 10: 256 MiB float32 copy; 8192^3 float32 matmul (no TF32)")
+
+    def _best_ms(self, fn: Any, repeats: int = 10) -> float:
+        fn()  # warm-up: cuBLAS handles, allocator
+        best = float("inf")
+        for _ in range(repeats):
+            timer = self.timer()
+            timer.start()
+            fn()
+            timer.stop()
+            best = min(best, timer.elapsed_ms())
+        return best
+
+    # --- the kernel-source format --------------------------------------------------------
+
+    def render_kernel_signature(self, signature: KernelSignature) -> str:
+        lines = [
+            "// Write this host function (CUDA C++17) and the __global__ kernels it launches.",
+            "// Pointers are device pointers; all tensors are contiguous, row-major.",
+            "// Launch with <<<grid, block>>> on the default stream; do not synchronise or allocate.",
+            "// Outputs are pre-allocated and filled with NaN: write every element.",
+            f'extern "C" void {signature.function}(',
+        ]
+        width = max((len(f"{a.ctype} {a.name}") for a in signature.args), default=0) + 2
+        for i, arg in enumerate(signature.args):
+            sep = "," if i < len(signature.args) - 1 else ""
+            lines.append(f"{f'    {arg.ctype} {arg.name}{sep}':<{width + 5}}// {arg.doc}")
+        lines.append(");")
+        return "\n".join(lines)
+
+    def arch_flags(self) -> list[str]:
+        import torch
+
+        major, minor = torch.cuda.get_device_capability(self.index)
+        return ["-gencode", f"arch=compute_{major}{minor},code=sm_{major}{minor}"]
+
+    def compile_kernel(self, source: str, signature: KernelSignature, work_dir: Path, cache_dir: Path) -> Path:
+        nvcc = find_nvcc()
+        if nvcc is None:
+            raise KernelBuildError("nvcc not found: install the CUDA toolkit or set CUDA_HOME")
+        full = KERNEL_PRELUDE + signature.declaration() + '\n#line 1 "kernel.cu"\n' + source
+        flags = [*NVCC_FLAGS, *self.arch_flags()]
+        version = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout.strip().splitlines()[-1:]
+        key = hashlib.sha256("\0".join([full, *flags, *version]).encode()).hexdigest()[:24]
+        artifact = cache_dir / f"kernel-{key}.so"
+        if artifact.exists():
+            return artifact
+        src = work_dir / "kernel_full.cu"
+        src.write_text(full)
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        tmp = cache_dir / f".kernel-{key}-{os.getpid()}.so"
+        try:
+            done = subprocess.run([nvcc, *flags, "-o", str(tmp), str(src)], capture_output=True, text=True,
+                                  timeout=600, cwd=work_dir)
+        except subprocess.TimeoutExpired as exc:
+            raise KernelBuildError("nvcc timed out after 600 s") from exc
+        if done.returncode != 0:
+            raise KernelBuildError(f"nvcc exited with {done.returncode}", done.stderr + done.stdout)
+        os.replace(tmp, artifact)
+        return artifact
+
+    def wrap_kernel(self, artifact: Path, signature: KernelSignature, reference: torch.nn.Module) -> torch.nn.Module:
+        from npu_pool.kernel_wrapper import KernelModule, load_entry
+
+        self.select()
+        try:
+            entry = load_entry(artifact, signature)
+        except (OSError, AttributeError) as exc:
+            raise KernelBuildError(f"cannot load {signature.function} from the compiled library: {exc}") from exc
+        return KernelModule(entry, signature, reference, self.device)
