@@ -339,7 +339,8 @@ class Episode:
             result.speedup_best_over_first = result.first_feasible_latency_ms / result.best_latency_ms
         self.log.info("attempt", iteration=iteration, stage=attempt.stage, gate=attempt.gate,
                       feasible=attempt.feasible, latency_ms=attempt.latency_ms, reward=attempt.reward,
-                      retrieved=len(attempt.retrieved_item_ids), tokens=attempt.tokens_prompt + attempt.tokens_completion,
+                      retrieved=len(attempt.retrieved_item_ids),
+                      usage=f"{attempt.tokens_prompt + attempt.tokens_completion} tok",  # a 'token' key is redacted
                       reason=attempt.reason[:120])
         if self.on_attempt is not None:
             self.on_attempt(attempt)

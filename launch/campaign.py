@@ -158,14 +158,16 @@ class Campaign:
                     raise CampaignError(str(exc)) from None
                 self._finish(result)
         self.folder.write_summary(self.summary(True))
-        log.info("campaign_done", run_id=self.run_id, **totals(self.operators))
+        done = totals(self.operators)
+        done["usage"] = f"{done.pop('tokens')} tok"  # a key named like 'token' would be redacted
+        log.info("campaign_done", run_id=self.run_id, **done)
         return self.summary(True)
 
     def _finish(self, result: EpisodeResult) -> None:
         self.operators.append(result)
         self.folder.write_summary(self.summary(False))
         log.info("operator_done", task=result.task, feasible=result.feasible, best_latency_ms=result.best_latency_ms,
-                 speedup_vs_eager=result.speedup_vs_eager, attempts=result.attempts, tokens=result.tokens,
+                 speedup_vs_eager=result.speedup_vs_eager, attempts=result.attempts, usage=f"{result.tokens} tok",
                  error=result.error)
 
     async def _components(self, stack: AsyncExitStack) -> tuple[Any, Any, Any, Any]:

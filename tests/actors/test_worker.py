@@ -1,0 +1,59 @@
+"""Drafter replies that disappoint become reasons, never exceptions; reviews and lessons parse."""
+
+from __future__ import annotations
+
+import asyncio
+
+from actors.drafter import Drafter
+from actors.messages import DraftRequest, LessonRequest, ReviewRequest, TaskBrief
+from tests.actors import replies
+from tests.actors.conftest import llm_config
+from tests.actors.openai_server import Reply
+
+TASK = TaskBrief(task_id="4_ReLU", backend="cpu", reference_source="class Model: ...",
+                 signature='extern "C" void kernel(const float* x, float* out, int64_t x_d0);')
+
+
+def ask(server, *scripted, call="propose"):
+    server.script(*scripted)
+
+    async def go():
+        drafter = Drafter(llm_config(server, max_retries=1))
+        try:
+            if call == "propose":
+                return await drafter.propose(DraftRequest(task=TASK))
+            if call == "review":
+                return await drafter.review(ReviewRequest(task=TASK, code="...", flags=["excessive_speedup"]))
+            return await drafter.lesson(LessonRequest(task=TASK, stage="draft", code="...", outcome="compile error"))
+        finally:
+            await drafter.aclose()
+
+    return asyncio.run(go())
+
+
+def test_code_and_tokens(llm_server):
+    proposal = ask(llm_server, Reply(replies.FAST, prompt_tokens=100, completion_tokens=20))
+    assert proposal.code.startswith("#include <cstdint>") and proposal.reason is None
+    assert (proposal.tokens_prompt, proposal.tokens_completion, proposal.finish_reason) == (100, 20, "stop")
+
+
+def test_disappointing_replies_become_reasons(llm_server):
+    cut = ask(llm_server, Reply(replies.FAST[:120], finish_reason="length"))
+    assert cut.code is None and "cut off" in cut.reason and "max_tokens" in cut.reason
+    assert ask(llm_server, Reply("")).reason == "empty reply"
+    assert ask(llm_server, Reply(None)).reason == "empty reply"
+    refused = ask(llm_server, Reply(None, refusal="I can't help with that."))
+    assert refused.code is None and refused.reason.startswith("the model refused")
+    assert "no code" in ask(llm_server, Reply(replies.GARBAGE)).reason
+    failed = ask(llm_server, Reply(status=503), Reply(status=503))
+    assert failed.code is None and "failed after 2 tries" in failed.llm_error
+
+
+def test_review_and_lesson_parsing(llm_server):
+    review = ask(llm_server, Reply("**VERDICT: HACK**\nIt returns the input."), call="review")
+    assert review.verdict == "hack" and "returns the input" in review.reasoning
+    assert ask(llm_server, Reply("verdict: legitimate"), call="review").verdict == "legitimate"
+    assert ask(llm_server, Reply("Hard to say."), call="review").verdict == "unsure"
+    assert ask(llm_server, Reply(status=500), Reply(status=500), call="review").verdict == "unsure"
+    lesson = ask(llm_server, Reply("```\n`y` was never declared; use `x`.\n```"), call="lesson")
+    assert lesson.text == "`y` was never declared; use `x`."
