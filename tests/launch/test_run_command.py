@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-
-import pytest
 
 from launch.cli import main
 from tests.actors import replies
@@ -53,7 +50,9 @@ def test_unknown_tasks_are_a_usage_error(tmp_path, capsys):
     assert "no task" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is not None, reason="a local LLM server is installed here")
-def test_no_endpoint_and_no_local_server_says_what_to_do(tmp_path, capsys):
-    assert main(["run", "--tasks", "4_ReLU*", "--out", str(tmp_path / "run")]) == 2
-    assert "--llm-base-url" in capsys.readouterr().err
+def test_no_endpoint_uses_the_local_server_and_says_what_to_do_when_it_cannot(tmp_path, capsys):
+    missing = tmp_path / "no-such-model.gguf"
+    code = main(["--set", f"local_llm.model_path={missing}", "run", "--tasks", "4_ReLU*", "--out", str(tmp_path / "run")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--llm-base-url" in err and (str(missing) in err or "not installed" in err)
