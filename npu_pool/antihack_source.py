@@ -196,6 +196,7 @@ _TENSOR_COMPUTE_METHODS = (
 _TENSOR_METHOD_CALL = re.compile(r"(?:\.|->)\s*(" + "|".join(map(re.escape, _TENSOR_COMPUTE_METHODS)) + r")\s*\(")
 _TORCH_SOURCE = re.compile(r"torch/extension\.h|\bATen/|\btorch\s*::|\bat\s*::|torch/library\.h")
 
+_COMPARISON = re.compile(r"([A-Za-z_][\w.\[\]>-]*)\s*[!=]=\s*([A-Za-z_0-9][\w.\[\]>-]*)")
 _STATIC_DECL = re.compile(
     r"\bstatic\b(?![^;{}=()]*\b(?:constexpr|inline|__device__|__global__|__host__|__aicore__)\b)"
     r"(?P<decl>[^;{}()=]*?)\b(?P<name>[A-Za-z_]\w*)\s*(?P<after>=|;|\[)"
@@ -308,7 +309,12 @@ def _check_static_caches(code: str) -> Iterator[Finding]:
         m.group("name") for m in _STATIC_DECL.finditer(code)
         if not ("const" in m.group("decl").split() and "*" not in m.group("decl"))
     }
-    for name in sorted(names):
-        comparison = re.compile(r"\b" + re.escape(name) + r"\s*[!=]=|[!=]=\s*" + re.escape(name) + r"\b")
-        if match := comparison.search(code):
-            yield _finding("static_cache", "warn", f"static '{name}' compared with a value: results must not be cached across calls", code, match.start())
+    nulls = {"nullptr", "NULL", "0", "false", "true"}
+    for match in _COMPARISON.finditer(code):
+        left, right = match.group(1), match.group(2)
+        for mine, other in ((left, right), (right, left)):
+            name = re.sub(r"\W.*", "", mine)  # `last_x`, `cache[i]` and `t->p` name their root variable
+            if name in names and other not in nulls:
+                # compared with a real value: lazy initialisation (== nullptr) is fine
+                yield _finding("static_cache", "warn", f"static '{name}' compared with a value: results must not be cached across calls", code, match.start())
+                break
