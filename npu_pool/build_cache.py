@@ -1,5 +1,10 @@
 """A content-addressed build cache for candidates that call `load_inline`.
 
+A cached build is imported straight from its `.so`, without load_inline: load_inline would
+re-check torch's precompiled header first, and rebuild it (a minute) whenever another
+build used other flags. Builds that use the precompiled header hold a file lock, because
+torch keeps one such header per installation and rewrites it in place.
+
 Candidates pick their own extension names, so two candidates called "relu_ext" would
 overwrite each other's build and reuse each other's module. Inside the sandboxed worker,
 `load_inline` is wrapped so that its build directory and module name are keyed by a hash
@@ -47,14 +52,51 @@ def install(cache_dir: Path, defaults: dict[str, Any], record: list[dict[str, An
             kwargs.setdefault(key, value)
         kwargs["cpp_sources"] = cpp_sources
         key = build_key(name, kwargs)
+        module_name = f"{name}_{key}"
         build_dir = cache_dir / f"{name}-{key}"
-        cached = any(build_dir.glob("*.so"))
+        built = build_dir / f"{module_name}.so"
+        start = time.perf_counter()
+        if built.exists() and kwargs.get("is_python_module", True):
+            module = _import_extension(module_name, built)
+            record.append({"name": name, "key": key, "cached": True, "seconds": time.perf_counter() - start})
+            return module
         build_dir.mkdir(parents=True, exist_ok=True)
         kwargs["build_directory"] = str(build_dir)
         kwargs.pop("verbose", None)
-        start = time.perf_counter()
-        module = original(f"{name}_{key}", verbose=False, **kwargs)
-        record.append({"name": name, "key": key, "cached": cached, "seconds": time.perf_counter() - start})
+        with _pch_lock(cache_dir, bool(kwargs.get("use_pch"))):
+            module = original(module_name, verbose=False, **kwargs)
+        record.append({"name": name, "key": key, "cached": False, "seconds": time.perf_counter() - start})
         return module
 
     cpp_extension.load_inline = keyed_load_inline
+
+
+def _import_extension(module_name: str, path: Path) -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import the cached extension {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[module_name] = module
+    return module
+
+
+class _pch_lock:
+    """An exclusive lock around builds that read or rewrite torch's precompiled header."""
+
+    def __init__(self, cache_dir: Path, active: bool):
+        self.path, self.active, self.fh = cache_dir / "pch.lock", active, None
+
+    def __enter__(self) -> None:
+        if self.active:
+            import fcntl
+
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.fh = self.path.open("w")
+            fcntl.flock(self.fh, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fh is not None:
+            self.fh.close()  # closing releases the lock

@@ -85,11 +85,13 @@ def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def perturb(inputs: list[Any], generator: torch.Generator) -> list[Any]:
-    """Signed, scaled normal values in place of every floating-point input."""
+    """Signed normal values, at the root-mean-square scale of the original, in place of every
+    floating-point input (so a kernel that only handles non-negative inputs shows itself)."""
     out = []
     for x in inputs:
         if isinstance(x, torch.Tensor) and x.dtype.is_floating_point:
-            scale = max(1.0, 2.0 * float(x.detach().abs().max())) if x.numel() else 1.0
+            rms = float(x.detach().double().pow(2).mean().sqrt()) if x.numel() else 1.0
+            scale = rms if rms > 0 and rms == rms else 1.0
             out.append((torch.randn(x.shape, generator=generator, dtype=torch.float32) * scale).to(x.dtype))
         else:
             out.append(x)
@@ -162,7 +164,8 @@ def check(
                 expected = _run_reference(reference, ref_inputs)
                 raw = _run_candidate(candidate, cand_inputs)
         except Exception as exc:
-            return Outcome(False, "runtime", "exception", f"{type(exc).__name__} in {label}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300],
+            oom = isinstance(exc, MemoryError) or "can't allocate memory" in str(exc)
+            return Outcome(False, "runtime", "out_of_memory" if oom else "exception", f"{type(exc).__name__} in {label}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300],
                            f"{type(exc).__name__}: {exc}"[:2000] + "\n" + shapes_note)
         problem = _check_outputs(raw, expected, cand_inputs, originals, ref_inputs, candidate, reference, device,
                                  atol, rtol, perturbed)

@@ -171,12 +171,12 @@ def describe_exit(returncode: int | None) -> tuple[str, str]:
         return "unknown", "did not exit"
     if returncode < 0:
         sig = -returncode
-        names = {signal.SIGSEGV: ("crash", "segmentation fault (SIGSEGV)"),
-                 signal.SIGBUS: ("crash", "bus error (SIGBUS)"),
+        names = {signal.SIGSEGV: ("crash", "crashed with a segmentation fault (SIGSEGV)"),
+                 signal.SIGBUS: ("crash", "crashed with a bus error (SIGBUS)"),
                  signal.SIGABRT: ("abort", "aborted (SIGABRT)"),
-                 signal.SIGFPE: ("crash", "arithmetic exception (SIGFPE)"),
-                 signal.SIGILL: ("crash", "illegal instruction (SIGILL)"),
-                 signal.SIGXCPU: ("cpu_time_limit", "CPU-time limit exceeded (SIGXCPU)"),
-                 signal.SIGKILL: ("killed", "killed (SIGKILL: out of memory or CPU-time hard limit)")}
-        return names.get(sig, ("crash", f"killed by signal {sig}"))
+                 signal.SIGFPE: ("crash", "crashed with an arithmetic exception (SIGFPE)"),
+                 signal.SIGILL: ("crash", "crashed on an illegal instruction (SIGILL)"),
+                 signal.SIGXCPU: ("cpu_time_limit", "exceeded its CPU-time limit (SIGXCPU)"),
+                 signal.SIGKILL: ("killed", "was killed (SIGKILL: out of memory or the CPU-time hard limit)")}
+        return names.get(sig, ("crash", f"was killed by signal {sig}"))
     return "exit", f"exited with code {returncode} without a result"

@@ -148,3 +148,34 @@ def _real_outputs(module: Any) -> tuple[list[torch.Tensor], Any]:
         outputs = as_output_list(model(*inputs))
     params = {n: (list(t.shape), t.dtype) for n, t in list(model.named_parameters()) + list(model.named_buffers())}
     return outputs, Probe(inputs, init_inputs, params, outputs, 0)
+
+
+def load_task_for(path: str | Path, config: Any) -> TaskSpec:
+    """load_task with the sizes mode and budget of a HarnessConfig."""
+    return load_task(path, sizes=config.sizes, max_bytes=config.fit_max_bytes,
+                     max_gflop=config.fit_max_gflop, min_dim=config.fit_min_dim)
+
+
+def run_reference(spec: TaskSpec, device: str = "cpu") -> float:
+    """Run the task's reference once at the sizes used (trusted suite code, in-process);
+    return the seconds it took."""
+    import time
+
+    module = exec_task(spec.source, spec.path)
+    torch.manual_seed(0)
+    inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in module.get_inputs()]
+    model = module.Model(*module.get_init_inputs()).to(device).eval()
+    start = time.perf_counter()
+    with torch.no_grad():
+        model(*inputs)
+    return time.perf_counter() - start
+
+
+def discover_tasks(folders: list[str | Path]) -> list[Path]:
+    """Every task file (`*.py` defining `class Model`) under the folders, sorted."""
+    found: list[Path] = []
+    for folder in folders:
+        folder = Path(folder)
+        files = [folder] if folder.is_file() else sorted(folder.rglob("*.py"))
+        found += [f for f in files if not f.name.startswith("_") and "class Model" in f.read_text(errors="replace")]
+    return found

@@ -33,10 +33,13 @@ def anti_hack(candidate: Candidate, backend: Backend) -> tuple[list[Any], list[A
         from npu_pool import antihack
     except ImportError as exc:
         raise HarnessInternalError(f"the anti-hack checker npu_pool.antihack cannot be imported: {exc}") from exc
-    if candidate.format == "modelnew":
-        findings = antihack.check_python_candidate(candidate.source)
-    else:
-        findings = antihack.check_kernel_source(candidate.source, backend.kernel_language)
+    try:
+        if candidate.format == "modelnew":
+            findings = antihack.check_python_candidate(candidate.source)
+        else:
+            findings = antihack.check_kernel_source(candidate.source, backend.kernel_language)
+    except ImportError as exc:  # a part of the checker is missing: never pass a candidate unchecked
+        raise HarnessInternalError(f"the anti-hack checker is incomplete: {exc}") from exc
     return [f for f in findings if f.severity == "reject"], [f for f in findings if f.severity != "reject"]
 
 
@@ -91,7 +94,7 @@ def _interpret(run: WorkerRun, task: TaskSpec, flags: list[str]) -> tuple[Verdic
         else:
             category, words = describe_exit(run.returncode)
         return Verdict(feasible=False, gate=gate, category=category, reason=f"the candidate {words} during {run.stage}",
-                       details=run.stderr_tail[-1500:], flags=flags, **common), None
+                       details=_failure_details(run), flags=flags, **common), None
     out = result.outcome
     timings = dict(result.timings)
     verdict = Verdict(feasible=out.feasible, gate=out.gate, category=out.category, reason=out.reason,
@@ -102,10 +105,22 @@ def _interpret(run: WorkerRun, task: TaskSpec, flags: list[str]) -> tuple[Verdic
         category, words = ("timeout", "exceeded its wall-clock limit") if run.timed_out else describe_exit(run.returncode)
         return verdict.model_copy(update=dict(feasible=False, gate="runtime", category=category,
                                               reason=f"the candidate {words} during {run.stage}",
-                                              details=run.stderr_tail[-1500:])), None
+                                              details=_failure_details(run))), None
     if result.profile is None:
         return verdict.model_copy(update=dict(feasible=False, gate="runtime", category="profile_error",
                                               reason=f"profiling failed: {result.profile_error}"[:300])), None
     report = result.profile
     verdict.flags += [f for f in report.flags if f not in verdict.flags]
     return verdict, report
+
+
+def _failure_details(run: WorkerRun) -> str:
+    lines = [f"the sandboxed process ran {run.wall_s:.1f} s and was in stage '{run.stage}'"]
+    if run.timed_out:
+        limits = run.sandbox.get("wall_limit_s", {})
+        lines.append(f"wall-clock limits: compile {limits.get('compile')} s, run {limits.get('run')} s "
+                     "(an endless loop, a deadlock, or far too much work for these sizes)")
+    tail = run.stderr_tail.strip()
+    if tail:
+        lines.append("stderr (last lines):\n" + "\n".join(tail.splitlines()[-15:]))
+    return "\n".join(lines)

@@ -98,6 +98,8 @@ class Worker:
             self.emit(failure.outcome, complete=True)
             return
         self.timings["compile_s"] = time.perf_counter() - t0
+        if self.builds:
+            self.timings["compile_cached"] = float(all(b.get("cached", False) for b in self.builds))
 
         self.stage("correctness")
         t0 = time.perf_counter()
@@ -135,13 +137,16 @@ class Worker:
                 raise _GateFailure(WorkerOutcome(feasible=False, gate="compile", category="no_signature",
                                                  reason="this task has no kernel-source signature",
                                                  details=req.task.signature_error or ""))
+            cached = False
             try:
+                known = set((cache_dir / "kernels").glob("kernel-*.so"))
                 artifact = backend.compile_kernel(req.candidate.source, signature, Path.cwd(), cache_dir / "kernels")
+                cached = artifact in known
                 backend.wrap_kernel(artifact, signature, torch.nn.Module())  # loads and resolves the symbol
             except KernelBuildError as exc:
                 raise _GateFailure(WorkerOutcome(feasible=False, gate="compile", category="compile_error",
                                                  reason=str(exc), details=first_compiler_errors(exc.log) if exc.log else str(exc))) from exc
-            self.builds.append({"artifact": artifact.name})
+            self.builds.append({"artifact": artifact.name, "cached": cached})
             return lambda reference, seed: backend.wrap_kernel(artifact, signature, reference)
 
         build_cache.install(cache_dir / "torch_extensions", backend.load_inline_defaults() | {"use_pch": req.config.use_pch},

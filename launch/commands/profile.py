@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from launch.cli import add_config_flag
-from launch.commands._pending import pending
+from launch.config import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -14,5 +15,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("task_file", metavar="TASK_FILE")
     parser.add_argument("candidate_file", metavar="CANDIDATE_FILE")
     add_config_flag(parser, "--backend", "harness.backend", choices=["auto", "cpu", "cuda", "npu"])
+    add_config_flag(parser, "--format", "harness.candidate_format", choices=["auto", "modelnew", "kernel"])
+    add_config_flag(parser, "--sizes", "harness.sizes", choices=["fit", "original"])
+    add_config_flag(parser, "--trials", "harness.timed_trials", type=int, help="timed trials (default 50)")
     parser.add_argument("--json", action="store_true", help="last line: one JSON profile")
-    parser.set_defaults(handler=pending(4, "kernel profiling"))
+    parser.set_defaults(handler=handle)
+
+
+def _ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4g} ms"
+
+
+def handle(args: argparse.Namespace, settings: Settings) -> int:
+    from launch.commands.verify import run_gates
+
+    task, candidate, verdict, report = run_gates(args, settings, profile=True)
+    print(f"{task.task_id} ({candidate.format} format, sizes {task.sizes})")
+    if report is None:
+        print(f"  INFEASIBLE at the {verdict.gate} gate: {verdict.category}: {verdict.reason}")
+        if verdict.details:
+            print("  " + verdict.details.replace("\n", "\n  "))
+    else:
+        print(f"  candidate      median {_ms(report.median_ms)}  IQR {_ms(report.iqr_ms)}  ({report.trials} trials)")
+        print(f"  eager          median {_ms(report.baseline_eager_ms)}  speedup {report.speedup_vs_eager:.3g}x")
+        if report.baseline_compile_ms is not None:
+            print(f"  torch.compile  median {_ms(report.baseline_compile_ms)}  speedup {report.speedup_vs_compile:.3g}x")
+        else:
+            print(f"  torch.compile  no baseline: {report.baseline_compile_error}")
+        print(f"  roofline       {report.bound}-bound; {report.achieved_gbps:.3g} GB/s, {report.achieved_gflops:.3g} GFLOP/s")
+        for hint in report.hints:
+            print(f"    - {hint}")
+        if report.flags:
+            print(f"  flags: {', '.join(report.flags)}")
+    if args.json:
+        print(json.dumps({"task": task.task_id, "format": candidate.format, "feasible": verdict.feasible,
+                          "gate": verdict.gate, "reason": verdict.reason, "verdict": verdict.model_dump(),
+                          "profile": report.model_dump() if report else None}))
+    return 0 if report is not None else 1

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
+import time
 
-from launch.commands._pending import pending
+from launch.cli import UsageError, add_config_flag
+from launch.config import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -14,6 +17,49 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub.required = True
     check = sub.add_parser("check", help="load every task, fit its sizes, run its reference")
     check.add_argument("suite_dirs", nargs="+", metavar="SUITE_DIR")
+    add_config_flag(check, "--sizes", "harness.sizes", choices=["fit", "original"])
     check.add_argument("--json", action="store_true")
-    check.set_defaults(handler=pending(4, "task suite checking"))
-    parser.set_defaults(handler=pending(4, "task suite checking"))
+    check.set_defaults(handler=handle_check)
+
+
+def _sizes_text(spec) -> str:
+    parts = []
+    for name, value in spec.sizes.items():
+        original = spec.original_sizes.get(name, value)
+        parts.append(f"{name}={value}" + (f"(<-{original})" if original != value else ""))
+    return " ".join(parts)
+
+
+def handle_check(args: argparse.Namespace, settings: Settings) -> int:
+    from npu_pool.tasks import TaskLoadError, discover_tasks, load_task_for, run_reference
+
+    files = discover_tasks(args.suite_dirs)
+    if not files:
+        raise UsageError(f"no task files under {' '.join(args.suite_dirs)}")
+    rows = []
+    for path in files:
+        started = time.perf_counter()
+        row = {"task": path.stem, "path": str(path), "ok": False}
+        try:
+            spec = load_task_for(path, settings.harness)
+            row.update(sizes=spec.sizes, original_sizes=spec.original_sizes, tensor_mib=spec.tensor_bytes / 2**20,
+                       gflop=spec.flops / 1e9, kernel_signature=spec.kernel_signature is not None)
+            row["reference_ms"] = 1e3 * run_reference(spec)
+            row["ok"] = True
+        except TaskLoadError as exc:
+            row["error"] = str(exc)
+        except Exception as exc:  # the reference itself failed
+            row["error"] = f"{type(exc).__name__}: {exc}"[:300]
+        row["seconds"] = time.perf_counter() - started
+        rows.append(row)
+        if row["ok"]:
+            print(f"ok    {path.stem:<32} {row['reference_ms']:9.2f} ms  {row['tensor_mib']:7.1f} MiB  "
+                  f"{row['gflop']:7.3f} GFLOP  {_sizes_text(spec)}", flush=True)
+        else:
+            print(f"FAIL  {path.stem:<32} {row['error']}", flush=True)
+    ok = sum(r["ok"] for r in rows)
+    print(f"{ok} of {len(rows)} tasks loaded, fitted and ran")
+    if args.json:
+        print(json.dumps({"ok": ok, "total": len(rows), "failed": [r["task"] for r in rows if not r["ok"]],
+                          "tasks": rows}))
+    return 0 if ok == len(rows) else 1

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
-from launch.cli import add_config_flag
-from launch.commands._pending import pending
+from launch.cli import UsageError, add_config_flag
+from launch.config import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -15,5 +17,54 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("candidate_file", metavar="CANDIDATE_FILE")
     add_config_flag(parser, "--backend", "harness.backend", choices=["auto", "cpu", "cuda", "npu"])
     add_config_flag(parser, "--format", "harness.candidate_format", choices=["auto", "modelnew", "kernel"])
+    add_config_flag(parser, "--sizes", "harness.sizes", choices=["fit", "original"],
+                    help="fit (default): shrink the task's sizes to the budget; original: keep them")
     parser.add_argument("--json", action="store_true", help="last line: one JSON verdict")
-    parser.set_defaults(handler=pending(4, "kernel verification"))
+    parser.set_defaults(handler=handle)
+
+
+def load_inputs(args: argparse.Namespace, settings: Settings):
+    """(task, candidate) from the command line; UsageError for what the user got wrong."""
+    from npu_pool.tasks import TaskLoadError, load_task_for
+    from npu_pool.verdict import Candidate, detect_format
+
+    candidate_path = Path(args.candidate_file)
+    if not candidate_path.is_file():
+        raise UsageError(f"candidate file not found: {candidate_path}")
+    if not Path(args.task_file).is_file():
+        raise UsageError(f"task file not found: {args.task_file}")
+    try:
+        task = load_task_for(args.task_file, settings.harness)
+    except TaskLoadError as exc:
+        raise UsageError(str(exc)) from exc
+    source = candidate_path.read_text()
+    fmt = settings.harness.candidate_format
+    return task, Candidate(source=source, format=detect_format(source) if fmt == "auto" else fmt)
+
+
+def run_gates(args: argparse.Namespace, settings: Settings, profile: bool):
+    from npu_pool.backends import BackendUnavailable
+    from npu_pool.verifier import HarnessInternalError, evaluate
+
+    task, candidate = load_inputs(args, settings)
+    try:
+        verdict, report = evaluate(task, candidate, settings.harness, profile=profile)
+    except BackendUnavailable as exc:
+        raise UsageError(str(exc)) from exc
+    except HarnessInternalError as exc:
+        raise UsageError(f"internal error: {exc}") from exc
+    return task, candidate, verdict, report
+
+
+def handle(args: argparse.Namespace, settings: Settings) -> int:
+    task, candidate, verdict, _ = run_gates(args, settings, profile=False)
+    status = "FEASIBLE" if verdict.feasible else f"INFEASIBLE at the {verdict.gate} gate"
+    print(f"{task.task_id} ({candidate.format} format, sizes {task.sizes}): {status}")
+    print(f"  {verdict.category}: {verdict.reason}")
+    if verdict.details and not verdict.feasible:
+        print("  " + verdict.details.replace("\n", "\n  "))
+    if verdict.flags:
+        print(f"  flags: {', '.join(verdict.flags)}")
+    if args.json:
+        print(json.dumps({"task": task.task_id, "format": candidate.format, **verdict.model_dump()}))
+    return 0 if verdict.feasible else 1

@@ -131,7 +131,7 @@ class CpuBackend(Backend):
         except subprocess.TimeoutExpired as exc:
             raise KernelBuildError("compiler timed out after 300 s") from exc
         if done.returncode != 0:
-            raise KernelBuildError(f"{Path(self.compiler).name} exited with {done.returncode}", done.stderr)
+            raise KernelBuildError(f"the kernel did not compile ({Path(self.compiler).name} exit {done.returncode})", done.stderr)
         os.replace(tmp, artifact)  # concurrent builds of one source agree
         return artifact
 
