@@ -10,6 +10,7 @@ I/O) runs in threads, one writer at a time.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import time
 from typing import Any
@@ -56,6 +57,10 @@ class MemoryActor:
     def __init__(self, config: dict[str, Any] | MemoryConfig):
         self.config = MemoryConfig.model_validate(config)
         self.bank = MemoryBank(self.config)
+        # The bank's objects live as long as the actor: keep the collector from rescanning them
+        # (full collections over 100k items are the worst retrieval-latency outliers).
+        gc.collect()
+        gc.freeze()
         self._io = asyncio.Lock()
         self._work = asyncio.Event()
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
@@ -162,6 +167,24 @@ class MemoryActor:
         await self._until_durable(ack.seq)
         self._metrics.ack_ms.observe((time.perf_counter() - started) * 1000)
         return ack.model_copy(update={"durable": True})
+
+    async def update_batch(self, updates: list[ValueUpdate]) -> list[UpdateAck]:
+        """Many updates in one call (see MemoryClient), applied in list order; one reply when all are
+        durable. A refused update (unknown ids) gets an ack with `error` set and changes nothing."""
+        acks = []
+        for update in updates:
+            try:
+                acks.append(self.bank.stage_update(update))
+            except KeyError as exc:
+                acks.append(UpdateAck(update_id=update.update_id, seq=-1, item_ids=update.item_ids,
+                                      reward_applied=0.0, durable=False, error=str(exc)))
+        for update, ack in zip(updates, acks, strict=True):
+            if ack.error is None and not ack.duplicate:
+                self._metrics.updates.inc(tags={"stage": update.stage})
+        if len(self.bank.pending) >= self.config.flush_max_rows:
+            self._work.set()
+        await self._until_durable(max((ack.seq for ack in acks), default=0))
+        return [ack if ack.error else ack.model_copy(update={"durable": True}) for ack in acks]
 
     async def get(self, item_id: str, with_embedding: bool = False) -> MemoryItem | None:
         return self.bank.get(item_id, with_embedding)

@@ -377,9 +377,12 @@ class MemoryBank:
         if self.fold_due():
             self.flush(fold=True)
 
-    def compact(self) -> None:
-        """Fold the log into the items table and compact every table now."""
+    def compact(self, retention_s: float | None = None) -> None:
+        """Fold the log into the items table and compact every table now, keeping versions younger
+        than `retention_s` (default: the config's version_retention_s)."""
         self.flush(fold=True)
+        if retention_s is not None:
+            self.store.compact(retention_s)
 
     def close(self) -> None:
         self.flush(fold=bool(self.dirty) or self.log_rows > 0)

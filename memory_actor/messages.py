@@ -70,6 +70,7 @@ class UpdateAck(BaseModel):
     reward_applied: float = Field(..., description="the reward after normalisation")
     durable: bool
     duplicate: bool = False
+    error: str | None = Field(None, description="update_batch: why this update was refused (nothing applied)")
 
 
 class BankStats(BaseModel):

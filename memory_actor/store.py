@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from datetime import timedelta
 from typing import Any
 
@@ -96,8 +97,11 @@ class BankStore:
     # -- maintenance --------------------------------------------------------------------------
     def compact(self, retention_s: float) -> None:
         """Merge small files and drop table versions older than the retention window."""
-        for table in (self.items, self.log, self.meta):
-            table.optimize(cleanup_older_than=timedelta(seconds=retention_s))
+        with warnings.catch_warnings():
+            # retention 0 is a deliberate choice (a bank with no other readers); lancedb warns about it
+            warnings.filterwarnings("ignore", message="optimize.cleanup_older_than=0")
+            for table in (self.items, self.log, self.meta):
+                table.optimize(cleanup_older_than=timedelta(seconds=retention_s))
 
     def versions(self) -> dict[str, int]:
         return {name: len(table.list_versions()) for name, table in ((ITEMS, self.items), (LOG, self.log),

@@ -1,0 +1,221 @@
+"""The memory benchmark: retrieval latency in the actor under concurrent callers, sustained
+update throughput from concurrent writers, and lost updates against a serial replay.
+
+The bank is built from synthetic items whose embeddings are random unit vectors (so a
+100,000-item bank builds in seconds without running the embedding model); queries are random
+unit vectors too. Recall cost does not depend on what the vectors mean.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import ray
+from pydantic import BaseModel
+
+from memory_actor.actor import get_or_create_memory_actor
+from memory_actor.bank import MemoryBank
+from memory_actor.client import MemoryClient
+from memory_actor.config import MemoryConfig
+from memory_actor.embeddings import MINILM_DIM
+from memory_actor.items import MemoryItem, items_to_arrow
+from memory_actor.messages import RetrievalRequest, ValueUpdate
+from memory_actor.store import BankStore
+from memory_actor.values import RewardNormaliser, q_update
+
+BUILD_BATCH = 10_000
+WINDOW_PER_WRITER = 32  # updates a writer keeps in flight (fire-and-forget with a bounded window)
+
+
+class MemoryBenchResult(BaseModel):
+    items: int
+    synthetic_embeddings: bool = True
+    build_s: float
+    actor_start_s: float
+    retrievals: int
+    callers: int
+    retrieve_p50_ms: float
+    retrieve_p99_ms: float
+    roundtrip_p50_ms: float
+    roundtrip_p99_ms: float
+    updates: int
+    writers: int
+    updates_per_s: float
+    updates_per_s_unbatched: float
+    ack_p50_ms: float
+    ack_p99_ms: float
+    lost_updates: int
+    value_mismatches: int
+    bank_bytes: int
+    versions: int
+    bank_bytes_compacted: int
+    versions_compacted: int
+    reopen_s: float
+
+
+def _unit(rng: np.random.Generator, rows: int) -> np.ndarray:
+    vectors = rng.standard_normal((rows, MINILM_DIM)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def build_synthetic_bank(uri: str, count: int, seed: int = 0) -> list[str]:
+    """Write `count` synthetic trace/experience/practice items straight into a new bank."""
+    rng = np.random.default_rng(seed)
+    store = BankStore(uri)
+    store.open(MINILM_DIM)
+    kinds = ["trace", "experience", "practice"]
+    ids: list[str] = []
+    for start in range(0, count, BUILD_BATCH):
+        rows = min(BUILD_BATCH, count - start)
+        items = [MemoryItem(kind=kinds[i % 3], backend="cpu", task_id=f"task{i % 200}", stage="draft",
+                            content=f"synthetic item {i}", summary=f"synthetic {i}", q_draft=0.0, q_refine=0.0)
+                 for i in range(start, start + rows)]
+        store.items.add(items_to_arrow(items, MINILM_DIM, _unit(rng, rows)))
+        ids += [item.id for item in items]
+    return ids
+
+
+def _percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else 0.0
+
+
+def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, updates: int = 20_000,
+                     retrievals: int = 2_000, callers: int = 8, seed: int = 0, unbatched_updates: int = 3_000,
+                     progress: Callable[[str], None] = lambda message: None) -> MemoryBenchResult:
+    own_dir = tempfile.mkdtemp(prefix="evokernel-bench-memory-") if uri is None else None
+    uri = uri or own_dir
+    config = MemoryConfig(uri=uri, seed=seed, actor_name=f"evokernel-memory-bench-{time.time_ns()}")
+    started_ray = not ray.is_initialized()
+    if started_ray:
+        ray.init(include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    try:
+        progress(f"building {items} synthetic items in {uri}")
+        started = time.perf_counter()
+        ids = build_synthetic_bank(uri, items, seed)
+        build_s = time.perf_counter() - started
+
+        started = time.perf_counter()
+        actor = get_or_create_memory_actor(config)
+        ray.get(actor.pid.remote())
+        actor_start_s = time.perf_counter() - started
+        progress(f"actor up in {actor_start_s:.1f}s; {retrievals} retrievals from {callers} callers")
+
+        rng = np.random.default_rng(seed + 1)
+        queries = _unit(rng, retrievals)
+
+        def retrieve(i: int) -> tuple[float, float]:
+            request = RetrievalRequest(query="", stage="draft" if i % 2 else "refine", backend="cpu",
+                                       query_embedding=queries[i].tolist(), seed=i)
+            sent = time.perf_counter()
+            reply = ray.get(actor.retrieve.remote(request))
+            return reply.elapsed_ms or 0.0, (time.perf_counter() - sent) * 1000
+
+        ray.get(actor.retrieve.remote(RetrievalRequest(query="", stage="draft", backend="cpu",
+                                                       query_embedding=queries[0].tolist())))  # warm-up
+        with ThreadPoolExecutor(callers) as pool:
+            timings = list(pool.map(retrieve, range(retrievals)))
+        in_actor = [t[0] for t in timings]
+        roundtrip = [t[1] for t in timings]
+
+        stream = [ValueUpdate(item_ids=[ids[j] for j in rng.choice(len(ids), size=3, replace=False)],
+                              stage="refine" if k % 3 == 0 else "draft", reward=float(rng.uniform(-1, 1)))
+                  for k in range(updates + unbatched_updates)]
+        acks: list = [None] * len(stream)
+        ack_ms: list[float] = [0.0] * len(stream)
+
+        def direct_writer(w: int, first: int, count: int) -> None:
+            in_flight: dict = {}
+            for k in range(first + w, first + count, writers):
+                if len(in_flight) >= WINDOW_PER_WRITER:
+                    done, _ = ray.wait(list(in_flight), num_returns=1)
+                    index, sent = in_flight.pop(done[0])
+                    acks[index], ack_ms[index] = ray.get(done[0]), (time.perf_counter() - sent) * 1000
+                in_flight[actor.update.remote(stream[k])] = (k, time.perf_counter())
+            for ref, (index, sent) in in_flight.items():
+                acks[index], ack_ms[index] = ray.get(ref), (time.perf_counter() - sent) * 1000
+
+        def client_writer(w: int, first: int, count: int) -> None:
+            in_flight = []
+            for k in range(first + w, first + count, writers):
+                if len(in_flight) >= WINDOW_PER_WRITER:
+                    index, sent, future = in_flight.pop(0)
+                    acks[index], ack_ms[index] = future.result(), (time.perf_counter() - sent) * 1000
+                in_flight.append((k, time.perf_counter(), client.update(stream[k])))
+            for index, sent, future in in_flight:
+                acks[index], ack_ms[index] = future.result(), (time.perf_counter() - sent) * 1000
+
+        def run_writers(target: Callable[[int, int, int], None], first: int, count: int) -> float:
+            started = time.perf_counter()
+            threads = [threading.Thread(target=target, args=(w, first, count)) for w in range(writers)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            return count / (time.perf_counter() - started)
+
+        progress(f"{unbatched_updates} updates from {writers} writers, one actor call each")
+        unbatched_rate = run_writers(direct_writer, updates, unbatched_updates) if unbatched_updates else 0.0
+        progress(f"{updates} updates from {writers} writers through a MemoryClient")
+        client = MemoryClient(actor)
+        rate = run_writers(client_writer, 0, updates)
+        client.close()
+        ray.get(actor.flush.remote())
+        ray.kill(actor)
+
+        progress("reopening the bank from disk and replaying the update stream serially")
+        started = time.perf_counter()
+        reopened = MemoryBank(config)
+        reopen_s = time.perf_counter() - started
+        lost, mismatches = _compare_with_serial_replay(reopened, stream, acks, config)
+        stats = reopened.stats()
+        reopened.compact(retention_s=0)  # the benchmark's bank has no other readers
+        compacted = reopened.stats()
+        return MemoryBenchResult(
+            items=items, build_s=round(build_s, 2), actor_start_s=round(actor_start_s, 2), retrievals=retrievals,
+            callers=callers, retrieve_p50_ms=round(_percentile(in_actor, 50), 3),
+            retrieve_p99_ms=round(_percentile(in_actor, 99), 3), roundtrip_p50_ms=round(_percentile(roundtrip, 50), 3),
+            roundtrip_p99_ms=round(_percentile(roundtrip, 99), 3), updates=updates, writers=writers,
+            updates_per_s=round(rate, 1),
+            updates_per_s_unbatched=round(unbatched_rate, 1), ack_p50_ms=round(_percentile(ack_ms, 50), 2),
+            ack_p99_ms=round(_percentile(ack_ms, 99), 2), lost_updates=lost, value_mismatches=mismatches,
+            bank_bytes=stats.bank_bytes or 0, versions=sum(stats.versions.values()),
+            bank_bytes_compacted=compacted.bank_bytes or 0, versions_compacted=sum(compacted.versions.values()), reopen_s=round(reopen_s, 2),
+        )
+    finally:
+        if started_ray:
+            ray.shutdown()
+        if own_dir is not None:
+            shutil.rmtree(own_dir, ignore_errors=True)
+
+
+def _compare_with_serial_replay(bank: MemoryBank, stream: list[ValueUpdate], acks: list,
+                                config: MemoryConfig) -> tuple[int, int]:
+    """Replay the stream one update at a time in the bank's order; count missing applications
+    (lost updates) and items whose value differs from the replay."""
+    order = sorted(range(len(stream)), key=lambda k: acks[k].seq)
+    expected_q: dict[tuple[str, str], float] = {}
+    expected_visits: dict[tuple[str, str], int] = {}
+    normaliser = RewardNormaliser()
+    for k in order:
+        update = stream[k]
+        reward = update.reward
+        if update.stage == "refine" and config.normalise_refine:
+            reward = normaliser.normalise(reward, config.normalise_warmup, config.normalised_clip)
+        for item_id in update.item_ids:
+            key = (item_id, update.stage)
+            expected_q[key] = q_update(expected_q.get(key, config.q_init), reward, config.alpha)
+            expected_visits[key] = expected_visits.get(key, 0) + 1
+    lost = mismatches = 0
+    for (item_id, stage), q in expected_q.items():
+        item = bank.get(item_id)
+        visits = item.visits_draft if stage == "draft" else item.visits_refine
+        value = item.q_draft if stage == "draft" else item.q_refine
+        lost += max(0, expected_visits[(item_id, stage)] - visits)
+        mismatches += int(abs(value - q) > 1e-9)
+    return lost, mismatches

@@ -1,0 +1,159 @@
+"""The Ray actor on a real local cluster: named get-or-create, embedding inside the actor,
+concurrent writers without lost updates, batched clients, and SIGKILL mid-stream."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import ray
+
+from memory_actor.actor import get_or_create_memory_actor
+from memory_actor.client import MemoryClient
+from memory_actor.items import MemoryItem
+from memory_actor.messages import RetrievalRequest, ValueUpdate
+from memory_actor.values import RewardNormaliser, q_update
+
+from .conftest import unit_vectors
+
+
+def _synthetic(count, seed=0):
+    return [MemoryItem(kind="trace", backend="cpu", content=f"kernel {i}", embedding=v.tolist())
+            for i, v in enumerate(unit_vectors(count, seed))]
+
+
+def _serial_replay(config, updates, acks):
+    """Final (Q, visits) per (item, stage) when the updates are applied one by one in ack order."""
+    values: dict = {}
+    normaliser = RewardNormaliser()
+    for update, _ack in sorted(zip(updates, acks, strict=True), key=lambda pair: pair[1].seq):
+        reward = update.reward
+        if update.stage == "refine" and config.normalise_refine:
+            reward = normaliser.normalise(reward, config.normalise_warmup, config.normalised_clip)
+        for item_id in update.item_ids:
+            q, visits = values.get((item_id, update.stage), (config.q_init, 0))
+            values[(item_id, update.stage)] = (q_update(q, reward, config.alpha), visits + 1)
+    return values
+
+
+def _actual(actor, keys):
+    out = {}
+    for item_id, stage in keys:
+        item = ray.get(actor.get.remote(item_id))
+        out[(item_id, stage)] = ((item.q_draft, item.visits_draft) if stage == "draft"
+                                 else (item.q_refine, item.visits_refine))
+    return out
+
+
+def test_named_actor_is_shared_and_embeds_inside(ray_cluster, memory_config):
+    config = memory_config()
+    actor = get_or_create_memory_actor(config)
+    ids = ray.get(actor.add.remote([
+        MemoryItem(kind="practice", backend="cpu", content="Put #pragma omp parallel for on the outer loop.",
+                   summary="parallelise the outer loop with OpenMP"),
+        MemoryItem(kind="practice", backend="cpu", content="Keep a running max and sum.", summary="online softmax"),
+    ]))
+    again = get_or_create_memory_actor(config)
+    assert ray.get(again.pid.remote()) == ray.get(actor.pid.remote())
+    retrieval = ray.get(again.retrieve.remote(RetrievalRequest(
+        query="use several threads for the rows", stage="draft", backend="cpu", kinds=["practice"], n=1)))
+    assert retrieval.item_ids == [ids[0]]
+    stats = ray.get(again.stats.remote())
+    assert stats.items == 2 and stats.items_by_kind == {"practice": 2}
+    ray.kill(actor)
+
+
+def test_importing_the_actor_api_loads_no_embedding_model():
+    code = ("import sys, memory_actor.actor, memory_actor.client, memory_actor.messages; "
+            "bad = [m for m in ('sentence_transformers', 'torch', 'transformers') if m in sys.modules]; "
+            "assert not bad, bad")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_concurrent_writers_lose_no_update(ray_cluster, memory_config):
+    config = memory_config()
+    actor = get_or_create_memory_actor(config)
+    ids = ray.get(actor.add.remote(_synthetic(8)))
+    updates = [ValueUpdate(item_ids=[ids[k % 8], ids[(k * 3 + 1) % 8]], stage="refine" if k % 4 == 0 else "draft",
+                           reward=((k * 37) % 11) / 5 - 1) for k in range(32 * 12)]
+    acks = [None] * len(updates)
+
+    def writer(w):
+        for k in range(w, len(updates), 32):
+            acks[k] = ray.get(actor.update.remote(updates[k]))
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(32)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len({ack.seq for ack in acks}) == len(updates) and all(ack.durable for ack in acks)
+    expected = _serial_replay(config, updates, acks)
+    assert _actual(actor, expected) == expected
+    ray.kill(actor)
+
+
+def test_client_batches_updates_in_order(ray_cluster, memory_config):
+    config = memory_config()
+    actor = get_or_create_memory_actor(config)
+    ids = ray.get(actor.add.remote(_synthetic(5)))
+    client = MemoryClient(actor, max_batch=16)
+    updates = [ValueUpdate(item_ids=[ids[k % 5]], stage="draft", reward=(k % 3) - 1.0) for k in range(300)]
+    futures = [None] * len(updates)
+
+    def writer(w):
+        for k in range(w, len(updates), 10):
+            futures[k] = client.update(updates[k])
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    refused = client.update(ValueUpdate(item_ids=["missing"], stage="draft", reward=1.0))
+    acks = [future.result(timeout=60) for future in futures]
+    with pytest.raises(KeyError, match="missing"):
+        refused.result(timeout=60)
+    client.close()
+    expected = _serial_replay(config, updates, acks)
+    assert _actual(actor, expected) == expected
+    ray.kill(actor)
+
+
+def test_sigkill_mid_stream_keeps_every_acknowledged_update(ray_cluster, memory_config):
+    config = memory_config(alpha=0.5)
+    actor = get_or_create_memory_actor(config)
+    ids = ray.get(actor.add.remote(_synthetic(300)))
+    rewards = [((i * 13) % 9) / 4 - 1 for i in range(len(ids))]
+    refs: list = []
+    acked_before_kill: list = []
+
+    def send():  # a steady stream, one update per item, so the kill lands in the middle of it
+        for item_id, reward in zip(ids, rewards, strict=True):
+            refs.append(actor.update.remote(ValueUpdate(item_ids=[item_id], stage="draft", reward=reward)))
+            time.sleep(0.004)
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    while len(refs) < 100:
+        time.sleep(0.01)
+    first_pid = ray.get(actor.pid.remote())
+    acked_before_kill = [ray.get(ref) for ref in refs[:60]]
+    os.kill(first_pid, signal.SIGKILL)
+    sender.join()
+    assert len(acked_before_kill) < len(ids)
+
+    acks = ray.get(refs, timeout=120)  # in-flight calls are retried on the restarted actor
+    assert ray.get(actor.pid.remote()) != first_pid
+    for ack in acked_before_kill:
+        assert ack.durable
+    for item_id, reward in zip(ids, rewards, strict=True):
+        item = ray.get(actor.get.remote(item_id))
+        assert item.visits_draft == 1, "every update applied exactly once"
+        assert item.q_draft == pytest.approx(0.5 * reward)
+    assert {ack.update_id for ack in acks} >= {ack.update_id for ack in acked_before_kill}
+    ray.kill(actor)

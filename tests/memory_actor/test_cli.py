@@ -1,0 +1,75 @@
+"""`evokernel memory ...` and `evokernel bench memory` on real banks in tmp_path."""
+
+import json
+
+import pytest
+
+from launch.cli import main
+from memory_actor.seeding import bundle_items
+
+
+def _json_out(capsys):
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_memory_commands_on_a_real_bank(tmp_path, capsys, minilm):
+    bank = str(tmp_path / "bank")
+    assert main(["memory", "--memory", bank, "seed", "cpu"]) == 0
+    assert "seeded 18 cpu" in capsys.readouterr().out
+    assert main(["memory", "--memory", bank, "seed", "cpu"]) == 0
+    assert "seeded 0 cpu" in capsys.readouterr().out
+
+    assert main(["memory", "--memory", bank, "stats", "--json"]) == 0
+    stats = _json_out(capsys)
+    assert stats["items"] == len(bundle_items("cpu"))
+    assert stats["items_by_kind"]["practice"] > 0 and stats["bank_bytes"] > 0
+
+    assert main(["memory", "--memory", bank, "search", "stable softmax per row", "--kinds", "practice",
+                 "-n", "2", "--json"]) == 0
+    found = _json_out(capsys)
+    assert len(found["items"]) == 2 and "softmax" in found["items"][0]["summary"]
+    item_id = found["items"][0]["id"]
+
+    assert main(["memory", "--memory", bank, "show", item_id]) == 0
+    shown = capsys.readouterr().out
+    assert item_id in shown and "running max" in shown
+
+    export = tmp_path / "bank.jsonl"
+    assert main(["memory", "--memory", bank, "export", str(export)]) == 0
+    assert len(export.read_text().splitlines()) == 1 + stats["items"]
+    other = str(tmp_path / "other")
+    assert main(["memory", "--memory", other, "import", str(export)]) == 0
+    capsys.readouterr()
+    assert main(["memory", "--memory", other, "show", item_id, "--json"]) == 0
+    assert _json_out(capsys)["item"]["content"] == found["items"][0]["content"]
+    assert main(["memory", "--memory", other, "stats"]) == 0
+    assert f"items      {stats['items']}" in capsys.readouterr().out
+
+
+def test_memory_command_errors_are_clear(tmp_path, capsys):
+    bank = str(tmp_path / "bank")
+    assert main(["memory", "--memory", bank, "show", "nope"]) == 2
+    assert "no item 'nope'" in capsys.readouterr().err
+    assert main(["memory", "--memory", bank, "search", "x", "--kinds", "recipes"]) == 2
+    assert "unknown item kinds" in capsys.readouterr().err
+    (tmp_path / "junk.jsonl").write_text("{}\n")
+    assert main(["memory", "--memory", bank, "import", str(tmp_path / "junk.jsonl")]) == 2
+    assert "not an EvoKernel memory export" in capsys.readouterr().err
+
+
+def test_bench_memory_small(ray_cluster, tmp_path, capsys):
+    assert main(["bench", "memory", "--items", "2000", "--updates", "1500", "--unbatched-updates", "300",
+                 "--retrievals", "200", "--callers", "4", "--writers", "8", "--json"]) == 0
+    result = _json_out(capsys)
+    for key in ("items", "retrieve_p50_ms", "retrieve_p99_ms", "updates_per_s", "lost_updates", "bank_bytes",
+                "versions"):
+        assert key in result
+    assert result["items"] == 2000 and result["lost_updates"] == 0 and result["value_mismatches"] == 0
+    assert result["retrieve_p99_ms"] >= result["retrieve_p50_ms"] > 0
+
+
+@pytest.mark.slow
+def test_bench_memory_at_100k_items(ray_cluster, capsys):
+    assert main(["bench", "memory", "--items", "100000", "--json"]) == 0
+    result = _json_out(capsys)
+    assert result["lost_updates"] == 0 and result["value_mismatches"] == 0
