@@ -147,6 +147,8 @@ _QUALIFIED_REJECTS: list[tuple[str, str, re.Pattern[str]]] = [
     ("file_access", "std::filesystem is not allowed in a kernel", re.compile(r"\bfilesystem\s*::")),
     ("load_time_code", "constructor/destructor functions run code at library load; not allowed",
      re.compile(r"__attribute__\s*\(\(\s*(constructor|destructor)|\[\[\s*gnu\s*::\s*(constructor|destructor)")),
+    ("dispatch_tampering", "changing torch's dispatch keys hides operators from the harness; not allowed",
+     re.compile(r"\b(?:Exclude|Include)DispatchKeyGuard\b|\bAutoDispatchBelow\w*|\bDisableTorchDispatch\b|\btls_set_dispatch_key")),
     ("torch_builtin_op", "torch_npu's built-in operators are torch compute; write the kernel yourself",
      re.compile(r"\bat_npu\s*::\s*native\s*::")),
 ]
