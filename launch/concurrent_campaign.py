@@ -1,0 +1,337 @@
+"""The concurrent campaign: every operator of a suite as a Ray task, bounded and streamed.
+
+The driver keeps at most `ray.max_in_flight` episodes running (the next operator starts
+when one finishes), all sharing one memory actor, one device pool (npu_pool.pools) and
+LLM worker pools sized by the LLM concurrency. Attempts stream to RUN_DIR/attempts.jsonl
+through the run recorder; summary.json lists the planned operators from the start and is
+rewritten atomically after each one finishes. Ctrl-C cancels the episodes in flight, keeps
+what they did (marked `interrupted`) and flushes everything; `resume()` continues a run
+folder without redoing finished operators. A lost LLM endpoint fails the operator that met
+it, pauses new starts until the endpoint answers again, and stops the campaign if it stays
+away (the rest can be resumed later).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any, TextIO
+
+import ray
+import structlog
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from actors.drafter import DrafterActor
+from actors.messages import EpisodeResult, utc_now
+from actors.refiner import RefinerActor
+from launch.campaign import CampaignError, RunFolder, new_run_id, totals
+from launch.campaign_services import EpisodeOutcome, EpisodeServices, RunRecorder, run_episode
+from launch.config import Settings
+from launch.metrics import CampaignCounters
+from npu_pool.devices import FakeDevices, local_devices
+from npu_pool.pools import DevicePools, PoolError
+
+log = structlog.get_logger("evokernel.campaign")
+INTERRUPTED = "interrupted"
+
+
+class ProgressDisplay:
+    """A refreshing status line on a terminal; a log line every `interval_s` otherwise."""
+
+    def __init__(self, stream: TextIO | None = None, interval_s: float = 10.0, tty: bool | None = None):
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.interval_s = interval_s
+        self._last = 0.0
+        self._shown = False
+
+    def show(self, counters: CampaignCounters, force: bool = False) -> None:
+        if self.tty:
+            self.stream.write("\r\x1b[K" + counters.line())
+            self.stream.flush()
+            self._shown = True
+        elif force or time.monotonic() - self._last >= self.interval_s:
+            self._last = time.monotonic()
+            log.info("progress", status=counters.line())
+
+    def clear(self) -> None:
+        if self.tty and self._shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def connect_ray(settings: Settings, fake: FakeDevices | None) -> bool:
+    """Join or start the cluster; True when this call started (and must shut down) Ray."""
+    if ray.is_initialized():
+        return False
+    address = settings.ray.address
+    if fake is not None and address != "local":
+        raise CampaignError("--fake-devices declares resources of a cluster started here: use --ray-address local")
+    kwargs: dict[str, Any] = {"namespace": settings.ray.namespace, "log_to_driver": False}
+    if address == "local":
+        if fake is not None:
+            kwargs.update(fake.ray_init_kwargs())
+        else:
+            found = local_devices()
+            if found.npu:
+                kwargs["resources"] = {"NPU": found.npu}
+            if found.cuda:
+                kwargs["num_gpus"] = found.cuda
+        ray.init(**kwargs)
+    else:
+        ray.init(address=address, **kwargs)
+    return True
+
+
+class ConcurrentCampaign:
+    """One campaign over Ray: `run(task_paths)` returns the final summary."""
+
+    def __init__(self, settings: Settings, run_dir: Path, *, run_id: str | None = None,
+                 fake: FakeDevices | None = None, cpus_per_slot: float = 1.0, max_devices: int | None = None,
+                 progress: ProgressDisplay | None = None, llm_wait_s: float = 300.0):
+        self.settings = settings
+        self.folder = RunFolder(Path(run_dir).resolve())
+        self.run_id = run_id or new_run_id()
+        self.fake, self.cpus_per_slot, self.max_devices = fake, cpus_per_slot, max_devices
+        self.progress = progress or ProgressDisplay()
+        self.llm_wait_s = llm_wait_s
+        self.started_at = utc_now()
+        self.planned: list[Path] = []
+        self.operators: list[EpisodeResult] = []
+        self.episode_nodes: dict[str, str] = {}
+        self.devices: list[dict[str, Any]] = []
+        self.error: str | None = None
+        self.interrupted = False
+        self.resumed: list[str] = []
+        self._stop_requested = False
+
+    # -- summary ----------------------------------------------------------------------------
+
+    def summary(self, finished: bool) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id, "started_at": self.started_at, "finished_at": utc_now() if finished else None,
+            "mode": "ray", "settings": self.settings.redacted(),
+            "planned": [p.stem for p in self.planned], "planned_paths": [str(p) for p in self.planned],
+            "operators": [op.model_dump() for op in self.operators], "totals": totals(self.operators),
+            "error": self.error, "interrupted": self.interrupted, "resumed_at": self.resumed,
+            "placement": {"episodes": self.episode_nodes, "devices": self.devices},
+        }
+
+    def _write(self, finished: bool = False) -> None:
+        self.folder.write_summary(self.summary(finished))
+
+    def request_stop(self) -> None:
+        """Stop as Ctrl-C does (for callers that are not the main thread)."""
+        self._stop_requested = True
+
+    # -- the run ----------------------------------------------------------------------------
+
+    def run(self, task_paths: list[Path]) -> dict[str, Any]:
+        done = {op.task for op in self.operators}
+        self.planned = self.planned or list(task_paths)
+        todo = deque(p for p in task_paths if p.stem not in done)
+        self._write()
+        started_ray = connect_ray(self.settings, self.fake)
+        pools = recorder = None
+        workers: list[Any] = []
+        try:
+            pools = DevicePools(self.settings.harness, fake=self.fake, cpus_per_slot=self.cpus_per_slot,
+                                max_devices=self.max_devices).start()
+            recorder, services, workers = self._services(pools)
+            log.info("campaign_start", run_id=self.run_id, operators=len(todo), finished_before=len(done),
+                     devices=[v.device for v in pools.verifiers], backend=pools.evaluating_backend,
+                     max_in_flight=self.settings.ray.max_in_flight, run_dir=str(self.folder.path))
+            self._loop(todo, pools, recorder, services)
+        except PoolError as exc:
+            self.error = str(exc)
+            raise CampaignError(str(exc)) from None
+        finally:
+            self.progress.clear()
+            if pools is not None and pools.pool is not None:
+                self.devices = ray.get(pools.pool.stats.remote())["members"]
+            self._write(finished=True)
+            for handle in workers + ([recorder] if recorder is not None else []):
+                ray.kill(handle, no_restart=True)
+            if pools is not None:
+                pools.shutdown()
+            if started_ray:
+                ray.shutdown()
+        summary = self.summary(True)
+        log.info("campaign_done", run_id=self.run_id, interrupted=self.interrupted, error=self.error,
+                 feasible=summary["totals"]["feasible"], operators=summary["totals"]["operators"])
+        return summary
+
+    def _services(self, pools: DevicePools) -> tuple[Any, EpisodeServices, list[Any]]:
+        from memory_actor.actor import get_or_create_memory_actor
+
+        llm, in_flight = self.settings.llm, self.settings.ray.max_in_flight
+        get_or_create_memory_actor(self.settings.memory)
+        recorder = ray.remote(RunRecorder).options(
+            name=f"run/{self.run_id}", num_cpus=0, max_restarts=-1, max_task_retries=-1,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False),
+        ).remote(str(self.folder.path), self.run_id, len(self.planned))
+        # Enough LLM workers that every episode in flight can have a request out.
+        size = max(1, math.ceil(in_flight / llm.max_concurrency))
+        drafters = [DrafterActor.options(name=f"drafter/{self.run_id}/{i}").remote(llm) for i in range(size)]
+        refiners = [RefinerActor.options(name=f"refiner/{self.run_id}/{i}").remote(llm) for i in range(size)]
+        self._llm_workers = (drafters, refiners)
+        services = EpisodeServices(memory_config=self.settings.memory, pool=pools.pool, drafter=drafters[0],
+                                   refiner=refiners[0], recorder=recorder)
+        return recorder, services, drafters + refiners
+
+    def _loop(self, todo: deque[Path], pools: DevicePools, recorder: Any, services: EpisodeServices) -> None:
+        pending: dict[Any, Path] = {}
+        drafters, refiners = self._llm_workers
+        submitted = 0
+        try:
+            while (todo and not self.error) or pending:
+                while todo and len(pending) < self.settings.ray.max_in_flight and not self.error:
+                    if self._stop_requested:
+                        raise KeyboardInterrupt
+                    path = todo.popleft()
+                    mine = services.model_copy(update={"drafter": drafters[submitted % len(drafters)],
+                                                       "refiner": refiners[submitted % len(refiners)]})
+                    submitted += 1
+                    ref = run_episode.options(name=f"episode/{path.stem}").remote(
+                        str(path.resolve()), self.settings, pools.evaluating_backend, self.run_id, mine)
+                    pending[ref] = path
+                ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+                for ref in ready:
+                    self._finished(pending.pop(ref), ref, recorder)
+                    if self.error is None and self._llm_lost:
+                        self._wait_for_llm()
+                if self._stop_requested:
+                    raise KeyboardInterrupt
+                self.progress.show(ray.get(recorder.set_running.remote(len(pending))))
+            if self.error and pending:
+                self._cancel(pending, recorder)
+        except KeyboardInterrupt:
+            self.progress.clear()
+            log.warning("campaign_interrupted", in_flight=len(pending), not_started=len(todo))
+            self.interrupted = True
+            self._cancel(pending, recorder)
+        counters = ray.get(recorder.set_running.remote(0))
+        self.progress.show(counters, force=True)
+
+    _llm_lost = False
+
+    def _finished(self, path: Path, ref: Any, recorder: Any) -> None:
+        try:
+            outcome: EpisodeOutcome = ray.get(ref)
+            result = outcome.result
+            self.episode_nodes[result.task] = outcome.node_id
+            if outcome.fatal:
+                self.error = outcome.fatal
+            self._llm_lost = outcome.llm_lost
+        except ray.exceptions.TaskCancelledError:
+            result = ray.get(recorder.partial_result.remote(path.stem)).model_copy(
+                update={"stopped_by": INTERRUPTED, "error": INTERRUPTED})
+        except Exception as exc:  # the episode's worker died (node lost, OOM): that operator fails
+            reason = str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else type(exc).__name__
+            result = ray.get(recorder.partial_result.remote(path.stem)).model_copy(
+                update={"stopped_by": "error", "error": f"episode task failed: {reason}"})
+        self.operators.append(result)
+        ray.get(recorder.operator_done.remote(result))
+        self._write()
+        self.progress.clear()
+        log.info("operator_done", task=result.task, feasible=result.feasible, speedup_vs_eager=result.speedup_vs_eager,
+                 attempts=result.attempts, usage=f"{result.tokens} tok", error=result.error)
+
+    def _cancel(self, pending: dict[Any, Path], recorder: Any, grace_s: float = 15.0) -> None:
+        """Cancel the episodes in flight; what they did so far is kept as `interrupted` results."""
+        for ref in pending:
+            ray.cancel(ref)
+        deadline = time.monotonic() + grace_s
+        while pending and time.monotonic() < deadline:
+            ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0.5)
+            for ref in ready:
+                self._finished(pending.pop(ref), ref, recorder)
+        for ref, path in list(pending.items()):  # did not stop in time: kill the worker
+            ray.cancel(ref, force=True)
+            self.operators.append(ray.get(recorder.partial_result.remote(path.stem)).model_copy(
+                update={"stopped_by": INTERRUPTED, "error": INTERRUPTED}))
+            pending.pop(ref)
+        self._write()
+
+    def _wait_for_llm(self) -> None:
+        """Hold new starts until the endpoint answers again; stop the campaign if it does not."""
+        log.warning("llm_endpoint_lost", waiting_s=self.llm_wait_s, base_url=self.settings.llm.base_url)
+        deadline = time.monotonic() + self.llm_wait_s
+        while time.monotonic() < deadline:
+            if llm_reachable(self.settings.llm.base_url):
+                log.info("llm_endpoint_back")
+                self._llm_lost = False
+                return
+            time.sleep(min(5.0, max(0.0, deadline - time.monotonic())))
+        self.error = f"the LLM endpoint {self.settings.llm.base_url} did not come back within {self.llm_wait_s:.0f} s"
+
+    # -- resuming ---------------------------------------------------------------------------
+
+    @classmethod
+    def resume(cls, settings: Settings, run_dir: Path, **kwargs: Any) -> tuple[ConcurrentCampaign, list[Path]]:
+        """A campaign that continues RUN_DIR: finished operators are kept, the others run again
+        (their earlier attempts move to attempts.discarded.jsonl), with the same run id."""
+        summary = load_summary(run_dir)
+        paths = [Path(p) for p in summary.get("planned_paths") or []]
+        if not paths:
+            raise CampaignError(f"{run_dir}/summary.json lists no planned operators: not a resumable run folder")
+        missing = [str(p) for p in paths if not p.is_file()]
+        if missing:
+            raise CampaignError(f"task files of the run are gone: {', '.join(missing[:3])}")
+        kept = [EpisodeResult.model_validate(op) for op in summary.get("operators", [])
+                if op.get("stopped_by") not in (INTERRUPTED, "error")]
+        campaign = cls(settings, run_dir, run_id=summary.get("run_id"), **kwargs)
+        campaign.started_at = summary.get("started_at") or campaign.started_at
+        campaign.planned, campaign.operators = paths, kept
+        campaign.episode_nodes = dict((summary.get("placement") or {}).get("episodes") or {})
+        campaign.resumed = [*summary.get("resumed_at", []), utc_now()]
+        _discard_attempts(campaign.folder, {op.task for op in kept})
+        log.info("campaign_resume", run_id=campaign.run_id, finished=len(kept), remaining=len(paths) - len(kept))
+        return campaign, paths
+
+
+def load_summary(run_dir: Path) -> dict[str, Any]:
+    import json
+
+    try:
+        return json.loads((Path(run_dir) / "summary.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise CampaignError(f"cannot read {run_dir}/summary.json: {exc}") from None
+
+
+def _discard_attempts(folder: RunFolder, keep: set[str]) -> None:
+    """Keep the attempts of finished operators; move the rest aside (they will run again)."""
+    import json
+    import os
+
+    if not folder.attempts_path.exists():
+        return
+    kept, dropped = [], []
+    for line in folder.attempts_path.read_text(encoding="utf-8").splitlines():
+        try:
+            task = json.loads(line).get("task")
+        except ValueError:  # the half-written last line of a killed run
+            task = None
+        (kept if task in keep else dropped).append(line)
+    if dropped:
+        with (folder.path / "attempts.discarded.jsonl").open("a", encoding="utf-8") as stream:
+            stream.write("\n".join(dropped) + "\n")
+    partial = folder.attempts_path.with_suffix(".jsonl.tmp")
+    partial.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+    os.replace(partial, folder.attempts_path)
+
+
+def llm_reachable(base_url: str | None, timeout_s: float = 5.0) -> bool:
+    """Whether the endpoint answers HTTP at all (any status: this checks the connection only)."""
+    import httpx
+
+    if not base_url:
+        return False
+    try:
+        httpx.get(base_url.rstrip("/") + "/models", timeout=timeout_s)
+        return True
+    except httpx.HTTPError:
+        return False
