@@ -244,6 +244,47 @@ def kernel_arguments(model, task_model_cls, inputs, outputs, init_args) -> list:
     return args
 
 
+_C_TYPES = {torch.float32: "float", torch.int64: "int64_t"}
+
+
+def kernel_declaration(model, task_model_cls, inputs, outputs, init_args) -> list[str]:
+    """`type name` of every argument, in the same order as kernel_arguments()."""
+    forward_names = list(inspect.signature(model.forward).parameters)
+    init_names = list(inspect.signature(task_model_cls.__init__).parameters)[1:]
+    tensors = [(n, t, "const ") for n, t in zip(forward_names, inputs, strict=True)]
+    tensors += [(n.replace(".", "_"), t, "const ") for n, t in model.named_parameters()]
+    tensors += [(n.replace(".", "_"), t, "const ") for n, t in model.named_buffers()]
+    tensors += [("out" if len(outputs) == 1 else f"out{i}", t, "") for i, t in enumerate(outputs)]
+    decl = [f"{const}{_C_TYPES[t.dtype]}* {name}" for name, t, const in tensors]
+    decl += [
+        f"{'double' if isinstance(v, float) else 'int64_t'} {n}"
+        for n, v in zip(init_names, init_args, strict=True)
+    ]
+    decl += [f"int64_t {name}_d{i}" for name, t, _ in tensors for i in range(t.dim())]
+    return decl
+
+
+def defined_declaration(source: str) -> tuple[list[str], list[str]]:
+    """(the definition's arguments, the header comment's), whitespace normalised."""
+    comment = " ".join(line.lstrip("/ ") for line in source.splitlines() if line.startswith("//"))
+    code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("//"))
+    found = []
+    for text in (code, comment):
+        match = re.search(r'extern "C" void kernel\((.*?)\)', text, re.S)
+        assert match, 'no extern "C" void kernel(...)'
+        found.append([" ".join(arg.split()) for arg in match.group(1).split(",")])
+    return found[0], found[1]
+
+
+@pytest.mark.parametrize("path", GOOD_KERNELS, ids=_id)
+def test_good_kernel_declares_the_abi_names_and_types(path):
+    task = load_module(SUITE / candidate_headers(path)["task"])
+    model, init_args, inputs, expected = build_reference(task)
+    defined, commented = defined_declaration(path.read_text())
+    assert defined == kernel_declaration(model, task.Model, inputs, expected, init_args)
+    assert commented == defined, "the header comment repeats the signature"
+
+
 @pytest.fixture(scope="session")
 def kernel_build_dir(tmp_path_factory):
     if shutil.which("g++") is None:
