@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import threading
 import time
 from typing import Any
 
@@ -67,6 +68,9 @@ class MemoryActor:
         self._flusher: asyncio.Task[None] | None = None
         self._metrics = _Metrics()
         self._metrics.count_items(self.bank)
+        if self.config.preload_embedder and self.config.retrieval != "none":
+            # The first text retrieval should not wait seconds for the model to load.
+            threading.Thread(target=self.bank.embedder.embed, args=(["warm up"],), daemon=True).start()
         log.info("memory actor ready", pid=os.getpid(), items=len(self.bank.items))
 
     # -- background group commit -------------------------------------------------------------------

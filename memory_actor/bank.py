@@ -106,7 +106,7 @@ class MemoryBank:
         table = self.store.read_items()
         if table.num_rows:
             vectors = table.column("embedding").combine_chunks().values.to_numpy(zero_copy_only=False)
-            self._index_items(items_from_arrow(table, with_embedding=False), vectors.reshape(-1, self.dim))
+            self._index_items(items_from_arrow(table, with_embedding=False, trusted=True), vectors.reshape(-1, self.dim))
         entries = self.store.read_log()
         self.log_rows = entries.num_rows
         for row in entries.to_pylist():
@@ -134,7 +134,7 @@ class MemoryBank:
                           [item.backend for item in items], [item.task_id for item in items], q, visits)
         for item in items:
             previous = self.items.get(item.id)
-            self.items[item.id] = item.model_copy(update={"embedding": None})
+            self.items[item.id] = item if item.embedding is None else item.model_copy(update={"embedding": None})
             if item.parent_id and (previous is None or previous.parent_id != item.parent_id):
                 self.children_of.setdefault(item.parent_id, []).append(item.id)
             if item.kind == "api":

@@ -90,7 +90,7 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
                      progress: Callable[[str], None] = lambda message: None) -> MemoryBenchResult:
     own_dir = tempfile.mkdtemp(prefix="evokernel-bench-memory-") if uri is None else None
     uri = uri or own_dir
-    config = MemoryConfig(uri=uri, seed=seed, actor_name=f"evokernel-memory-bench-{time.time_ns()}")
+    config = MemoryConfig(uri=uri, seed=seed, preload_embedder=False, actor_name=f"evokernel-memory-bench-{time.time_ns()}")
     started_ray = not ray.is_initialized()
     if started_ray:
         ray.init(include_dashboard=False, log_to_driver=False, logging_level="ERROR")

@@ -127,12 +127,20 @@ def items_to_arrow(items: list[MemoryItem], dim: int, vectors: np.ndarray | None
     return pa.Table.from_pydict({name: columns[name] for name in schema.names}, schema=schema)
 
 
-def items_from_arrow(table: pa.Table, with_embedding: bool = True) -> list[MemoryItem]:
-    """The inverse of `items_to_arrow`."""
+def items_from_arrow(table: pa.Table, with_embedding: bool = True, trusted: bool = False) -> list[MemoryItem]:
+    """The inverse of `items_to_arrow`. `trusted` skips validation for rows this bank wrote itself
+    (the Arrow schema already fixed every type): several times faster on large banks."""
     if not with_embedding and "embedding" in table.column_names:
         table = table.drop_columns(["embedding"])
     items = []
     for row in table.to_pylist():
         row["tags"] = row.get("tags") or []
-        items.append(MemoryItem.model_validate(row))
+        if trusted:
+            verdict = row.pop("verdict", None)
+            row.setdefault("embedding", None)
+            item = MemoryItem.model_construct(**row)
+            item.verdict = ItemVerdict.model_construct(**verdict) if verdict else None
+            items.append(item)
+        else:
+            items.append(MemoryItem.model_validate(row))
     return items

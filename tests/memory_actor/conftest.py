@@ -44,7 +44,8 @@ def memory_config(tmp_path):
     """A config for a fresh bank in tmp_path; exploration off unless a test turns it on."""
 
     def make(**overrides) -> MemoryConfig:
-        values = {"uri": str(tmp_path / "bank"), "epsilon": 0.0, "actor_name": f"memory-test-{tmp_path.name}"}
+        values = {"uri": str(tmp_path / "bank"), "epsilon": 0.0, "actor_name": f"memory-test-{tmp_path.name}",
+                  "preload_embedder": False}
         values.update(overrides)
         return MemoryConfig(**values)
 

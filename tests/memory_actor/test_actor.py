@@ -49,7 +49,7 @@ def _actual(actor, keys):
 
 
 def test_named_actor_is_shared_and_embeds_inside(ray_cluster, memory_config):
-    config = memory_config()
+    config = memory_config(preload_embedder=True)
     actor = get_or_create_memory_actor(config)
     ids = ray.get(actor.add.remote([
         MemoryItem(kind="practice", backend="cpu", content="Put #pragma omp parallel for on the outer loop.",
