@@ -29,6 +29,7 @@ from actors.messages import (
     LessonRequest,
     Proposal,
     RefineRequest,
+    Review,
     ReviewRequest,
     Stage,
     StartPoint,
@@ -99,7 +100,7 @@ class _Outcome:
     reason: str = ""
     reward: float | None = None
     attempt_id: str | None = None
-    review: Any = None
+    review: Review | None = None
     lesson_id: str | None = None
     extra_tokens: list[int] = field(default_factory=lambda: [0, 0])
 
@@ -325,18 +326,7 @@ class Episode:
             lesson_id=outcome.lesson_id,
         )
         self.attempts.append(attempt)
-        result = self.result
-        result.attempts = iteration
-        result.tokens += attempt.tokens_prompt + attempt.tokens_completion
-        if attempt.feasible and attempt.latency_ms is not None:
-            if result.first_feasible_iteration is None:
-                result.first_feasible_iteration = iteration
-                result.first_feasible_latency_ms = attempt.latency_ms
-            if result.best_latency_ms is None or attempt.latency_ms < result.best_latency_ms:
-                result.best_latency_ms = attempt.latency_ms
-                result.speedup_vs_eager = attempt.speedup_vs_eager
-            result.feasible = True
-            result.speedup_best_over_first = result.first_feasible_latency_ms / result.best_latency_ms
+        self.result.record(attempt)
         self.log.info("attempt", iteration=iteration, stage=attempt.stage, gate=attempt.gate,
                       feasible=attempt.feasible, latency_ms=attempt.latency_ms, reward=attempt.reward,
                       retrieved=len(attempt.retrieved_item_ids),

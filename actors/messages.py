@@ -158,3 +158,18 @@ class EpisodeResult(BaseModel):
     speedup_best_over_first: float | None = None
     stopped_by: str = Field("iterations", description="iterations, tokens, wall_time or error")
     error: str | None = None
+
+    def record(self, attempt: Attempt) -> None:
+        """Fold one finished attempt into the operator's figures."""
+        self.attempts = attempt.iteration
+        self.tokens += attempt.tokens_prompt + attempt.tokens_completion
+        if not attempt.feasible or attempt.latency_ms is None:
+            return
+        if self.first_feasible_iteration is None:
+            self.first_feasible_iteration = attempt.iteration
+            self.first_feasible_latency_ms = attempt.latency_ms
+        if self.best_latency_ms is None or attempt.latency_ms < self.best_latency_ms:
+            self.best_latency_ms = attempt.latency_ms
+            self.speedup_vs_eager = attempt.speedup_vs_eager
+        self.feasible = True
+        self.speedup_best_over_first = self.first_feasible_latency_ms / self.best_latency_ms

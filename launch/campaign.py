@@ -175,11 +175,12 @@ class Campaign:
         if not self.use_ray:
             from memory_actor.bank import MemoryBank
 
+            bank = MemoryBank(settings.memory)
+            stack.callback(bank.close)
             drafter, refiner = Drafter(settings.llm), Refiner(settings.llm)
             stack.push_async_callback(drafter.aclose)
             stack.push_async_callback(refiner.aclose)
-            return (InProcess(MemoryBank(settings.memory)), InProcess(drafter), InProcess(refiner),
-                    InProcess(Evaluator(settings.harness)))
+            return InProcess(bank), InProcess(drafter), InProcess(refiner), InProcess(Evaluator(settings.harness))
         import ray
 
         from memory_actor.actor import get_or_create_memory_actor
