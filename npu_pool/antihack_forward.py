@@ -167,7 +167,10 @@ class ForwardChecker:
             self.p.returns[fid] = new
             self.changed = True
 
-    def bind_params(self, fid: str, args: list[Val], kwargs: dict[str, Val], skip_first: bool) -> None:
+    def bind_params(self, fid: str, args: list[Val], kwargs: dict[str, Val], skip_first: bool,
+                    spread: Val | None = None) -> None:
+        """Join argument kinds into the parameters of `fid`; `spread` is the element kind of
+        `*seq`/`**mapping` arguments, which may land in any parameter."""
         info = self.p.functions.get(fid)
         if info is None:
             return
@@ -175,13 +178,24 @@ class ForwardChecker:
         names = [a.arg for a in spec.posonlyargs + spec.args]
         if skip_first and names:
             names = names[1:]
+        keyword_only = [a.arg for a in spec.kwonlyargs]
         table = self.p.params.setdefault(fid, {})
         updates = dict(zip(names, args, strict=False))
-        if spec.vararg and len(args) > len(names):
-            updates[spec.vararg.arg] = Val("seq", elem=_join_all(args[len(names):]))
+        if spec.vararg:
+            extra = args[len(names):] + ([spread] if spread is not None else [])
+            updates[spec.vararg.arg] = Val("seq", elem=_join_all(extra) if extra else NONE)
+        unmatched = []
         for key, value in kwargs.items():
-            if key in names or key in [a.arg for a in spec.kwonlyargs]:
+            if key in names or key in keyword_only:
                 updates[key] = value
+            else:
+                unmatched.append(value)
+        if spec.kwarg:
+            extra = unmatched + ([spread] if spread is not None else [])
+            updates[spec.kwarg.arg] = Val("dict", elem=_join_all(extra) if extra else NONE)
+        if spread is not None:
+            for name in names[len(args):] + keyword_only:
+                updates[name] = join(updates.get(name, NONE), spread)
         for name, value in updates.items():
             new = join(table.get(name, NONE), value)
             if table.get(name) != new:
@@ -267,6 +281,8 @@ class _Scope:
         if isinstance(s, ast.Return):
             value = self.expr(s.value) if s.value is not None else NONE
             self.returned = join(self.returned, value)
+            if value.kind == "path" and _is_torch_callable(value.ref):
+                self.compute(s, f"handing out {value.ref}")
             if self.info.node.name == "forward" and isinstance(s.value, ast.Name) and s.value.id in self.params:
                 self.flag(s, "returns_input", "warn", f"forward returns its input '{s.value.id}'; return a new output tensor")
         elif isinstance(s, ast.Assign):
@@ -618,12 +634,12 @@ class _Scope:
             base = self.expr(e.args[0])
             return self.attribute(e, base, _const_str(e.args[1]))
         func = self.expr(e.func)
-        args = [self.expr(a) for a in e.args]
+        args = [self.expr(a) for a in e.args if not isinstance(a, ast.Starred)]
         kwargs = {k.arg: self.expr(k.value) for k in e.keywords if k.arg}
-        for k in e.keywords:
-            if not k.arg:
-                self.expr(k.value)
-        every = args + list(kwargs.values())
+        spread_values = [self.element(a, self.expr(a.value), quiet=True) for a in e.args if isinstance(a, ast.Starred)]
+        spread_values += [self.element(k, self.expr(k.value), quiet=True) for k in e.keywords if not k.arg]
+        self._spread = _join_all(spread_values) if spread_values else None
+        every = args + list(kwargs.values()) + spread_values
         kind = func.kind
         if kind == "path":
             return self.call_path(e, func.ref, every, kwargs)
@@ -690,9 +706,27 @@ class _Scope:
         skip = func.bound or (info.owner is not None and not info.is_static and func.ref.split(".")[-1] == "__init__")
         if info.cached and (len(args) + len(kwargs)) > 0:
             self.flag(e, "output_cache", "reject", "functools.cache/lru_cache on a function called with arguments on the forward path caches results; cache only a zero-argument kernel builder")
-        self.c.bind_params(func.ref, args, kwargs, skip_first=skip)
+        spread, self._spread = getattr(self, "_spread", None), None
+        local_decorators = [d for d in info.decorators if d in self.p.module_env and self.p.module_env[d].kind == "func"]
+        if local_decorators:
+            # the decorator's wrapper runs instead of the function: follow what it returns
+            result = UNKNOWN
+            for name in local_decorators:
+                decorator = self.p.module_env[name]
+                self.c.bind_params(decorator.ref, [Val("func", func.ref)], {}, skip_first=False)
+                self.c._enqueue(decorator.ref)
+                wrapper = self.p.returns.get(decorator.ref, UNKNOWN)
+                if wrapper.kind == "func" and wrapper.ref != func.ref:
+                    result = self.call_function(e, wrapper, args, kwargs)
+                elif wrapper.kind != "func":
+                    self.flag(e, "unresolved_call", "warn", f"cannot tell what the decorator {name} makes of this function")
+            return result
+        self.c.bind_params(func.ref, args, kwargs, skip_first=skip, spread=spread)
         self.c._enqueue(func.ref)
-        return self.p.returns.get(func.ref, UNKNOWN)
+        returned = self.p.returns.get(func.ref, UNKNOWN)
+        if returned.kind == "path" and _is_torch_callable(returned.ref):
+            self.compute(e, f"returning {returned.ref} to be called")
+        return returned
 
     def call_path(self, e: ast.Call, path: str, args: list[Val], kwargs: dict[str, Val]) -> Val:
         parts = path.split(".")
@@ -701,6 +735,8 @@ class _Scope:
             name = parts[1]
             if name in ("id", "hash"):
                 return SCALAR
+            if name == "type" and len(args) == 1 and args[0].kind == "tensor":
+                return Val("path", "torch.Tensor")
             if name in COMPUTE_BUILTINS:
                 if any(v.kind == "tensor" or (v.kind == "seq" and v.elem == TENSOR) for v in args):
                     self.compute(e, f"the builtin {name}() over tensors")
@@ -838,6 +874,18 @@ def _mentions_shape(node: ast.AST | None, tainted: set[str] | frozenset = frozen
 
 def _const_str(node: ast.AST) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+_TORCH_NON_CALLABLES = {"Tensor", "Size", "device", "dtype", "finfo", "iinfo", "float32", "float", "float64", "double",
+                        "float16", "half", "bfloat16", "int8", "int16", "int32", "int64", "int", "long", "bool", "uint8",
+                        "complex64", "complex128", "contiguous_format", "channels_last", "preserve_format", "strided"}
+
+
+def _is_torch_callable(path: str) -> bool:
+    """A torch function or class that computes when called (not dtypes, devices, types)."""
+    parts = path.split(".")
+    return parts[0] in ("torch", "torch_npu") and len(parts) > 1 and parts[-1] not in _TORCH_NON_CALLABLES and not (
+        len(parts) == 2 and parts[1] in ALLOC_FUNCTIONS | VIEW_FUNCTIONS | META_FUNCTIONS) and parts[1] not in ("cuda", "npu", "backends", "utils")
 
 
 _TENSOR_NAMES: set[str] | None = None

@@ -138,7 +138,8 @@ class _ModuleRules(ast.NodeVisitor):
 
     def check_module(self, node: ast.AST, module: str) -> None:
         if module.split(".")[0] not in KNOWN_MODULES and not lookup_prefix(FORBIDDEN_PATHS, module):
-            self.add(node, "unusual_import", "warn", f"import of {module}: candidates normally need only torch, triton and the standard library")
+            self.add(node, "unknown_import", "reject", f"import of {module}: candidates may import torch, torch_npu, triton, "
+                     "numpy, einops and plain standard-library helpers (the task's module is off limits)")
 
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load):
@@ -154,6 +155,8 @@ class _ModuleRules(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         for path in _paths(node, self.aliases):
             self.check_path(node, path)
+        if node.attr == "Model":
+            self.add(node, "reference_model", "reject", ".Model: the reference must not be used; write the kernel")
         if node.attr in FORBIDDEN_ATTRIBUTES:
             rule = FORBIDDEN_ATTRIBUTES[node.attr]
             self.add(node, rule, "reject", f".{node.attr}: {_ATTRIBUTE_MESSAGES[rule]}")
@@ -228,7 +231,10 @@ class _ModuleRules(ast.NodeVisitor):
             if _paths(base, self.aliases) & TENSOR_BASES:
                 self.add(node, "tensor_subclass", "reject", f"class {node.name} subclasses torch.Tensor; return plain tensors")
         if any(k.arg == "metaclass" for k in node.keywords):
-            self.add(node, "metaclass", "warn", f"class {node.name} uses a metaclass; plain classes suffice")
+            self.add(node, "metaclass", "reject", f"class {node.name} uses a metaclass (it can replace the class or its calls); define plain classes")
+        for decorator in node.decorator_list:
+            if not (isinstance(decorator, ast.Name) and decorator.id == "dataclass"):
+                self.add(node, "class_decorator", "reject", f"class {node.name} is decorated (a decorator can replace the class); define plain classes")
         if node.name == "Model":
             self.add(node, "reference_model", "warn", "the candidate defines its own Model; define only ModelNew and helpers")
         self.generic_visit(node)
@@ -372,10 +378,18 @@ def _check_forward(tree: ast.Module, namespaces: set[str], aliases: dict[str, se
             return [Finding(rule="structure", severity="reject", line=None, message="no class ModelNew(nn.Module) is defined")]
         model_new = program.classes[alias.ref]
     findings = _check_bases(program, model_new, set())
-    entries = [fid for name in ("forward", "__call__") if (fid := _method(program, model_new, name))]
+    # nn.Module.__call__ reaches forward through these; overriding any of them replaces forward
+    entry_names = ("forward", "__call__", "_call_impl", "_wrapped_call_impl", "__getattr__", "__getattribute__")
+    entries = [fid for name in entry_names if (fid := _method(program, model_new, name))]
     if not entries or not _method(program, model_new, "forward"):
         findings.append(Finding(rule="structure", severity="reject", line=model_new.node.lineno, message="ModelNew defines no forward method"))
         return findings
+    for fid in entries:
+        node = program.functions[fid].node
+        plain = {"torch.no_grad", "torch.inference_mode"}
+        if isinstance(node, ast.Lambda) or any(_decorator_path(d, program) not in plain for d in node.decorator_list):
+            findings.append(Finding(rule="structure", severity="reject", line=getattr(node, "lineno", None),
+                                    message=f"{fid} must be a plain method (no property, decorator or lambda)"))
     _bind_entry_params(program, entries, model_new)
     checker = ForwardChecker(program)
     init = [MODULE_SCOPE] + [fid for fid, info in program.functions.items() if fid != MODULE_SCOPE and not isinstance(info.node, ast.Lambda)]
@@ -514,14 +528,29 @@ def _class(program: Program, node: ast.ClassDef) -> None:
             fid = f"{node.name}.{stmt.name}"
             _function(program, stmt, owner=node.name, scope=None, fid=fid)
             info.methods[stmt.name] = fid
-        elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name):
-            bound = program.module_env.get(stmt.value.id)
-            for target in stmt.targets:
-                if isinstance(target, ast.Name) and bound is not None and bound.kind == "func":
-                    info.methods[target.id] = bound.ref
-                elif isinstance(target, ast.Name):
-                    info.attrs[target.id] = bound or Val("unknown")
-        elif isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
-                if isinstance(target, ast.Name):
-                    info.attrs[target.id] = SCALAR if isinstance(stmt.value, ast.Constant) else Val("unknown")
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            targets = [t for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) if isinstance(t, ast.Name)]
+            for target in targets:
+                _class_attribute(program, info, target.id, stmt.value)
+
+
+def _class_attribute(program: Program, info: ClassInfo, name: str, value: ast.expr) -> None:
+    """A name bound in a class body: a method (function, lambda) or an attribute."""
+    if isinstance(value, ast.Lambda):
+        fid = f"{info.node.name}.{name}"
+        program.functions[fid] = FunctionInfo(node=value, owner=info.node.name, scope=None)
+        info.methods[name] = fid
+        return
+    if isinstance(value, ast.Name) and program.module_env.get(value.id, Val("none")).kind == "func":
+        info.methods[name] = program.module_env[value.id].ref
+        return
+    if isinstance(value, ast.Constant):
+        info.attrs[name] = SCALAR
+        return
+    path = _decorator_path(value, program) if isinstance(value, (ast.Name, ast.Attribute)) else ""
+    if path and path.split(".")[0] in set(program.aliases.values()) | {p.split(".")[0] for p in program.aliases.values()}:
+        info.attrs[name] = Val("path", path)
+    elif isinstance(value, (ast.Name, ast.Attribute)) and path:
+        info.attrs[name] = program.module_env.get(path, Val("unknown"))
+    else:
+        info.attrs[name] = Val("unknown")

@@ -94,12 +94,14 @@ WARNED_PATHS: dict[str, tuple[str, str]] = {
     "sys.stdout": ("io", "write nothing to stdout from a candidate"),
 }
 
-# Top-level imports a candidate may use without comment; anything else gets a warning.
+# Top-level modules a candidate may import; anything else (the task's own module under any
+# name included) is rejected.
 KNOWN_MODULES = {
-    "torch", "torch_npu", "triton", "numpy", "math", "cmath", "functools", "typing", "dataclasses",
-    "os", "sys", "itertools", "collections", "enum", "abc", "__future__", "warnings", "logging",
-    "contextlib", "textwrap", "string", "re", "hashlib", "pathlib", "operator", "random", "struct",
-    "copy", "numbers", "typing_extensions", "time", "tempfile", "einops", "pytest",
+    "torch", "torch_npu", "triton", "numpy", "einops", "math", "cmath", "functools", "typing",
+    "typing_extensions", "dataclasses", "os", "sys", "itertools", "collections", "enum", "abc",
+    "__future__", "warnings", "logging", "contextlib", "textwrap", "string", "re", "hashlib",
+    "pathlib", "operator", "random", "struct", "array", "copy", "numbers", "decimal", "fractions",
+    "bisect", "heapq", "json", "time", "tempfile", "weakref",
 }
 
 # --- compute versus plumbing inside forward ---------------------------------------------
@@ -156,8 +158,6 @@ TENSOR_METHODS_WARN = {
     "clone": ("copy", "clone() makes torch copy the data; write results with the kernel instead"),
     "copy_": ("copy", "copy_() makes torch copy the data; write results with the kernel instead"),
     "resize_": ("resize", "resize_() on a wrapper tensor is unusual; allocate the output once per call"),
-    "untyped_storage": ("storage", "storage tricks are unusual in a wrapper"),
-    "storage": ("storage", "storage tricks are unusual in a wrapper"),
     "type_as": ("cast", "type_as() casts data with torch; keep the task dtype or cast inside the kernel"),
 }
 TENSOR_METHODS_FORBIDDEN = {
@@ -169,6 +169,8 @@ TENSOR_METHODS_FORBIDDEN = {
     "register_hook": ("hook", "hooks change what runs around forward; not allowed"),
     "apply_": ("compute", "apply_ runs Python per element; compute in your kernel"),
     "map_": ("compute", "map_ runs Python per element; compute in your kernel"),
+    "untyped_storage": ("storage", "raw storage hands the bytes to Python; pass the tensor to your kernel"),
+    "storage": ("storage", "raw storage hands the bytes to Python; pass the tensor to your kernel"),
 }
 CAST_METHODS_LOW = {"half", "bfloat16"}
 CAST_METHODS_OTHER = {"float", "double", "int", "long", "short", "char", "byte", "bool"}
@@ -191,7 +193,8 @@ NN_SCALAR_ATTRS = {
 NN_CONTAINER_CLASSES = {"Module", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"}
 
 # Builtins that compute when handed a tensor.
-COMPUTE_BUILTINS = {"sum", "max", "min", "abs", "pow", "round", "divmod", "sorted", "reversed", "any", "all", "map", "filter"}
+COMPUTE_BUILTINS = {"sum", "max", "min", "abs", "pow", "round", "divmod", "sorted", "reversed", "any", "all", "map", "filter",
+                    "bytes", "bytearray"}
 # Builtins that only pass values through (or read metadata).
 NEUTRAL_BUILTINS = {
     "isinstance", "issubclass", "len", "print", "repr", "str", "int", "float", "bool", "tuple", "list",
