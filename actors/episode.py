@@ -93,6 +93,7 @@ class _Outcome:
     proposal: Proposal
     retrieval: Retrieval | None
     parent_id: str | None = None
+    start_code: str | None = None
     evaluation: Evaluation | None = None
     feasible: bool = False
     gate: str = ""
@@ -199,7 +200,8 @@ class Episode:
             best_latency_ms=best_before, context=self._context(retrieval), api=self._api(retrieval),
             children=[context_item(c) for c in children],
         )
-        outcome = _Outcome("refine", await self.refiner.propose(request), retrieval, parent_id=start.id)
+        outcome = _Outcome("refine", await self.refiner.propose(request), retrieval, parent_id=start.id,
+                           start_code=start.code)
         await self._judge(outcome, self.refiner, improved_over=best_before)
         if outcome.proposal.llm_error is None:
             latency = self._latency(outcome)
@@ -275,7 +277,7 @@ class Episode:
         else:
             text = f"failed at the {outcome.gate} gate: {outcome.reason}\n{verdict.details if verdict else ''}".strip()
         lesson = await worker.lesson(LessonRequest(task=self.brief, stage=outcome.stage, code=outcome.proposal.code or "",
-                                                   outcome=text, improved=improved))
+                                                   outcome=text, improved=improved, start_code=outcome.start_code))
         outcome.extra_tokens[0] += lesson.tokens_prompt
         outcome.extra_tokens[1] += lesson.tokens_completion
         if not lesson.text:

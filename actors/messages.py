@@ -92,6 +92,7 @@ class LessonRequest(BaseModel):
     code: str
     outcome: str
     improved: bool = Field(False, description="a faster kernel (ask what made it faster), else a failure")
+    start_code: str | None = Field(None, description="the start point a refinement began from")
 
 
 class Lesson(BaseModel):

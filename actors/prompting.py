@@ -173,9 +173,12 @@ class PromptBuilder:
         question = ("What made this version faster than its start point?" if request.improved
                     else "Why did it fail, and what should the next attempt do differently?")
         budget = self.config.prompt_char_budget // 2
+        start = ""
+        if request.start_code:
+            start = "\n" + render("lesson_start", lang=self.lang, code=cut(request.start_code.strip(), budget // 3, "start point"))
         user = render("lesson", task_id=request.task.task_id, backend=request.task.backend, stage=request.stage,
-                      outcome=cut(request.outcome, budget // 4, "outcome"), lang=self.lang,
-                      code=cut(request.code.strip(), budget // 2, "code"), question=question)
+                      outcome=cut(request.outcome, budget // 6, "outcome"), start=start, lang=self.lang,
+                      code=cut(request.code.strip(), budget // 3, "code"), question=question)
         return [{"role": "system", "content": render("lesson_system")}, {"role": "user", "content": user}]
 
     def review(self, request: ReviewRequest) -> Messages:

@@ -97,6 +97,8 @@ def test_failed_draft_then_feasible_then_faster_refinement(llm_server, relu_task
     assert traces[slow.attempt_id].verdict.latency_ms == slow.latency_ms
     lesson = bank.get(fast.lesson_id)
     assert lesson.kind == "experience" and lesson.stage == "refine"
+    asked = [r["body"]["messages"][-1]["content"] for r in llm_server.chat_requests if agent.kind_of(r["body"]) == "lesson"]
+    assert any("What made this version faster" in text and "volatile float v" in text for text in asked)
 
     # Values moved exactly as the update rule says, in the real bank.
     assert len(expected_q_values(attempts, memory_config)) >= 5
