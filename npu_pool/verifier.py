@@ -65,17 +65,25 @@ def evaluate(task: TaskSpec, candidate: Candidate, config: HarnessConfig,
                        reason=_finding_line(rejections[0])[:300],
                        details="\n".join(_finding_line(f) for f in rejections + warnings),
                        sizes=task.sizes, flags=flags, timings={"hack_s": hack_s}), None
+    verdict, report = sandboxed_gates(task, candidate, config, backend, profile, flags)
+    verdict.timings.update(hack_s=hack_s, total_s=time.perf_counter() - started)
+    if verdict.feasible and warnings:
+        verdict.details = (verdict.details + "\nstatic warnings: " + "; ".join(_finding_line(f) for f in warnings)).strip()
+    log.info("verdict", task=task.task_id, format=candidate.format, gate=verdict.gate, category=verdict.category,
+             feasible=verdict.feasible, seconds=round(verdict.timings["total_s"], 2))
+    return verdict, report
+
+
+def sandboxed_gates(task: TaskSpec, candidate: Candidate, config: HarnessConfig, backend: Backend,
+                    profile: bool, flags: list[str] | None = None) -> tuple[Verdict, ProfileReport | None]:
+    """Compile, correctness (and profiling) in one sandboxed worker; no anti-hack gate here."""
     request = WorkerRequest(task=task, candidate=candidate, backend=backend.name, config=config, profile=profile,
                             cache_dir=str(build_cache_dir(config.build_cache_dir)),
                             limits=WorkerLimits(memory_mb=config.memory_limit_mb, cpu_s=config.cpu_time_limit_s))
     run = run_worker(request, config.compile_timeout_s, config.run_timeout_s, backend.sandbox_env_allow,
                      network_isolation=config.network_isolation == "auto")
-    verdict, report = _interpret(run, task, flags)
-    verdict.timings.update(hack_s=hack_s, sandbox_wall_s=run.wall_s, total_s=time.perf_counter() - started)
-    if verdict.feasible and warnings:
-        verdict.details = (verdict.details + "\nstatic warnings: " + "; ".join(_finding_line(f) for f in warnings)).strip()
-    log.info("verdict", task=task.task_id, format=candidate.format, gate=verdict.gate, category=verdict.category,
-             feasible=verdict.feasible, seconds=round(verdict.timings["total_s"], 2))
+    verdict, report = _interpret(run, task, list(flags or []))
+    verdict.timings["sandbox_wall_s"] = run.wall_s
     return verdict, report
 
 

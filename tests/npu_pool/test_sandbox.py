@@ -62,3 +62,47 @@ def test_crash_while_profiling_makes_the_candidate_infeasible(relu_task):
     assert report is None
     assert (verdict.feasible, verdict.gate, verdict.category) == (False, "runtime", "crash")
     assert "profile" in verdict.reason
+
+
+# The anti-hack gate rejects these statically; here the sandbox alone must hold.
+
+
+def _sandboxed(task, name, **config):
+    from npu_pool.backends import get_backend
+    from npu_pool.verifier import sandboxed_gates
+
+    return sandboxed_gates(task, fixture_candidate(name), harness_config(**config), get_backend("cpu"), profile=False)[0]
+
+
+def test_forged_result_file_is_ignored(relu_task):
+    verdict = _sandboxed(relu_task, "modelnew_forges_result.py")
+    assert not verdict.feasible
+    assert (verdict.gate, verdict.category) == ("compile", "exit")
+
+
+def test_exit_during_import_is_a_verdict(relu_task):
+    verdict = _sandboxed(relu_task, "modelnew_exits.py")
+    assert (verdict.feasible, verdict.gate, verdict.category) == (False, "compile", "exit")
+    assert "exit(3)" in verdict.reason
+
+
+def test_mutated_input_is_rejected(relu_task):
+    verdict = _sandboxed(relu_task, "modelnew_mutates_input.py")
+    assert (verdict.gate, verdict.category) == ("correctness", "mutated_input")
+
+
+def test_output_aliasing_the_input_is_rejected(relu_task):
+    verdict = verify(relu_task, fixture_candidate("modelnew_returns_input.py"), harness_config())
+    assert (verdict.gate, verdict.category) == ("correctness", "aliases_input")
+    assert "static:returns_input" in verdict.flags
+
+
+def test_python_memory_bomb_is_an_out_of_memory_verdict(relu_task):
+    verdict = verify(relu_task, fixture_candidate("modelnew_memory_bomb.py"), harness_config(memory_limit_mb=2048))
+    assert (verdict.feasible, verdict.gate, verdict.category) == (False, "runtime", "out_of_memory")
+
+
+def test_syntax_error_is_a_compile_verdict_with_the_line(relu_task):
+    verdict = _sandboxed(relu_task, "modelnew_syntax_error.txt")
+    assert (verdict.gate, verdict.category) == ("compile", "syntax_error")
+    assert "line 6" in verdict.reason
