@@ -189,15 +189,18 @@ class Episode:
     async def _refine(self) -> _Outcome:
         start = await self._choose_start_point()
         retrieval = await self._retrieve("refine", f"{self._task_query()}\n{start.code}", REFINE_KINDS)
-        children = await self.memory.children(start.id) if self.config.max_children_in_prompt else []
-        children = children[-self.config.max_children_in_prompt:] if self.config.max_children_in_prompt else []
+        shown = self.config.max_children_in_prompt
+        children = (await self.memory.children(start.id))[-shown:] if shown else []
+        # The start point and its children have their own sections: do not show them twice.
+        elsewhere = {start.id, *(c.id for c in children)}
         assert self.best_ms is not None
         best_before = self.best_ms
         request = RefineRequest(
             task=self.brief,
             start=StartPoint(id=start.id, code=start.code, latency_ms=start.latency_ms,
                              speedup_vs_eager=start.speedup, profile=profile_text(start.profile)),
-            best_latency_ms=best_before, context=self._context(retrieval), api=self._api(retrieval),
+            best_latency_ms=best_before, api=self._api(retrieval),
+            context=[c for c in self._context(retrieval) if c.id not in elsewhere],
             children=[context_item(c) for c in children],
         )
         outcome = _Outcome("refine", await self.refiner.propose(request), retrieval, parent_id=start.id,

@@ -90,6 +90,10 @@ def test_failed_draft_then_feasible_then_faster_refinement(llm_server, relu_task
     second_draft = [r for r in llm_server.chat_requests if agent.kind_of(r["body"]) == "draft"][1]["body"]
     assert "failed at the compile gate" in second_draft["messages"][-1]["content"]
     assert "Declare every name you use." in second_draft["messages"][-1]["content"]
+    # The refiner saw the start point once (retrieved again, it is not repeated as context).
+    first_refine = [r for r in llm_server.chat_requests if agent.kind_of(r["body"]) == "refine"][0]["body"]
+    assert slow.attempt_id in fast.retrieved_item_ids
+    assert first_refine["messages"][-1]["content"].count("volatile float v") == 1
 
     # Every attempt with code is a trace item with its parent; lessons are experience items.
     traces = {a.attempt_id: bank.get(a.attempt_id) for a in attempts if a.attempt_id}
