@@ -11,33 +11,21 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import structlog
 from pydantic import BaseModel, ConfigDict, Field
 
 from launch.local_llm_fetch import fetch_model
+from launch.local_llm_process import LOOPBACK, LocalLLMError, LocalLLMServer, free_port
 
 if TYPE_CHECKING:
     from actors.config import LLMConfig
     from launch.config import Settings
 
-log = structlog.get_logger("evokernel.llm.local")
-
-LOOPBACK = "127.0.0.1"
 INSTALL_HINT = "install it with `bash scripts/setup.sh local-llm` (or `pip install -e '.[local-llm]'`)"
-STDERR_TAIL_LINES = 25
 # Top-level modules each server needs, checked before starting it for a clear message.
 SERVER_REQUIREMENTS = {"llama_cpp.server": ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")}
 
@@ -129,10 +117,6 @@ class LocalLLMConfig(BaseModel):
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-class LocalLLMError(RuntimeError):
-    """The local model could not be prepared or served; the message says what to do."""
-
-
 def ensure_model(config: LocalLLMConfig, spec: LocalModelSpec | None = None) -> Path:
     """The GGUF file to serve: `model_path` as given, else the verified cached copy (fetched if missing)."""
     if config.model_path:
@@ -159,89 +143,18 @@ def local_llm_config_for_agent(llm: LLMConfig, spec: LocalModelSpec, base_url: s
     return llm.model_copy(update={**update, "base_url": base_url})
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((LOOPBACK, 0))
-        return sock.getsockname()[1]
-
-
-def server_command(config: LocalLLMConfig, spec: LocalModelSpec, model_path: Path, port: int) -> list[str]:
-    """The llama-cpp-python server command line (its flags are its ModelSettings/ServerSettings fields)."""
-    command = [
-        sys.executable, "-m", config.server_module,
+def server_args(config: LocalLLMConfig, spec: LocalModelSpec, model_path: Path, port: int) -> list[str]:
+    """llama-cpp-python server flags (its ModelSettings/ServerSettings fields, checked on 0.3.36)."""
+    threads = str(config.threads())
+    args = [
         "--model", str(model_path), "--model_alias", spec.name,
         "--host", LOOPBACK, "--port", str(port),
-        "--n_threads", str(config.threads()), "--n_threads_batch", str(config.threads()),
+        "--n_threads", threads, "--n_threads_batch", threads,
         "--n_ctx", str(config.n_ctx or spec.n_ctx),
     ]
     if spec.chat_format:
-        command += ["--chat_format", spec.chat_format]
-    return command
-
-
-class LocalLLMServer:
-    """One server process: `start()` returns once it answers, `stop()` always cleans up."""
-
-    def __init__(self, command: list[str], port: int, startup_timeout_s: float):
-        self.command = command
-        self.port = port
-        self.base_url = f"http://{LOOPBACK}:{port}/v1"
-        self.startup_timeout_s = startup_timeout_s
-        self.process: subprocess.Popen | None = None
-        # The server's output goes to a file: a pipe nobody reads would stall it once full.
-        self._log = tempfile.NamedTemporaryFile(prefix="evokernel-llm-", suffix=".log", delete=False)
-
-    def start(self) -> str:
-        log.info("llm.server.starting", url=self.base_url, command=" ".join(self.command[1:]))
-        started = time.monotonic()
-        self.process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = started + self.startup_timeout_s
-        while True:
-            code = self.process.poll()
-            if code is not None:
-                raise LocalLLMError(f"the local LLM server exited with code {code} before it answered:\n{self.output_tail()}")
-            if self._answers():
-                log.info("llm.server.ready", url=self.base_url, startup_s=round(time.monotonic() - started, 1))
-                return self.base_url
-            if time.monotonic() > deadline:
-                self.stop()
-                raise LocalLLMError(
-                    f"the local LLM server did not answer on {self.base_url}/models within "
-                    f"{self.startup_timeout_s:.0f} s (local_llm.startup_timeout_s):\n{self.output_tail()}"
-                )
-            time.sleep(0.25)
-
-    def _answers(self) -> bool:
-        try:
-            with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as response:
-                return response.status == 200
-        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-            return False
-
-    def wait(self) -> int:
-        assert self.process is not None
-        return self.process.wait()
-
-    def stop(self, grace_s: float = 10.0) -> None:
-        process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            process.send_signal(signal.SIGINT)  # uvicorn shuts down cleanly on SIGINT
-            try:
-                process.wait(grace_s)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            log.info("llm.server.stopped", url=self.base_url)
-
-    def output_tail(self, lines: int = STDERR_TAIL_LINES) -> str:
-        self._log.flush()
-        text = Path(self._log.name).read_text(errors="replace")
-        return "\n".join(text.splitlines()[-lines:]) or "(no output)"
-
-    def close(self) -> None:
-        self.stop()
-        self._log.close()
-        Path(self._log.name).unlink(missing_ok=True)
+        args += ["--chat_format", spec.chat_format]
+    return args
 
 
 def prepare_server(config: LocalLLMConfig, port: int | None = None) -> LocalLLMServer:
@@ -253,7 +166,7 @@ def prepare_server(config: LocalLLMConfig, port: int | None = None) -> LocalLLMS
     spec = config.spec()
     model_path = ensure_model(config, spec)
     port = port or config.port or free_port()
-    return LocalLLMServer(server_command(config, spec, model_path, port), port, config.startup_timeout_s)
+    return LocalLLMServer(config.server_module, server_args(config, spec, model_path, port), port, config.startup_timeout_s)
 
 
 @contextmanager

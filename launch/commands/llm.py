@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 from launch.cli import add_config_flag
@@ -56,6 +57,8 @@ def _fetch(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
+    # `kill PID` must stop the server too: turn SIGTERM into the same clean exit as Ctrl-C.
+    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
         server = prepare_server(settings.local_llm)
     except (FetchError, LocalLLMError) as exc:
@@ -72,3 +75,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         return 1
     finally:
         server.close()
+
+
+def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

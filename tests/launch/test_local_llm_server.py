@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 import urllib.request
 
 import openai
@@ -148,6 +149,44 @@ def test_server_that_never_answers_times_out_and_is_killed(standin, monkeypatch)
         assert server.process is None  # stopped by start() itself
     finally:
         server.close()
+
+
+def test_port_in_use_is_refused_rather_than_mistaken_for_ready(standin):
+    with local_llm_server(load_settings()) as base_url:
+        busy_port = int(base_url.rsplit(":", 1)[1].split("/")[0])
+        with pytest.raises(LocalLLMError, match=f"port {busy_port} .* is in use"):
+            with local_llm_server(load_settings(overrides={"local_llm": {"port": busy_port}})):
+                pass
+
+
+def test_server_stops_itself_when_evokernel_is_killed(standin):
+    # A process that holds the server and is then SIGKILLed: no cleanup code runs in it.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", (
+            "from launch.config import load_settings\n"
+            "from launch.local_llm import local_llm_server\n"
+            "from launch.logging import configure_logging\n"
+            "configure_logging(json_logs=True)\n"
+            "import time\n"
+            "with local_llm_server(load_settings()) as url:\n"
+            "    print(url, flush=True)\n"
+            "    time.sleep(600)\n"
+        )],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    try:
+        base_url = holder.stdout.readline().strip()
+        assert base_url.startswith("http://127.0.0.1:"), base_url
+        assert not _port_is_closed(base_url)
+        holder.kill()
+        holder.wait()
+        deadline = time.monotonic() + 15
+        while not _port_is_closed(base_url) and time.monotonic() < deadline:
+            time.sleep(0.25)
+        assert _port_is_closed(base_url)
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def test_missing_server_package_says_how_to_install_it(tmp_path):

@@ -1,0 +1,132 @@
+"""One local LLM server process on loopback: start it, wait until it answers, always stop it.
+
+The server runs as `python -m MODULE ARGS` behind a tiny launcher that watches its parent:
+if evokernel dies without cleaning up (SIGKILL, a crash), the server stops itself instead
+of holding a gigabyte of memory and every core. Its output goes to a temporary log file
+(a pipe nobody reads would stall it); errors quote the log's last lines.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import structlog
+
+log = structlog.get_logger("evokernel.llm.server")
+
+LOOPBACK = "127.0.0.1"
+OUTPUT_TAIL_LINES = 25
+
+# argv: parent pid, module, module args. Checks once a second that the parent still lives.
+_LAUNCHER = """
+import os, runpy, signal, sys, threading, time
+parent = int(sys.argv[1])
+def watch_parent():
+    while os.getppid() == parent:
+        time.sleep(1)
+    os.kill(os.getpid(), signal.SIGTERM)
+threading.Thread(target=watch_parent, daemon=True).start()
+sys.argv = sys.argv[2:]
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
+
+
+class LocalLLMError(RuntimeError):
+    """The local model could not be prepared or served; the message says what to do."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((LOOPBACK, 0))
+        return sock.getsockname()[1]
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((LOOPBACK, port))
+        except OSError:
+            return False
+    return True
+
+
+class LocalLLMServer:
+    """`start()` returns the base URL once `/v1/models` answers; `close()` always cleans up."""
+
+    def __init__(self, module: str, args: list[str], port: int, startup_timeout_s: float):
+        self.module = module
+        self.args = args
+        self.port = port
+        self.base_url = f"http://{LOOPBACK}:{port}/v1"
+        self.startup_timeout_s = startup_timeout_s
+        self.process: subprocess.Popen | None = None
+        self._log = tempfile.NamedTemporaryFile(prefix="evokernel-llm-", suffix=".log", delete=False)
+
+    def start(self) -> str:
+        # Another process answering on this port would pass the readiness check for us.
+        if not port_is_free(self.port):
+            raise LocalLLMError(f"port {self.port} on {LOOPBACK} is in use; choose another (local_llm.port)")
+        log.info("llm.server.starting", url=self.base_url, command=f"python -m {self.module} {' '.join(self.args)}")
+        started = time.monotonic()
+        command = [sys.executable, "-c", _LAUNCHER, str(os.getpid()), self.module, *self.args]
+        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
+        while True:
+            code = self.process.poll()
+            if code is not None:
+                self.process = None
+                raise LocalLLMError(f"the local LLM server exited with code {code} before it answered:\n{self.output_tail()}")
+            if self._answers():
+                log.info("llm.server.ready", url=self.base_url, startup_s=round(time.monotonic() - started, 1))
+                return self.base_url
+            if time.monotonic() - started > self.startup_timeout_s:
+                self.stop()
+                raise LocalLLMError(
+                    f"the local LLM server did not answer on {self.base_url}/models within "
+                    f"{self.startup_timeout_s:.0f} s (local_llm.startup_timeout_s):\n{self.output_tail()}"
+                )
+            time.sleep(0.25)
+
+    def _answers(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as response:
+                return response.status == 200
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+            return False
+
+    def wait(self) -> int:
+        """Block until the server exits (it only does on its own when something went wrong)."""
+        assert self.process is not None, "start() first"
+        return self.process.wait()
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        # SIGTERM, not SIGINT: a server started from a background shell job ignores SIGINT.
+        process.terminate()
+        try:
+            process.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.info("llm.server.stopped", url=self.base_url)
+
+    def output_tail(self, lines: int = OUTPUT_TAIL_LINES) -> str:
+        self._log.flush()
+        text = Path(self._log.name).read_text(errors="replace")
+        return "\n".join(text.splitlines()[-lines:]) or "(no output)"
+
+    def close(self) -> None:
+        try:
+            self.stop()
+        finally:
+            self._log.close()
+            Path(self._log.name).unlink(missing_ok=True)
