@@ -189,6 +189,7 @@ class DevicePoolActor:
         self._idle: asyncio.Queue[int] | None = None
         self._gates: dict[str, _NodeGate] = {}
         self._waiting = 0
+        self._recovering: set[asyncio.Future[None]] = set()  # keeps the recovery tasks referenced
         self.metrics = _Metrics()
 
     def __repr__(self) -> str:
@@ -208,25 +209,52 @@ class DevicePoolActor:
 
     async def evaluate(self, task: TaskSpec, candidate: Candidate, profile: bool = True) -> PoolEvaluation:
         lost: list[str] = []
-        for _ in range(2):
+        while len(lost) < 2:
             index = await self._take()
             info, verifier, profiler = self.members[index]
+            if not await self._alive(index):  # died while idle: recover it, take another
+                self._recovering.add(asyncio.ensure_future(self._recover(index)))
+                continue
             try:
                 verdict, report = await self._on_device(info, verifier, profiler, task, candidate, profile)
-                self.counts[info.name] += 1
-                return PoolEvaluation(verdict=verdict, profile=report, device=info.device, node_id=info.node_id,
-                                      retried=bool(lost))
             except RayActorError as exc:  # Ray restarts the actor in its bundle; try the next idle device
                 self.metrics.lost.inc(tags={"device": info.device})
                 log.warning("device_actor_lost", device=info.name, task=task.task_id, error=str(exc)[:300])
                 lost.append(f"{info.device}: {str(exc).splitlines()[0][:200]}")
-            finally:
-                self._queue().put_nowait(index)
-                self.metrics.idle.set(self._queue().qsize())
+                self._recovering.add(asyncio.ensure_future(self._recover(index)))
+                continue
+            self._put_back(index)
+            self.counts[info.name] += 1
+            return PoolEvaluation(verdict=verdict, profile=report, device=info.device, node_id=info.node_id,
+                                  retried=bool(lost))
         return PoolEvaluation(verdict=Verdict(feasible=False, gate="runtime", category="device_lost",
                                               reason="the device actor died twice while evaluating this candidate",
                                               details="\n".join(lost), sizes=task.sizes),
                               device="", node_id="", retried=True)
+
+    def _put_back(self, index: int) -> None:
+        self._queue().put_nowait(index)
+        self.metrics.idle.set(self._queue().qsize())
+
+    async def _alive(self, index: int) -> bool:
+        _, verifier, profiler = self.members[index]
+        try:
+            await asyncio.gather(verifier.describe.remote(), profiler.describe.remote())
+        except RayActorError:
+            return False
+        return True
+
+    async def _recover(self, index: int, give_up_s: float = 900.0) -> None:
+        """Back in the idle queue once both actors of the device answer again (restarted by Ray)."""
+        info = self.members[index][0]
+        deadline = time.monotonic() + give_up_s
+        while time.monotonic() < deadline:
+            if await self._alive(index):
+                log.info("device_back", device=info.name)
+                self._put_back(index)
+                return
+            await asyncio.sleep(0.5)
+        log.error("device_dropped", device=info.name, reason=f"its actors did not come back in {give_up_s:.0f} s")
 
     async def _take(self) -> int:
         self._waiting += 1

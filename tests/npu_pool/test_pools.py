@@ -1,0 +1,96 @@
+"""Device-pinned pools on a real local Ray cluster with two declared (fake) NPUs.
+
+The actors evaluate real kernel-format candidates with the cpu backend (the NPUs are
+fake); what is tested is the pinning, the naming, the scheduling and the fault handling.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import ray
+
+from actors.code_extraction import extract_code
+from npu_pool.config import HarnessConfig
+from npu_pool.devices import FakeDevices
+from npu_pool.pools import DevicePools
+from npu_pool.tasks import load_task
+from npu_pool.verdict import Candidate
+from tests.actors import replies
+
+RELU = Path(__file__).resolve().parents[2] / "suites" / "cpu" / "level1" / "4_ReLU.py"
+
+
+def candidate(reply: str) -> Candidate:
+    return Candidate(source=extract_code(reply, "kernel").code, format="kernel")
+
+
+@pytest.fixture(scope="module")
+def pools(tmp_path_factory):
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, resources={"NPU": 2}, include_dashboard=False, log_to_driver=False,
+                 namespace="evokernel-pools-test")
+    config = HarnessConfig(backend="auto", compile_baseline=False, correctness_trials=2, warmup_trials=1,
+                           timed_trials=5, profile_input_sets=1,
+                           build_cache_dir=str(tmp_path_factory.mktemp("build-cache")))
+    built = DevicePools(config, fake=FakeDevices(kind="npu", count=2)).start()
+    yield built
+    built.shutdown()
+    if started:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def relu():
+    return load_task(RELU)
+
+
+def test_one_verifier_and_one_profiler_pinned_per_device(pools):
+    assert pools.kind == "npu" and pools.evaluating_backend == "cpu"
+    for role, members in (("verifier", pools.verifiers), ("profiler", pools.profilers)):
+        assert sorted(m.name for m in members) == [f"{role}/npu:0", f"{role}/npu:1"]
+        for member in members:
+            # Ray chose the device and told the process through ASCEND_RT_VISIBLE_DEVICES
+            assert member.device == member.name.split("/")[-1] == f"npu:{member.visible_devices}"
+            assert member.fake and member.backend == "cpu"
+            assert ray.get(ray.get_actor(member.name).describe.remote()).pid == member.pid
+    # the verifier and the profiler of a device are two processes on the same device
+    by_device = {v.device: p for v, p in zip(pools.verifiers, pools.profilers, strict=True)}
+    assert all(by_device[v.device].pid != v.pid for v in pools.verifiers)
+    assert ray.get_actor("pool/evaluator") is not None
+
+
+def test_candidates_spread_over_devices_and_timing_never_overlaps_other_work(pools, relu):
+    refs = [pools.pool.evaluate.remote(relu, candidate(r)) for r in (replies.FAST, replies.WRONG, replies.SLOW)]
+    fast, wrong, slow = ray.get(refs)
+    assert fast.verdict.feasible and fast.profile.median_ms > 0 and fast.device in ("npu:0", "npu:1")
+    assert (wrong.verdict.gate, wrong.profile) == ("correctness", None)
+    assert slow.verdict.feasible and slow.profile.median_ms > fast.profile.median_ms
+    assert {fast.device, wrong.device, slow.device} == {"npu:0", "npu:1"}
+    stats = ray.get(pools.pool.stats.remote())
+    assert sum(m["evaluations"] for m in stats["members"]) >= 3
+    # What every device actor ran, and when: a profiling run (timing on CPU cores shared by
+    # the node's slots) never overlaps any other evaluation on the node.
+    runs = [(m.name, *run) for m in pools.verifiers + pools.profilers
+            for run in ray.get(ray.get_actor(m.name).history.remote())]
+    profiles = [r for r in runs if r[1] == "profile"]
+    assert len(profiles) >= 2
+    for name, _, start, end in profiles:
+        overlapping = [r for r in runs if r[0] != name and r[2] < end and start < r[3]]
+        assert not overlapping, f"{name} timed while {overlapping} ran"
+
+
+def test_a_dead_verifier_is_restarted_and_the_candidate_retried(pools, relu):
+    before = {m.name: m.pid for m in pools.verifiers}
+    ref = pools.pool.evaluate.remote(relu, candidate(replies.FAST))
+    time.sleep(1.5)  # the verification (a sandboxed worker importing torch) takes seconds
+    for name in before:
+        ray.kill(ray.get_actor(name), no_restart=False)
+    done = ray.get(ref, timeout=300)
+    assert done.verdict.feasible and done.retried
+    after = {name: ray.get(ray.get_actor(name).describe.remote()) for name in before}
+    for name, info in after.items():
+        assert info.pid != before[name] and info.device == name.split("/")[-1]  # same device after restart
