@@ -10,6 +10,7 @@ I/O) runs in threads, one writer at a time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
 import threading
@@ -64,6 +65,7 @@ class MemoryActor:
         gc.freeze()
         self._io = asyncio.Lock()
         self._work = asyncio.Event()
+        self._urgent = asyncio.Event()  # a caller waits for durability
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self._metrics = _Metrics()
@@ -83,8 +85,13 @@ class MemoryActor:
         while True:
             await self._work.wait()
             self._work.clear()
+            if not self._waiters and len(self.bank.pending) < self.config.flush_max_rows:
+                # Only retrieval contexts queued and nobody waits for an ack: write them lazily.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._urgent.wait(), self.config.context_flush_ms / 1000)
             if len(self.bank.pending) < self.config.flush_max_rows:
                 await asyncio.sleep(self.config.flush_interval_ms / 1000)  # gather a group
+            self._urgent.clear()
             try:
                 await self._flush_once()
             except Exception:  # the rows went back to the queue; retry after a pause
@@ -128,6 +135,7 @@ class MemoryActor:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append((seq, future))
         self._kick()
+        self._urgent.set()
         await future
 
     # -- the API ------------------------------------------------------------------------------------
@@ -235,6 +243,11 @@ def get_or_create_memory_actor(config: MemoryConfig) -> Any:
         "max_concurrency": config.actor_max_concurrency,
         "num_cpus": config.actor_num_cpus,
     }
+    if config.actor_blas_threads:
+        # Recall is a memory-bound matrix-vector product: on a small, busy machine one BLAS thread
+        # has the steadiest latency (a second thread mostly waits for the first).
+        threads = str(config.actor_blas_threads)
+        options["runtime_env"] = {"env_vars": {"OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}}
     if config.actor_namespace is not None:
         options["namespace"] = config.actor_namespace
     if config.actor_detached:

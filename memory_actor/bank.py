@@ -348,6 +348,7 @@ class MemoryBank:
             self.store.write_meta(fold.meta)
             self.store.delete_log(f"seq <= {fold.seq} AND (type = 'update' OR seq <= {fold.retrieval_cut})")
             self.store.compact(self.config.version_retention_s)
+            job.stats["log_rows"] = self.store.log.count_rows()
 
     def end_flush(self, job: FlushJob) -> None:
         self.durable_seq = max(self.durable_seq, job.last_seq)
@@ -356,7 +357,7 @@ class MemoryBank:
             self.flushes_since_fold += 1
         if job.fold is not None:
             self.flushes_since_fold = 0
-            self.log_rows = self.store.log.count_rows()
+            self.log_rows = int(job.stats["log_rows"])
             log.info("memory log folded", seq=job.fold.seq, items=len(job.fold.items), log_rows=self.log_rows)
 
     def flush(self, fold: bool | None = None) -> int:

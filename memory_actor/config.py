@@ -46,6 +46,9 @@ class MemoryConfig(BaseModel):
     embed_batch_size: int = Field(64, ge=1, description="texts per embedding call")
     embed_cache_size: int = Field(20000, ge=0, description="embeddings cached by content hash")
     flush_interval_ms: float = Field(20.0, gt=0, description="actor: group-commit window of the update log")
+    context_flush_ms: float = Field(
+        1000.0, gt=0, description="actor: how long retrieval contexts may wait for a write when no caller waits"
+    )
     flush_max_rows: int = Field(2048, ge=1, description="actor: flush the update log once this many rows wait")
     fold_every_rows: int = Field(20000, ge=1, description="fold the update log into the items table after this many rows")
     fold_every_flushes: int = Field(500, ge=1, description="... or after this many log flushes (table versions)")
@@ -59,4 +62,7 @@ class MemoryConfig(BaseModel):
     actor_max_restarts: int = Field(-1, ge=-1, description="restarts after a crash (-1: unlimited)")
     actor_max_task_retries: int = Field(-1, ge=-1, description="calls retried on a restarted actor (updates are deduplicated)")
     actor_max_concurrency: int = Field(1000, ge=1, description="calls the async actor serves at once")
+    actor_blas_threads: int = Field(
+        1, ge=0, description="BLAS threads for recall in the actor (0: BLAS default); raise on hosts with many cores"
+    )
     actor_num_cpus: float = Field(0.0, ge=0, description="CPUs reserved for the actor (0: do not block task slots)")
