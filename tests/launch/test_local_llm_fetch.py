@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import structlog
 
 from launch.cli import main
 from launch.local_llm import QWEN25_CODER_15B, LocalModelSpec
@@ -45,6 +46,14 @@ def payload(number: int) -> bytes:
     # Distinct sizes and contents per part, so a wrong order changes the digest.
     return f"part {number:02d};".encode() * (100 + 37 * number)
 
+
+
+@pytest.fixture(autouse=True)
+def fresh_logging():
+    """`main()` points structlog at the stderr pytest captured for that test; start each test afresh."""
+    structlog.reset_defaults()
+    yield
+    structlog.reset_defaults()
 
 @pytest.fixture
 def offline_pip(monkeypatch):

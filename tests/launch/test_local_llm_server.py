@@ -17,6 +17,7 @@ import urllib.request
 
 import openai
 import pytest
+import structlog
 
 from actors.config import LLMConfig
 from launch.config import load_settings
@@ -82,6 +83,14 @@ STANDIN_SOURCE = textwrap.dedent('''
     ThreadingHTTPServer((args.host, int(args.port)), Handler).serve_forever()
 ''')
 
+
+
+@pytest.fixture(autouse=True)
+def fresh_logging():
+    """`main()` points structlog at the stderr pytest captured for that test; start each test afresh."""
+    structlog.reset_defaults()
+    yield
+    structlog.reset_defaults()
 
 @pytest.fixture
 def standin(tmp_path, monkeypatch):
