@@ -50,3 +50,36 @@ extern "C" void kernel({SIGNATURE_ARGS}) {{
 ```"""
 
 GARBAGE = "As an AI model I think ReLU is max(x, 0). Good luck!"
+
+# The ModelNew format: a whole file compiling its own C++ with load_inline.
+MODELNEW_RELU = '''```python
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+_SOURCE = r"""
+#include <torch/extension.h>
+
+torch::Tensor relu_out(torch::Tensor x) {
+    auto xc = x.contiguous();
+    auto out = torch::empty_like(xc);
+    const float* xp = xc.data_ptr<float>();
+    float* op = out.data_ptr<float>();
+    const int64_t n = xc.numel();
+    #pragma omp parallel for
+    for (int64_t i = 0; i < n; ++i) op[i] = xp[i] > 0.f ? xp[i] : 0.f;
+    return out;
+}
+"""
+
+_ext = load_inline(name="evokernel_test_relu", cpp_sources=_SOURCE, functions=["relu_out"],
+                   extra_cflags=["-O3", "-fopenmp"], extra_ldflags=["-fopenmp"])
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return _ext.relu_out(x)
+```'''

@@ -7,6 +7,8 @@ import asyncio
 import math
 from collections import defaultdict
 
+import pytest
+
 from actors.briefing import task_brief
 from actors.config import EpisodeConfig
 from actors.drafter import Drafter
@@ -157,3 +159,28 @@ def test_budgets_stop_an_episode(llm_server, relu_task, harness_config, memory_c
     result, attempts, _ = run_episode(llm_server, relu_task, harness_config, memory_config, iterations=5,
                                       lessons=False, max_wall_s_per_operator=0.001)
     assert len(attempts) == 1 and result.stopped_by == "wall_time"
+
+
+@pytest.mark.slow
+def test_modelnew_format_episode(llm_server, relu_task, harness_config, memory_config):
+    """A frontier-model style run: the LLM writes a whole ModelNew file (load_inline: slow)."""
+    agent = ScriptedAgent([replies.MODELNEW_RELU])
+    llm_server.responder = agent
+    bank = MemoryBank(memory_config)
+
+    async def go():
+        llm = llm_config(llm_server, candidate_format="modelnew")
+        drafter = Drafter(llm)
+        try:
+            ep = Episode(task=relu_task, brief=task_brief(relu_task, get_backend("cpu"), "modelnew"),
+                         memory=InProcess(bank), drafter=InProcess(drafter), refiner=InProcess(drafter),
+                         evaluator=InProcess(Evaluator(harness_config)), config=EpisodeConfig(iterations=1),
+                         run_id="test-run")
+            return await ep.run(), ep.attempts
+        finally:
+            await drafter.aclose()
+
+    result, [attempt] = asyncio.run(go())
+    assert attempt.candidate_format == "modelnew" and attempt.feasible, attempt.reason
+    assert "class ModelNew" in llm_server.chat_requests[0]["body"]["messages"][0]["content"]
+    assert result.feasible and bank.get(attempt.attempt_id).content.startswith("import torch")
