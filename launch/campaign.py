@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import structlog
+from pydantic import SecretStr
 
 from actors.briefing import candidate_format_for, task_brief
 from actors.drafter import Drafter, DrafterActor
@@ -190,5 +191,9 @@ class Campaign:
             ray.init(address=address, namespace=settings.ray.namespace, log_to_driver=False,
                      include_dashboard=False if address is None else None)
             stack.callback(ray.shutdown)
-        return (RayActor(get_or_create_memory_actor(settings.memory)), RayActor(DrafterActor.remote(settings.llm)),
-                RayActor(RefinerActor.remote(settings.llm)), RayActor(EvaluatorActor.remote(settings.harness)))
+        llm = settings.llm
+        if llm.api_key is None and os.environ.get("OPENAI_API_KEY"):
+            # Actors on other nodes do not see this process's environment: hand them the key.
+            llm = llm.model_copy(update={"api_key": SecretStr(os.environ["OPENAI_API_KEY"])})
+        return (RayActor(get_or_create_memory_actor(settings.memory)), RayActor(DrafterActor.remote(llm)),
+                RayActor(RefinerActor.remote(llm)), RayActor(EvaluatorActor.remote(settings.harness)))
