@@ -52,12 +52,13 @@ class KernelModule(torch.nn.Module):
         self.poison_outputs = True
         # A plain attribute, not a submodule: the reference owns the parameters.
         self.__dict__["_reference"] = reference
+        self._output_specs = [(getattr(torch, a.dtype or "float32"), list(a.shape or [])) for a in signature.by_role("output")]
 
     def forward(self, *args: Any) -> Any:
         sig = self._signature
         call = dict(zip(sig.forward_args, args, strict=False))
         tensors = dict(self._reference.named_parameters())
-        tensors.update(dict(self._reference.named_buffers()))
+        tensors.update(self._reference.named_buffers())
         keep: list[torch.Tensor] = []  # contiguous copies must outlive the call
         shapes: dict[str, tuple[int, ...]] = {}
         outputs: list[torch.Tensor] = []
@@ -70,8 +71,7 @@ class KernelModule(torch.nn.Module):
                 shapes[arg.name] = tuple(t.shape)
                 values.append(t.data_ptr())
             elif arg.role == "output":
-                dtype = getattr(torch, arg.dtype or "float32")
-                shape = arg.shape or []
+                dtype, shape = self._output_specs[len(outputs)]
                 t = poisoned(shape, dtype, self._device) if self.poison_outputs else torch.empty(shape, dtype=dtype, device=self._device)
                 outputs.append(t)
                 shapes[arg.name] = tuple(t.shape)

@@ -72,6 +72,8 @@ def _compile_baseline(task_module: Any, backend: Backend, config: HarnessConfig,
         cached = {}
     if cache_key in cached:
         return cached[cache_key]["ms"], cached[cache_key]["error"]
+    # Recorded first: if this worker is killed while compiling, later ones do not retry.
+    _store(cache_path, cache_key, None, "torch.compile did not finish within the run limit")
     ms, error = None, None
     try:
         torch.manual_seed(config.seed)
@@ -86,12 +88,20 @@ def _compile_baseline(task_module: Any, backend: Backend, config: HarnessConfig,
         ms = stats(samples)[0]
     except Exception as exc:  # no compiler, unsupported op, backend without inductor
         error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:300]
-    cached[cache_key] = {"ms": ms, "error": error}
+    _store(cache_path, cache_key, ms, error)
+    return ms, error
+
+
+def _store(cache_path: Path, key: str, ms: float | None, error: str | None) -> None:
+    try:
+        cached = json.loads(cache_path.read_text())
+    except (OSError, ValueError):
+        cached = {}
+    cached[key] = {"ms": ms, "error": error}
     cache_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = cache_path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(cached, indent=1))
     os.replace(tmp, cache_path)
-    return ms, error
 
 
 def measure(
@@ -102,6 +112,7 @@ def measure(
     config: HarnessConfig,
     cache_dir: Path,
     on_stage: Callable[[str], None] = lambda _: None,
+    on_partial: Callable[[ProfileReport], None] = lambda _: None,
 ) -> ProfileReport:
     """Time a (verified) candidate and the reference baselines on this backend."""
     device = backend.device
@@ -130,12 +141,6 @@ def measure(
             eager_ms.append(time_once(backend, reference, args))
     median, iqr = stats(cand_ms)
     eager = stats(eager_ms)[0]
-    compile_ms, compile_error = None, "disabled (harness.compile_baseline = false)"
-    if config.compile_baseline:
-        on_stage("profile: torch.compile baseline")
-        key = f"{backend.name}:{device}:{spec.source_hash}:{config.timed_trials}"
-        compile_ms, compile_error = _compile_baseline(task_module, backend, config, input_sets,
-                                                      cache_dir / "compile_baselines.json", key)
     on_stage("profile: roofline")
     peaks = device_peaks(backend)
     out_elements = sum(int(torch.Size(o.shape).numel()) for o in spec.outputs)
@@ -145,10 +150,19 @@ def measure(
     if speedup > config.speedup_bound:
         flags.append("excessive_speedup")
         hints.append(f"speedup {speedup:.1f}x exceeds the sanity bound {config.speedup_bound:g}x: flagged for review")
-    return ProfileReport(
+    report = ProfileReport(
         median_ms=median, iqr_ms=iqr, trials=len(cand_ms), baseline_eager_ms=eager,
-        baseline_compile_ms=compile_ms, baseline_compile_error=compile_error if compile_ms is None else None,
-        speedup_vs_eager=speedup,
-        speedup_vs_compile=(compile_ms / median) if compile_ms and median > 0 else None,
+        baseline_compile_error="disabled (harness.compile_baseline = false)", speedup_vs_eager=speedup,
         achieved_gbps=gbps, achieved_gflops=gflops, bound=bound, hints=hints, flags=flags, sizes=spec.sizes,
     )
+    if not config.compile_baseline:
+        return report
+    # Kept if the worker is killed while torch.compile builds: the verdict survives.
+    on_partial(report.model_copy(update={"baseline_compile_error": "torch.compile did not finish within the run limit"}))
+    on_stage("profile: torch.compile baseline")
+    key = f"{backend.name}:{device}:{spec.source_hash}:{config.timed_trials}"
+    compile_ms, compile_error = _compile_baseline(task_module, backend, config, input_sets,
+                                                  cache_dir / "compile_baselines.json", key)
+    return report.model_copy(update={
+        "baseline_compile_ms": compile_ms, "baseline_compile_error": compile_error if compile_ms is None else None,
+        "speedup_vs_compile": (compile_ms / median) if compile_ms and median > 0 else None})

@@ -109,6 +109,9 @@ def _interpret(run: WorkerRun, task: TaskSpec, flags: list[str]) -> tuple[Verdic
                       details=out.details, flags=flags + out.flags, timings=timings, **common)
     if not out.feasible or result.complete and result.profile is None and result.profile_error is None:
         return verdict, None
+    if not result.complete and result.profile is not None:  # killed while torch.compile built its baseline
+        verdict.flags += [f for f in result.profile.flags if f not in verdict.flags]
+        return verdict, result.profile
     if not result.complete:  # feasible, then the process died while profiling
         category, words = ("timeout", "exceeded its wall-clock limit") if run.timed_out else describe_exit(run.returncode)
         return verdict.model_copy(update=dict(feasible=False, gate="runtime", category=category,

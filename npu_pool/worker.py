@@ -119,7 +119,8 @@ class Worker:
         self.stage("profile")
         t0 = time.perf_counter()
         try:
-            report = measure(task, req.task, make_candidate, backend, cfg, cache_dir, on_stage=self.stage)
+            report = measure(task, req.task, make_candidate, backend, cfg, cache_dir, on_stage=self.stage,
+                             on_partial=lambda partial: self.emit(outcome, profile=partial))
         except Exception as exc:
             self.timings["profile_s"] = time.perf_counter() - t0
             self.emit(outcome, profile_error=f"{type(exc).__name__}: {exc}"[:500], complete=True)

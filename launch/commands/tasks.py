@@ -30,6 +30,16 @@ def _sizes_text(spec) -> str:
     return " ".join(parts)
 
 
+def _available_bytes() -> int | None:
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
 def handle_check(args: argparse.Namespace, settings: Settings) -> int:
     from npu_pool.tasks import TaskLoadError, discover_tasks, load_task_for, run_reference
 
@@ -44,6 +54,10 @@ def handle_check(args: argparse.Namespace, settings: Settings) -> int:
             spec = load_task_for(path, settings.harness)
             row.update(sizes=spec.sizes, original_sizes=spec.original_sizes, tensor_mib=spec.tensor_bytes / 2**20,
                        gflop=spec.flops / 1e9, kernel_signature=spec.kernel_signature is not None)
+            available = _available_bytes()
+            if available is not None and spec.tensor_bytes > available // 2:
+                raise TaskLoadError(f"these sizes need {spec.tensor_bytes / 2**30:.1f} GiB of tensors; "
+                                    f"{available / 2**30:.1f} GiB of memory is available (use --sizes fit)")
             row["reference_ms"] = 1e3 * run_reference(spec)
             row["ok"] = True
         except TaskLoadError as exc:

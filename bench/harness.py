@@ -1,0 +1,120 @@
+"""Kernel harness benchmark: where the time of one evaluation goes, per candidate and format.
+
+    python bench/harness.py [--quick] [--trials N]
+
+For each candidate: one evaluation with an empty build cache (cold compile) and one with the
+cache filled, each verify + profile in one sandboxed worker; reports process start, compile,
+correctness and profiling seconds, and the harness overhead beyond compile and kernel run
+time. Without --quick it also times load_inline routes for a ModelNew candidate: no
+precompiled header, torch's precompiled header (already built), and our content-addressed
+cache hit. Prints a human summary, then one JSON line last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from npu_pool.config import HarnessConfig  # noqa: E402
+from npu_pool.tasks import load_task  # noqa: E402
+from npu_pool.verdict import Candidate, detect_format  # noqa: E402
+from npu_pool.verifier import evaluate  # noqa: E402
+
+SUITE = ROOT / "suites" / "cpu" / "level1"
+CANDIDATES = ROOT / "tests" / "npu_pool" / "candidates"
+CASES = [  # (name, task, candidate)
+    ("leaky_relu.kernel", SUITE / "9_LeakyReLU.py", CANDIDATES / "good_kernel" / "9_LeakyReLU.cpp"),
+    ("softmax.kernel", SUITE / "18_Softmax.py", CANDIDATES / "good_kernel" / "18_Softmax.cpp"),
+    ("leaky_relu.modelnew", SUITE / "9_LeakyReLU.py", CANDIDATES / "good_modelnew" / "9_LeakyReLU.py"),
+]
+
+
+def one_evaluation(task, candidate, config, correctness_calls: int) -> dict:
+    started = time.perf_counter()
+    verdict, report = evaluate(task, candidate, config, profile=True)
+    wall = time.perf_counter() - started
+    t = verdict.timings
+    row = {"feasible": verdict.feasible, "wall_s": wall, "process_start_s": t.get("process_start_s"),
+           "compile_s": t.get("compile_s"), "compile_cached": t.get("compile_cached"),
+           "correctness_s": t.get("correctness_s"), "profile_s": t.get("profile_s")}
+    if report is not None:
+        calls = correctness_calls + config.warmup_trials + config.timed_trials
+        kernel_s = calls * report.median_ms / 1e3
+        reference_s = (correctness_calls + config.warmup_trials + config.timed_trials) * report.baseline_eager_ms / 1e3
+        row.update(median_ms=report.median_ms, eager_ms=report.baseline_eager_ms, kernel_s=kernel_s,
+                   reference_s=reference_s,
+                   overhead_s=wall - (t.get("compile_s") or 0) - kernel_s - reference_s)
+    return row
+
+
+def load_inline_routes(source_path: Path) -> dict:
+    """Cold load_inline builds of one ModelNew source, each in a fresh process and folder."""
+    script = r"""
+import sys, time, tempfile
+from pathlib import Path
+import torch.utils.cpp_extension as ce
+from npu_pool import build_cache
+route, src = sys.argv[1], Path(sys.argv[2]).read_text()
+cache = Path(sys.argv[3])
+builds = []
+if route == "keyed_cache":
+    build_cache.install(cache, {"use_pch": True}, builds)
+else:
+    original = ce.load_inline
+    def plain(name, *a, **k):
+        k["build_directory"] = tempfile.mkdtemp(); k["use_pch"] = route == "use_pch"
+        return original(name + "_" + route, *a, **k)
+    ce.load_inline = plain
+start = time.perf_counter()
+exec(compile(src, "candidate.py", "exec"), {"__name__": "candidate"})
+print(time.perf_counter() - start)
+"""
+    results = {}
+    with tempfile.TemporaryDirectory() as cache:
+        for route in ("use_pch", "no_pch", "keyed_cache", "keyed_cache"):
+            out = subprocess.run([sys.executable, "-c", script, route, str(source_path), cache],
+                                 capture_output=True, text=True, cwd=ROOT)
+            seconds = float(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else None
+            key = route if route not in results else "keyed_cache_hit"
+            results[f"{key}_s"] = seconds
+            print(f"  load_inline {key:<16} {seconds if seconds is None else round(seconds, 2)} s", flush=True)
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="skip the load_inline route comparison")
+    parser.add_argument("--trials", type=int, default=20, help="timed trials per profile")
+    args = parser.parse_args()
+    results: dict = {"bench": "harness", "cases": {}}
+    for name, task_path, candidate_path in CASES:
+        source = candidate_path.read_text()
+        candidate = Candidate(source=source, format=detect_format(source))
+        task = load_task(task_path)
+        with tempfile.TemporaryDirectory() as cache:
+            config = HarnessConfig(build_cache_dir=cache, timed_trials=args.trials, warmup_trials=3,
+                                   compile_baseline=False)
+            calls = config.correctness_trials + 1
+            cold = one_evaluation(task, candidate, config, calls)
+            cached = one_evaluation(task, candidate, config, calls)
+        results["cases"][name] = {"sizes": task.sizes, "cold": cold, "cached": cached}
+        print(f"{name}: cold {cold['wall_s']:.2f} s (compile {cold['compile_s']:.2f} s), "
+              f"cached {cached['wall_s']:.2f} s (process start {cached['process_start_s']:.2f} s, "
+              f"compile {cached['compile_s']:.3f} s, correctness {cached['correctness_s']:.2f} s, "
+              f"profile {cached.get('profile_s') or 0:.2f} s, overhead {cached.get('overhead_s', 0):.2f} s)", flush=True)
+    if not args.quick:
+        results["load_inline"] = load_inline_routes(CANDIDATES / "good_modelnew" / "9_LeakyReLU.py")
+    print(json.dumps(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
