@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 KernelLanguage = Literal["c", "cpp", "cuda", "ascendc"]
+MAX_SOURCE_CHARS = 400_000  # far beyond any kernel; bounds the checker's own work
 
 
 class Finding(BaseModel):
@@ -39,7 +40,7 @@ def check_python_candidate(source: str) -> list[Finding]:
     """All findings for a `ModelNew` file, rejects first, then by line."""
     from npu_pool.antihack_python import check_python
 
-    return _ordered(check_python(source))
+    return _guarded(check_python, source)
 
 
 def check_kernel_source(source: str, language: KernelLanguage) -> list[Finding]:
@@ -48,7 +49,23 @@ def check_kernel_source(source: str, language: KernelLanguage) -> list[Finding]:
 
     if language not in ("c", "cpp", "cuda", "ascendc"):
         raise ValueError(f"unknown kernel language {language!r}; expected c, cpp, cuda or ascendc")
-    return _ordered(check_source(source, language))
+    return _guarded(check_source, source, language)
+
+
+def _guarded(check, source: str, *args) -> list[Finding]:
+    """Run a checker; a file it cannot analyse is rejected, never waved through."""
+    if len(source) > MAX_SOURCE_CHARS:
+        return [Finding(rule="too_large", severity="reject", message=f"the candidate has {len(source)} characters; keep it under {MAX_SOURCE_CHARS}")]
+    try:
+        return _ordered(check(source, *args))
+    except RecursionError:
+        return [Finding(rule="too_complex", severity="reject", message="the code is nested too deeply to check; write flatter code")]
+    except Exception as exc:  # a checker bug must not let a candidate through unchecked
+        import structlog
+
+        structlog.get_logger("npu_pool.antihack").warning("antihack_internal_error", error=f"{type(exc).__name__}: {exc}")
+        return [Finding(rule="unanalysable", severity="reject",
+                        message=f"the anti-hack checker could not analyse this code ({type(exc).__name__}); write plainer code")]
 
 
 def summarise(findings: list[Finding]) -> tuple[bool, str, str]:

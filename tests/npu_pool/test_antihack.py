@@ -420,3 +420,10 @@ def test_summarise_reports_the_first_reject_and_lists_everything():
     ]
     assert summarise([findings[0]])[:2] == (False, "anti-hack: 1 warning(s) for review")
     assert summarise([]) == (False, "anti-hack: clean", "")
+
+
+def test_unanalysable_code_is_rejected_not_waved_through():
+    deep = _module("class ModelNew(nn.Module):\n def forward(self, x):\n  return " + "+".join(["1"] * 20000) + "\n")
+    assert _rules(check_python_candidate(deep)) & {"too_complex", "syntax_error"}
+    huge = _module("class ModelNew(nn.Module):\n pass\n" + "x = 1\n" * 100_000)
+    assert _rules(check_python_candidate(huge)) == {"too_large"}
