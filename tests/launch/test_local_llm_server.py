@@ -11,7 +11,6 @@ import json
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 import urllib.request
 
@@ -29,60 +28,7 @@ from launch.local_llm import (
     local_llm_server,
     prepare_server,
 )
-
-STANDIN_MODULE = "evokernel_standin_llm_server"
-FIXED_REPLY = "```c\nvoid kernel(const float* x, float* out, long n) { for (long i = 0; i < n; ++i) out[i] = x[i]; }\n```"
-
-STANDIN_SOURCE = textwrap.dedent('''
-    """Stand-in for `python -m llama_cpp.server`: same flags, OpenAI API, scripted behaviour."""
-    import argparse, json, os, sys, time
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    parser = argparse.ArgumentParser()
-    for flag in ("--model", "--model_alias", "--host", "--port", "--n_threads", "--n_threads_batch", "--n_ctx", "--chat_format"):
-        parser.add_argument(flag)
-    args = parser.parse_args()
-    mode = os.environ.get("STANDIN_MODE", "ready")
-    if os.environ.get("STANDIN_ARGV_FILE"):
-        with open(os.environ["STANDIN_ARGV_FILE"], "w") as handle:
-            json.dump(vars(args), handle)
-    print("stand-in: loading " + args.model, file=sys.stderr, flush=True)
-    if mode == "exit":
-        print("stand-in: error: cannot load model", file=sys.stderr, flush=True)
-        sys.exit(3)
-    if mode == "never":
-        time.sleep(3600)
-
-    class Handler(BaseHTTPRequestHandler):
-        def _send(self, body):
-            data = json.dumps(body).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self):
-            if self.path == "/v1/models":
-                self._send({"object": "list", "data": [{"id": args.model_alias, "object": "model", "owned_by": "me"}]})
-            else:
-                self.send_error(404)
-
-        def do_POST(self):
-            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            self._send({
-                "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": request["model"],
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": os.environ["STANDIN_REPLY"]}}],
-                "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
-            })
-
-        def log_message(self, *args):
-            pass
-
-    ThreadingHTTPServer((args.host, int(args.port)), Handler).serve_forever()
-''')
-
+from tests.launch.local_llm_standin import FIXED_REPLY, install_standin, port_is_closed
 
 
 @pytest.fixture(autouse=True)
@@ -92,29 +38,10 @@ def fresh_logging():
     yield
     structlog.reset_defaults()
 
+
 @pytest.fixture
 def standin(tmp_path, monkeypatch):
-    """Installs the stand-in module on the path of this process and of its children."""
-    folder = tmp_path / "standin"
-    folder.mkdir()
-    (folder / f"{STANDIN_MODULE}.py").write_text(STANDIN_SOURCE)
-    monkeypatch.syspath_prepend(str(folder))
-    monkeypatch.setenv("PYTHONPATH", str(folder))
-    monkeypatch.setenv("STANDIN_REPLY", FIXED_REPLY)
-    monkeypatch.setenv("STANDIN_ARGV_FILE", str(tmp_path / "argv.json"))
-    model = tmp_path / "model.gguf"
-    model.write_bytes(b"GGUF")
-    monkeypatch.setenv("EVOKERNEL_LOCAL_LLM__SERVER_MODULE", STANDIN_MODULE)
-    monkeypatch.setenv("EVOKERNEL_LOCAL_LLM__MODEL_PATH", str(model))
-    return tmp_path
-
-
-def _port_is_closed(base_url: str) -> bool:
-    try:
-        urllib.request.urlopen(f"{base_url}/models", timeout=2)
-    except OSError:
-        return True
-    return False
+    return install_standin(tmp_path, monkeypatch)
 
 
 def test_context_manager_serves_until_the_block_ends(standin):
@@ -127,7 +54,7 @@ def test_context_manager_serves_until_the_block_ends(standin):
             model=QWEN25_CODER_15B.name, messages=[{"role": "user", "content": "write kernel"}]
         )
         assert reply.choices[0].message.content == FIXED_REPLY
-    assert _port_is_closed(base_url)
+    assert port_is_closed(base_url)
     argv = json.loads((standin / "argv.json").read_text())
     assert argv["host"] == "127.0.0.1" and argv["n_threads"] == "3" and argv["n_threads_batch"] == "3"
     assert argv["n_ctx"] == str(QWEN25_CODER_15B.n_ctx) and argv["chat_format"] == "chatml"
@@ -137,7 +64,7 @@ def test_context_manager_serves_until_the_block_ends(standin):
 def test_server_is_stopped_when_the_block_raises(standin):
     with pytest.raises(RuntimeError, match="boom"), local_llm_server(load_settings()) as base_url:
         raise RuntimeError("boom")
-    assert _port_is_closed(base_url)
+    assert port_is_closed(base_url)
 
 
 def test_server_that_exits_early_is_reported_with_its_output(standin, monkeypatch):
@@ -186,13 +113,13 @@ def test_server_stops_itself_when_evokernel_is_killed(standin):
     try:
         base_url = holder.stdout.readline().strip()
         assert base_url.startswith("http://127.0.0.1:"), base_url
-        assert not _port_is_closed(base_url)
+        assert not port_is_closed(base_url)
         holder.kill()
         holder.wait()
         deadline = time.monotonic() + 15
-        while not _port_is_closed(base_url) and time.monotonic() < deadline:
+        while not port_is_closed(base_url) and time.monotonic() < deadline:
             time.sleep(0.25)
-        assert _port_is_closed(base_url)
+        assert port_is_closed(base_url)
     finally:
         holder.kill()
         holder.wait()
@@ -216,7 +143,7 @@ def test_cli_serve_runs_until_interrupted(standin):
             assert response.status == 200
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 130
-        assert _port_is_closed(base_url)
+        assert port_is_closed(base_url)
     finally:
         process.kill()
         process.wait()
