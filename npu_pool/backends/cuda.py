@@ -2,9 +2,8 @@
 kernel format (a host entry point, called through ctypes, that launches the LLM's
 `__global__` kernels on device pointers).
 
-Timing uses device events on the current stream, read after a device-wide synchronise.
-The event and stream functions are bound when the backend is built, before any candidate
-code runs, and are taken from torch's C base classes, which Python code cannot patch.
+Timing uses device events (npu_pool.backends.events) with the event methods taken from
+torch's C base class, which Python code cannot patch.
 """
 
 from __future__ import annotations
@@ -14,9 +13,10 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from npu_pool.backends.base import Backend, DevicePeaks, KernelBuildError, Timer
+from npu_pool.backends.events import EventApi, EventTimer, measure_peaks
 
 if TYPE_CHECKING:
     import torch
@@ -34,38 +34,10 @@ KERNEL_PRELUDE = """#include <cstdint>
 """
 
 
-class _EventApi:
-    """torch's CUDA event and stream entry points, captured once (see module docstring)."""
+def _capture_events() -> EventApi:
+    import torch
 
-    def __init__(self) -> None:
-        import torch
-
-        self.event_class = torch.cuda.Event
-        base = torch._C._CudaEventBase
-        self.record = base.record
-        self.elapsed_time = base.elapsed_time
-        self.current_stream = torch.cuda.current_stream
-        self.synchronize = torch.cuda.synchronize
-
-
-class CudaEventTimer(Timer):
-    """Device events around the region, on the device's current stream."""
-
-    def __init__(self, api: _EventApi, device: str):
-        self._api = api
-        self._device = device
-        self._start = api.event_class(enable_timing=True)
-        self._stop = api.event_class(enable_timing=True)
-
-    def start(self) -> None:
-        self._api.record(self._start, self._api.current_stream(self._device))
-
-    def stop(self) -> None:
-        self._api.record(self._stop, self._api.current_stream(self._device))
-
-    def elapsed_ms(self) -> float:
-        self._api.synchronize(self._device)  # every stream, not only the timed one
-        return float(self._api.elapsed_time(self._start, self._stop))
+    return EventApi.capture(torch.cuda, torch._C._CudaEventBase)
 
 
 def find_nvcc() -> str | None:
@@ -90,11 +62,11 @@ class CudaBackend(Backend):
     def __init__(self, index: int = 0) -> None:
         # Ray's GPU resource narrows CUDA_VISIBLE_DEVICES to the actor's GPU: index 0 is it.
         self.index = index
-        self._api: _EventApi | None = None
+        self._api: EventApi | None = None
         self._flush_buffer: torch.Tensor | None = None
         self._selected = False
         if self.is_available()[0]:
-            self._api = _EventApi()
+            self._api = _capture_events()
 
     def is_available(self) -> tuple[bool, str]:
         import torch
@@ -121,7 +93,7 @@ class CudaBackend(Backend):
             if not available:
                 raise RuntimeError(f"the cuda backend cannot run here: {why}")
             torch.cuda.set_device(self.index)
-            self._api = self._api or _EventApi()
+            self._api = self._api or _capture_events()
             self._selected = True
 
     def synchronize(self) -> None:
@@ -130,7 +102,7 @@ class CudaBackend(Backend):
 
     def timer(self) -> Timer:
         self.select()
-        return CudaEventTimer(self._api, self.device)
+        return EventTimer(self._api, self.device)
 
     def flush_cache(self) -> None:
         """Overwrite a buffer several times the L2 size, so no trial starts on warm data."""
@@ -155,32 +127,12 @@ class CudaBackend(Backend):
         import torch
 
         self.select()
-        n = 64 * 2**20  # 256 MiB of float32 per operand, far beyond L2
-        a = torch.rand(n, device=self.device)
-        b = torch.empty_like(a)
-        copy_ms = self._best_ms(lambda: b.copy_(a))
-        m = 8192
-        x = torch.rand(m, m, device=self.device)
-        y = torch.rand(m, m, device=self.device)
         tf32 = torch.backends.cuda.matmul.allow_tf32
         torch.backends.cuda.matmul.allow_tf32 = False  # a float32 peak, not TF32
         try:
-            mm_ms = self._best_ms(lambda: torch.mm(x, y))
+            return measure_peaks(torch, self.device, self.timer, 8192, "cuda (no TF32)")
         finally:
             torch.backends.cuda.matmul.allow_tf32 = tf32
-        return DevicePeaks(gbps=2 * 4 * n / (copy_ms / 1e3) / 1e9, gflops=2 * m**3 / (mm_ms / 1e3) / 1e9,
-                           method="device events, best of 10: 256 MiB float32 copy; 8192^3 float32 matmul (no TF32)")
-
-    def _best_ms(self, fn: Any, repeats: int = 10) -> float:
-        fn()  # warm-up: cuBLAS handles, allocator
-        best = float("inf")
-        for _ in range(repeats):
-            timer = self.timer()
-            timer.start()
-            fn()
-            timer.stop()
-            best = min(best, timer.elapsed_ms())
-        return best
 
     # --- the kernel-source format --------------------------------------------------------
 

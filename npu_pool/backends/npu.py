@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from npu_pool.backends.base import Backend, DevicePeaks, KernelBuildError, Timer
+from npu_pool.backends.events import EventApi, EventTimer, measure_peaks
 
 if TYPE_CHECKING:
     import torch
@@ -108,41 +109,6 @@ def _import_torch_npu() -> Any:
     return torch
 
 
-# --- timing ----------------------------------------------------------------------------
-
-
-class _NpuApi:
-    """torch.npu's event, stream and synchronise functions, captured before candidates run."""
-
-    def __init__(self, torch: Any) -> None:
-        npu = torch.npu
-        self.event_class = npu.Event
-        self.record = npu.Event.record
-        self.elapsed_time = npu.Event.elapsed_time
-        self.current_stream = npu.current_stream
-        self.synchronize = npu.synchronize
-
-
-class NpuEventTimer(Timer):
-    """torch.npu events around the region, read after a device-wide synchronise."""
-
-    def __init__(self, api: _NpuApi, device: str):
-        self._api = api
-        self._device = device
-        self._start = api.event_class(enable_timing=True)
-        self._stop = api.event_class(enable_timing=True)
-
-    def start(self) -> None:
-        self._api.record(self._start, self._api.current_stream(self._device))
-
-    def stop(self) -> None:
-        self._api.record(self._stop, self._api.current_stream(self._device))
-
-    def elapsed_ms(self) -> float:
-        self._api.synchronize(self._device)
-        return float(self._api.elapsed_time(self._start, self._stop))
-
-
 # --- the backend -------------------------------------------------------------------------
 
 
@@ -160,7 +126,7 @@ class NpuBackend(Backend):
     def __init__(self, index: int = 0) -> None:
         # Ray's NPU resource sets ASCEND_RT_VISIBLE_DEVICES to the actor's device: index 0 is it.
         self.index = index
-        self._api: _NpuApi | None = None
+        self._api: EventApi | None = None
         self._torch: Any = None
         self._flush_buffer: torch.Tensor | None = None
 
@@ -194,7 +160,7 @@ class NpuBackend(Backend):
                 raise RuntimeError(f"the npu backend cannot run here: {why}")
             torch = _import_torch_npu()
             torch.npu.set_device(self.device)
-            self._api = _NpuApi(torch)
+            self._api = EventApi.capture(torch.npu)
             self._torch = torch
         return self._torch
 
@@ -204,7 +170,7 @@ class NpuBackend(Backend):
 
     def timer(self) -> Timer:
         self.select()
-        return NpuEventTimer(self._api, self.device)
+        return EventTimer(self._api, self.device)
 
     def flush_cache(self) -> None:
         """Overwrite 512 MiB (larger than any Ascend L2) so no trial starts on warm data."""
@@ -225,34 +191,14 @@ class NpuBackend(Backend):
 
     def measure_peaks(self) -> DevicePeaks:
         torch = self.select()
-        n = 64 * 2**20
-        a = torch.rand(n, device=self.device)
-        b = torch.empty_like(a)
-        copy_ms = self._best_ms(lambda: b.copy_(a))
-        m = 4096
-        x = torch.rand(m, m, device=self.device)
-        y = torch.rand(m, m, device=self.device)
         hf32 = getattr(getattr(torch.npu, "matmul", None), "allow_hf32", None)
         if hf32 is not None:
             torch.npu.matmul.allow_hf32 = False  # a float32 peak, not HF32
         try:
-            mm_ms = self._best_ms(lambda: torch.mm(x, y))
+            return measure_peaks(torch, self.device, self.timer, 4096, "npu")
         finally:
             if hf32 is not None:
                 torch.npu.matmul.allow_hf32 = hf32
-        return DevicePeaks(gbps=2 * 4 * n / (copy_ms / 1e3) / 1e9, gflops=2 * m**3 / (mm_ms / 1e3) / 1e9,
-                           method="npu events, best of 10: 256 MiB float32 copy; 4096^3 float32 matmul")
-
-    def _best_ms(self, fn: Any, repeats: int = 10) -> float:
-        fn()
-        best = float("inf")
-        for _ in range(repeats):
-            timer = self.timer()
-            timer.start()
-            fn()
-            timer.stop()
-            best = min(best, timer.elapsed_ms())
-        return best
 
     def block_dim(self) -> int:
         """Blocks to launch: the device's vector cores (the AI cores on older chips), else 8."""

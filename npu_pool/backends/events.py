@@ -1,0 +1,82 @@
+"""Device-event timing shared by the accelerator backends (cuda, npu).
+
+The event, stream and synchronise functions are captured once, when a backend selects its
+device, before any candidate code runs in the process: a candidate that later patches
+`torch.cuda.Event.elapsed_time` or `torch.npu.synchronize` does not change what the timer
+calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from npu_pool.backends.base import DevicePeaks, Timer
+
+
+@dataclass(frozen=True)
+class EventApi:
+    """One device module's event and stream entry points (torch.cuda or torch.npu)."""
+
+    event_class: Any
+    record: Callable[[Any, Any], Any]  # record(event, stream)
+    elapsed_time: Callable[[Any, Any], float]  # elapsed_time(start, end) in ms
+    current_stream: Callable[[str], Any]
+    synchronize: Callable[[str], Any]
+
+    @classmethod
+    def capture(cls, device_module: Any, event_base: Any = None) -> EventApi:
+        """From `torch.cuda`/`torch.npu`; methods come from `event_base` when given (a C base
+        class, which Python code cannot patch), else from the module's Event class."""
+        base = event_base or device_module.Event
+        return cls(event_class=device_module.Event, record=base.record, elapsed_time=base.elapsed_time,
+                   current_stream=device_module.current_stream, synchronize=device_module.synchronize)
+
+
+class EventTimer(Timer):
+    """Events around the region on the device's current stream, read after a device-wide
+    synchronise (so work queued on any stream has finished)."""
+
+    def __init__(self, api: EventApi, device: str):
+        self._api = api
+        self._device = device
+        self._start = api.event_class(enable_timing=True)
+        self._stop = api.event_class(enable_timing=True)
+
+    def start(self) -> None:
+        self._api.record(self._start, self._api.current_stream(self._device))
+
+    def stop(self) -> None:
+        self._api.record(self._stop, self._api.current_stream(self._device))
+
+    def elapsed_ms(self) -> float:
+        self._api.synchronize(self._device)
+        return float(self._api.elapsed_time(self._start, self._stop))
+
+
+def best_ms(make_timer: Callable[[], Timer], fn: Callable[[], Any], repeats: int = 10) -> float:
+    """The fastest of `repeats` timed calls of `fn`, after one warm-up call."""
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        timer = make_timer()
+        timer.start()
+        fn()
+        timer.stop()
+        best = min(best, timer.elapsed_ms())
+    return best
+
+
+def measure_peaks(torch: Any, device: str, make_timer: Callable[[], Timer], matmul_size: int, label: str) -> DevicePeaks:
+    """Sustained bandwidth (a 256 MiB float32 copy) and float32 matmul throughput."""
+    n = 64 * 2**20
+    a = torch.rand(n, device=device)
+    b = torch.empty_like(a)
+    copy_ms = best_ms(make_timer, lambda: b.copy_(a))
+    m = matmul_size
+    x = torch.rand(m, m, device=device)
+    y = torch.rand(m, m, device=device)
+    mm_ms = best_ms(make_timer, lambda: torch.mm(x, y))
+    return DevicePeaks(gbps=2 * 4 * n / (copy_ms / 1e3) / 1e9, gflops=2 * m**3 / (mm_ms / 1e3) / 1e9,
+                       method=f"{label} events, best of 10: 256 MiB float32 copy; {m}^3 float32 matmul")
