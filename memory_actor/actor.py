@@ -20,7 +20,7 @@ from typing import Any
 import ray
 import structlog
 
-from memory_actor.bank import MemoryBank
+from memory_actor.bank import FoldJob, MemoryBank
 from memory_actor.config import MemoryConfig
 from memory_actor.items import MemoryItem
 from memory_actor.messages import BankStats, Retrieval, RetrievalRequest, UpdateAck, ValueUpdate
@@ -63,7 +63,9 @@ class MemoryActor:
         # (full collections over 100k items are the worst retrieval-latency outliers).
         gc.collect()
         gc.freeze()
-        self._io = asyncio.Lock()
+        self._log_lock = asyncio.Lock()  # the log table: appends, trims
+        self._items_lock = asyncio.Lock()  # the items and meta tables: adds, folds
+        self._folder: asyncio.Task[None] | None = None
         self._work = asyncio.Event()
         self._urgent = asyncio.Event()  # a caller waits for durability
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
@@ -100,23 +102,42 @@ class MemoryActor:
                 self._work.set()
 
     async def _flush_once(self, fold: bool | None = None) -> None:
-        async with self._io:
+        """Append the queued log rows (one write) and release the callers they acknowledge. A fold
+        due at this point runs in the background (awaited when `fold` is asked for explicitly)."""
+        async with self._log_lock:
             job = self.bank.begin_flush(fold)
-            if not job.rows and job.fold is None:
-                self._release()
-                return
-            started = time.perf_counter()
-            try:
-                await asyncio.to_thread(self.bank.write_flush, job)
-            except BaseException:
-                self.bank.pending = job.rows + self.bank.pending
-                if job.fold is not None:
-                    self.bank.dirty.update(item.id for item in job.fold.items)
-                raise
+            if job.rows:
+                started = time.perf_counter()
+                try:
+                    await asyncio.to_thread(self.bank.write_log, job)
+                except BaseException:
+                    self.bank.pending = job.rows + self.bank.pending
+                    if job.fold is not None:
+                        self.bank.abort_fold(job.fold)
+                    raise
+                self._metrics.flush_ms.observe((time.perf_counter() - started) * 1000)
             self.bank.end_flush(job)
-            self._metrics.flush_ms.observe((time.perf_counter() - started) * 1000)
             self._metrics.log_rows.set(self.bank.log_rows)
         self._release()
+        if job.fold is not None:
+            if fold:
+                await self._fold(job.fold)
+            else:
+                self._folder = asyncio.get_running_loop().create_task(self._fold(job.fold))
+
+    async def _fold(self, fold: FoldJob) -> None:
+        """Merge changed values into the items table, then trim the log. Log appends (and so update
+        acknowledgements) go on meanwhile; only the short trim takes the log lock."""
+        try:
+            async with self._items_lock:
+                await asyncio.to_thread(self.bank.write_fold, fold)
+            async with self._log_lock:
+                log_rows = await asyncio.to_thread(self.bank.trim_log, fold)
+                self.bank.end_fold(fold, log_rows)
+            self._metrics.log_rows.set(log_rows)
+        except Exception:
+            self.bank.abort_fold(fold)
+            log.exception("memory fold failed; its items stay queued for the next fold")
 
     def _release(self) -> None:
         durable = self.bank.durable_seq
@@ -144,7 +165,7 @@ class MemoryActor:
         if not items:
             return []
         prepared, vectors = await asyncio.to_thread(self.bank.prepare_items, items)
-        async with self._io:
+        async with self._items_lock:
             await asyncio.to_thread(self.bank.write_items, prepared, vectors)
             ids = self.bank.index_items(prepared, vectors)
         self._metrics.count_items(self.bank)
@@ -210,7 +231,7 @@ class MemoryActor:
     async def stats(self, disk: bool = True) -> BankStats:
         if not disk:
             return self.bank.stats(disk=False)
-        async with self._io:
+        async with self._items_lock, self._log_lock:
             return await asyncio.to_thread(self.bank.stats, True)
 
     async def flush(self) -> int:
@@ -220,6 +241,8 @@ class MemoryActor:
 
     async def compact(self) -> BankStats:
         """Fold the log into the items table and compact the tables now."""
+        while self._folder is not None and not self._folder.done():
+            await asyncio.sleep(0.05)  # let a background fold finish first
         await self._flush_once(fold=True)
         return await self.stats()
 

@@ -3,14 +3,15 @@ values and visits); durability comes from LanceDB: items are written when added,
 and retrieval context is appended to the log table, and the log is folded into the items table
 in batches. A restarted bank rebuilds its memory from the items table plus the log.
 
-The two-phase flush (`begin_flush` / `write_flush` / `end_flush`) lets the Ray actor keep state
-changes on its event loop and do the I/O in a thread; `flush()` runs all three in place.
+The flush is split (`begin_flush` on the caller's thread; `write_log`, `write_fold`, `trim_log` as
+pure I/O; `end_flush`, `end_fold` back on the caller's thread) so the Ray actor keeps every state
+change on its event loop and does the I/O in threads; `flush()` runs the steps in place.
 """
 
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -57,7 +58,6 @@ class FlushJob:
     rows: list[dict[str, Any]]
     fold: FoldJob | None = None
     last_seq: int = 0
-    stats: dict[str, float] = field(default_factory=dict)
 
 
 class MemoryBank:
@@ -92,6 +92,7 @@ class MemoryBank:
         self.dirty: set[str] = set()
         self.log_rows = 0
         self.flushes_since_fold = 0
+        self.folding = False
         self.rng = np.random.default_rng(config.seed)
         self._load()
 
@@ -315,20 +316,21 @@ class MemoryBank:
 
     # -- durability ----------------------------------------------------------------------------------
     def fold_due(self) -> bool:
-        return bool(self.dirty) and (self.log_rows >= self.config.fold_every_rows
-                                     or self.flushes_since_fold >= self.config.fold_every_flushes)
+        return not self.folding and bool(self.dirty) and (
+            self.log_rows >= self.config.fold_every_rows or self.flushes_since_fold >= self.config.fold_every_flushes)
 
     def begin_flush(self, fold: bool | None = None) -> FlushJob:
         """Take the queued log rows (and, when a fold is due, a snapshot consistent with them)."""
         job = FlushJob(rows=self.pending, last_seq=self.seq)
         self.pending = []
-        if fold if fold is not None else self.fold_due():
+        if (fold if fold is not None else self.fold_due()) and not self.folding:
             job.fold = self._fold_snapshot()
         return job
 
     def _fold_snapshot(self) -> FoldJob:
         ids = list(self.dirty)
         self.dirty = set()
+        self.folding = True
         kept = list(self.retrievals.values())[-self.config.retrieval_log_keep:] if self.config.retrieval_log_keep else []
         cut = min(self.seq, kept[0][0] - 1) if kept else self.seq
         rows = np.fromiter((self.index.row_of[item_id] for item_id in ids), dtype=np.int64, count=len(ids))
@@ -337,41 +339,60 @@ class MemoryBank:
                        vectors=self.index.vectors[rows], q=self.index.q[:, rows], visits=self.index.visits[:, rows],
                        meta=meta)
 
-    def write_flush(self, job: FlushJob) -> None:
-        """The I/O of a flush: append the log rows, then fold (safe to run in a thread)."""
+    # The I/O steps below touch only the store and the job, so they may run in threads: the log
+    # (write_log, trim_log) and the items table (write_items, write_fold) under separate locks.
+    def write_log(self, job: FlushJob) -> None:
         self.store.append_log(job.rows)
-        if job.fold is not None:
-            fold = job.fold
-            values = {"q_draft": fold.q[0], "q_refine": fold.q[1], "visits_draft": fold.visits[0],
-                      "visits_refine": fold.visits[1], "updated_at": [utc_now()] * len(fold.items)}
-            self.store.upsert_items(items_to_arrow(fold.items, self.dim, fold.vectors, values))
-            self.store.write_meta(fold.meta)
-            self.store.delete_log(f"seq <= {fold.seq} AND (type = 'update' OR seq <= {fold.retrieval_cut})")
-            self.store.compact(self.config.version_retention_s)
-            job.stats["log_rows"] = self.store.log.count_rows()
+
+    def write_fold(self, fold: FoldJob) -> None:
+        """Merge a fold's snapshot into the items table, record it in meta, compact both."""
+        values = {"q_draft": fold.q[0], "q_refine": fold.q[1], "visits_draft": fold.visits[0],
+                  "visits_refine": fold.visits[1], "updated_at": [utc_now()] * len(fold.items)}
+        self.store.upsert_items(items_to_arrow(fold.items, self.dim, fold.vectors, values))
+        self.store.write_meta(fold.meta)
+        self.store.compact(self.config.version_retention_s, tables=("items", "meta"))
+
+    def trim_log(self, fold: FoldJob) -> int:
+        """Delete the log rows a fold made redundant and compact the log; returns its row count."""
+        self.store.delete_log(f"seq <= {fold.seq} AND (type = 'update' OR seq <= {fold.retrieval_cut})")
+        self.store.compact(self.config.version_retention_s, tables=("log",))
+        return self.store.log.count_rows()
 
     def end_flush(self, job: FlushJob) -> None:
         self.durable_seq = max(self.durable_seq, job.last_seq)
         self.log_rows += len(job.rows)
         if job.rows:
             self.flushes_since_fold += 1
-        if job.fold is not None:
-            self.flushes_since_fold = 0
-            self.log_rows = int(job.stats["log_rows"])
-            log.info("memory log folded", seq=job.fold.seq, items=len(job.fold.items), log_rows=self.log_rows)
+
+    def end_fold(self, fold: FoldJob, log_rows: int) -> None:
+        self.folding = False
+        self.flushes_since_fold = 0
+        self.log_rows = log_rows
+        log.info("memory log folded", seq=fold.seq, items=len(fold.items), log_rows=log_rows)
+
+    def abort_fold(self, fold: FoldJob) -> None:
+        """A fold failed: its items stay dirty for the next one (the log still holds their values)."""
+        self.folding = False
+        self.dirty.update(item.id for item in fold.items)
 
     def flush(self, fold: bool | None = None) -> int:
         """Make every queued log row durable (folding when due); returns the durable sequence number."""
         job = self.begin_flush(fold)
-        if job.rows or job.fold is not None:
-            try:
-                self.write_flush(job)
-            except BaseException:
-                self.pending = job.rows + self.pending  # nothing is lost: retried at the next flush
-                if job.fold is not None:
-                    self.dirty.update(item.id for item in job.fold.items)
-                raise
+        try:
+            self.write_log(job)
+        except BaseException:
+            self.pending = job.rows + self.pending  # nothing is lost: retried at the next flush
+            if job.fold is not None:
+                self.abort_fold(job.fold)
+            raise
         self.end_flush(job)
+        if job.fold is not None:
+            try:
+                self.write_fold(job.fold)
+                self.end_fold(job.fold, self.trim_log(job.fold))
+            except BaseException:
+                self.abort_fold(job.fold)
+                raise
         return self.durable_seq
 
     def _maybe_fold_now(self) -> None:

@@ -93,7 +93,7 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
     config = MemoryConfig(uri=uri, seed=seed, preload_embedder=False, actor_name=f"evokernel-memory-bench-{time.time_ns()}")
     started_ray = not ray.is_initialized()
     if started_ray:
-        ray.init(include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     try:
         progress(f"building {items} synthetic items in {uri}")
         started = time.perf_counter()

@@ -95,12 +95,12 @@ class BankStore:
         self.log.delete(where)
 
     # -- maintenance --------------------------------------------------------------------------
-    def compact(self, retention_s: float) -> None:
+    def compact(self, retention_s: float, tables: tuple[str, ...] = (ITEMS, LOG, META)) -> None:
         """Merge small files and drop table versions older than the retention window."""
         with warnings.catch_warnings():
             # retention 0 is a deliberate choice (a bank with no other readers); lancedb warns about it
             warnings.filterwarnings("ignore", message="optimize.cleanup_older_than=0")
-            for table in (self.items, self.log, self.meta):
+            for table in (getattr(self, name) for name in tables):
                 table.optimize(cleanup_older_than=timedelta(seconds=retention_s))
 
     def versions(self) -> dict[str, int]:

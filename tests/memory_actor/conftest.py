@@ -25,7 +25,7 @@ def ray_cluster():
     """A real local Ray cluster for the session (joined if a test already started one)."""
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, namespace="evokernel-tests")
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, namespace="evokernel-tests")
     yield ray
     if started:
         ray.shutdown()
