@@ -685,6 +685,8 @@ class _Scope:
                 return container.elem or UNKNOWN
             return UNKNOWN
         if kind == "scalar":
+            if any(v.kind == "tensor" for v in every):
+                self.flag(e, "unresolved_call", "warn", "cannot tell what this call does with tensors; call your kernel directly")
             return SCALAR
         if kind == "umethod":
             if func.ref in _ARITH_DUNDERS:

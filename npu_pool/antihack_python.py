@@ -148,6 +148,8 @@ class _ModuleRules(ast.NodeVisitor):
                 self.add(node, rule, "reject", f"{node.id}: {message}")
             if node.id == "Model":
                 self.add(node, "reference_model", "reject", "uses the reference Model (subclassing, calling or wrapping it); write the kernel")
+            if node.id in ("get_inputs", "get_init_inputs") and node.id not in self.defined:
+                self.add(node, "reference_model", "reject", f"{node.id} belongs to the task; a candidate must not call the task's code")
             for path in _paths(node, self.aliases):
                 if path != node.id:
                     self.check_path(node, path)
@@ -359,6 +361,11 @@ def _check_flags(key: str, node: ast.expr, bindings: dict[str, list[ast.expr]], 
             findings.append(Finding(rule="file_access", severity="warn", line=line, message=f"extra include path {flag!r}: use only toolkit headers"))
         elif flag.startswith("@") or any(flag.startswith(bad) or bad in flag for bad in _BAD_FLAGS):
             findings.append(Finding(rule="compiler_flags", severity="reject", line=line, message=f"compiler flag {flag!r} can run or inject code; remove it"))
+        elif flag.startswith("-D"):
+            # a macro defined on the command line is checked like a #define in the source
+            name, _, value = flag[2:].partition("=")
+            for finding in check_source(f"#define {name} {value}\n", "cpp"):
+                findings.append(finding.model_copy(update={"line": line, "message": f"in {key} {flag!r}: {finding.message}"}))
         elif key == "extra_ldflags" and flag.startswith("-l"):
             findings.append(Finding(rule="vendor_library", severity="warn", line=line, message=f"linking {flag!r}: the kernel should not need extra libraries"))
     return findings

@@ -149,6 +149,9 @@ _QUALIFIED_REJECTS: list[tuple[str, str, re.Pattern[str]]] = [
      re.compile(r"__attribute__\s*\(\(\s*(constructor|destructor)|\[\[\s*gnu\s*::\s*(constructor|destructor)")),
     ("dispatch_tampering", "changing torch's dispatch keys hides operators from the harness; not allowed",
      re.compile(r"\b(?:Exclude|Include)DispatchKeyGuard\b|\bAutoDispatchBelow\w*|\bDisableTorchDispatch\b|\btls_set_dispatch_key")),
+    ("namespace_alias", "write torch::/at:: names in full (no using-directives or aliases of torch namespaces)",
+     re.compile(r"\busing\s+namespace\s+(?:torch|at|aten|c10|at_npu)\b|\bnamespace\s+\w+\s*=\s*(?:::)?(?:torch|at|aten|c10|at_npu)\b"
+                r"|\busing\s+(?:::)?(?:torch|at|aten|at_npu)\s*::\s*[a-z_]\w*\s*;")),
     ("torch_builtin_op", "torch_npu's built-in operators are torch compute; write the kernel yourself",
      re.compile(r"\bat_npu\s*::\s*native\s*::")),
 ]

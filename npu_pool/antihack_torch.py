@@ -64,6 +64,11 @@ _forbid("precision", "autocast and global precision switches lower precision sil
         "torch.set_float32_matmul_precision", "torch.set_default_dtype", "torch.set_default_tensor_type",
         "torch.set_default_device", "torch.set_flush_denormal", "torch.backends.cuda.matmul",
         "torch.backends.cudnn.allow_tf32")
+_forbid("dynamic_code", "attrgetter/methodcaller reach attributes by computed names; use plain attribute access",
+        "operator.attrgetter", "operator.methodcaller")
+_forbid("global_state", "reading the random state predicts the harness's inputs; not allowed",
+        "torch.get_rng_state", "torch.random", "torch.cuda.get_rng_state", "torch.cuda.get_rng_state_all",
+        "torch.npu.get_rng_state", "torch.initial_seed", "torch.default_generator", "torch.cuda.default_generators")
 _forbid("global_state", "changing torch's global state affects the reference and the timer",
         "torch.set_num_threads", "torch.set_num_interop_threads", "torch.use_deterministic_algorithms",
         "torch.set_rng_state", "torch.cuda.set_rng_state", "torch.random.set_rng_state",

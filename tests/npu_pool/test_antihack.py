@@ -272,6 +272,11 @@ EVASIONS = {
     "task module import": ("import reference_task\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return reference_task.Model()(x)", "unknown_import"),
     "Model attribute": ("import sys\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return self.ns.Model()(x)", "reference_model"),
     "raw storage": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return bytes(x.untyped_storage())", "storage"),
+    "attrgetter": ("import operator\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return operator.attrgetter('relu')(torch)(x)", "dynamic_code"),
+    "task's get_inputs": ("class ModelNew(nn.Module):\n def __init__(self):\n  super().__init__()\n  self.seen = get_inputs()\n def forward(self, x):\n  return x", "reference_model"),
+    "random state": ("state = torch.get_rng_state()\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return x", "global_state"),
+    "macro on the command line": ("from torch.utils.cpp_extension import load_inline\next = load_inline(name='e', cpp_sources='int f();', extra_cflags=['-DRUN=system'])\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return ext.f(x)", "process"),
+    "using namespace torch": ("from torch.utils.cpp_extension import load_inline\next = load_inline(name='e', cpp_sources='#include <torch/extension.h>\\nusing namespace at;\\nTensor f(Tensor x) { return relu(x); }', functions=['f'])\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return ext.f(x)", "namespace_alias"),
     "no ModelNew": ("class Other(nn.Module):\n pass", "structure"),
     "syntax error": ("class ModelNew(nn.Module:\n pass", "syntax_error"),
 }
