@@ -187,9 +187,10 @@ class Campaign:
         from memory_actor.actor import get_or_create_memory_actor
 
         if not ray.is_initialized():
-            address = None if settings.ray.address == "local" else settings.ray.address
+            # "local" starts a fresh instance even where another one runs on this machine.
+            address = settings.ray.address
             ray.init(address=address, namespace=settings.ray.namespace, log_to_driver=False,
-                     include_dashboard=False if address is None else None)
+                     include_dashboard=False if address == "local" else None)
             stack.callback(ray.shutdown)
         llm = settings.llm
         if llm.api_key is None and os.environ.get("OPENAI_API_KEY"):

@@ -25,7 +25,8 @@ from tests.actors.openai_server import ScriptedAgent
 def local_ray():
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, namespace="evokernel-actors-test")
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 namespace="evokernel-actors-test")
     yield
     if started:
         ray.shutdown()
