@@ -13,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import structlog
 
 STANDIN_MODULE = "evokernel_standin_llm_server"
 FIXED_REPLY = "```c\nvoid kernel(const float* x, float* out, long n) { for (long i = 0; i < n; ++i) out[i] = x[i]; }\n```"
@@ -86,6 +87,13 @@ def install_standin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("EVOKERNEL_LOCAL_LLM__SERVER_MODULE", STANDIN_MODULE)
     monkeypatch.setenv("EVOKERNEL_LOCAL_LLM__MODEL_PATH", str(model))
     return tmp_path
+
+
+def reset_structlog():
+    """Autouse fixture body: `main()` binds structlog to the stderr pytest captured for one test."""
+    structlog.reset_defaults()
+    yield
+    structlog.reset_defaults()
 
 
 def port_is_closed(base_url: str) -> bool:

