@@ -344,6 +344,8 @@ KERNEL_HEAD = '#include <cstdint>\nextern "C" void kernel(const float* x, float*
     ("long t = clock();", "timer"),
     ("signal(11, 0);", "signal"),
     ("asm volatile(\"syscall\");", "inline_asm"),
+    ("}\n#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor a, const at::Tensor& b) { auto c = a.contiguous(); return c * b;", "torch_compute"),
+    ("}\n#include <torch/extension.h>\ntorch::Tensor g(torch::Tensor a) { auto o = torch::empty_like(a); o -= a; return -o;", "torch_compute"),
     ("std::thread t([]{}); t.join();", "thread"),
     ("pthread_t t; pthread_create(&t, 0, 0, 0);", "thread"),
 ])

@@ -6,7 +6,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as Q
 
-_act = getattr(Q, "relu")
+_act = getattr(Q, "relu")  # noqa: B009 - the evasion under test
 
 
 def _positive_part(t):
