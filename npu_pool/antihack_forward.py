@@ -796,6 +796,8 @@ class _Scope:
         if parts[:2] == ["torch", "nn"] and len(parts) == 3:
             if name in ("Parameter", "Buffer"):
                 return TENSOR
+            if name == "Module":
+                return Val("nnmod", path)  # an empty holder for parameters (`self.gemm.weight`)
             if name in NN_CONTAINER_CLASSES:
                 return Val("seq", elem=self.element(e, args[0], quiet=True)) if args else UNKNOWN
             if name[:1].isupper():

@@ -53,7 +53,7 @@ __aicore__ inline void CopyTiling(T* local, GM_ADDR tiling)
 }}
 """
 CMAKE_TEMPLATE = """cmake_minimum_required(VERSION 3.16)
-project(evokernel_ascendc LANGUAGES CXX)
+project(evokernel_ascendc)
 set(SOC_VERSION "{soc}" CACHE STRING "system on chip type")
 set(ASCEND_CANN_PACKAGE_PATH "{cann}" CACHE PATH "CANN installation")
 set(RUN_MODE "npu" CACHE STRING "run mode")
