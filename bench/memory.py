@@ -1,6 +1,6 @@
-"""Memory actor benchmark as a script: `python bench/memory.py --items 100000 --json`.
+"""Memory actor benchmark as a script: `python bench/memory.py --items 100000`.
 
-Same as `evokernel bench memory`; prints one JSON line last.
+Same as `evokernel bench memory --json`: progress on stderr, one JSON line on stdout.
 """
 
 import sys
@@ -8,4 +8,5 @@ import sys
 from launch.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main(["bench", "memory", *sys.argv[1:]]))
+    flags = sys.argv[1:]
+    sys.exit(main(["bench", "memory", *flags, *([] if "--json" in flags else ["--json"])]))
