@@ -638,18 +638,18 @@ class _Scope:
         kwargs = {k.arg: self.expr(k.value) for k in e.keywords if k.arg}
         spread_values = [self.element(a, self.expr(a.value), quiet=True) for a in e.args if isinstance(a, ast.Starred)]
         spread_values += [self.element(k, self.expr(k.value), quiet=True) for k in e.keywords if not k.arg]
-        self._spread = _join_all(spread_values) if spread_values else None
+        spread = _join_all(spread_values) if spread_values else None
         every = args + list(kwargs.values()) + spread_values
         kind = func.kind
         if kind == "path":
             return self.call_path(e, func.ref, every, kwargs)
         if kind == "func":
-            return self.call_function(e, func, args, kwargs)
+            return self.call_function(e, func, args, kwargs, spread)
         if kind == "class":
             info = self.p.classes[func.ref]
             init = info.methods.get("__init__")
             if init:
-                self.c.bind_params(init, args, kwargs, skip_first=True)
+                self.c.bind_params(init, args, kwargs, skip_first=True, spread=spread)
                 self.c._enqueue(init)
             return Val("obj", func.ref)
         if kind == "obj":
@@ -657,7 +657,7 @@ class _Scope:
             if target.kind != "func":
                 target = self.member(func, "forward")
             if target.kind == "func":
-                return self.call_function(e, target, args, kwargs)
+                return self.call_function(e, target, args, kwargs, spread)
             if target.kind == "path":
                 self.compute(e, f"calling {target.ref}")
             return UNKNOWN
@@ -699,7 +699,8 @@ class _Scope:
             self.flag(e, "unresolved_call", "warn", "cannot tell what this call does with tensors; call your kernel directly")
         return UNKNOWN
 
-    def call_function(self, e: ast.Call, func: Val, args: list[Val], kwargs: dict[str, Val]) -> Val:
+    def call_function(self, e: ast.Call, func: Val, args: list[Val], kwargs: dict[str, Val],
+                      spread: Val | None = None) -> Val:
         info = self.p.functions.get(func.ref)
         if info is None:
             return UNKNOWN
@@ -708,7 +709,6 @@ class _Scope:
         skip = func.bound or (info.owner is not None and not info.is_static and func.ref.split(".")[-1] == "__init__")
         if info.cached and (len(args) + len(kwargs)) > 0:
             self.flag(e, "output_cache", "reject", "functools.cache/lru_cache on a function called with arguments on the forward path caches results; cache only a zero-argument kernel builder")
-        spread, self._spread = getattr(self, "_spread", None), None
         local_decorators = [d for d in info.decorators if d in self.p.module_env and self.p.module_env[d].kind == "func"]
         if local_decorators:
             # the decorator's wrapper runs instead of the function: follow what it returns
@@ -719,7 +719,7 @@ class _Scope:
                 self.c._enqueue(decorator.ref)
                 wrapper = self.p.returns.get(decorator.ref, UNKNOWN)
                 if wrapper.kind == "func" and wrapper.ref != func.ref:
-                    result = self.call_function(e, wrapper, args, kwargs)
+                    result = self.call_function(e, wrapper, args, kwargs, spread)
                 elif wrapper.kind != "func":
                     self.flag(e, "unresolved_call", "warn", f"cannot tell what the decorator {name} makes of this function")
             return result
