@@ -108,6 +108,7 @@ class MemoryBank:
         if table.num_rows:
             vectors = table.column("embedding").combine_chunks().values.to_numpy(zero_copy_only=False)
             self._index_items(items_from_arrow(table, with_embedding=False, trusted=True), vectors.reshape(-1, self.dim))
+        folded_seq = self.seq
         entries = self.store.read_log()
         self.log_rows = entries.num_rows
         for row in entries.to_pylist():
@@ -115,7 +116,8 @@ class MemoryBank:
             if row["type"] == "retrieval":
                 self._remember_retrieval(row["ref_id"], row["seq"], row["stage"], row["item_ids"])
                 continue
-            self.updates_applied += 1
+            if row["seq"] > folded_seq:  # rows at or below it are already counted in meta (crash mid-fold)
+                self.updates_applied += 1
             self.normaliser = RewardNormaliser(count=row["norm_count"], mean=row["norm_mean"], m2=row["norm_m2"])
             for item_id, q, visits in zip(row["item_ids"], row["q"], row["visits"], strict=True):
                 if item_id in self.index.row_of:

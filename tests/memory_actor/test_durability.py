@@ -71,3 +71,25 @@ def test_bank_refuses_another_embedder(memory_config):
     MemoryBank(memory_config()).add(_items(1))
     with pytest.raises(ValueError, match="holds minilm embeddings"):
         MemoryBank(memory_config(embedder="openai", embed_base_url="http://127.0.0.1:9/v1"))
+
+
+def test_a_crash_between_folding_and_trimming_the_log_changes_nothing(memory_config):
+    config = memory_config()
+    bank = MemoryBank(config)
+    ids = bank.add(_items(6))
+    for step in range(30):
+        bank.update(ValueUpdate(item_ids=[ids[step % 6]], stage="refine" if step % 2 else "draft",
+                                reward=(step % 4) / 2 - 0.7))
+    expected, normaliser = _values(bank, ids), bank.normaliser.model_dump()
+    job = bank.begin_flush(fold=True)  # the fold's steps, stopped before trim_log (the crash)
+    bank.write_log(job)
+    bank.end_flush(job)
+    bank.write_fold(job.fold)
+
+    reopened = MemoryBank(config)
+    assert reopened.log_rows == 30  # nothing was trimmed
+    assert _values(reopened, ids) == expected
+    assert reopened.normaliser.model_dump() == normaliser
+    assert reopened.updates_applied == 30
+    reopened.compact()
+    assert reopened.log_rows == 0 and _values(MemoryBank(config), ids) == expected
