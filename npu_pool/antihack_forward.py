@@ -692,8 +692,8 @@ class _Scope:
             if func.ref in _ARITH_DUNDERS:
                 self.compute(e, f"the operator method {func.ref}")
                 return TENSOR
-            if any(v.kind == "tensor" for v in every) and _is_tensor_compute_name(func.ref):
-                self.flag(e, "unresolved_call", "warn", f"cannot tell what .{func.ref}() is called on; torch compute is not allowed in forward")
+            if any(v.kind == "tensor" for v in every):
+                self.flag(e, "unresolved_call", "warn", f"cannot tell what .{func.ref}() is called on; only your kernel may compute on tensors")
             return UNKNOWN
         if any(v.kind == "tensor" for v in every):
             self.flag(e, "unresolved_call", "warn", "cannot tell what this call does with tensors; call your kernel directly")

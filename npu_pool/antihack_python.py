@@ -462,10 +462,11 @@ def _register(program: Program, tree: ast.Module) -> None:
         elif isinstance(stmt, ast.ClassDef):
             env[stmt.name] = Val("class", stmt.name)
     for stmt in _flatten_module(tree.body):
-        if isinstance(stmt, ast.ClassDef):
-            _class(program, stmt)
-        elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             body.append(stmt)
+    for node in ast.walk(tree):  # classes nested in functions too, so their methods are followed
+        if isinstance(node, ast.ClassDef):
+            _class(program, node)
     module_fn = ast.FunctionDef(name=MODULE_SCOPE, args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
                                 body=body or [ast.Pass()], decorator_list=[], returns=None, type_params=[])
     program.functions[MODULE_SCOPE] = FunctionInfo(node=module_fn, owner=None, scope=None)
