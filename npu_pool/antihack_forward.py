@@ -890,15 +890,3 @@ def _is_torch_callable(path: str) -> bool:
     parts = path.split(".")
     return parts[0] in ("torch", "torch_npu") and len(parts) > 1 and parts[-1] not in _TORCH_NON_CALLABLES and not (
         len(parts) == 2 and parts[1] in ALLOC_FUNCTIONS | VIEW_FUNCTIONS | META_FUNCTIONS) and parts[1] not in ("cuda", "npu", "backends", "utils")
-
-
-_TENSOR_NAMES: set[str] | None = None
-
-
-def _is_tensor_compute_name(name: str) -> bool:
-    global _TENSOR_NAMES
-    if _TENSOR_NAMES is None:
-        import torch
-
-        _TENSOR_NAMES = {n for n in dir(torch.Tensor) if not n.startswith("_")} - TENSOR_METHODS_TENSOR - TENSOR_METHODS_SCALAR
-    return name in _TENSOR_NAMES
