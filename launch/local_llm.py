@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from launch.local_llm_fetch import fetch_model
+from launch.local_llm_fetch import fetch_model, is_verified
 from launch.local_llm_process import LOOPBACK, LocalLLMError, LocalLLMServer, free_port
 
 if TYPE_CHECKING:
@@ -157,16 +157,32 @@ def server_args(config: LocalLLMConfig, spec: LocalModelSpec, model_path: Path, 
     return args
 
 
+def _missing_server_modules(config: LocalLLMConfig) -> list[str]:
+    required = SERVER_REQUIREMENTS.get(config.server_module, (config.server_module.split(".")[0],))
+    return [name for name in required if importlib.util.find_spec(name) is None]
+
+
 def prepare_server(config: LocalLLMConfig, port: int | None = None) -> LocalLLMServer:
     """Check the server is installed, make sure the model is here, and build (not start) the server."""
-    required = SERVER_REQUIREMENTS.get(config.server_module, (config.server_module.split(".")[0],))
-    missing = [name for name in required if importlib.util.find_spec(name) is None]
+    missing = _missing_server_modules(config)
     if missing:
         raise LocalLLMError(f"the local LLM server ({config.server_module}) is not installed (missing {', '.join(missing)}): {INSTALL_HINT}")
     spec = config.spec()
     model_path = ensure_model(config, spec)
     port = port or config.port or free_port()
     return LocalLLMServer(config.server_module, server_args(config, spec, model_path, port), port, config.startup_timeout_s)
+
+
+def local_llm_status(config: LocalLLMConfig) -> str:
+    """One line for `evokernel doctor`: is the server installed, is the model here?"""
+    missing = _missing_server_modules(config)
+    server = f"server not installed ({INSTALL_HINT})" if missing else f"server {config.server_module} installed"
+    if config.model_path:
+        return f"{server}; model {config.model_path} (given)"
+    spec = config.spec()
+    path = config.cache_path() / spec.file_name
+    model = f"model {path} verified" if is_verified(path, spec) else f"model not fetched (evokernel llm fetch, {spec.size / 1e9:.1f} GB)"
+    return f"{server}; {model}; {config.threads()} threads"
 
 
 @contextmanager
@@ -181,5 +197,6 @@ def local_llm_server(settings: Settings) -> Iterator[str]:
 
 __all__ = [
     "LOCAL_MODELS", "LocalLLMConfig", "LocalLLMError", "LocalLLMServer", "LocalModelSpec",
-    "default_cache_dir", "ensure_model", "local_llm_config_for_agent", "local_llm_server", "prepare_server",
+    "default_cache_dir", "ensure_model", "local_llm_config_for_agent", "local_llm_server", "local_llm_status",
+    "prepare_server",
 ]

@@ -25,6 +25,7 @@ from launch.local_llm import (
     LocalLLMError,
     local_llm_config_for_agent,
     local_llm_server,
+    local_llm_status,
     prepare_server,
 )
 from tests.launch.local_llm_standin import (
@@ -162,3 +163,11 @@ def test_default_cache_dir_follows_xdg(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert LocalLLMConfig().cache_path() == tmp_path / "evokernel" / "models"
     assert LocalLLMConfig(cache_dir="~/models").cache_path().is_absolute()
+
+
+def test_status_line_for_doctor(tmp_path):
+    missing = LocalLLMConfig(server_module="no_such_llm_server_module", cache_dir=str(tmp_path))
+    assert local_llm_status(missing).startswith("server not installed (install it with `bash scripts/setup.sh local-llm`")
+    assert "model not fetched (evokernel llm fetch, 1.1 GB)" in local_llm_status(missing)
+    given = LocalLLMConfig(server_module="json", model_path="/models/mine.gguf", n_threads=3)
+    assert local_llm_status(given) == "server json installed; model /models/mine.gguf (given)"
