@@ -12,100 +12,32 @@ their call sites and into methods through `self` attributes, iterated to a fixed
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 
 from npu_pool.antihack import Finding
+from npu_pool.antihack_calls import CallRules
 from npu_pool.antihack_torch import (
-    ALLOC_FUNCTIONS,
-    CAST_METHODS_LOW,
-    CAST_METHODS_OTHER,
     COMPUTE_BUILTINS,
-    DEVICE_MODULE_ALLOWED,
-    DTYPES_LOW,
-    DTYPES_OTHER,
-    META_FUNCTIONS,
     NEUTRAL_BUILTINS,
-    NN_CONTAINER_CLASSES,
     NN_SCALAR_ATTRS,
     TENSOR_ATTRS_SCALAR,
     TENSOR_ATTRS_TENSOR,
-    TENSOR_METHODS_FORBIDDEN,
-    TENSOR_METHODS_SCALAR,
-    TENSOR_METHODS_TENSOR,
-    TENSOR_METHODS_WARN,
-    VIEW_FUNCTIONS,
 )
-
-
-@dataclass(frozen=True)
-class Val:
-    """An abstract value. kind: tensor scalar unknown none path ext triton launch func
-    lambda class obj nnmod model seq dict tmethod super."""
-
-    kind: str
-    ref: str = ""  # path, function id, class name, or method name
-    elem: Val | None = None  # element kind of seq/dict; receiver of tmethod
-    bound: bool = False  # func: a method bound to an instance (skip `self`)
-
-
-TENSOR, SCALAR, UNKNOWN, NONE = Val("tensor"), Val("scalar"), Val("unknown"), Val("none")
-MODULE_SCOPE = "<module>"  # the module body, analysed like a function whose names are globals
-
-
-def join(a: Val, b: Val) -> Val:
-    if a == b:
-        return a
-    if a.kind == "none":
-        return b
-    if b.kind == "none":
-        return a
-    if "tensor" in (a.kind, b.kind) or (a.kind == "seq" and a.elem == TENSOR) or (b.kind == "seq" and b.elem == TENSOR):
-        return TENSOR
-    if a.kind == b.kind == "scalar":
-        return SCALAR
-    return UNKNOWN
-
-
-@dataclass
-class FunctionInfo:
-    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
-    owner: str | None  # class name for methods
-    scope: str | None  # enclosing function id for nested functions and lambdas
-    decorators: list[str] = field(default_factory=list)  # resolved decorator paths
-
-    @property
-    def cached(self) -> bool:
-        return any(d in ("functools.lru_cache", "functools.cache") for d in self.decorators)
-
-    @property
-    def is_static(self) -> bool:
-        return "staticmethod" in self.decorators
-
-
-@dataclass
-class ClassInfo:
-    node: ast.ClassDef
-    bases: list[Val]
-    methods: dict[str, str]  # name -> function id
-    attrs: dict[str, Val] = field(default_factory=dict)
-
-    def is_autograd_function(self) -> bool:
-        return any(b.kind == "path" and b.ref.startswith("torch.autograd.") for b in self.bases)
-
-
-class Program:
-    """The file's functions, classes and module-level bindings, plus the inferred state."""
-
-    def __init__(self, tree: ast.Module, module_env: dict[str, Val], custom_namespaces: set[str]):
-        self.tree = tree
-        self.module_env = module_env
-        self.custom_namespaces = custom_namespaces
-        self.functions: dict[str, FunctionInfo] = {}
-        self.classes: dict[str, ClassInfo] = {}
-        self.params: dict[str, dict[str, Val]] = {}
-        self.returns: dict[str, Val] = {}
-        self.locals: dict[str, dict[str, Val]] = {}
-        self.aliases: dict[str, str] = {}  # import name -> dotted path
+from npu_pool.antihack_values import (
+    MODULE_SCOPE,
+    NONE,
+    OPERATOR_SYMBOLS,
+    SCALAR,
+    TENSOR,
+    UNKNOWN,
+    FunctionInfo,
+    Program,
+    Val,
+    is_torch_callable,
+    join,
+    join_all,
+    mentions_pointer,
+    mentions_shape,
+)
 
 
 class ForwardChecker:
@@ -183,7 +115,7 @@ class ForwardChecker:
         updates = dict(zip(names, args, strict=False))
         if spec.vararg:
             extra = args[len(names):] + ([spread] if spread is not None else [])
-            updates[spec.vararg.arg] = Val("seq", elem=_join_all(extra) if extra else NONE)
+            updates[spec.vararg.arg] = Val("seq", elem=join_all(extra) if extra else NONE)
         unmatched = []
         for key, value in kwargs.items():
             if key in names or key in keyword_only:
@@ -192,7 +124,7 @@ class ForwardChecker:
                 unmatched.append(value)
         if spec.kwarg:
             extra = unmatched + ([spread] if spread is not None else [])
-            updates[spec.kwarg.arg] = Val("dict", elem=_join_all(extra) if extra else NONE)
+            updates[spec.kwarg.arg] = Val("dict", elem=join_all(extra) if extra else NONE)
         if spread is not None:
             for name in names[len(args):] + keyword_only:
                 updates[name] = join(updates.get(name, NONE), spread)
@@ -212,22 +144,7 @@ class ForwardChecker:
             self.changed = True
 
 
-def _join_all(values: list[Val]) -> Val:
-    out = NONE
-    for value in values:
-        out = join(out, value)
-    return out
-
-
-_ARITH_DUNDERS = {
-    "__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__", "__mul__", "__rmul__",
-    "__imul__", "__truediv__", "__rtruediv__", "__itruediv__", "__floordiv__", "__mod__", "__pow__",
-    "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__abs__", "__and__", "__or__", "__xor__",
-    "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__invert__", "__getitem__", "__setitem__",
-}
-
-
-class _Scope:
+class _Scope(CallRules):
     """One analysis of one function body."""
 
     def __init__(self, checker: ForwardChecker, fid: str, info: FunctionInfo, env: dict[str, Val], emit: bool):
@@ -249,10 +166,10 @@ class _Scope:
 
     def pointerish(self, node: ast.AST | None) -> bool:
         """Does the expression use a data pointer or object id, directly or via a local?"""
-        return _mentions_pointer(node, self.pointer_names)
+        return mentions_pointer(node, self.pointer_names)
 
     def shapeish(self, node: ast.AST | None) -> bool:
-        return _mentions_shape(node, self.shape_names)
+        return mentions_shape(node, self.shape_names)
 
     def flag(self, node: ast.AST, rule: str, severity: str, message: str) -> None:
         if self.emit:
@@ -281,7 +198,7 @@ class _Scope:
         if isinstance(s, ast.Return):
             value = self.expr(s.value) if s.value is not None else NONE
             self.returned = join(self.returned, value)
-            if value.kind == "path" and _is_torch_callable(value.ref):
+            if value.kind == "path" and is_torch_callable(value.ref):
                 self.compute(s, f"handing out {value.ref}")
             if self.info.node.name == "forward" and isinstance(s.value, ast.Name) and s.value.id in self.params:
                 self.flag(s, "returns_input", "warn", f"forward returns its input '{s.value.id}'; return a new output tensor")
@@ -442,14 +359,14 @@ class _Scope:
         values = [self.expr(x.value if isinstance(x, ast.Starred) else x) for x in e.elts]
         if all(v.kind == "scalar" for v in values):
             return SCALAR
-        return Val("seq", elem=_join_all(values) if values else NONE)
+        return Val("seq", elem=join_all(values) if values else NONE)
 
     e_List = e_Set = e_Tuple
 
     def e_Dict(self, e: ast.Dict) -> Val:
         for key in e.keys:
             self.expr(key)
-        return Val("dict", elem=_join_all([self.expr(v) for v in e.values]) if e.values else NONE)
+        return Val("dict", elem=join_all([self.expr(v) for v in e.values]) if e.values else NONE)
 
     def e_ListComp(self, e: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> Val:
         for gen in e.generators:
@@ -475,7 +392,7 @@ class _Scope:
         return join(self.expr(e.body), self.expr(e.orelse))
 
     def e_BoolOp(self, e: ast.BoolOp) -> Val:
-        return _join_all([self.expr(v) for v in e.values])
+        return join_all([self.expr(v) for v in e.values])
 
     def e_Starred(self, e: ast.Starred) -> Val:
         return self.expr(e.value)
@@ -489,13 +406,13 @@ class _Scope:
 
     def binop(self, node: ast.AST, left: Val, right: Val, op: str) -> Val:
         if "tensor" in (left.kind, right.kind):
-            self.compute(node, f"the operator {_OPS.get(op, op)} on a tensor")
+            self.compute(node, f"the operator {OPERATOR_SYMBOLS.get(op, op)} on a tensor")
             return TENSOR
         if left.kind == right.kind == "scalar" or {left.kind, right.kind} <= {"scalar", "none"}:
             return SCALAR
         if left.kind in ("seq",) or right.kind in ("seq",):
             return UNKNOWN
-        self.flag(node, "maybe_tensor_arithmetic", "warn", f"cannot tell whether the operands of {_OPS.get(op, op)} are numbers or tensors; keep tensor math in the kernel")
+        self.flag(node, "maybe_tensor_arithmetic", "warn", f"cannot tell whether the operands of {OPERATOR_SYMBOLS.get(op, op)} are numbers or tensors; keep tensor math in the kernel")
         return UNKNOWN
 
     def e_UnaryOp(self, e: ast.UnaryOp) -> Val:
@@ -503,7 +420,7 @@ class _Scope:
         if isinstance(e.op, ast.Not):
             return SCALAR
         if value.kind == "tensor":
-            self.compute(e, f"the unary operator {_OPS.get(type(e.op).__name__, '')} on a tensor")
+            self.compute(e, f"the unary operator {OPERATOR_SYMBOLS.get(type(e.op).__name__, '')} on a tensor")
             return TENSOR
         return value
 
@@ -628,265 +545,3 @@ class _Scope:
             self.flag(node, "shape_cache", "warn", "a lookup keyed by shapes: cache only compiled kernels or buffers, never outputs")
 
     # --- calls ---------------------------------------------------------------------------
-
-    def e_Call(self, e: ast.Call) -> Val:
-        if isinstance(e.func, ast.Name) and e.func.id == "getattr" and len(e.args) >= 2 and _const_str(e.args[1]) is not None:
-            base = self.expr(e.args[0])
-            return self.attribute(e, base, _const_str(e.args[1]))
-        func = self.expr(e.func)
-        args = [self.expr(a) for a in e.args if not isinstance(a, ast.Starred)]
-        kwargs = {k.arg: self.expr(k.value) for k in e.keywords if k.arg}
-        spread_values = [self.element(a, self.expr(a.value), quiet=True) for a in e.args if isinstance(a, ast.Starred)]
-        spread_values += [self.element(k, self.expr(k.value), quiet=True) for k in e.keywords if not k.arg]
-        spread = _join_all(spread_values) if spread_values else None
-        every = args + list(kwargs.values()) + spread_values
-        kind = func.kind
-        if kind == "path":
-            return self.call_path(e, func.ref, every, kwargs)
-        if kind == "func":
-            return self.call_function(e, func, args, kwargs, spread)
-        if kind == "class":
-            info = self.p.classes[func.ref]
-            init = info.methods.get("__init__")
-            if init:
-                self.c.bind_params(init, args, kwargs, skip_first=True, spread=spread)
-                self.c._enqueue(init)
-            return Val("obj", func.ref)
-        if kind == "obj":
-            target = self.member(func, "__call__")
-            if target.kind != "func":
-                target = self.member(func, "forward")
-            if target.kind == "func":
-                return self.call_function(e, target, args, kwargs, spread)
-            if target.kind == "path":
-                self.compute(e, f"calling {target.ref}")
-            return UNKNOWN
-        if kind == "tmethod":
-            return self.tensor_method(e, func.ref, every, kwargs)
-        if kind in ("ext", "launch"):
-            return TENSOR if kind == "ext" else NONE
-        if kind == "nnmod":
-            self.compute(e, f"calling the torch layer {func.ref}")
-            return TENSOR
-        if kind == "nnmethod":
-            if func.ref in ("parameters", "named_parameters", "buffers", "named_buffers", "extra_repr", "state_dict"):
-                return UNKNOWN
-            self.compute(e, f"the torch layer method .{func.ref}()")
-            return TENSOR
-        if kind == "model":
-            self.flag(e, "reference_model", "reject", "calling the reference Model; write the kernel")
-            return TENSOR
-        if kind == "super":
-            return UNKNOWN
-        if kind == "cmethod":
-            container = func.elem or UNKNOWN
-            if func.ref in ("get", "setdefault", "pop") and e.args:
-                self.cache_key(e, e.args[0], container)
-                return container.elem or UNKNOWN
-            return UNKNOWN
-        if kind == "scalar":
-            if any(v.kind == "tensor" for v in every):
-                self.flag(e, "unresolved_call", "warn", "cannot tell what this call does with tensors; call your kernel directly")
-            return SCALAR
-        if kind == "umethod":
-            if func.ref in _ARITH_DUNDERS:
-                self.compute(e, f"the operator method {func.ref}")
-                return TENSOR
-            if any(v.kind == "tensor" for v in every):
-                self.flag(e, "unresolved_call", "warn", f"cannot tell what .{func.ref}() is called on; only your kernel may compute on tensors")
-            return UNKNOWN
-        if any(v.kind == "tensor" for v in every):
-            self.flag(e, "unresolved_call", "warn", "cannot tell what this call does with tensors; call your kernel directly")
-        return UNKNOWN
-
-    def call_function(self, e: ast.Call, func: Val, args: list[Val], kwargs: dict[str, Val],
-                      spread: Val | None = None) -> Val:
-        info = self.p.functions.get(func.ref)
-        if info is None:
-            return UNKNOWN
-        if any(d.startswith("triton.") for d in info.decorators):
-            return UNKNOWN
-        skip = func.bound or (info.owner is not None and not info.is_static and func.ref.split(".")[-1] == "__init__")
-        if info.cached and (len(args) + len(kwargs)) > 0:
-            self.flag(e, "output_cache", "reject", "functools.cache/lru_cache on a function called with arguments on the forward path caches results; cache only a zero-argument kernel builder")
-        local_decorators = [d for d in info.decorators if d in self.p.module_env and self.p.module_env[d].kind == "func"]
-        if local_decorators:
-            # the decorator's wrapper runs instead of the function: follow what it returns
-            result = UNKNOWN
-            for name in local_decorators:
-                decorator = self.p.module_env[name]
-                self.c.bind_params(decorator.ref, [Val("func", func.ref)], {}, skip_first=False)
-                self.c._enqueue(decorator.ref)
-                wrapper = self.p.returns.get(decorator.ref, UNKNOWN)
-                if wrapper.kind == "func" and wrapper.ref != func.ref:
-                    result = self.call_function(e, wrapper, args, kwargs, spread)
-                elif wrapper.kind != "func":
-                    self.flag(e, "unresolved_call", "warn", f"cannot tell what the decorator {name} makes of this function")
-            return result
-        self.c.bind_params(func.ref, args, kwargs, skip_first=skip, spread=spread)
-        self.c._enqueue(func.ref)
-        returned = self.p.returns.get(func.ref, UNKNOWN)
-        if returned.kind == "path" and _is_torch_callable(returned.ref):
-            self.compute(e, f"returning {returned.ref} to be called")
-        return returned
-
-    def call_path(self, e: ast.Call, path: str, args: list[Val], kwargs: dict[str, Val]) -> Val:
-        parts = path.split(".")
-        head = parts[0]
-        if head == "builtins":
-            name = parts[1]
-            if name in ("id", "hash"):
-                return SCALAR
-            if name == "type" and len(args) == 1 and args[0].kind == "tensor":
-                return Val("path", "torch.Tensor")
-            if name in COMPUTE_BUILTINS:
-                if any(v.kind == "tensor" or (v.kind == "seq" and v.elem == TENSOR) for v in args):
-                    self.compute(e, f"the builtin {name}() over tensors")
-                    return TENSOR
-                if any(v.kind == "unknown" for v in args):
-                    self.flag(e, "maybe_tensor_arithmetic", "warn", f"cannot tell whether {name}() runs over tensors; keep tensor math in the kernel")
-                return SCALAR if all(v.kind == "scalar" for v in args) else UNKNOWN
-            if name in ("int", "float", "bool", "len", "str", "repr", "isinstance", "issubclass", "callable", "hasattr", "format", "ord", "chr", "hex", "complex"):
-                return SCALAR
-            if name in ("tuple", "list", "set", "frozenset") and args:
-                return SCALAR if args[0].kind == "scalar" else Val("seq", elem=self.element(e, args[0], quiet=True))
-            if name == "range":
-                return SCALAR
-            if name == "super":
-                return Val("super", self.info.owner) if self.info.owner else UNKNOWN
-            return UNKNOWN
-        if head in ("torch", "torch_npu"):
-            return self.call_torch(e, path, args, kwargs)
-        if head == "triton":
-            return SCALAR
-        if head in ("math", "cmath", "numpy", "operator", "functools", "itertools", "einops", "statistics", "scipy", "jax", "cupy", "numba"):
-            if any(v.kind == "tensor" or (v.kind == "seq" and v.elem == TENSOR) for v in args):
-                self.compute(e, f"{path}() on tensors (compute outside your kernel)")
-                return TENSOR
-            if head in ("numpy", "operator") and any(v.kind == "unknown" for v in args):
-                self.flag(e, "maybe_tensor_arithmetic", "warn", f"cannot tell whether {path}() runs over tensors; keep tensor math in the kernel")
-            if path == "functools.partial" and args:
-                return args[0]
-            return SCALAR if all(v.kind == "scalar" for v in args) else UNKNOWN
-        if any(v.kind == "tensor" for v in args):
-            self.flag(e, "unresolved_call", "warn", f"{path}() receives tensors; only your compiled kernel may compute on them")
-        return UNKNOWN
-
-    def call_torch(self, e: ast.Call, path: str, args: list[Val], kwargs: dict[str, Val]) -> Val:
-        parts = path.split(".")
-        name = parts[-1]
-        if path in ("torch.utils.cpp_extension.load_inline", "torch.utils.cpp_extension.load"):
-            return Val("ext", path)
-        if len(parts) >= 3 and parts[1] == "ops":
-            if parts[2] in self.p.custom_namespaces:
-                return TENSOR
-            self.compute(e, f"{'.'.join(parts[:4])} (a built-in operator)")
-            return TENSOR
-        if len(parts) == 2 and parts[0] == "torch":
-            if name in ALLOC_FUNCTIONS:
-                self._dtype_args(e, args, kwargs)
-                return TENSOR
-            if name in VIEW_FUNCTIONS:
-                return TENSOR
-            if name in META_FUNCTIONS:
-                return SCALAR
-        if parts[:2] in (["torch", "cuda"], ["torch", "npu"], ["torch_npu", "npu"]) and len(parts) >= 3:
-            if parts[2] in DEVICE_MODULE_ALLOWED:
-                return SCALAR
-        if parts[:2] == ["torch", "nn"] and len(parts) == 3:
-            if name in ("Parameter", "Buffer"):
-                return TENSOR
-            if name == "Module":
-                return Val("nnmod", path)  # an empty holder for parameters (`self.gemm.weight`)
-            if name in NN_CONTAINER_CLASSES:
-                return Val("seq", elem=self.element(e, args[0], quiet=True)) if args else UNKNOWN
-            if name[:1].isupper():
-                return Val("nnmod", path)
-        if parts[:2] in (["torch", "backends"], ["torch", "utils"]) and "cpp_extension" in parts:
-            return SCALAR
-        if parts[:2] == ["torch", "backends"]:
-            return SCALAR
-        if parts[:2] == ["torch", "Tensor"] and len(parts) == 3:
-            return self.tensor_method(e, name, args[1:], kwargs)
-        if parts == ["torch", "autograd", "Function"] or path.startswith("torch.autograd.function"):
-            return UNKNOWN
-        self.compute(e, f"{path}()")
-        return TENSOR
-
-    def tensor_method(self, e: ast.Call, name: str, args: list[Val], kwargs: dict[str, Val]) -> Val:
-        if name in TENSOR_METHODS_FORBIDDEN:
-            rule, message = TENSOR_METHODS_FORBIDDEN[name]
-            self.flag(e, rule, "reject", message)
-            return UNKNOWN
-        if name in TENSOR_METHODS_WARN:
-            rule, message = TENSOR_METHODS_WARN[name]
-            self.flag(e, rule, "warn", message)
-        if name in CAST_METHODS_LOW:
-            self.flag(e, "precision", "reject", f".{name}() lowers precision; compute in the task's dtype")
-            return TENSOR
-        if name in CAST_METHODS_OTHER:
-            self.flag(e, "cast", "warn", f".{name}() casts with torch; keep the task dtype or cast inside the kernel")
-            return TENSOR
-        if name in ("to", "type", "new_empty", "new_zeros", "new_ones", "new_full"):
-            self._dtype_args(e, args, kwargs)
-            return TENSOR
-        if name in TENSOR_METHODS_SCALAR:
-            return SCALAR
-        if name in TENSOR_METHODS_TENSOR:
-            return TENSOR
-        self.compute(e, f"the tensor method .{name}()")
-        return TENSOR
-
-    def _dtype_args(self, e: ast.Call, args: list[Val], kwargs: dict[str, Val]) -> None:
-        for value in args + list(kwargs.values()):
-            if value.kind == "path" and value.ref.startswith("torch."):
-                dtype = value.ref.split(".")[-1]
-                if dtype in DTYPES_LOW:
-                    self.flag(e, "precision", "reject", f"{value.ref} lowers precision; compute in the task's dtype")
-                elif dtype in DTYPES_OTHER and e.func and isinstance(e.func, ast.Attribute) and e.func.attr in ("to", "type"):
-                    self.flag(e, "cast", "warn", f"casting to {value.ref} with torch; keep the task dtype or cast inside the kernel")
-
-
-_OPS = {
-    "Add": "+", "Sub": "-", "Mult": "*", "Div": "/", "FloorDiv": "//", "Mod": "%", "Pow": "**",
-    "MatMult": "@", "BitAnd": "&", "BitOr": "|", "BitXor": "^", "LShift": "<<", "RShift": ">>",
-    "USub": "-", "UAdd": "+", "Invert": "~",
-}
-_POINTER_CALLS = {"data_ptr", "id", "hash", "_cdata", "untyped_storage", "storage", "__array_interface__", "_version"}
-_SHAPE_NAMES = {"shape", "size", "numel", "stride"}
-
-
-def _mentions_pointer(node: ast.AST | None, tainted: set[str] | frozenset = frozenset()) -> bool:
-    if node is None:
-        return False
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and sub.id in tainted:
-            return True
-        if isinstance(sub, ast.Attribute) and sub.attr in _POINTER_CALLS:
-            return True
-        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in ("id", "hash"):
-            return True
-    return False
-
-
-def _mentions_shape(node: ast.AST | None, tainted: set[str] | frozenset = frozenset()) -> bool:
-    if node is None:
-        return False
-    return any((isinstance(sub, ast.Attribute) and sub.attr in _SHAPE_NAMES) or (isinstance(sub, ast.Name) and sub.id in tainted)
-               for sub in ast.walk(node))
-
-
-def _const_str(node: ast.AST) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
-
-
-_TORCH_NON_CALLABLES = {"Tensor", "Size", "device", "dtype", "finfo", "iinfo", "float32", "float", "float64", "double",
-                        "float16", "half", "bfloat16", "int8", "int16", "int32", "int64", "int", "long", "bool", "uint8",
-                        "complex64", "complex128", "contiguous_format", "channels_last", "preserve_format", "strided"}
-
-
-def _is_torch_callable(path: str) -> bool:
-    """A torch function or class that computes when called (not dtypes, devices, types)."""
-    parts = path.split(".")
-    return parts[0] in ("torch", "torch_npu") and len(parts) > 1 and parts[-1] not in _TORCH_NON_CALLABLES and not (
-        len(parts) == 2 and parts[1] in ALLOC_FUNCTIONS | VIEW_FUNCTIONS | META_FUNCTIONS) and parts[1] not in ("cuda", "npu", "backends", "utils")
