@@ -137,19 +137,15 @@ class CudaBackend(Backend):
     # --- the kernel-source format --------------------------------------------------------
 
     def render_kernel_signature(self, signature: KernelSignature) -> str:
-        lines = [
+        # the argument list is the CPU format's; only the guidance above it differs
+        arguments = [line for line in signature.render_c().splitlines() if not line.startswith("//")]
+        return "\n".join([
             "// Write this host function (CUDA C++17) and the __global__ kernels it launches.",
             "// Pointers are device pointers; all tensors are contiguous, row-major.",
             "// Launch with <<<grid, block>>> on the default stream; do not synchronise or allocate.",
             "// Outputs are pre-allocated and filled with NaN: write every element.",
-            f'extern "C" void {signature.function}(',
-        ]
-        width = max((len(f"{a.ctype} {a.name}") for a in signature.args), default=0) + 2
-        for i, arg in enumerate(signature.args):
-            sep = "," if i < len(signature.args) - 1 else ""
-            lines.append(f"{f'    {arg.ctype} {arg.name}{sep}':<{width + 5}}// {arg.doc}")
-        lines.append(");")
-        return "\n".join(lines)
+            *arguments,
+        ])
 
     def arch_flags(self) -> list[str]:
         import torch
