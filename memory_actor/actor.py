@@ -20,9 +20,10 @@ from typing import Any
 import ray
 import structlog
 
-from memory_actor.bank import FoldJob, MemoryBank
+from memory_actor.bank import MemoryBank
 from memory_actor.config import MemoryConfig
 from memory_actor.items import MemoryItem
+from memory_actor.journal import FoldJob
 from memory_actor.messages import BankStats, Retrieval, RetrievalRequest, UpdateAck, ValueUpdate
 
 log = structlog.get_logger("evokernel.memory.actor")

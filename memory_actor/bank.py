@@ -3,15 +3,12 @@ values and visits); durability comes from LanceDB: items are written when added,
 and retrieval context is appended to the log table, and the log is folded into the items table
 in batches. A restarted bank rebuilds its memory from the items table plus the log.
 
-The flush is split (`begin_flush` on the caller's thread; `write_log`, `write_fold`, `trim_log` as
-pure I/O; `end_flush`, `end_fold` back on the caller's thread) so the Ray actor keeps every state
-change on its event loop and does the I/O in threads; `flush()` runs the steps in place.
+The durable log (replay, group commit, folds, compaction) is in journal.py.
 """
 
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,6 +20,7 @@ from memory_actor.config import MemoryConfig
 from memory_actor.embeddings import MINILM_DIM, Embedder, embedder_identity, make_embedder
 from memory_actor.index import STAGE_ROW, VectorIndex
 from memory_actor.items import MemoryItem, items_from_arrow, items_to_arrow, new_id, utc_now
+from memory_actor.journal import BankJournal
 from memory_actor.messages import (
     BankStats,
     Retrieval,
@@ -40,27 +38,7 @@ log = structlog.get_logger("evokernel.memory.bank")
 SEEN_UPDATES_KEPT = 200_000
 
 
-@dataclass
-class FoldJob:
-    """A consistent snapshot of changed items, written to the items table to shorten the log."""
-
-    seq: int
-    retrieval_cut: int
-    items: list[MemoryItem]  # references to immutable models; current values are in q and visits
-    vectors: np.ndarray
-    q: np.ndarray  # (2, len(items)): draft, refine
-    visits: np.ndarray
-    meta: dict[str, Any]
-
-
-@dataclass
-class FlushJob:
-    rows: list[dict[str, Any]]
-    fold: FoldJob | None = None
-    last_seq: int = 0
-
-
-class MemoryBank:
+class MemoryBank(BankJournal):
     def __init__(self, config: MemoryConfig, embedder: Embedder | None = None):
         self.config = config
         self.identity = embedder_identity(config)
@@ -102,30 +80,12 @@ class MemoryBank:
         if self._embedder is None:
             self._embedder = make_embedder(self.config)
         return self._embedder
-
     def _load(self) -> None:
         table = self.store.read_items()
         if table.num_rows:
             vectors = table.column("embedding").combine_chunks().values.to_numpy(zero_copy_only=False)
             self._index_items(items_from_arrow(table, with_embedding=False, trusted=True), vectors.reshape(-1, self.dim))
-        folded_seq = self.seq
-        entries = self.store.read_log()
-        self.log_rows = entries.num_rows
-        for row in entries.to_pylist():
-            self.seq = max(self.seq, row["seq"])
-            if row["type"] == "retrieval":
-                self._remember_retrieval(row["ref_id"], row["seq"], row["stage"], row["item_ids"])
-                continue
-            if row["seq"] > folded_seq:  # rows at or below it are already counted in meta (crash mid-fold)
-                self.updates_applied += 1
-            self.normaliser = RewardNormaliser(count=row["norm_count"], mean=row["norm_mean"], m2=row["norm_m2"])
-            for item_id, q, visits in zip(row["item_ids"], row["q"], row["visits"], strict=True):
-                if item_id in self.index.row_of:
-                    self.index.set_value(row["stage"], self.index.row_of[item_id], q, visits)
-                    self.dirty.add(item_id)
-            self._remember_update(UpdateAck(update_id=row["ref_id"], seq=row["seq"], item_ids=row["item_ids"],
-                                            reward_applied=row["applied"], durable=True))
-        self.durable_seq = self.seq
+        self._replay_log()
         log.info("memory bank opened", uri=self.config.uri, items=len(self.items), log_rows=self.log_rows,
                  seq=self.seq)
 
@@ -315,102 +275,6 @@ class MemoryBank:
         return {"seq": self.seq, "type": kind, "ref_id": ref_id, "stage": stage, "at": utc_now(),
                 "norm_count": self.normaliser.count, "norm_mean": self.normaliser.mean, "norm_m2": self.normaliser.m2,
                 **fields}
-
-    # -- durability ----------------------------------------------------------------------------------
-    def fold_due(self) -> bool:
-        return not self.folding and bool(self.dirty) and (
-            self.log_rows >= self.config.fold_every_rows or self.flushes_since_fold >= self.config.fold_every_flushes)
-
-    def begin_flush(self, fold: bool | None = None) -> FlushJob:
-        """Take the queued log rows (and, when a fold is due, a snapshot consistent with them)."""
-        job = FlushJob(rows=self.pending, last_seq=self.seq)
-        self.pending = []
-        if (fold if fold is not None else self.fold_due()) and not self.folding:
-            job.fold = self._fold_snapshot()
-        return job
-
-    def _fold_snapshot(self) -> FoldJob:
-        ids = list(self.dirty)
-        self.dirty = set()
-        self.folding = True
-        kept = list(self.retrievals.values())[-self.config.retrieval_log_keep:] if self.config.retrieval_log_keep else []
-        cut = min(self.seq, kept[0][0] - 1) if kept else self.seq
-        rows = np.fromiter((self.index.row_of[item_id] for item_id in ids), dtype=np.int64, count=len(ids))
-        meta = {"folded": {"seq": self.seq, "updates": self.updates_applied, "normaliser": self.normaliser.model_dump()}}
-        return FoldJob(seq=self.seq, retrieval_cut=cut, items=[self.items[item_id] for item_id in ids],
-                       vectors=self.index.vectors[rows], q=self.index.q[:, rows], visits=self.index.visits[:, rows],
-                       meta=meta)
-
-    # The I/O steps below touch only the store and the job, so they may run in threads: the log
-    # (write_log, trim_log) and the items table (write_items, write_fold) under separate locks.
-    def write_log(self, job: FlushJob) -> None:
-        self.store.append_log(job.rows)
-
-    def write_fold(self, fold: FoldJob) -> None:
-        """Merge a fold's snapshot into the items table, record it in meta, compact both."""
-        values = {"q_draft": fold.q[0], "q_refine": fold.q[1], "visits_draft": fold.visits[0],
-                  "visits_refine": fold.visits[1], "updated_at": [utc_now()] * len(fold.items)}
-        self.store.upsert_items(items_to_arrow(fold.items, self.dim, fold.vectors, values))
-        self.store.write_meta(fold.meta)
-        self.store.compact(self.config.version_retention_s, tables=("items", "meta"))
-
-    def trim_log(self, fold: FoldJob) -> int:
-        """Delete the log rows a fold made redundant and compact the log; returns its row count."""
-        self.store.delete_log(f"seq <= {fold.seq} AND (type = 'update' OR seq <= {fold.retrieval_cut})")
-        self.store.compact(self.config.version_retention_s, tables=("log",))
-        return self.store.log.count_rows()
-
-    def end_flush(self, job: FlushJob) -> None:
-        self.durable_seq = max(self.durable_seq, job.last_seq)
-        self.log_rows += len(job.rows)
-        if job.rows:
-            self.flushes_since_fold += 1
-
-    def end_fold(self, fold: FoldJob, log_rows: int) -> None:
-        self.folding = False
-        self.flushes_since_fold = 0
-        self.log_rows = log_rows
-        log.info("memory log folded", seq=fold.seq, items=len(fold.items), log_rows=log_rows)
-
-    def abort_fold(self, fold: FoldJob) -> None:
-        """A fold failed: its items stay dirty for the next one (the log still holds their values)."""
-        self.folding = False
-        self.dirty.update(item.id for item in fold.items)
-
-    def flush(self, fold: bool | None = None) -> int:
-        """Make every queued log row durable (folding when due); returns the durable sequence number."""
-        job = self.begin_flush(fold)
-        try:
-            self.write_log(job)
-        except BaseException:
-            self.pending = job.rows + self.pending  # nothing is lost: retried at the next flush
-            if job.fold is not None:
-                self.abort_fold(job.fold)
-            raise
-        self.end_flush(job)
-        if job.fold is not None:
-            try:
-                self.write_fold(job.fold)
-                self.end_fold(job.fold, self.trim_log(job.fold))
-            except BaseException:
-                self.abort_fold(job.fold)
-                raise
-        return self.durable_seq
-
-    def _maybe_fold_now(self) -> None:
-        if self.fold_due():
-            self.flush(fold=True)
-
-    def compact(self, retention_s: float | None = None) -> None:
-        """Fold the log into the items table and compact every table now, keeping versions younger
-        than `retention_s` (default: the config's version_retention_s)."""
-        self.flush(fold=True)
-        if retention_s is not None:
-            self.store.compact(retention_s)
-
-    def close(self) -> None:
-        self.flush(fold=bool(self.dirty) or self.log_rows > 0)
-
     # -- inspection ----------------------------------------------------------------------------------
     def stats(self, disk: bool = True) -> BankStats:
         kinds = Counter(item.kind for item in self.items.values())
