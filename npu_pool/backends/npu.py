@@ -140,7 +140,8 @@ class NpuBackend(Backend):
         try:
             torch = _import_torch_npu()
         except Exception as exc:  # a broken install fails in many ways; report the first line
-            return False, f"torch_npu is installed but does not import ({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''})"
+            first = str(exc).splitlines()[0][:200] if str(exc) else ""
+            return False, explain_torch_import_failure(exc) or f"torch_npu is installed but does not import ({type(exc).__name__}: {first})"
         if not torch.npu.is_available() or torch.npu.device_count() == 0:
             visible = os.environ.get("ASCEND_RT_VISIBLE_DEVICES")
             return False, f"no Ascend NPU visible (ASCEND_RT_VISIBLE_DEVICES={visible if visible is not None else 'unset'})"

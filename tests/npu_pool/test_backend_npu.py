@@ -151,6 +151,16 @@ def test_no_visible_device_is_reported(fake_torch_npu, fake_cann, monkeypatch):
         npu_backend.NpuBackend().synchronize()
 
 
+def test_torch_npu_failing_for_want_of_cann_names_the_fixes(monkeypatch, fake_cann):
+    def failing_import():
+        raise ImportError("libascendcl.so: cannot open shared object file (imported by torch_npu)")
+
+    monkeypatch.setitem(sys.modules, "torch_npu", types.ModuleType("torch_npu"))
+    monkeypatch.setattr(npu_backend, "_import_torch_npu", failing_import)
+    available, why = npu_backend.NpuBackend().is_available()
+    assert not available and "TORCH_DEVICE_BACKEND_AUTOLOAD=0" in why
+
+
 def test_autoload_failure_of_import_torch_gets_a_clear_message():
     exc = ImportError("libascendcl.so: cannot open shared object file (while importing torch_npu)")
     message = npu_backend.explain_torch_import_failure(exc)
