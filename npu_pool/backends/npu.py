@@ -91,14 +91,18 @@ def cann_home() -> Path | None:
     return None
 
 
+_CANN_LIBRARY_HINTS = ("libascend", "libhccl", "libacl", "libge_runner", "libgraph", "libc_sec", "libmsprof",
+                       "libruntime", "ASCEND_", "CANN")
+
+
 def explain_torch_import_failure(exc: BaseException) -> str | None:
-    """A clear message when `import torch` failed because torch_npu was autoloaded without
-    CANN (torch >= 2.5 imports installed device backends with torch itself); else None."""
+    """A clear message when torch_npu (and with torch >= 2.5, which autoloads installed device
+    backends, `import torch` itself) failed because CANN's libraries are missing; else None."""
     text = f"{type(exc).__name__}: {exc}"
-    if "torch_npu" not in text and "libascendcl" not in text and "libhccl" not in text:
+    if not any(hint in text for hint in _CANN_LIBRARY_HINTS):
         return None
-    return ("importing torch failed because torch_npu is installed but cannot load (CANN toolkit missing: "
-            f"{text.splitlines()[0][:200]}). Source CANN's set_env.sh (ASCEND_HOME_PATH), or set "
+    return ("torch_npu is installed but cannot load CANN's libraries "
+            f"({text.splitlines()[0][:200]}). Source CANN's set_env.sh (ASCEND_HOME_PATH), or set "
             "TORCH_DEVICE_BACKEND_AUTOLOAD=0 to use the cpu and cuda backends, or uninstall torch-npu.")
 
 
