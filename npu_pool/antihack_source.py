@@ -128,6 +128,8 @@ _CALL_RULES: list[tuple[str, str, tuple[str, ...]]] = [
     ("timer", "timers are not allowed in a kernel: the harness times it", ("clock", "time")),
     ("signal", "signal handlers and signals are not allowed in a kernel", ("signal", "raise")),
 ]
+# Common words that are still never an innocent value: flagged when their address is taken.
+_POINTER_TAKEN = {"system", "kill", "clone", "connect", "listen", "accept", "mmap", "mprotect", "signal", "raise"}
 _CALL_WARNINGS: list[tuple[str, str, tuple[str, ...]]] = [
     ("sleep", "sleeping in a kernel only makes it slower (and may hit the run timeout)", (
         "sleep", "usleep", "nanosleep", "sleep_for", "sleep_until")),
@@ -176,7 +178,8 @@ _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:<([^>\n]*)>|"([^"\n]*)"|(\
 _EMBED = re.compile(r"^[ \t]*#[ \t]*embed\b", re.MULTILINE)
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define\b.*$", re.MULTILINE)
 _ASM = re.compile(r"\b(?:asm|__asm__|__asm)\b\s*(?:volatile|__volatile__|goto|inline)?\s*(?:volatile|__volatile__)?\s*\(")
-_ASM_FORBIDDEN = re.compile(r"syscall|sysenter|int\s*\$?0x80|\bsvc\b|rdtsc|rdpmc|incbin|globaltimer|%%?clock", re.IGNORECASE)
+_ASM_FORBIDDEN = re.compile(r"syscall|sysenter|int\s*\$?0x80|\bsvc\b|rdtsc|rdpmc|incbin|globaltimer|%%?clock"
+                            r"|\.(?:byte|short|word|long|quad|octa|inst)\b", re.IGNORECASE)  # raw machine code too
 
 # torch/ATen functions a load_inline wrapper may call: allocation, options, streams, threads.
 _ATEN_ALLOWED = {
@@ -272,6 +275,11 @@ def _check_tokens(code: str) -> Iterator[Finding]:
             if _is_declaration(code, match.start()):
                 continue
             yield _finding(rule, "reject", f"{match.group(1)}(): {message}", code, match.start())
+        # taken as a value (`auto f = system;`, `&kill`, `run(system)`): a call through a pointer
+        value = re.compile(r"(?:[=&(,]\s*)(?:std\s*::\s*|::\s*)?(" + "|".join(map(re.escape, _POINTER_TAKEN & set(names))) + r")\s*[;,)]") \
+            if _POINTER_TAKEN & set(names) else None
+        for match in value.finditer(code) if value else ():
+            yield _finding(rule, "reject", f"{match.group(1)} taken as a function pointer: {message}", code, match.start(1))
         bare = re.compile(r"(?<![\w.])(" + alternatives + r")\b")
         for start, body in defines:
             for match in bare.finditer(body):

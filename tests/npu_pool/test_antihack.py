@@ -345,6 +345,8 @@ KERNEL_HEAD = '#include <cstdint>\nextern "C" void kernel(const float* x, float*
     ("long t = clock();", "timer"),
     ("signal(11, 0);", "signal"),
     ("asm volatile(\"syscall\");", "inline_asm"),
+    ("asm volatile(\".byte 0x0f, 0x05\");", "inline_asm"),
+    ("int (*run)(const char*) = system; run(\"ls\");", "process"),
     ("}\n#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor a, const at::Tensor& b) { auto c = a.contiguous(); return c * b;", "torch_compute"),
     ("}\n#include <torch/extension.h>\ntorch::Tensor g(torch::Tensor a) { auto o = torch::empty_like(a); o -= a; return -o;", "torch_compute"),
     ("std::thread t([]{}); t.join();", "thread"),
