@@ -125,19 +125,21 @@ class CallRules:
         if info.cached and (len(args) + len(kwargs)) > 0:
             self.flag(e, "output_cache", "reject", "functools.cache/lru_cache on a function called with arguments on the forward path caches results; cache only a zero-argument kernel builder")
         local_decorators = [d for d in info.decorators if d in self.p.module_env and self.p.module_env[d].kind == "func"]
-        if local_decorators:
+
+        wrapped = False
+        for name in local_decorators:
             # the decorator's wrapper runs instead of the function: follow what it returns
-            result = UNKNOWN
-            for name in local_decorators:
-                decorator = self.p.module_env[name]
-                self.c.bind_params(decorator.ref, [Val("func", func.ref)], {}, skip_first=False)
-                self.c._enqueue(decorator.ref)
-                wrapper = self.p.returns.get(decorator.ref, UNKNOWN)
-                if wrapper.kind == "func" and wrapper.ref != func.ref:
-                    result = self.call_function(e, wrapper, args, kwargs, spread)
-                elif wrapper.kind != "func":
-                    self.flag(e, "unresolved_call", "warn", f"cannot tell what the decorator {name} makes of this function")
-            return result
+            decorator = self.p.module_env[name]
+            self.c.bind_params(decorator.ref, [Val("func", func.ref)], {}, skip_first=False)
+            self.c._enqueue(decorator.ref)
+            wrapper = self.p.returns.get(decorator.ref, UNKNOWN)
+            if wrapper.kind == "func" and wrapper.ref != func.ref:
+                self.call_function(e, wrapper, args, kwargs, spread)
+                wrapped = True
+            elif wrapper.kind != "func":
+                self.flag(e, "unresolved_call", "warn", f"cannot tell what the decorator {name} makes of this function")
+        if wrapped:
+            return UNKNOWN
         self.c.bind_params(func.ref, args, kwargs, skip_first=skip, spread=spread)
         self.c._enqueue(func.ref)
         returned = self.p.returns.get(func.ref, UNKNOWN)
