@@ -29,7 +29,7 @@ def check_forward(tree: ast.Module, namespaces: set[str], aliases: dict[str, set
         if alias is None or alias.kind != "class":
             return [Finding(rule="structure", severity="reject", line=None, message="no class ModelNew(nn.Module) is defined")]
         model_new = program.classes[alias.ref]
-    findings = _check_bases(program, model_new, set())
+    findings = _check_bases(program, model_new, set()) + _rebound_definitions(tree)
     # nn.Module.__call__ reaches forward through these; overriding any of them replaces forward
     entry_names = ("forward", "__call__", "_call_impl", "_wrapped_call_impl", "__getattr__", "__getattribute__")
     entries = [fid for name in entry_names if (fid := _method(program, model_new, name))]
@@ -184,6 +184,7 @@ def _class(program: Program, node: ast.ClassDef) -> None:
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             targets = [t for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) if isinstance(t, ast.Name)]
             for target in targets:
+                info.methods.pop(target.id, None)  # a later assignment replaces an earlier def
                 _class_attribute(program, info, target.id, stmt.value)
 
 
@@ -207,3 +208,26 @@ def _class_attribute(program: Program, info: ClassInfo, name: str, value: ast.ex
         info.attrs[name] = program.module_env.get(path, Val("unknown"))
     else:
         info.attrs[name] = Val("unknown")
+
+
+def _rebound_definitions(tree: ast.Module) -> list[Finding]:
+    """A module-level function or class later rebound to something else would run instead of
+    the definition the analysis followed (`helper = torch.relu` after `def helper`).
+    Re-wrapping it (`k = triton.autotune(...)(k)`) is a decoration and stays allowed."""
+    defined: set[str] = set()
+    findings = []
+    for stmt in _flatten_module(tree.body):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(stmt.name)
+            continue
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else []
+        for target in targets:
+            if not isinstance(target, ast.Name) or target.id not in defined:
+                continue
+            value = getattr(stmt, "value", None)
+            wraps_itself = isinstance(value, ast.Call) and any(
+                isinstance(n, ast.Name) and n.id == target.id for arg in value.args for n in ast.walk(arg))
+            if not wraps_itself:
+                findings.append(Finding(rule="structure", severity="reject", line=stmt.lineno,
+                                        message=f"{target.id} is defined and then rebound; give each function and class one definition"))
+    return findings

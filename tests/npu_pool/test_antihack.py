@@ -265,6 +265,8 @@ EVASIONS = {
     "starred spread": ("def f(t):\n return t.relu()\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return f(*[x])", "torch_compute"),
     "local decorator": ("def deco(fn):\n def wrap(t):\n  return torch.relu(t)\n return wrap\n@deco\ndef k(t):\n return t\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return k(x)", "torch_compute"),
     "identity decorator": ("def deco(fn):\n return fn\n@deco\ndef k(t):\n return torch.relu(t)\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return k(x)", "torch_compute"),
+    "function rebound after its def": ("def k(t):\n return t\nk = torch.relu\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return k(x)", "structure"),
+    "method rebound in the class body": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return x\n forward = torch.relu", "structure"),
     "returned torch function": ("def pick():\n return torch.relu\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return pick()(x)", "torch_compute"),
     "property forward": ("class ModelNew(nn.Module):\n @property\n def forward(self):\n  return torch.relu", "structure"),
     "_call_impl override": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return x\n def _call_impl(self, x):\n  return torch.relu(x)", "torch_compute"),
