@@ -49,6 +49,10 @@ def paths_of(node: ast.AST, aliases: dict[str, set[str]]) -> set[str]:
     return set()
 
 
+# Methods nn.Module.__call__ runs; assigning any of them on an instance or class swaps forward.
+_CALL_PATH_METHODS = {"forward", "__call__", "_call_impl", "_wrapped_call_impl", "__getattr__", "__getattribute__"}
+
+
 class _ModuleRules(ast.NodeVisitor):
     """Rules that hold anywhere in the file, whatever calls what."""
 
@@ -58,6 +62,7 @@ class _ModuleRules(ast.NodeVisitor):
         self.tree = tree
         self.defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))}
         self.defined |= {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+        self.classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
 
     def run(self) -> list[Finding]:
         self.visit(self.tree)
@@ -157,7 +162,9 @@ class _ModuleRules(ast.NodeVisitor):
             return
         target, key = node.args[0], node.args[1]
         constant = isinstance(key, ast.Constant) and isinstance(key.value, str)
-        if name in ("setattr", "delattr") and (paths_of(target, self.aliases) or not constant):
+        if name in ("setattr", "delattr") and constant and self.patches_a_class(target, key.value):
+            self.add(node, "class_patch", "reject", f"{name}() replaces code the analysis followed; define methods in the class body")
+        elif name in ("setattr", "delattr") and (paths_of(target, self.aliases) or not constant):
             severity = "reject" if paths_of(target, self.aliases) else "warn"
             self.add(node, "module_patch", severity, f"{name}() on a module or with a computed name patches code the harness relies on")
         elif name in ("getattr", "hasattr") and not constant:
@@ -189,6 +196,17 @@ class _ModuleRules(ast.NodeVisitor):
         elif isinstance(target, ast.Attribute) and paths_of(target.value, self.aliases):
             path = next(iter(paths_of(target, self.aliases)))
             self.add(target, "module_patch", "reject", f"assigning {path} patches a library the harness relies on (timers, torch, builtins)")
+        elif isinstance(target, ast.Attribute) and self.patches_a_class(target.value, target.attr):
+            self.add(target, "class_patch", "reject", f"assigning .{target.attr} replaces code the analysis followed; define methods in the class body")
+
+    def patches_a_class(self, base: ast.AST, attr: str) -> bool:
+        """`ModelNew.forward = ...`, `type(self).x = ...`, `self.forward = ...` (an instance
+        attribute shadows the method nn.Module.__call__ looks up)."""
+        if isinstance(base, ast.Name) and base.id in self.classes:
+            return True
+        if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "type":
+            return True
+        return attr in _CALL_PATH_METHODS
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for base in node.bases:
