@@ -218,6 +218,9 @@ def _rebound_definitions(tree: ast.Module) -> list[Finding]:
     findings = []
     for stmt in _flatten_module(tree.body):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if stmt.name in defined:  # e.g. two branches of an if: the analysis sees only one
+                findings.append(Finding(rule="structure", severity="reject", line=stmt.lineno,
+                                        message=f"{stmt.name} is defined twice; give each function and class one definition"))
             defined.add(stmt.name)
             continue
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) else []
