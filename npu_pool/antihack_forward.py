@@ -162,6 +162,14 @@ class _Scope(CallRules):
             self.env[params[0]] = Val("class", info.owner)
         for name in params + [a.arg for a in spec.kwonlyargs]:
             self.env.setdefault(name, UNKNOWN)
+        # A callable default (`f=torch.relu`) is what the parameter holds when the harness,
+        # which passes only the task's inputs, leaves it out.
+        defaulted = list(zip(params[len(params) - len(spec.defaults):], spec.defaults, strict=False))
+        defaulted += [(a.arg, d) for a, d in zip(spec.kwonlyargs, spec.kw_defaults, strict=False) if d is not None]
+        for name, default in defaulted:
+            value = self.expr(default)
+            if value.kind in ("path", "func", "nnmod", "ext", "class", "obj"):
+                self.env[name] = value
         self.params = set(params[1:] if info.owner and not info.is_static else params)
 
     def pointerish(self, node: ast.AST | None) -> bool:
