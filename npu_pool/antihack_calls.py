@@ -167,6 +167,9 @@ class CallRules:
                 return SCALAR
             if name in ("tuple", "list", "set", "frozenset") and args:
                 return SCALAR if args[0].kind == "scalar" else Val("seq", elem=self.element(e, args[0], quiet=True))
+            if name in ("next", "iter") and args:
+                # a generator function's call already stands for what it yields
+                return args[0] if args[0].kind in ("path", "func", "nnmod", "ext") else self.element(e, args[0], quiet=True)
             if name == "range":
                 return SCALAR
             if name == "super":

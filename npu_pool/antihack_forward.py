@@ -408,6 +408,13 @@ class _Scope(CallRules):
     def e_Await(self, e: ast.Await) -> Val:
         return self.expr(e.value)
 
+    def e_Yield(self, e: ast.Yield | ast.YieldFrom) -> Val:
+        value = self.expr(e.value) if e.value is not None else NONE
+        self.returned = join(self.returned, value)  # what the generator hands out
+        return UNKNOWN
+
+    e_YieldFrom = e_Yield
+
     def e_BinOp(self, e: ast.BinOp) -> Val:
         left, right = self.expr(e.left), self.expr(e.right)
         return self.binop(e, left, right, type(e.op).__name__)

@@ -273,6 +273,7 @@ EVASIONS = {
     "setattr on the class": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return x\nsetattr(ModelNew, 'forward', torch.relu)", "class_patch"),
     "conditional double definition": ("if torch.cuda.is_available():\n class ModelNew(nn.Module):\n  def forward(self, x):\n   return torch.relu(x)\nelse:\n class ModelNew(nn.Module):\n  def forward(self, x):\n   return x", "structure"),
     "callable default argument": ("class ModelNew(nn.Module):\n def forward(self, x, f=torch.relu):\n  return f(x)", "torch_compute"),
+    "generator hands out torch": ("def gen():\n yield torch.relu\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return next(gen())(x)", "torch_compute"),
     "returned torch function": ("def pick():\n return torch.relu\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return pick()(x)", "torch_compute"),
     "property forward": ("class ModelNew(nn.Module):\n @property\n def forward(self):\n  return torch.relu", "structure"),
     "_call_impl override": ("class ModelNew(nn.Module):\n def forward(self, x):\n  return x\n def _call_impl(self, x):\n  return torch.relu(x)", "torch_compute"),
