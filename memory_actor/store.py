@@ -59,6 +59,10 @@ class BankStore:
     def _has_table(self, name: str) -> bool:
         return name in self.db.list_tables().tables
 
+    def exists(self) -> bool:
+        """Whether a bank was created at this URI (opening one creates it)."""
+        return self._has_table(META)
+
     def stored_dim(self) -> int | None:
         """The embedding dimension of an existing bank's items table."""
         if not self._has_table(ITEMS):

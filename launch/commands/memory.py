@@ -48,10 +48,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     seed.set_defaults(handler=memory_seed)
 
 
-def _open_bank(settings: Settings):
+def _open_bank(settings: Settings, create: bool = False):
     from memory_actor.bank import MemoryBank
+    from memory_actor.store import BankStore
 
-    return MemoryBank(settings.memory)
+    config = settings.memory
+    if not create and not BankStore(config.uri, config.storage_options).exists():
+        raise UsageError(f"no memory bank at {config.uri} (create one with `evokernel memory seed BACKEND` "
+                         "or pick it with --memory URI)")
+    return MemoryBank(config)
 
 
 def memory_stats(args: argparse.Namespace, settings: Settings) -> int:
@@ -128,7 +133,7 @@ def memory_import(args: argparse.Namespace, settings: Settings) -> int:
     from memory_actor.transfer import import_bank
 
     try:
-        bank = _open_bank(settings)
+        bank = _open_bank(settings, create=True)
         count = import_bank(bank, args.file)
     except (FileNotFoundError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
@@ -140,7 +145,7 @@ def memory_import(args: argparse.Namespace, settings: Settings) -> int:
 def memory_seed(args: argparse.Namespace, settings: Settings) -> int:
     from memory_actor.seeding import BUNDLE_BACKENDS, seed_items
 
-    bank = _open_bank(settings)
+    bank = _open_bank(settings, create=True)
     for backend in BUNDLE_BACKENDS if args.backend == "all" else (args.backend,):
         items = seed_items(backend, set(bank.items), refresh=args.refresh)
         bank.add(items)

@@ -48,6 +48,11 @@ def test_memory_commands_on_a_real_bank(tmp_path, capsys, minilm):
 
 def test_memory_command_errors_are_clear(tmp_path, capsys):
     bank = str(tmp_path / "bank")
+    assert main(["memory", "--memory", bank, "stats"]) == 2
+    assert "no memory bank at" in capsys.readouterr().err
+    assert not (tmp_path / "bank" / "meta.lance").exists()  # looking does not create a bank
+    (tmp_path / "empty.jsonl").write_text('{"format": "evokernel-memory-export", "version": 1}\n')
+    assert main(["memory", "--memory", bank, "import", str(tmp_path / "empty.jsonl")]) == 0
     assert main(["memory", "--memory", bank, "show", "nope"]) == 2
     assert "no item 'nope'" in capsys.readouterr().err
     assert main(["memory", "--memory", bank, "search", "x", "--kinds", "recipes"]) == 2
