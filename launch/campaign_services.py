@@ -128,18 +128,9 @@ class RunRecorder:
         self.metrics.on_attempt(attempt)
         self._fold(attempt)
 
-    def _fold(self, a: Attempt) -> None:
+    def _fold(self, attempt: Attempt) -> None:
         """The operator's result so far, for one interrupted before it could report."""
-        r = self.partial.setdefault(a.task, EpisodeResult(task=a.task))
-        r.attempts = max(r.attempts, a.iteration)
-        r.tokens += a.tokens_prompt + a.tokens_completion
-        if a.feasible and a.latency_ms is not None:
-            if r.first_feasible_iteration is None:
-                r.first_feasible_iteration, r.first_feasible_latency_ms = a.iteration, a.latency_ms
-            if r.best_latency_ms is None or a.latency_ms < r.best_latency_ms:
-                r.best_latency_ms, r.speedup_vs_eager = a.latency_ms, a.speedup_vs_eager
-            r.feasible = True
-            r.speedup_best_over_first = r.first_feasible_latency_ms / r.best_latency_ms
+        self.partial.setdefault(attempt.task, EpisodeResult(task=attempt.task)).record(attempt)
 
     def partial_result(self, task: str) -> EpisodeResult:
         return self.partial.get(task, EpisodeResult(task=task)).model_copy()

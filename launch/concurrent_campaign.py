@@ -107,6 +107,7 @@ class ConcurrentCampaign:
         self.interrupted = False
         self.resumed: list[str] = []
         self._stop_requested = False
+        self.memory: Any = None
 
     # -- summary ----------------------------------------------------------------------------
 
@@ -152,6 +153,8 @@ class ConcurrentCampaign:
             self.progress.clear()
             if pools is not None and pools.pool is not None:
                 self.devices = ray.get(pools.pool.stats.remote())["members"]
+            if self.memory is not None:
+                ray.get(self.memory.flush.remote())  # every value update durable before we leave
             self._write(finished=True)
             for handle in workers + ([recorder] if recorder is not None else []):
                 ray.kill(handle, no_restart=True)
@@ -168,7 +171,9 @@ class ConcurrentCampaign:
         from memory_actor.actor import get_or_create_memory_actor
 
         llm, in_flight = self.settings.llm, self.settings.ray.max_in_flight
-        get_or_create_memory_actor(self.settings.memory)
+        # The driver holds the memory actor's handle for the whole campaign: a named actor whose
+        # handles all go away is destroyed, and episodes would then each create it anew.
+        self.memory = get_or_create_memory_actor(self.settings.memory)
         recorder = ray.remote(RunRecorder).options(
             name=f"run/{self.run_id}", num_cpus=0, max_restarts=-1, max_task_retries=-1,
             scheduling_strategy=NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False),
@@ -195,7 +200,7 @@ class ConcurrentCampaign:
                     mine = services.model_copy(update={"drafter": drafters[submitted % len(drafters)],
                                                        "refiner": refiners[submitted % len(refiners)]})
                     submitted += 1
-                    ref = run_episode.options(name=f"episode/{path.stem}").remote(
+                    ref = run_episode.options(name=f"episode/{path.stem}", scheduling_strategy="SPREAD").remote(
                         str(path.resolve()), self.settings, pools.evaluating_backend, self.run_id, mine)
                     pending[ref] = path
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
