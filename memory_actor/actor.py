@@ -28,6 +28,7 @@ from memory_actor.messages import BankStats, Retrieval, RetrievalRequest, Update
 
 log = structlog.get_logger("evokernel.memory.actor")
 
+RECALL_BATCH = 32  # retrievals served by one pass over the embedding matrix
 _LATENCY_MS = [0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000]
 
 
@@ -71,6 +72,8 @@ class MemoryActor:
         self._urgent = asyncio.Event()  # a caller waits for durability
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
+        self._recalls: list[tuple[RetrievalRequest, asyncio.Future[Retrieval]]] = []
+        self._recall_server: asyncio.Task[None] | None = None
         self._metrics = _Metrics()
         self._metrics.count_items(self.bank)
         if self.config.preload_embedder and self.config.retrieval != "none":
@@ -175,17 +178,45 @@ class MemoryActor:
         return ids
 
     async def retrieve(self, request: RetrievalRequest) -> Retrieval:
-        started = time.perf_counter()
-        n = self.config.items_per_prompt if request.n is None else request.n
-        if request.query_embedding is None and self.config.retrieval != "none" and n > 0:
-            vector = await asyncio.to_thread(self.bank.embedder.embed_one, request.query)
-            request = request.model_copy(update={"query_embedding": vector.tolist()})
-        retrieval = self.bank.retrieve(request)
-        retrieval.elapsed_ms = (time.perf_counter() - started) * 1000
+        """Queued with the retrievals arriving meanwhile and served as one batch: one embedding
+        call and one pass over the matrix (in a thread, so updates go on) for all of them."""
+        arrived = time.perf_counter()
+        future: asyncio.Future[Retrieval] = asyncio.get_running_loop().create_future()
+        self._recalls.append((request, future))
+        if self._recall_server is None or self._recall_server.done():
+            self._recall_server = asyncio.get_running_loop().create_task(self._serve_recalls())
+        retrieval = await future
+        retrieval.elapsed_ms = (time.perf_counter() - arrived) * 1000
         self._metrics.retrievals.inc(tags={"stage": request.stage, "mode": retrieval.mode})
         self._metrics.retrieve_ms.observe(retrieval.elapsed_ms, tags={"stage": request.stage})
         self._kick()
         return retrieval
+
+    async def _serve_recalls(self) -> None:
+        while self._recalls:
+            batch, self._recalls = self._recalls[:RECALL_BATCH], self._recalls[RECALL_BATCH:]
+            try:
+                requests = [request for request, _ in batch]
+                texts = [r.query for r in requests if self.bank.needs_query_vector(r) and r.query_embedding is None]
+                if texts:
+                    vectors = iter(await asyncio.to_thread(self.bank.embedder.embed, texts))
+                    requests = [r.model_copy(update={"query_embedding": next(vectors).tolist()})
+                                if self.bank.needs_query_vector(r) and r.query_embedding is None else r
+                                for r in requests]
+                queries = self.bank.query_matrix(requests)
+                sims = (await asyncio.to_thread(self.bank.index.similarities, queries, len(self.bank.index))
+                        if len(queries) else queries)
+                retrievals = self.bank.finish_retrievals(requests, sims)
+            except Exception:  # one bad request must not fail the others: serve them one by one
+                for request, future in batch:
+                    try:
+                        future.set_result(self.bank.retrieve(request))
+                    except Exception as exc:
+                        future.set_exception(exc)
+                continue
+            for (_, future), retrieval in zip(batch, retrievals, strict=True):
+                if not future.done():
+                    future.set_result(retrieval)
 
     async def update(self, update: ValueUpdate) -> UpdateAck:
         """Apply at once (in arrival order); the reply comes when the update is durable.

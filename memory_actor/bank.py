@@ -181,38 +181,69 @@ class MemoryBank(BankJournal):
     def retrieve(self, request: RetrievalRequest, record: bool = True) -> Retrieval:
         """Two-phase retrieval for one attempt; its context is logged for the later update
         (unless `record` is false: inspection from the command line)."""
-        mode = self.config.retrieval
+        return self.retrieve_many([request], record)[0]
+
+    def retrieve_many(self, requests: list[RetrievalRequest], record: bool = True) -> list[Retrieval]:
+        """Several retrievals with one pass over the embedding matrix."""
+        missing = [r for r in requests if self.needs_query_vector(r) and r.query_embedding is None]
+        if missing:
+            vectors = self.embedder.embed([r.query for r in missing])
+            filled = {id(r): v.tolist() for r, v in zip(missing, vectors, strict=True)}
+            requests = [r.model_copy(update={"query_embedding": filled[id(r)]}) if id(r) in filled else r
+                        for r in requests]
+        queries = self.query_matrix(requests)
+        sims = self.index.similarities(queries, len(self.index)) if len(queries) else queries
+        return self.finish_retrievals(requests, sims, record)
+
+    def needs_query_vector(self, request: RetrievalRequest) -> bool:
         n = self.config.items_per_prompt if request.n is None else request.n
+        return self.config.retrieval != "none" and n > 0
+
+    def query_matrix(self, requests: list[RetrievalRequest]) -> np.ndarray:
+        """Unit query vectors of the requests that recall, one row each (all need query_embedding)."""
+        rows = []
+        for request in filter(self.needs_query_vector, requests):
+            query = np.asarray(request.query_embedding, dtype=np.float32)
+            if query.shape != (self.dim,):
+                raise ValueError(f"query embedding of {query.shape[0]} floats, bank wants {self.dim}")
+            rows.append(query / max(float(np.linalg.norm(query)), 1e-12))
+        return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
+
+    def finish_retrievals(self, requests: list[RetrievalRequest], sims: np.ndarray,
+                          record: bool = True) -> list[Retrieval]:
+        """Phase 2 and the API items, given phase 1's similarities (one row per recalling request,
+        over the first sims.shape[1] items)."""
+        rows = iter(sims)
+        return [self._finish(request, next(rows) if self.needs_query_vector(request) else None, record)
+                for request in requests]
+
+    def _finish(self, request: RetrievalRequest, sims: np.ndarray | None, record: bool) -> Retrieval:
+        mode = self.config.retrieval
         retrieval = Retrieval(retrieval_id=new_id(), stage=request.stage, mode=mode)
         if mode == "none":
             return retrieval
-        if n > 0:
-            query = (np.asarray(request.query_embedding, dtype=np.float32) if request.query_embedding is not None
-                     else self.embedder.embed_one(request.query))
-            if query.shape != (self.dim,):
-                raise ValueError(f"query embedding of {query.shape[0]} floats, bank wants {self.dim}")
-            query = query / max(float(np.linalg.norm(query)), 1e-12)
-            keep = self.index.mask(request.backend, request.kinds, request.exclude_task_id)
+        if sims is not None:
+            n = self.config.items_per_prompt if request.n is None else request.n
+            keep = self.index.mask(request.backend, request.kinds, request.exclude_task_id, n=len(sims))
             k = recall_pool_size(n, len(self.index), self.config) if mode == "value" else n
-            rows, sims = self.index.recall(query, keep, k)
+            rows, pool_sims = self.index.top_k(sims, keep, k)
             rng = np.random.default_rng([self.config.seed, request.seed]) if request.seed is not None else self.rng
-            positions, scores = select(sims, self.index.value(request.stage, rows), n, mode, self.config.ranker,
+            positions, scores = select(pool_sims, self.index.value(request.stage, rows), n, mode, self.config.ranker,
                                        self.config, rng)
             retrieval.pool_size = len(rows)
             retrieval.items = [self._public(self.index.ids[rows[pos]]) for pos in positions]
             retrieval.scores = [float(scores[pos]) for pos in positions]
-            retrieval.similarities = [float(sims[pos]) for pos in positions]
+            retrieval.similarities = [float(pool_sims[pos]) for pos in positions]
         if request.include_api:
             names = list(request.api_names)
             names += self.api.names_in(request.backend, (item.content for item in retrieval.items))
-            found = self.api_items(request.backend, names[: len(request.api_names) + self.config.api_name_lookup_max])
-            retrieval.api_items = found
-        if not record:
-            return retrieval
-        self.seq += 1
-        self._remember_retrieval(retrieval.retrieval_id, self.seq, request.stage, retrieval.item_ids)
-        self.pending.append(self._log_row("retrieval", retrieval.retrieval_id, request.stage,
-                                          item_ids=retrieval.item_ids))
+            retrieval.api_items = self.api_items(
+                request.backend, names[: len(request.api_names) + self.config.api_name_lookup_max])
+        if record:
+            self.seq += 1
+            self._remember_retrieval(retrieval.retrieval_id, self.seq, request.stage, retrieval.item_ids)
+            self.pending.append(self._log_row("retrieval", retrieval.retrieval_id, request.stage,
+                                              item_ids=retrieval.item_ids))
         return retrieval
 
     def _remember_retrieval(self, retrieval_id: str, seq: int, stage: str, item_ids: list[str]) -> None:

@@ -79,27 +79,32 @@ class VectorIndex:
         self.backend[rows] = [self._backends.code(backend) for backend in backends]
         self.task[rows] = [self._tasks.code(task_id) for task_id in task_ids]
 
-    def mask(self, backend: str, kinds: Sequence[str], exclude_task_id: str | None = None) -> np.ndarray:
-        n = len(self.ids)
+    def mask(self, backend: str, kinds: Sequence[str], exclude_task_id: str | None = None,
+             n: int | None = None) -> np.ndarray:
+        """Which of the first n rows (default: all) pass the filters."""
+        n = len(self.ids) if n is None else n
         keep = self.backend[:n] == self._backends.get(backend)
         keep &= np.isin(self.kind[:n], [KIND_CODE[kind] for kind in kinds])
         if exclude_task_id is not None:
             keep &= self.task[:n] != self._tasks.get(exclude_task_id)
         return keep
 
-    def recall(self, query: np.ndarray, keep: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Rows of the k most similar kept items, most similar first, with their cosine similarities."""
-        n = len(self.ids)
+    def similarities(self, queries: np.ndarray, n: int) -> np.ndarray:
+        """(len(queries), n) cosine similarities of unit queries with the first n rows: one pass over
+        the matrix serves a whole batch. Reads only, so it may run in a thread while rows are added."""
+        return queries.astype(np.float32, copy=False) @ self.vectors[:n].T
+
+    @staticmethod
+    def top_k(sims: np.ndarray, keep: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of the k most similar kept rows, most similar first, with their similarities."""
         candidates = int(keep.sum())
-        if n == 0 or k <= 0 or candidates == 0:
+        if k <= 0 or candidates == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        sims = self.vectors[:n] @ query.astype(np.float32, copy=False)
-        sims[~keep] = -np.inf
+        sims = np.where(keep, sims, -np.inf)
         k = min(k, candidates)
-        top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+        top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
         top = top[np.isfinite(sims[top])]
-        order = np.argsort(-sims[top], kind="stable")
-        rows = top[order]
+        rows = top[np.argsort(-sims[top], kind="stable")]
         return rows, sims[rows]
 
     def value(self, stage: str, rows: np.ndarray) -> np.ndarray:

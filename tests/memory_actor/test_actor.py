@@ -157,3 +157,21 @@ def test_sigkill_mid_stream_keeps_every_acknowledged_update(ray_cluster, memory_
         assert item.q_draft == pytest.approx(0.5 * reward)
     assert {ack.update_id for ack in acks} >= {ack.update_id for ack in acked_before_kill}
     ray.kill(actor)
+
+
+def test_concurrent_retrievals_are_batched_and_each_gets_its_own_answer(ray_cluster, memory_config):
+    actor = get_or_create_memory_actor(memory_config(retrieval="similarity"))
+    items = _synthetic(40, seed=3)
+    ids = ray.get(actor.add.remote(items))
+    requests = [RetrievalRequest(query="", stage="draft", backend="cpu", kinds=["trace"], n=2, include_api=False,
+                                 query_embedding=item.embedding) for item in items[:24]]
+    bad = RetrievalRequest(query="", stage="draft", backend="cpu", n=2, query_embedding=[1.0, 0.0])
+    refs = [actor.retrieve.remote(r) for r in requests[:12]] + [actor.retrieve.remote(bad)]
+    refs += [actor.retrieve.remote(r) for r in requests[12:]]
+    replies = ray.get(refs[:12] + refs[13:])
+    for item_id, reply in zip(ids, replies, strict=False):
+        assert reply.item_ids[0] == item_id and reply.similarities[0] == pytest.approx(1.0, abs=1e-5)
+        assert reply.elapsed_ms is not None and reply.elapsed_ms > 0
+    with pytest.raises(ray.exceptions.RayTaskError, match="query embedding of 2 floats"):
+        ray.get(refs[12])
+    ray.kill(actor)
