@@ -14,6 +14,7 @@ away (the rest can be resumed later).
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from collections import deque
@@ -22,6 +23,7 @@ from typing import Any, TextIO
 
 import ray
 import structlog
+from pydantic import SecretStr
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from actors.drafter import DrafterActor
@@ -80,7 +82,7 @@ def connect_ray(settings: Settings, fake: FakeDevices | None) -> bool:
                 kwargs["resources"] = {"NPU": found.npu}
             if found.cuda:
                 kwargs["num_gpus"] = found.cuda
-        ray.init(**kwargs)
+        ray.init(address="local", **kwargs)  # a fresh instance, never another one on this machine
     else:
         ray.init(address=address, **kwargs)
     return True
@@ -171,6 +173,10 @@ class ConcurrentCampaign:
         from memory_actor.actor import get_or_create_memory_actor
 
         llm, in_flight = self.settings.llm, self.settings.ray.max_in_flight
+        if llm.api_key is None and os.environ.get("OPENAI_API_KEY"):
+            # Workers on other nodes do not see this process's environment: hand them the key.
+            llm = llm.model_copy(update={"api_key": SecretStr(os.environ["OPENAI_API_KEY"])})
+            self.settings = self.settings.model_copy(update={"llm": llm})
         # The driver holds the memory actor's handle for the whole campaign: a named actor whose
         # handles all go away is destroyed, and episodes would then each create it anew.
         self.memory = get_or_create_memory_actor(self.settings.memory)
@@ -331,12 +337,15 @@ def _discard_attempts(folder: RunFolder, keep: set[str]) -> None:
 
 def llm_reachable(base_url: str | None, timeout_s: float = 5.0) -> bool:
     """Whether the endpoint answers HTTP at all (any status: this checks the connection only)."""
-    import httpx
+    import urllib.error
+    import urllib.request
 
     if not base_url:
         return False
     try:
-        httpx.get(base_url.rstrip("/") + "/models", timeout=timeout_s)
+        urllib.request.urlopen(base_url.rstrip("/") + "/models", timeout=timeout_s).close()
+    except urllib.error.HTTPError:  # an HTTP answer, even 401 or 404: the endpoint is there
         return True
-    except httpx.HTTPError:
+    except (OSError, ValueError):
         return False
+    return True

@@ -83,6 +83,7 @@ def test_candidates_spread_over_devices_and_timing_never_overlaps_other_work(poo
         assert not overlapping, f"{name} timed while {overlapping} ran"
 
 
+@pytest.mark.slow  # fault injection: a restart costs a process start
 def test_a_dead_verifier_is_restarted_and_the_candidate_retried(pools, relu):
     before = {m.name: m.pid for m in pools.verifiers}
     ref = pools.pool.evaluate.remote(relu, candidate(replies.FAST))

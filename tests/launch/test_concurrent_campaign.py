@@ -1,0 +1,186 @@
+"""The concurrent campaign: progress display, resuming a run folder, Ctrl-C, a lost LLM endpoint.
+
+The Ray tests (slow) start one local cluster with two fake NPUs, run real kernel-format
+candidates from the scripted HTTP LLM through the device pools, and interrupt the driver
+the way Ctrl-C does (KeyboardInterrupt in the main thread).
+"""
+
+from __future__ import annotations
+
+import _thread
+import io
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import ray
+
+from actors.messages import Attempt, EpisodeResult
+from launch.campaign import CampaignError
+from launch.concurrent_campaign import ConcurrentCampaign, ProgressDisplay, llm_reachable
+from launch.config import load_settings
+from launch.metrics import CampaignCounters
+from npu_pool.devices import FakeDevices
+from tests.actors.openai_server import OpenAITestServer
+from tests.launch.kernel_agent import SUITE_TASKS, ElementwiseAgent
+
+SUITE = Path(__file__).resolve().parents[2] / "suites" / "cpu" / "level1"
+NAMESPACE = "evokernel-campaign-test"
+
+
+def settings_for(server_url: str, model: str, tmp_path: Path, iterations: int = 2, in_flight: int = 2):
+    return load_settings(None, {
+        "llm": {"base_url": server_url, "model": model, "candidate_format": "kernel", "timeout_s": 10,
+                "max_retries": 1, "backoff_base_s": 0.05, "backoff_max_s": 0.1},
+        "memory": {"uri": str(tmp_path / "bank"), "actor_name": "evokernel-memory-campaign-test"},
+        "episode": {"iterations": iterations, "lessons": False},
+        "harness": {"backend": "cpu", "compile_baseline": False, "timed_trials": 5, "warmup_trials": 1,
+                    "correctness_trials": 2, "profile_input_sets": 1, "build_cache_dir": str(tmp_path / "build")},
+        "ray": {"max_in_flight": in_flight, "namespace": NAMESPACE},
+    })
+
+
+# -- without Ray ----------------------------------------------------------------------------
+
+
+def test_progress_line_refreshes_in_place_on_a_terminal():
+    counters = CampaignCounters(planned=4, running=2, done=2, feasible=1, failed=1, attempts=6,
+                                tokens_prompt=1500, tokens_completion=600, speedups={"4_ReLU": 1.8})
+    stream = io.StringIO()
+    display = ProgressDisplay(stream, tty=True)
+    display.show(counters)
+    display.show(counters)
+    display.clear()
+    text = stream.getvalue()
+    assert text.count("\r\x1b[K") == 3 and "\n" not in text
+    assert "2/4 done (2 running) | 1 feasible, 1 failed | speedup median 1.80x; best 4_ReLU 1.80x" in text
+    assert "6 attempts, 2.1k tok" in text
+
+
+def _attempt(task: str, iteration: int) -> Attempt:
+    return Attempt(run_id="r1", task=task, iteration=iteration, stage="draft", gate="ok", feasible=True,
+                   latency_ms=1.0, speedup_vs_eager=2.0, tokens_prompt=10)
+
+
+def test_resume_keeps_finished_operators_and_sets_the_others_aside(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    paths = [SUITE / f"{task}.py" for task in SUITE_TASKS]
+    finished = EpisodeResult(task="4_ReLU", feasible=True, attempts=2, best_latency_ms=1.0)
+    interrupted = EpisodeResult(task="6_SiLU", attempts=1, stopped_by="interrupted", error="interrupted")
+    (run_dir / "summary.json").write_text(json.dumps({
+        "run_id": "r1", "started_at": "2026-01-01T00:00:00+00:00", "planned": [p.stem for p in paths],
+        "planned_paths": [str(p) for p in paths], "operators": [finished.model_dump(), interrupted.model_dump()]}))
+    lines = [_attempt("4_ReLU", 1), _attempt("4_ReLU", 2), _attempt("6_SiLU", 1)]
+    (run_dir / "attempts.jsonl").write_text("".join(a.model_dump_json() + "\n" for a in lines) + '{"task": "7_Sig')
+    settings = settings_for("http://127.0.0.1:9/v1", "m", tmp_path)
+    campaign, planned = ConcurrentCampaign.resume(settings, run_dir)
+    assert planned == paths and campaign.run_id == "r1" and campaign.started_at.startswith("2026-01-01")
+    assert [op.task for op in campaign.operators] == ["4_ReLU"] and campaign.resumed
+    kept = [json.loads(line)["task"] for line in (run_dir / "attempts.jsonl").read_text().splitlines()]
+    assert kept == ["4_ReLU", "4_ReLU"]
+    aside = (run_dir / "attempts.discarded.jsonl").read_text().splitlines()
+    assert len(aside) == 2 and json.loads(aside[0])["task"] == "6_SiLU"
+
+
+def test_resume_refuses_a_folder_without_a_plan(tmp_path):
+    (tmp_path / "summary.json").write_text(json.dumps({"run_id": "x", "operators": []}))
+    with pytest.raises(CampaignError, match="no planned operators"):
+        ConcurrentCampaign.resume(settings_for("http://127.0.0.1:9/v1", "m", tmp_path), tmp_path)
+    with pytest.raises(CampaignError, match="cannot read"):
+        ConcurrentCampaign.resume(settings_for("http://127.0.0.1:9/v1", "m", tmp_path), tmp_path / "missing")
+
+
+def test_llm_reachable_checks_the_connection_only():
+    with OpenAITestServer() as server:
+        assert llm_reachable(server.base_url)
+        url = server.base_url
+    assert not llm_reachable(url, timeout_s=2)
+    assert not llm_reachable(None)
+
+
+# -- on a local Ray cluster (slow) ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def local_cluster():
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(address="local", num_cpus=2, resources={"NPU": 2}, include_dashboard=False, log_to_driver=False,
+             namespace=NAMESPACE)
+    yield
+    ray.shutdown()
+
+
+def _when(condition, then, timeout_s: float = 600) -> threading.Thread:
+    def watch() -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if condition():
+                then()
+                return
+            time.sleep(0.2)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def _operators_done(run_dir: Path) -> int:
+    try:
+        return len(json.loads((run_dir / "summary.json").read_text())["operators"])
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
+@pytest.mark.slow
+def test_ctrl_c_keeps_finished_work_and_resume_completes_the_run(local_cluster, tmp_path):
+    run_dir = tmp_path / "run"
+    tasks = [SUITE / f"{task}.py" for task in SUITE_TASKS[:3]]
+    with OpenAITestServer() as server:
+        agent = ElementwiseAgent(delay_s=0.5)
+        server.responder = agent
+        settings = settings_for(server.base_url, server.model, tmp_path, iterations=3)
+        campaign = ConcurrentCampaign(settings, run_dir, fake=FakeDevices(kind="npu", count=2))
+        _when(lambda: _operators_done(run_dir) >= 1, _thread.interrupt_main)  # Ctrl-C after the first operator
+        first = campaign.run(tasks)
+        assert first["interrupted"] and first["finished_at"]
+        states = {op["task"]: op["stopped_by"] for op in first["operators"]}
+        finished = [task for task, state in states.items() if state == "iterations"]
+        assert finished and "interrupted" in states.values()
+        assert set(first["planned"]) == set(SUITE_TASKS[:3])
+        drafts_before = agent.counts.get("draft", 0) + agent.counts.get("refine", 0)
+        bank_before = ray.get(campaign.memory.stats.remote()).items_by_kind.get("trace", 0)
+        assert bank_before >= 3
+
+        resumed, planned = ConcurrentCampaign.resume(settings, run_dir, fake=FakeDevices(kind="npu", count=2))
+        final = resumed.run(planned)
+    assert not final["interrupted"] and final["run_id"] == first["run_id"] and final["resumed_at"]
+    by_task = {op["task"]: op for op in final["operators"]}
+    assert set(by_task) == set(SUITE_TASKS[:3]) and all(op["feasible"] for op in by_task.values())
+    attempts = [json.loads(line) for line in (run_dir / "attempts.jsonl").read_text().splitlines()]
+    assert sorted(a["task"] for a in attempts) == sorted(t for t in SUITE_TASKS[:3] for _ in range(3))
+    # finished operators were not redone: the LLM only worked for the others
+    redone = len(SUITE_TASKS[:3]) - len(finished)
+    assert agent.counts["draft"] + agent.counts.get("refine", 0) - drafts_before == 3 * redone
+    # the memory kept what the interrupted run learnt
+    assert ray.get(resumed.memory.stats.remote()).items_by_kind["trace"] >= bank_before + 3 * redone
+
+
+@pytest.mark.slow
+def test_a_lost_llm_endpoint_fails_the_operator_and_stops_new_starts(local_cluster, tmp_path):
+    run_dir = tmp_path / "run"
+    tasks = [SUITE / f"{task}.py" for task in SUITE_TASKS]
+    server = OpenAITestServer().__enter__()
+    server.responder = ElementwiseAgent(delay_s=0.5)
+    settings = settings_for(server.base_url, server.model, tmp_path, iterations=4, in_flight=1)
+    campaign = ConcurrentCampaign(settings, run_dir, fake=FakeDevices(kind="npu", count=2), llm_wait_s=3)
+    _when(lambda: (run_dir / "attempts.jsonl").exists() and (run_dir / "attempts.jsonl").read_text().strip(),
+          lambda: server.__exit__(None, None, None))
+    summary = campaign.run(tasks)
+    assert "did not come back" in summary["error"]
+    [lost] = summary["operators"]  # one in flight at a time: the others never started
+    assert lost["stopped_by"] == "error" and lost["error"].startswith("LLM endpoint lost")
+    assert summary["planned"] == list(SUITE_TASKS) and not summary["interrupted"]
