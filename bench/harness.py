@@ -83,7 +83,7 @@ print(time.perf_counter() - start)
             out = subprocess.run([sys.executable, "-c", script, route, str(source_path), cache],
                                  capture_output=True, text=True, cwd=ROOT)
             seconds = float(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else None
-            key = route if route not in results else "keyed_cache_hit"
+            key = route if f"{route}_s" not in results else "keyed_cache_hit"
             results[f"{key}_s"] = seconds
             print(f"  load_inline {key:<16} {seconds if seconds is None else round(seconds, 2)} s", flush=True)
     return results

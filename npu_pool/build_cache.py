@@ -1,9 +1,12 @@
 """A content-addressed build cache for candidates that call `load_inline`.
 
-A cached build is imported straight from its `.so`, without load_inline: load_inline would
-re-check torch's precompiled header first, and rebuild it (a minute) whenever another
-build used other flags. Builds that use the precompiled header hold a file lock, because
-torch keeps one such header per installation and rewrites it in place.
+A cached build is imported straight from its `.so`, without load_inline.
+
+`use_pch` is served by our own precompiled `torch/extension.h`, one per set of compiler
+flags, in `<cache>/pch/<key>/torch/extension.h.gch`, put first on the include path (GCC
+looks for `name.h.gch` in each include directory before `name.h`). torch's own `use_pch`
+keeps a single header per installation and rebuilds it (minutes) whenever a build uses
+other flags, so candidates with different flags would rebuild it in turn.
 
 Candidates pick their own extension names, so two candidates called "relu_ext" would
 overwrite each other's build and reuse each other's module. Inside the sandboxed worker,
@@ -63,8 +66,11 @@ def install(cache_dir: Path, defaults: dict[str, Any], record: list[dict[str, An
         build_dir.mkdir(parents=True, exist_ok=True)
         kwargs["build_directory"] = str(build_dir)
         kwargs.pop("verbose", None)
-        with _pch_lock(cache_dir, bool(kwargs.get("use_pch"))):
-            module = original(module_name, verbose=False, **kwargs)
+        if kwargs.pop("use_pch", False) and not kwargs.get("no_implicit_headers"):
+            pch_dir = precompiled_header_dir(cache_dir, kwargs.get("extra_cflags"), kwargs.get("extra_include_paths"))
+            if pch_dir is not None:
+                kwargs["extra_include_paths"] = [pch_dir, *(kwargs.get("extra_include_paths") or [])]
+        module = original(module_name, verbose=False, **kwargs)
         record.append({"name": name, "key": key, "cached": False, "seconds": time.perf_counter() - start})
         return module
 
@@ -83,20 +89,41 @@ def _import_extension(module_name: str, path: Path) -> Any:
     return module
 
 
-class _pch_lock:
-    """An exclusive lock around builds that read or rewrite torch's precompiled header."""
+def precompiled_header_dir(cache_dir: Path, extra_cflags: Any, extra_include_paths: Any) -> str | None:
+    """The include directory holding a precompiled torch/extension.h for these flags, built
+    on first use (under a lock); None when it cannot be built (the build then parses the
+    header as usual)."""
+    import fcntl
+    import os
+    import subprocess
+    import sysconfig
 
-    def __init__(self, cache_dir: Path, active: bool):
-        self.path, self.active, self.fh = cache_dir / "pch.lock", active, None
+    import torch
+    from torch.utils.cpp_extension import get_cxx_compiler, include_paths
 
-    def __enter__(self) -> None:
-        if self.active:
-            import fcntl
-
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.fh = self.path.open("w")
-            fcntl.flock(self.fh, fcntl.LOCK_EX)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.fh is not None:
-            self.fh.close()  # closing releases the lock
+    flags = [str(f) for f in (extra_cflags or [])]
+    includes = [os.path.abspath(str(p)) for p in (extra_include_paths or [])]
+    compiler = get_cxx_compiler()
+    key = hashlib.sha256(json.dumps([flags, includes, torch.__version__, compiler]).encode()).hexdigest()[:16]
+    root = cache_dir / "pch" / key
+    target = root / "torch" / "extension.h.gch"
+    if target.exists():
+        return str(root)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with (root / "build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.exists():
+            return str(root)
+        header = Path(include_paths()[0]) / "torch" / "extension.h"
+        tmp = target.with_name(f".extension.h.gch.{os.getpid()}")
+        # The flags load_inline compiles with, minus the per-module name (unused by the header).
+        cmd = [compiler, "-x", "c++-header", str(header), "-o", str(tmp),
+               *(f"-I{p}" for p in includes), *(arg for p in include_paths() for arg in ("-isystem", p)),
+               "-isystem", sysconfig.get_path("include"), "-DTORCH_API_INCLUDE_EXTENSION_H", "-fPIC", "-std=c++20", *flags]
+        try:
+            subprocess.run(cmd, capture_output=True, check=True, timeout=900)
+        except (OSError, subprocess.SubprocessError):
+            tmp.unlink(missing_ok=True)
+            return None
+        os.replace(tmp, target)
+    return str(root)

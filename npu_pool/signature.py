@@ -150,4 +150,13 @@ def derive_signature(
             args.append(KernelArg(name=f"{name}_d{d}", role="size", ctype="int64_t",
                                   doc=f"size of dimension {d} of {name} (now {size})", source=name, index=d))
     init_scalars = {n: v for n, v in zip(init_names, init_values, strict=False) if _scalar_args(n, v, "")}
+    _check_unique(args)
     return KernelSignature(args=args, forward_args=list(forward_names), init_args=init_scalars)
+
+
+def _check_unique(args: list[KernelArg]) -> None:
+    seen: set[str] = set()
+    for arg in args:
+        if arg.name in seen:
+            raise ValueError(f"two kernel arguments would be called {arg.name!r}: rename the task's argument")
+        seen.add(arg.name)
