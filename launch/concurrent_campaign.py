@@ -110,6 +110,7 @@ class ConcurrentCampaign:
         self.resumed: list[str] = []
         self._stop_requested = False
         self.memory: Any = None
+        self.timings: dict[str, float] = {}
 
     # -- summary ----------------------------------------------------------------------------
 
@@ -120,7 +121,7 @@ class ConcurrentCampaign:
             "planned": [p.stem for p in self.planned], "planned_paths": [str(p) for p in self.planned],
             "operators": [op.model_dump() for op in self.operators], "totals": totals(self.operators),
             "error": self.error, "interrupted": self.interrupted, "resumed_at": self.resumed,
-            "placement": {"episodes": self.episode_nodes, "devices": self.devices},
+            "placement": {"episodes": self.episode_nodes, "devices": self.devices}, "timings": self.timings,
         }
 
     def _write(self, finished: bool = False) -> None:
@@ -137,6 +138,7 @@ class ConcurrentCampaign:
         self.planned = self.planned or list(task_paths)
         todo = deque(p for p in task_paths if p.stem not in done)
         self._write()
+        clock = time.monotonic()
         started_ray = connect_ray(self.settings, self.fake)
         pools = recorder = None
         workers: list[Any] = []
@@ -147,7 +149,10 @@ class ConcurrentCampaign:
             log.info("campaign_start", run_id=self.run_id, operators=len(todo), finished_before=len(done),
                      devices=[v.device for v in pools.verifiers], backend=pools.evaluating_backend,
                      max_in_flight=self.settings.ray.max_in_flight, run_dir=str(self.folder.path))
+            self.timings["startup_s"] = round(time.monotonic() - clock, 2)  # Ray, pools, memory, LLM workers
+            clock = time.monotonic()
             self._loop(todo, pools, recorder, services)
+            self.timings["episodes_s"] = round(time.monotonic() - clock, 2)
         except PoolError as exc:
             self.error = str(exc)
             raise CampaignError(str(exc)) from None

@@ -7,6 +7,7 @@ import asyncio
 import sys
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 from launch.campaign import Campaign, CampaignError, default_suite, new_run_id, select_tasks
 from launch.cli import UsageError, add_config_flag
@@ -24,13 +25,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_config_flag(parser, "--memory", "memory.uri", metavar="URI", help="LanceDB memory bank")
     add_config_flag(parser, "--backend", "harness.backend", choices=["auto", "cpu", "cuda", "npu"])
     add_config_flag(parser, "--retrieval", "memory.retrieval", choices=["value", "similarity", "none"])
-    add_config_flag(parser, "--ray-address", "ray.address", metavar="auto|local|ADDR")
+    add_config_flag(parser, "--ray-address", "ray.address", metavar="auto|local|ADDR",
+                    help="local: start Ray here; auto: join the running cluster; or a cluster address")
+    add_config_flag(parser, "--max-in-flight", "ray.max_in_flight", type=int, metavar="N",
+                    help="operators whose episodes run at once")
+    parser.add_argument("--fake-devices", metavar="KIND:N",
+                        help="declare N NPUs (npu:4) or GPUs (cuda:2) to a local Ray instance: the pinning "
+                             "runs for real, kernels are evaluated with the cpu backend")
+    parser.add_argument("--devices", type=int, metavar="N", help="use at most N devices (default: all)")
+    parser.add_argument("--cpus-per-device", type=float, default=1.0, metavar="C",
+                        help="CPU cores per evaluation slot where there is no accelerator (default 1)")
+    parser.add_argument("--resume", metavar="RUN_DIR",
+                        help="continue a stopped or killed run: its finished operators are kept")
     parser.add_argument("--no-ray", action="store_true",
-                        help="single process, no Ray (debugging; the same episode code)")
+                        help="single process, no Ray, one operator after another (debugging; the same episode code)")
     parser.set_defaults(handler=_run)
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
+    if not args.no_ray:
+        return _run_concurrent(args, settings)
+    if args.resume or args.fake_devices:
+        raise UsageError("--resume and --fake-devices need Ray (leave out --no-ray)")
     suite = Path(settings.run.suite).expanduser() if settings.run.suite else default_suite()
     try:
         tasks = select_tasks(suite, settings.run.tasks)
@@ -49,6 +65,84 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             return 1
     _print_summary(summary, run_dir)
     return 0
+
+
+def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
+    """Every operator as a Ray task, over device-pinned pools (launch.concurrent_campaign)."""
+    from launch.concurrent_campaign import ConcurrentCampaign
+    from npu_pool.devices import FakeDevices
+
+    try:
+        fake = FakeDevices.parse(args.fake_devices) if args.fake_devices else None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    options = dict(fake=fake, cpus_per_slot=args.cpus_per_device, max_devices=args.devices)
+    if args.resume:
+        run_dir = Path(args.resume).expanduser()
+        settings = _resumed_settings(args, settings, run_dir)
+    else:
+        suite = Path(settings.run.suite).expanduser() if settings.run.suite else default_suite()
+        try:
+            tasks = select_tasks(suite, settings.run.tasks)
+        except CampaignError as exc:
+            raise UsageError(str(exc)) from None
+        run_id = new_run_id()
+        run_dir = Path(settings.run.out).expanduser() if settings.run.out else Path("runs") / run_id
+    with ExitStack() as stack:
+        if settings.llm.base_url is None:
+            settings = _with_local_llm(settings, stack)
+        try:
+            if args.resume:
+                campaign, tasks = ConcurrentCampaign.resume(settings, run_dir, **options)
+            else:
+                campaign = ConcurrentCampaign(settings, run_dir, run_id=run_id, **options)
+            summary = campaign.run(tasks)
+        except CampaignError as exc:
+            print(f"evokernel run: stopped: {exc}", file=sys.stderr)
+            return 1
+    _print_summary(summary, run_dir)
+    if summary.get("interrupted"):
+        print(f"interrupted: continue with  evokernel run --resume {run_dir}", file=sys.stderr)
+        return 130
+    if summary.get("error"):
+        print(f"evokernel run: stopped: {summary['error']}\n  continue with  evokernel run --resume {run_dir}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def _resumed_settings(args: argparse.Namespace, current: Settings, run_dir: Path) -> Settings:
+    """The run's recorded settings (secrets from here), with the flags given now on top."""
+    from launch.cli import config_overrides
+    from launch.concurrent_campaign import llm_reachable, load_summary
+
+    try:
+        recorded = load_summary(run_dir).get("settings") or {}
+    except CampaignError as exc:
+        raise UsageError(str(exc)) from None
+    given = config_overrides(args)
+    merged = _merge(_without_redacted(recorded), given)
+    llm = merged.setdefault("llm", {})
+    llm["api_key"] = current.llm.api_key
+    if "base_url" not in given.get("llm", {}) and not llm_reachable(llm.get("base_url")):
+        llm["base_url"] = None  # e.g. the local model server of the stopped run: serve a fresh one
+    try:
+        return Settings.model_validate(merged)
+    except ValueError as exc:
+        raise UsageError(f"the settings recorded in {run_dir}/summary.json are not valid here: {exc}") from None
+
+
+def _without_redacted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_redacted(v) for k, v in value.items() if v != "**********"}
+    return value
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in top.items():
+        merged[key] = _merge(merged.get(key) or {}, value) if isinstance(value, dict) else value
+    return merged
 
 
 def _with_local_llm(settings: Settings, stack: ExitStack) -> Settings:

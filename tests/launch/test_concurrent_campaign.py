@@ -184,3 +184,30 @@ def test_a_lost_llm_endpoint_fails_the_operator_and_stops_new_starts(local_clust
     [lost] = summary["operators"]  # one in flight at a time: the others never started
     assert lost["stopped_by"] == "error" and lost["error"].startswith("LLM endpoint lost")
     assert summary["planned"] == list(SUITE_TASKS) and not summary["interrupted"]
+
+
+@pytest.mark.slow
+def test_evokernel_run_with_fake_devices_then_resume_from_the_command_line(tmp_path, capsys):
+    from launch.cli import main
+
+    run_dir = tmp_path / "run"
+    harness = ["--set", "harness.compile_baseline=false", "--set", "harness.timed_trials=5",
+               "--set", "harness.warmup_trials=1", "--set", "harness.correctness_trials=2",
+               "--set", "harness.profile_input_sets=1", "--set", "llm.candidate_format=kernel",
+               "--set", "episode.lessons=false", "--set", f"harness.build_cache_dir={tmp_path / 'build'}"]
+    with OpenAITestServer() as server:
+        server.responder = ElementwiseAgent()
+        common = ["--llm-base-url", server.base_url, "--llm-model", server.model]
+        assert main([*harness, "run", "--fake-devices", "npu:2", "--ray-address", "local", "--tasks", "4_ReLU*",
+                     "--iterations", "2", "--memory", str(tmp_path / "bank"), "--out", str(run_dir),
+                     "--backend", "cpu", *common]) == 0
+        assert "1/1 operators feasible" in capsys.readouterr().out
+        first = json.loads((run_dir / "summary.json").read_text())
+        assert first["placement"]["devices"][0]["name"] in ("verifier/npu:0", "verifier/npu:1")
+        # resuming a finished run redoes nothing and keeps its settings (iterations 2, its memory bank)
+        assert main(["run", "--resume", str(run_dir), *common]) == 0
+    final = json.loads((run_dir / "summary.json").read_text())
+    assert final["run_id"] == first["run_id"] and len(final["resumed_at"]) == 1
+    assert final["operators"] == first["operators"] and final["settings"]["episode"]["iterations"] == 2
+    assert final["settings"]["memory"]["uri"] == str(tmp_path / "bank")
+    assert len((run_dir / "attempts.jsonl").read_text().splitlines()) == 2
