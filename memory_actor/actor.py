@@ -28,7 +28,6 @@ from memory_actor.messages import BankStats, Retrieval, RetrievalRequest, Update
 
 log = structlog.get_logger("evokernel.memory.actor")
 
-RECALL_BATCH = 32  # retrievals served by one pass over the embedding matrix
 _LATENCY_MS = [0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000]
 
 
@@ -194,7 +193,9 @@ class MemoryActor:
 
     async def _serve_recalls(self) -> None:
         while self._recalls:
-            batch, self._recalls = self._recalls[:RECALL_BATCH], self._recalls[RECALL_BATCH:]
+            size = self.config.recall_batch
+            batch, self._recalls = self._recalls[:size], self._recalls[size:]
+            started = time.perf_counter()
             try:
                 requests = [request for request, _ in batch]
                 texts = [r.query for r in requests if self.bank.needs_query_vector(r) and r.query_embedding is None]
@@ -214,7 +215,9 @@ class MemoryActor:
                     except Exception as exc:
                         future.set_exception(exc)
                 continue
+            service_ms = (time.perf_counter() - started) * 1000
             for (_, future), retrieval in zip(batch, retrievals, strict=True):
+                retrieval.service_ms = service_ms
                 if not future.done():
                     future.set_result(retrieval)
 

@@ -40,9 +40,11 @@ class MemoryBenchResult(BaseModel):
     actor_start_s: float
     retrievals: int
     callers: int
-    retrieve_p50_ms: float
+    retrieve_p50_ms: float  # the actor's work for one retrieval: its pass over the matrix, ranking, reply
     retrieve_p99_ms: float
-    roundtrip_p50_ms: float
+    retrieve_queued_p50_ms: float  # arrival at the actor to reply: also the wait behind other callers
+    retrieve_queued_p99_ms: float
+    roundtrip_p50_ms: float  # the caller's view, Ray transport included
     roundtrip_p99_ms: float
     updates: int
     writers: int
@@ -81,8 +83,8 @@ def build_synthetic_bank(uri: str, count: int, seed: int = 0) -> list[str]:
     return ids
 
 
-def _percentile(values: list[float], q: float) -> float:
-    return float(np.percentile(values, q)) if values else 0.0
+def _ms(values: list[float], q: float) -> float:
+    return round(float(np.percentile(values, q)), 3) if values else 0.0
 
 
 def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, updates: int = 20_000,
@@ -114,7 +116,7 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
                                        query_embedding=queries[i].tolist(), seed=i)
             sent = time.perf_counter()
             reply = ray.get(actor.retrieve.remote(request))
-            return reply.elapsed_ms or 0.0, (time.perf_counter() - sent) * 1000
+            return reply.elapsed_ms or 0.0, (time.perf_counter() - sent) * 1000, reply.service_ms or 0.0
 
         ray.get(actor.retrieve.remote(RetrievalRequest(query="", stage="draft", backend="cpu",
                                                        query_embedding=queries[0].tolist())))  # warm-up
@@ -122,6 +124,7 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
             timings = list(pool.map(retrieve, range(retrievals)))
         in_actor = [t[0] for t in timings]
         roundtrip = [t[1] for t in timings]
+        service = [t[2] for t in timings]
 
         stream = [ValueUpdate(item_ids=[ids[j] for j in rng.choice(len(ids), size=3, replace=False)],
                               stage="refine" if k % 3 == 0 else "draft", reward=float(rng.uniform(-1, 1)))
@@ -178,14 +181,14 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
         compacted = reopened.stats()
         return MemoryBenchResult(
             items=items, build_s=round(build_s, 2), actor_start_s=round(actor_start_s, 2), retrievals=retrievals,
-            callers=callers, retrieve_p50_ms=round(_percentile(in_actor, 50), 3),
-            retrieve_p99_ms=round(_percentile(in_actor, 99), 3), roundtrip_p50_ms=round(_percentile(roundtrip, 50), 3),
-            roundtrip_p99_ms=round(_percentile(roundtrip, 99), 3), updates=updates, writers=writers,
-            updates_per_s=round(rate, 1),
-            updates_per_s_unbatched=round(unbatched_rate, 1), ack_p50_ms=round(_percentile(ack_ms, 50), 2),
-            ack_p99_ms=round(_percentile(ack_ms, 99), 2), lost_updates=lost, value_mismatches=mismatches,
-            bank_bytes=stats.bank_bytes or 0, versions=sum(stats.versions.values()),
-            bank_bytes_compacted=compacted.bank_bytes or 0, versions_compacted=sum(compacted.versions.values()), reopen_s=round(reopen_s, 2),
+            callers=callers, retrieve_p50_ms=_ms(service, 50), retrieve_p99_ms=_ms(service, 99),
+            retrieve_queued_p50_ms=_ms(in_actor, 50), retrieve_queued_p99_ms=_ms(in_actor, 99),
+            roundtrip_p50_ms=_ms(roundtrip, 50), roundtrip_p99_ms=_ms(roundtrip, 99),
+            updates=updates, writers=writers, updates_per_s=round(rate, 1),
+            updates_per_s_unbatched=round(unbatched_rate, 1), ack_p50_ms=_ms(ack_ms, 50), ack_p99_ms=_ms(ack_ms, 99),
+            lost_updates=lost, value_mismatches=mismatches, bank_bytes=stats.bank_bytes or 0,
+            versions=sum(stats.versions.values()), bank_bytes_compacted=compacted.bank_bytes or 0,
+            versions_compacted=sum(compacted.versions.values()), reopen_s=round(reopen_s, 2),
         )
     finally:
         if started_ray:

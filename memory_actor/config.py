@@ -62,6 +62,9 @@ class MemoryConfig(BaseModel):
     actor_max_restarts: int = Field(-1, ge=-1, description="restarts after a crash (-1: unlimited)")
     actor_max_task_retries: int = Field(-1, ge=-1, description="calls retried on a restarted actor (updates are deduplicated)")
     actor_max_concurrency: int = Field(1000, ge=1, description="calls the async actor serves at once")
+    recall_batch: int = Field(
+        1, ge=1, description="actor: retrievals waiting at once that share one pass over the matrix"
+    )
     actor_blas_threads: int = Field(
         1, ge=0, description="BLAS threads for recall in the actor (0: BLAS default); raise on hosts with many cores"
     )

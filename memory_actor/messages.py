@@ -40,7 +40,8 @@ class Retrieval(BaseModel):
     similarities: list[float] = Field(default_factory=list)
     api_items: list[MemoryItem] = Field(default_factory=list, description="bundle and exact-name API items")
     pool_size: int = 0
-    elapsed_ms: float | None = Field(None, description="time the memory spent serving this retrieval")
+    elapsed_ms: float | None = Field(None, description="arrival at the memory to reply, queueing included")
+    service_ms: float | None = Field(None, description="the pass (or batch of passes) that served it")
 
     @property
     def item_ids(self) -> list[str]:

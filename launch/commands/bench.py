@@ -43,7 +43,9 @@ def bench_memory(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     print(f"items                {result.items:,} (synthetic random unit-vector embeddings)")
     print(f"retrieve in actor    p50 {result.retrieve_p50_ms:.2f} ms   p99 {result.retrieve_p99_ms:.2f} ms "
-          f"({result.callers} concurrent callers)")
+          "(serving one retrieval)")
+    print(f"  with queueing      p50 {result.retrieve_queued_p50_ms:.2f} ms   p99 {result.retrieve_queued_p99_ms:.2f} ms "
+          f"(behind the other {result.callers - 1} callers)")
     print(f"retrieve round trip  p50 {result.roundtrip_p50_ms:.2f} ms   p99 {result.roundtrip_p99_ms:.2f} ms")
     print(f"updates              {result.updates_per_s:,.0f}/s through MemoryClient, "
           f"{result.updates_per_s_unbatched:,.0f}/s one call each ({result.writers} writers)")

@@ -160,7 +160,7 @@ def test_sigkill_mid_stream_keeps_every_acknowledged_update(ray_cluster, memory_
 
 
 def test_concurrent_retrievals_are_batched_and_each_gets_its_own_answer(ray_cluster, memory_config):
-    actor = get_or_create_memory_actor(memory_config(retrieval="similarity"))
+    actor = get_or_create_memory_actor(memory_config(retrieval="similarity", recall_batch=8))
     items = _synthetic(40, seed=3)
     ids = ray.get(actor.add.remote(items))
     requests = [RetrievalRequest(query="", stage="draft", backend="cpu", kinds=["trace"], n=2, include_api=False,
