@@ -107,14 +107,18 @@ def precompiled_header_dir(cache_dir: Path, extra_cflags: Any, extra_include_pat
     key = hashlib.sha256(json.dumps([flags, includes, torch.__version__, compiler]).encode()).hexdigest()[:16]
     root = cache_dir / "pch" / key
     target = root / "torch" / "extension.h.gch"
-    if target.exists():
+    if target.exists() and target.with_suffix("").exists():
         return str(root)
     target.parent.mkdir(parents=True, exist_ok=True)
     with (root / "build.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        header = Path(include_paths()[0]) / "torch" / "extension.h"
+        if not target.with_suffix("").exists():
+            # The header itself beside its precompiled form: a second `#include` of it (the
+            # candidate's, after load_inline's own) resolves here and #pragma once skips it.
+            target.with_suffix("").symlink_to(header)
         if target.exists():
             return str(root)
-        header = Path(include_paths()[0]) / "torch" / "extension.h"
         tmp = target.with_name(f".extension.h.gch.{os.getpid()}")
         # The flags load_inline compiles with, minus the per-module name (unused by the header).
         cmd = [compiler, "-x", "c++-header", str(header), "-o", str(tmp),

@@ -27,7 +27,8 @@ def test_precompiled_header_is_built_once_per_flag_set_and_used(tmp_path):
     assert pch_dir is not None
     assert precompiled_header_dir(tmp_path, flags, None) == pch_dir
     source = tmp_path / "use.cpp"
-    source.write_text("#include <torch/extension.h>\nint main() { return 0; }\n")
+    # Twice, as load_inline writes it when the candidate includes the header too.
+    source.write_text("#include <torch/extension.h>\n#include <torch/extension.h>\nint main() { return 0; }\n")
     cmd = [get_cxx_compiler(), "-fsyntax-only", "-H", "-Winvalid-pch", f"-I{pch_dir}",
            *(arg for p in include_paths() for arg in ("-isystem", p)), "-isystem", sysconfig.get_path("include"),
            "-DTORCH_EXTENSION_NAME=probe", "-DTORCH_API_INCLUDE_EXTENSION_H", "-fPIC", "-std=c++20", *flags, str(source)]
