@@ -111,6 +111,7 @@ class ConcurrentCampaign:
         self._stop_requested = False
         self.memory: Any = None
         self.timings: dict[str, float] = {}
+        self._llm_lost = False  # the last finished episode lost the LLM endpoint
 
     # -- summary ----------------------------------------------------------------------------
 
@@ -231,8 +232,6 @@ class ConcurrentCampaign:
             self._cancel(pending, recorder)
         counters = ray.get(recorder.set_running.remote(0))
         self.progress.show(counters, force=True)
-
-    _llm_lost = False
 
     def _finished(self, path: Path, ref: Any, recorder: Any) -> None:
         try:

@@ -47,17 +47,11 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         return _run_concurrent(args, settings)
     if args.resume or args.fake_devices:
         raise UsageError("--resume and --fake-devices need Ray (leave out --no-ray)")
-    suite = Path(settings.run.suite).expanduser() if settings.run.suite else default_suite()
-    try:
-        tasks = select_tasks(suite, settings.run.tasks)
-    except CampaignError as exc:
-        raise UsageError(str(exc)) from None
-    run_id = new_run_id()
-    run_dir = Path(settings.run.out).expanduser() if settings.run.out else Path("runs") / run_id
+    tasks, run_id, run_dir = _plan(settings)
     with ExitStack() as stack:
         if settings.llm.base_url is None:
             settings = _with_local_llm(settings, stack)
-        campaign = Campaign(settings, run_dir, use_ray=not args.no_ray, run_id=run_id)
+        campaign = Campaign(settings, run_dir, use_ray=False, run_id=run_id)
         try:
             summary = asyncio.run(campaign.run(tasks))
         except CampaignError as exc:
@@ -65,6 +59,17 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             return 1
     _print_summary(summary, run_dir)
     return 0
+
+
+def _plan(settings: Settings) -> tuple[list[Path], str, Path]:
+    """The selected task files, a new run id and the run folder."""
+    suite = Path(settings.run.suite).expanduser() if settings.run.suite else default_suite()
+    try:
+        tasks = select_tasks(suite, settings.run.tasks)
+    except CampaignError as exc:
+        raise UsageError(str(exc)) from None
+    run_id = new_run_id()
+    return tasks, run_id, Path(settings.run.out).expanduser() if settings.run.out else Path("runs") / run_id
 
 
 def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
@@ -81,13 +86,7 @@ def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
         run_dir = Path(args.resume).expanduser()
         settings = _resumed_settings(args, settings, run_dir)
     else:
-        suite = Path(settings.run.suite).expanduser() if settings.run.suite else default_suite()
-        try:
-            tasks = select_tasks(suite, settings.run.tasks)
-        except CampaignError as exc:
-            raise UsageError(str(exc)) from None
-        run_id = new_run_id()
-        run_dir = Path(settings.run.out).expanduser() if settings.run.out else Path("runs") / run_id
+        tasks, run_id, run_dir = _plan(settings)
     with ExitStack() as stack:
         if settings.llm.base_url is None:
             settings = _with_local_llm(settings, stack)

@@ -21,6 +21,7 @@ from actors.messages import Attempt, EpisodeResult
 from launch.campaign import CampaignError
 from launch.concurrent_campaign import ConcurrentCampaign, ProgressDisplay, llm_reachable
 from launch.config import load_settings
+from launch.logging import configure_logging
 from launch.metrics import CampaignCounters
 from npu_pool.devices import FakeDevices
 from tests.actors.openai_server import OpenAITestServer
@@ -28,6 +29,12 @@ from tests.launch.kernel_agent import SUITE_TASKS, ElementwiseAgent
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "cpu" / "level1"
 NAMESPACE = "evokernel-campaign-test"
+
+
+@pytest.fixture(autouse=True)
+def logs_to_this_tests_stderr():
+    """Tests that ran `main()` under capsys leave structlog writing to their closed stream."""
+    configure_logging(False, "info")
 
 
 def settings_for(server_url: str, model: str, tmp_path: Path, iterations: int = 2, in_flight: int = 2):
@@ -99,6 +106,18 @@ def test_llm_reachable_checks_the_connection_only():
         url = server.base_url
     assert not llm_reachable(url, timeout_s=2)
     assert not llm_reachable(None)
+
+
+def test_command_line_mistakes_are_usage_errors(tmp_path, capsys):
+    from launch.cli import main
+
+    common = ["--llm-base-url", "http://127.0.0.1:9/v1", "--tasks", "4_ReLU*"]
+    assert main(["run", "--fake-devices", "tpu:3", *common]) == 2
+    assert "KIND:COUNT" in capsys.readouterr().err
+    assert main(["run", "--no-ray", "--resume", str(tmp_path), *common]) == 2
+    assert "need Ray" in capsys.readouterr().err
+    assert main(["run", "--resume", str(tmp_path / "nothing"), *common]) == 2
+    assert "cannot read" in capsys.readouterr().err
 
 
 # -- on a local Ray cluster (slow) ----------------------------------------------------------
@@ -211,3 +230,28 @@ def test_evokernel_run_with_fake_devices_then_resume_from_the_command_line(tmp_p
     assert final["operators"] == first["operators"] and final["settings"]["episode"]["iterations"] == 2
     assert final["settings"]["memory"]["uri"] == str(tmp_path / "bank")
     assert len((run_dir / "attempts.jsonl").read_text().splitlines()) == 2
+
+
+@pytest.mark.slow
+def test_device_actors_killed_mid_campaign_lose_nothing(local_cluster, tmp_path):
+    run_dir = tmp_path / "run"
+    tasks = [SUITE / f"{task}.py" for task in SUITE_TASKS[:2]]
+    killed: list[str] = []
+
+    def kill_verifiers() -> None:
+        for name in ("verifier/npu:0", "verifier/npu:1"):
+            ray.kill(ray.get_actor(name, namespace=NAMESPACE), no_restart=False)
+            killed.append(name)
+
+    with OpenAITestServer() as server:
+        server.responder = ElementwiseAgent()
+        settings = settings_for(server.base_url, server.model, tmp_path, iterations=3)
+        campaign = ConcurrentCampaign(settings, run_dir, fake=FakeDevices(kind="npu", count=2))
+        _when(lambda: (run_dir / "attempts.jsonl").exists() and (run_dir / "attempts.jsonl").read_text().strip(),
+              kill_verifiers)
+        summary = campaign.run(tasks)
+    assert len(killed) == 2
+    assert summary["totals"]["errors"] == 0 and summary["totals"]["attempts"] == 6
+    attempts = [json.loads(line) for line in (run_dir / "attempts.jsonl").read_text().splitlines()]
+    # every attempt got a verdict from a device (retried after the kill), none was lost to it
+    assert len(attempts) == 6 and all(a["gate"] == "ok" for a in attempts)

@@ -19,6 +19,7 @@ from ray.cluster_utils import Cluster
 
 from launch.concurrent_campaign import ConcurrentCampaign, ProgressDisplay
 from launch.config import load_settings
+from launch.logging import configure_logging
 from launch.metrics import metrics_url, parse_prometheus
 from npu_pool.config import HarnessConfig
 from npu_pool.devices import FakeDevices
@@ -28,6 +29,12 @@ from tests.launch.kernel_agent import SUITE_TASKS, ElementwiseAgent
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "cpu" / "level1"
 NAMESPACE = "evokernel-multinode-test"
+
+
+@pytest.fixture(autouse=True)
+def logs_to_this_tests_stderr():
+    """Tests that ran `main()` under capsys leave structlog writing to their closed stream."""
+    configure_logging(False, "info")
 
 
 @pytest.fixture(scope="module")
