@@ -47,6 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     seed.add_argument("--refresh", action="store_true", help="rewrite bundle items, resetting their values")
     seed.set_defaults(handler=memory_seed)
 
+    for action in (stats, search, show, export, imported, seed):  # `memory ACTION --memory URI` works too
+        add_config_flag(action, "--memory", "memory.uri", metavar="URI", help="LanceDB memory bank")
+
 
 def _open_bank(settings: Settings, create: bool = False):
     from memory_actor.bank import MemoryBank

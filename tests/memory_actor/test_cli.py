@@ -19,7 +19,7 @@ def test_memory_commands_on_a_real_bank(tmp_path, capsys, minilm):
     assert main(["memory", "--memory", bank, "seed", "cpu"]) == 0
     assert "seeded 0 cpu" in capsys.readouterr().out
 
-    assert main(["memory", "--memory", bank, "stats", "--json"]) == 0
+    assert main(["memory", "stats", "--json", "--memory", bank]) == 0
     stats = _json_out(capsys)
     assert stats["items"] == len(bundle_items("cpu"))
     assert stats["items_by_kind"]["practice"] > 0 and stats["bank_bytes"] > 0
