@@ -100,7 +100,8 @@ class VectorIndex:
         candidates = int(keep.sum())
         if k <= 0 or candidates == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        sims = np.where(keep, sims, -np.inf)
+        if candidates < len(sims):
+            sims = np.where(keep, sims, -np.inf)
         k = min(k, candidates)
         top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
         top = top[np.isfinite(sims[top])]
