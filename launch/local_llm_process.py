@@ -2,8 +2,8 @@
 
 The server runs as `python -m MODULE ARGS` behind a tiny launcher that watches its parent:
 if evokernel dies without cleaning up (SIGKILL, a crash), the server stops itself instead
-of holding a gigabyte of memory and every core. Its output goes to a temporary log file
-(a pipe nobody reads would stall it); errors quote the log's last lines.
+of holding a gigabyte of memory and every core. Its output goes to an unlinked temporary
+file (a pipe nobody reads would stall it); errors quote its last lines.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import structlog
 
@@ -24,6 +23,7 @@ log = structlog.get_logger("evokernel.llm.server")
 
 LOOPBACK = "127.0.0.1"
 OUTPUT_TAIL_LINES = 25
+OUTPUT_TAIL_BYTES = 64 << 10
 
 # argv: parent pid, module, module args. Checks once a second that the parent still lives.
 _LAUNCHER = """
@@ -68,7 +68,9 @@ class LocalLLMServer:
         self.base_url = f"http://{LOOPBACK}:{port}/v1"
         self.startup_timeout_s = startup_timeout_s
         self.process: subprocess.Popen | None = None
-        self._log = tempfile.NamedTemporaryFile(prefix="evokernel-llm-", suffix=".log", delete=False)
+        # Unlinked at once (nothing is left behind even if evokernel is killed), opened for
+        # appending so the server's writes never depend on where we read.
+        self._log = tempfile.TemporaryFile(mode="a+b", prefix="evokernel-llm-", suffix=".log")
 
     def start(self) -> str:
         # Another process answering on this port would pass the readiness check for us.
@@ -120,8 +122,9 @@ class LocalLLMServer:
         log.info("llm.server.stopped", url=self.base_url)
 
     def output_tail(self, lines: int = OUTPUT_TAIL_LINES) -> str:
-        self._log.flush()
-        text = Path(self._log.name).read_text(errors="replace")
+        size = os.fstat(self._log.fileno()).st_size
+        start = max(0, size - OUTPUT_TAIL_BYTES)
+        text = os.pread(self._log.fileno(), size - start, start).decode(errors="replace")
         return "\n".join(text.splitlines()[-lines:]) or "(no output)"
 
     def close(self) -> None:
@@ -129,4 +132,3 @@ class LocalLLMServer:
             self.stop()
         finally:
             self._log.close()
-            Path(self._log.name).unlink(missing_ok=True)
