@@ -80,6 +80,7 @@ class MemoryBank(BankJournal):
         if self._embedder is None:
             self._embedder = make_embedder(self.config)
         return self._embedder
+
     def _load(self) -> None:
         table = self.store.read_items()
         if table.num_rows:
