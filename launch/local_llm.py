@@ -51,6 +51,10 @@ class LocalModelSpec(BaseModel):
     candidate_format: Literal["auto", "kernel", "modelnew"]
     request_timeout_s: float = Field(gt=0, description="per-request timeout: CPU generation is slow")
     max_concurrency: int = Field(ge=1, description="requests in flight: the server decodes one at a time")
+    max_in_flight: int = Field(
+        ge=1, description="operators at once (ray.max_in_flight): one generates while another is verified; "
+        "more only queue at the server and time out"
+    )
     prompt_char_budget: int = Field(ge=2000, description="characters of one prompt: prompt processing is ~500 tokens/s")
 
 
@@ -76,6 +80,7 @@ QWEN25_CODER_15B = LocalModelSpec(
     candidate_format="kernel",
     request_timeout_s=600.0,
     max_concurrency=1,
+    max_in_flight=2,
 )
 
 LOCAL_MODELS: dict[str, LocalModelSpec] = {QWEN25_CODER_15B.name: QWEN25_CODER_15B}
@@ -150,6 +155,17 @@ def local_llm_config_for_agent(llm: LLMConfig, spec: LocalModelSpec, base_url: s
     return llm.model_copy(update={**update, "base_url": base_url})
 
 
+def local_llm_settings(settings: Settings, base_url: str) -> Settings:
+    """The run's settings against the local server: the agent's LLM settings from the model's spec,
+    and no more operators in flight than it can serve (both only where the user kept the defaults)."""
+    spec = settings.local_llm.spec()
+    update: dict[str, Any] = {"llm": local_llm_config_for_agent(settings.llm, spec, base_url)}
+    ray = settings.ray
+    if ray.max_in_flight == type(ray).model_fields["max_in_flight"].default:
+        update["ray"] = ray.model_copy(update={"max_in_flight": min(ray.max_in_flight, spec.max_in_flight)})
+    return settings.model_copy(update=update)
+
+
 def server_args(config: LocalLLMConfig, spec: LocalModelSpec, model_path: Path, port: int) -> list[str]:
     """llama-cpp-python server flags (its ModelSettings/ServerSettings fields, checked on 0.3.36)."""
     threads = str(config.threads())
@@ -204,6 +220,7 @@ def local_llm_server(settings: Settings) -> Iterator[str]:
 
 __all__ = [
     "LOCAL_MODELS", "LocalLLMConfig", "LocalLLMError", "LocalLLMServer", "LocalModelSpec",
-    "default_cache_dir", "ensure_model", "local_llm_config_for_agent", "local_llm_server", "local_llm_status",
+    "default_cache_dir", "ensure_model", "local_llm_config_for_agent", "local_llm_server", "local_llm_settings",
+    "local_llm_status",
     "prepare_server",
 ]

@@ -25,6 +25,7 @@ from launch.local_llm import (
     LocalLLMError,
     local_llm_config_for_agent,
     local_llm_server,
+    local_llm_settings,
     local_llm_status,
     prepare_server,
 )
@@ -157,6 +158,15 @@ def test_agent_settings_take_the_model_settings_where_the_user_kept_defaults():
     assert merged.candidate_format == "kernel"
     assert merged.max_concurrency == 1 and merged.model == QWEN25_CODER_15B.name
     assert merged.prompt_char_budget == QWEN25_CODER_15B.prompt_char_budget
+
+
+def test_run_settings_cap_operators_in_flight_unless_the_user_chose():
+    url = "http://127.0.0.1:1234/v1"
+    settings = local_llm_settings(load_settings(), url)
+    assert settings.ray.max_in_flight == QWEN25_CODER_15B.max_in_flight
+    assert settings.llm.base_url == url and settings.llm.candidate_format == "kernel"
+    chosen = local_llm_settings(load_settings(overrides={"ray": {"max_in_flight": 5}}), url)
+    assert chosen.ray.max_in_flight == 5
 
 
 def test_default_cache_dir_follows_xdg(monkeypatch, tmp_path):
