@@ -94,18 +94,26 @@ def main(argv: list[str] | None = None) -> int:
         cluster.shutdown()
     attempts = [json.loads(line) for line in (work / "run" / "attempts.jsonl").read_text().splitlines()]
     ideal = args.delay * args.iterations * args.operators / args.in_flight
+    devices = summary["placement"]["devices"]
+    episodes_s = summary["timings"].get("episodes_s") or wall
+    # Seconds the devices were held by candidates, per device: the campaign cannot be faster than
+    # this (evaluation capacity) nor than the LLM ideal; what is above both is orchestration.
+    evaluation_bound = sum(d["busy_s"] for d in devices) / max(1, len(devices))
     first = min(a["timestamp"] for a in attempts) if attempts else None
     print(json.dumps({
         "bench": "campaign", "operators": args.operators, "iterations": args.iterations, "delay_s": args.delay,
         "max_in_flight": args.in_flight, "nodes": args.nodes, "devices": len(summary["placement"]["devices"]),
         "wall_s": round(wall, 1), "ideal_s": round(ideal, 1), "overhead_ratio": round(wall / ideal, 2),
         "startup_s": summary["timings"].get("startup_s"), "episodes_s": summary["timings"].get("episodes_s"),
-        "episodes_ratio": round(summary["timings"].get("episodes_s", 0) / ideal, 2),
+        "episodes_ratio": round(episodes_s / ideal, 2),
+        "device_busy_s_mean": round(evaluation_bound, 1),
+        "device_utilisation": round(evaluation_bound / episodes_s, 3),
+        "overhead_vs_bound": round(episodes_s / max(ideal, evaluation_bound), 3),
         "feasible": summary["totals"]["feasible"], "attempts": len(attempts),
         "llm_requests": sum(agent.counts.values()), "llm_peak_in_flight": llm_peak,
         "attempt_wall_s_median": round(statistics.median(a["wall_s"] for a in attempts), 2) if attempts else None,
         "episode_nodes": len(set(summary["placement"]["episodes"].values())),
-        "evaluations_per_device": [d["evaluations"] for d in summary["placement"]["devices"]],
+        "evaluations_per_device": [d["evaluations"] for d in devices],
         "first_attempt_at": first, "errors": summary["totals"]["errors"],
     }))
     shutil.rmtree(work, ignore_errors=True)

@@ -186,6 +186,7 @@ class DevicePoolActor:
                          ray.get_actor(profiler, namespace=namespace)) for info, profiler in members]
         self.cpu_node_gate = cpu_node_gate
         self.counts = {info.name: 0 for info, _ in members}
+        self.busy_s = {info.name: 0.0 for info, _ in members}  # time held by a candidate (gates included)
         self._idle: asyncio.Queue[int] | None = None
         self._gates: dict[str, _NodeGate] = {}
         self._waiting = 0
@@ -215,6 +216,7 @@ class DevicePoolActor:
             if not await self._alive(index):  # died while idle: recover it, take another
                 self._recovering.add(asyncio.ensure_future(self._recover(index)))
                 continue
+            held = time.perf_counter()
             try:
                 verdict, report = await self._on_device(info, verifier, profiler, task, candidate, profile)
             except RayActorError as exc:  # Ray restarts the actor in its bundle; try the next idle device
@@ -225,6 +227,7 @@ class DevicePoolActor:
                 continue
             self._put_back(index)
             self.counts[info.name] += 1
+            self.busy_s[info.name] += time.perf_counter() - held
             return PoolEvaluation(verdict=verdict, profile=report, device=info.device, node_id=info.node_id,
                                   retried=bool(lost))
         return PoolEvaluation(verdict=Verdict(feasible=False, gate="runtime", category="device_lost",
@@ -288,8 +291,9 @@ class DevicePoolActor:
         self.metrics.seconds.observe(time.perf_counter() - started, tags={"phase": phase})
 
     async def stats(self) -> dict[str, Any]:
-        """Per member: where it runs and how many candidates it evaluated."""
-        return {"members": [{**info.model_dump(), "evaluations": self.counts[info.name]} for info, _, _ in self.members],
+        """Per device (its verifier's info): where it runs, candidates evaluated, seconds held."""
+        return {"members": [{**info.model_dump(), "evaluations": self.counts[info.name],
+                             "busy_s": round(self.busy_s[info.name], 2)} for info, _, _ in self.members],
                 "idle": self._queue().qsize(), "waiting": self._waiting}
 
 
