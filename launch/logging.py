@@ -41,6 +41,25 @@ class SecretRedactor:
         return self._scrub(event_dict)
 
 
+class _CurrentStderr:
+    """A file-like object that writes to whatever sys.stderr is at the time of writing.
+
+    structlog's PrintLogger binds one stream at creation; a stream swapped out later (pytest's
+    capture, a redirect) would then be written to after it was closed.
+    """
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+class _StderrLoggerFactory:
+    def __call__(self, *args: Any) -> structlog.PrintLogger:
+        return structlog.PrintLogger(file=_CurrentStderr())
+
+
 redactor = SecretRedactor()
 _configured = False
 
@@ -68,7 +87,7 @@ def configure_logging(json_logs: bool | None = None, level: str = "info", secret
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric_level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=_StderrLoggerFactory(),
         cache_logger_on_first_use=False,
     )
     logging.basicConfig(level=max(numeric_level, logging.WARNING), stream=sys.stderr)

@@ -45,3 +45,14 @@ def test_level_filters(capsys):
     err = capsys.readouterr().err
     assert "shown" in err and "hidden" not in err
     configure_logging(json_logs=True, level="info")
+
+
+def test_logs_follow_a_replaced_stderr(capsys, monkeypatch):
+    import io
+
+    configure_logging(json_logs=True, level="info")
+    logger = structlog.get_logger("t")
+    replacement = io.StringIO()
+    monkeypatch.setattr("sys.stderr", replacement)
+    logger.info("to the new stream")
+    assert "to the new stream" in replacement.getvalue()
