@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 from contextlib import ExitStack
 from pathlib import Path
@@ -49,6 +50,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         raise UsageError("--resume and --fake-devices need Ray (leave out --no-ray)")
     tasks, run_id, run_dir = _plan(settings)
     with ExitStack() as stack:
+        _stop_cleanly_on_sigterm(stack)
         if settings.llm.base_url is None:
             settings = _with_local_llm(settings, stack)
         campaign = Campaign(settings, run_dir, use_ray=False, run_id=run_id)
@@ -88,6 +90,7 @@ def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
     else:
         tasks, run_id, run_dir = _plan(settings)
     with ExitStack() as stack:
+        _stop_cleanly_on_sigterm(stack)
         if settings.llm.base_url is None:
             settings = _with_local_llm(settings, stack)
         try:
@@ -142,6 +145,17 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     for key, value in top.items():
         merged[key] = _merge(merged.get(key) or {}, value) if isinstance(value, dict) else value
     return merged
+
+
+def _stop_cleanly_on_sigterm(stack: ExitStack) -> None:
+    """SIGTERM (a scheduler, `timeout`, `kill`) unwinds like Ctrl-C, so the local model server
+    and Ray are stopped and the run folder is left consistent, instead of dying on the spot."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    stack.callback(signal.signal, signal.SIGTERM, previous)
 
 
 def _with_local_llm(settings: Settings, stack: ExitStack) -> Settings:

@@ -138,7 +138,11 @@ class OpenAITestServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        cleanup = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)
+        try:
+            cleanup.result(5)
+        except TimeoutError:  # a scripted delay still sleeping: the daemon thread goes with the loop
+            cleanup.cancel()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
 

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
 
 from launch.cli import main
 from tests.actors import replies
-from tests.actors.openai_server import OpenAITestServer, ScriptedAgent
+from tests.actors.openai_server import OpenAITestServer, Reply, ScriptedAgent
 
 FAST_HARNESS = ["--set", "harness.compile_baseline=false", "--set", "harness.timed_trials=5",
                 "--set", "harness.warmup_trials=1", "--set", "harness.correctness_trials=2",
@@ -56,3 +62,25 @@ def test_no_endpoint_uses_the_local_server_and_says_what_to_do_when_it_cannot(tm
     assert code == 2
     err = capsys.readouterr().err
     assert "--llm-base-url" in err and (str(missing) in err or "not installed" in err)
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_run_cleanly(tmp_path):
+    """A fresh process (about a minute on a busy machine), stopped while it waits on the LLM."""
+    with OpenAITestServer() as server:
+        server.default = Reply(replies.BROKEN, delay_s=30)  # the run waits on the LLM
+        run = subprocess.Popen(
+            [sys.executable, "-m", "launch.cli", *FAST_HARNESS, "run", "--no-ray", "--tasks", "4_ReLU*",
+             "--llm-base-url", server.base_url, "--llm-model", server.model, "--memory", str(tmp_path / "bank"),
+             "--out", str(tmp_path / "run"), "--backend", "cpu"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not server.chat_requests and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.2)
+        assert server.chat_requests, run.communicate()[1][-2000:]
+        run.send_signal(signal.SIGTERM)
+        _, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err[-2000:]
+    assert "interrupted" in err
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["finished_at"] is None  # the run did not finish, and says so
