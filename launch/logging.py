@@ -32,7 +32,11 @@ class SecretRedactor:
                 value = value.replace(secret, REDACTED)
             return _SECRET_VALUE.sub(REDACTED, value)
         if isinstance(value, dict):
-            return {k: (REDACTED if _SECRET_KEY.search(str(k)) and v else self._scrub(v)) for k, v in value.items()}
+            # Only text under a secret-looking key is hidden: token *counts* stay readable.
+            return {
+                k: (REDACTED if _SECRET_KEY.search(str(k)) and isinstance(v, (str, bytes)) and v else self._scrub(v))
+                for k, v in value.items()
+            }
         if isinstance(value, (list, tuple)):
             return type(value)(self._scrub(v) for v in value)
         return value

@@ -56,3 +56,11 @@ def test_logs_follow_a_replaced_stderr(capsys, monkeypatch):
     monkeypatch.setattr("sys.stderr", replacement)
     logger.info("to the new stream")
     assert "to the new stream" in replacement.getvalue()
+
+
+def test_token_counts_are_not_mistaken_for_secrets(capsys):
+    configure_logging(json_logs=True, level="info")
+    structlog.get_logger("t").info("usage", tokens_prompt=120, auth_token="abcd-secret-value")
+    event = _last_json_line(capsys.readouterr().err)
+    assert event["tokens_prompt"] == 120
+    assert event["auth_token"] == REDACTED
