@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import shutil
 import subprocess
 import tempfile
@@ -46,10 +45,14 @@ def _check_compiler() -> str:
         return f"{compiler} with OpenMP, shared library built in {time.perf_counter() - started:.2f}s"
 
 
-def _check_torch_npu() -> str:
-    if importlib.util.find_spec("torch_npu") is None:
-        return "torch_npu not installed (fine without Ascend NPUs)"
-    return "torch_npu installed"
+def _backends_line() -> str:
+    from npu_pool.backends import backend_status
+
+    parts = []
+    for name in ("npu", "cuda", "cpu"):
+        available, why = backend_status(name)
+        parts.append(f"{name}: {'available' if available else 'unavailable (' + why + ')'}")
+    return "; ".join(parts)
 
 
 def _check_lancedb() -> str:
@@ -85,7 +88,7 @@ def run_doctor(args: argparse.Namespace, settings: Settings) -> int:
     checks: list[tuple[str, Callable[[], str]]] = [
         ("torch", _check_torch),
         ("compiler", _check_compiler),
-        ("torch_npu", _check_torch_npu),
+        ("backends", _backends_line),
         ("lancedb", _check_lancedb),
         ("embeddings", _check_embedding_model),
     ]
@@ -98,7 +101,11 @@ def run_doctor(args: argparse.Namespace, settings: Settings) -> int:
         except Exception as exc:  # every failure is reported, none stops the others
             failures += 1
             print(f"  FAIL  {name:<11} {type(exc).__name__}: {exc}")
-    endpoint = settings.llm.base_url or "(none configured: the local model is used)"
-    print(f"  info  {'llm':<11} endpoint {endpoint}, model {settings.llm.model}")
+    if settings.llm.base_url:
+        print(f"  info  {'llm':<11} endpoint {settings.llm.base_url}, model {settings.llm.model}")
+    else:
+        from launch.local_llm import local_llm_status
+
+        print(f"  info  {'llm':<11} no endpoint configured: the local model is used; {local_llm_status(settings.local_llm)}")
     print(f"{len(checks) - failures}/{len(checks)} checks passed")
     return 1 if failures else 0

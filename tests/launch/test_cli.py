@@ -48,3 +48,10 @@ def test_unknown_subcommand_is_a_usage_error():
     with pytest.raises(SystemExit) as exc:
         main(["no-such-command"])
     assert exc.value.code == 2
+
+
+def test_doctor_checks_this_machine(capsys):
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "ok    compiler" in out and "cpu: available" in out
+    assert "checks passed" in out
