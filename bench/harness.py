@@ -56,21 +56,22 @@ def one_evaluation(task, candidate, config, correctness_calls: int) -> dict:
 
 
 def load_inline_routes(source_path: Path) -> dict:
-    """Cold load_inline builds of one ModelNew source, each in a fresh process and folder."""
+    """Cold load_inline builds of one ModelNew source (made unique per route so every build
+    is cold), each in a fresh process: torch's own precompiled header, none, ours (first
+    with the header still to build, then with it built), and a hit in our build cache."""
     script = r"""
 import sys, time, tempfile
 from pathlib import Path
 import torch.utils.cpp_extension as ce
 from npu_pool import build_cache
-route, src = sys.argv[1], Path(sys.argv[2]).read_text()
-cache = Path(sys.argv[3])
-builds = []
-if route == "keyed_cache":
-    build_cache.install(cache, {"use_pch": True}, builds)
+route, src, cache = sys.argv[1], Path(sys.argv[2]).read_text(), Path(sys.argv[3])
+src = src.replace("#include <torch/extension.h>", "#include <torch/extension.h>\n// route " + sys.argv[4], 1)
+if route in ("own_pch", "cache_hit"):
+    build_cache.install(cache, {"use_pch": True}, [])
 else:
     original = ce.load_inline
     def plain(name, *a, **k):
-        k["build_directory"] = tempfile.mkdtemp(); k["use_pch"] = route == "use_pch"
+        k["build_directory"] = tempfile.mkdtemp(); k["use_pch"] = route == "torch_pch"
         return original(name + "_" + route, *a, **k)
     ce.load_inline = plain
 start = time.perf_counter()
@@ -78,14 +79,15 @@ exec(compile(src, "candidate.py", "exec"), {"__name__": "candidate"})
 print(time.perf_counter() - start)
 """
     results = {}
+    runs = [("torch_pch", "torch_pch", "a"), ("no_pch", "no_pch", "b"), ("own_pch_first", "own_pch", "c"),
+            ("own_pch", "own_pch", "d"), ("cache_hit", "cache_hit", "d")]
     with tempfile.TemporaryDirectory() as cache:
-        for route in ("use_pch", "no_pch", "keyed_cache", "keyed_cache"):
-            out = subprocess.run([sys.executable, "-c", script, route, str(source_path), cache],
+        for label, route, variant in runs:
+            out = subprocess.run([sys.executable, "-c", script, route, str(source_path), cache, variant],
                                  capture_output=True, text=True, cwd=ROOT)
             seconds = float(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else None
-            key = route if f"{route}_s" not in results else "keyed_cache_hit"
-            results[f"{key}_s"] = seconds
-            print(f"  load_inline {key:<16} {seconds if seconds is None else round(seconds, 2)} s", flush=True)
+            results[f"{label}_s"] = seconds
+            print(f"  load_inline {label:<14} {seconds if seconds is None else round(seconds, 2)} s", flush=True)
     return results
 
 

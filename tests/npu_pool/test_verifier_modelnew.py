@@ -44,7 +44,6 @@ def test_second_evaluation_uses_the_build_cache_and_profiles(leaky_relu_verdict)
     assert leaky_relu_verdict.feasible
     verdict, report = evaluate(_task(SHARED), candidate_file(SHARED), harness_config())
     assert verdict.feasible and verdict.timings["compile_cached"] == 1.0
-    assert verdict.timings["compile_s"] < 5
     assert report is not None and report.trials == 5 and report.median_ms > 0
 
 
