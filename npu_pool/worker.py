@@ -36,15 +36,19 @@ def _network_isolated() -> bool:
 
 
 def first_compiler_errors(log: str, limit: int = 12) -> str:
-    """The first error lines of a compiler log, with the line after each (the caret context)."""
+    """The first diagnostics of a compiler log (`file:line:col: error: ...` and the source
+    lines after each), without the build commands that surround them."""
     lines = log.splitlines()
     picked: list[str] = []
     for i, line in enumerate(lines):
-        if re.search(r"\berror\b", line, re.IGNORECASE) and not line.startswith(("ninja:", "FAILED:")):
+        if re.search(r":\d+:(\d+:)? (fatal )?error:", line):
             picked.extend(lines[i: i + 3])
         if len(picked) >= limit:
             break
-    return "\n".join(picked[:limit]) or "\n".join(lines[-limit:])
+    if not picked:  # no diagnostics in the usual shape: the error lines, then the end
+        picked = [line for line in lines if re.search(r"\berror\b", line, re.IGNORECASE)][:limit // 2]
+        picked += lines[-(limit // 2):]
+    return "\n".join(line[:400] for line in picked[:limit])
 
 
 class Worker:
