@@ -125,6 +125,7 @@ def hardest(pool: list[Path], rows: dict[str, Any], n: int) -> list[Path]:
     (the transfer arm needs both)."""
     rank_in_family: dict[str, int] = {}
     keyed = []
+    pool = [p for p in pool if not (p.stem in rows and (rows[p.stem].error or "").startswith("task load"))]
     for path in pool:
         row = rows.get(path.stem)
         rate = (row.attempts - sum(row.failures.values())) / row.attempts if row and row.attempts else 0.0
@@ -261,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(settings.log_json, settings.log_level)  # one line per attempt: progress
     out = Path(args.out or f"runs/learning-{datetime.now(UTC):%Y%m%d-%H%M%S}").expanduser().resolve()
     out.mkdir(parents=True, exist_ok=True)
+    _check_same_plan(out, plan, args)
     previous = signal.signal(signal.SIGTERM, _interrupt)
     from contextlib import ExitStack
 
@@ -280,6 +282,18 @@ def main(argv: list[str] | None = None) -> int:
     result["wall_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(result))
     return 0
+
+
+def _check_same_plan(out: Path, plan: dict[str, Any], args: argparse.Namespace) -> None:
+    """A results folder resumes only the benchmark that started it."""
+    recorded = {"tasks": [p.stem for p in plan["tasks"]], "pool": [p.stem for p in plan["pool"]],
+                "operators": plan["operators"], "iterations": plan["iterations"], "arms": plan["arms"],
+                "seed": args.seed, "select_iterations": args.select_iterations, "suite": str(plan["suite"])}
+    path = out / "plan.json"
+    if path.is_file() and json.loads(path.read_text()) != recorded:
+        raise SystemExit(f"bench.learning: {out} holds a benchmark with another plan ({path}); "
+                         "pick a new --out or repeat that benchmark's flags")
+    path.write_text(json.dumps(recorded, indent=2) + "\n")
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -369,7 +383,7 @@ def _run(args: argparse.Namespace, plan: dict[str, Any], settings, model: dict[s
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     (out / "summary.md").write_text(render_markdown(meta, figures, headline))
     if args.publish:
-        target = REPOSITORY / "bench" / "results" / f"{meta['date'][:10]}-{model['name']}"
+        target = REPOSITORY / "bench" / "results" / f"{meta['date'][:10]}-{model['name'].replace('/', '_')}"
         target.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(out / "summary.md", target / "summary.md")
         shutil.copyfile(out / "summary.json", target / "summary.json")

@@ -99,6 +99,8 @@ def test_an_unfinished_arm_is_run_again_from_a_fresh_bank(suite, tmp_path, capsy
         killed = json.loads(summary_path.read_text()) | {"finished_at": None}
         summary_path.write_text(json.dumps(killed))  # as a killed benchmark leaves it
         assert learning.main(argv) == 0
+        with pytest.raises(SystemExit, match="another plan"):  # the folder belongs to that benchmark
+            learning.main([*argv, "--iterations", "2"])
     attempts = (out / "arms" / "value" / "attempts.jsonl").read_text().splitlines()
     assert len(attempts) == 1 and json.loads(summary_path.read_text())["finished_at"]
     assert last_json_line(capsys.readouterr().out)["fast_0_value"] == 1.0
