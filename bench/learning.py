@@ -29,6 +29,7 @@ import shutil
 import signal
 import sys
 import time
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -264,8 +265,6 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     _check_same_plan(out, plan, args)
     previous = signal.signal(signal.SIGTERM, _interrupt)
-    from contextlib import ExitStack
-
     started = time.perf_counter()
     try:
         with ExitStack() as stack:
