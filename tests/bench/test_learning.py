@@ -36,6 +36,7 @@ def last_json_line(text: str) -> dict:
 
 
 def test_selection_arms_transfer_summary_and_resume(suite, tmp_path, capsys):
+    """The whole benchmark at 2 operators x 2 iterations, then resumed twice."""
     out = tmp_path / "results"
     with OpenAITestServer() as server:
         agent = ElementwiseAgent()
@@ -86,24 +87,17 @@ def test_selection_arms_transfer_summary_and_resume(suite, tmp_path, capsys):
         again = last_json_line(capsys.readouterr().out)
         assert {k: v for k, v in again.items() if k != "wall_s"} == {k: v for k, v in headline.items() if k != "wall_s"}
 
+        # An arm left unfinished (a killed benchmark) runs again, from a fresh copy of its bank.
+        summary_path = out / "arms" / "transfer" / "summary.json"
+        summary_path.write_text(json.dumps(json.loads(summary_path.read_text()) | {"finished_at": None}))
+        assert learning.main(argv) == 0
+        assert sum(agent.counts.values()) == requests + 2
+        assert len((out / "arms" / "transfer" / "attempts.jsonl").read_text().splitlines()) == 2
+        assert json.loads(summary_path.read_text())["finished_at"]
+        assert last_json_line(capsys.readouterr().out)["fast_0_level2_warm_transfer"] == 1.0
 
-def test_an_unfinished_arm_is_run_again_from_a_fresh_bank(suite, tmp_path, capsys):
-    out = tmp_path / "results"
-    with OpenAITestServer() as server:
-        server.responder = ElementwiseAgent()
-        argv = [*FAST, "--set", f"harness.build_cache_dir={tmp_path / 'build'}", "--suite", str(suite),
-                "--tasks", "4_ReLU", "--iterations", "1", "--arms", "value",
-                "--llm-base-url", server.base_url, "--llm-model", server.model, "--out", str(out)]
-        assert learning.main(argv) == 0
-        summary_path = out / "arms" / "value" / "summary.json"
-        killed = json.loads(summary_path.read_text()) | {"finished_at": None}
-        summary_path.write_text(json.dumps(killed))  # as a killed benchmark leaves it
-        assert learning.main(argv) == 0
         with pytest.raises(SystemExit, match="another plan"):  # the folder belongs to that benchmark
-            learning.main([*argv, "--iterations", "2"])
-    attempts = (out / "arms" / "value" / "attempts.jsonl").read_text().splitlines()
-    assert len(attempts) == 1 and json.loads(summary_path.read_text())["finished_at"]
-    assert last_json_line(capsys.readouterr().out)["fast_0_value"] == 1.0
+            learning.main([*argv, "--iterations", "3"])
 
 
 def test_dry_run_prints_the_plan_and_estimate(capsys):
