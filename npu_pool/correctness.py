@@ -11,26 +11,18 @@ is caught.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
+from npu_pool.protocol import WorkerOutcome
 from npu_pool.sizing import as_output_list
 
 HALF_TYPES = (torch.float16, torch.bfloat16)
 
 
-@dataclass
-class Outcome:
-    """What a gate found; the worker turns it into a Verdict."""
-
-    feasible: bool
-    gate: str
-    category: str
-    reason: str
-    details: str = ""
-    flags: list[str] = field(default_factory=list)
+def _outcome(feasible: bool, gate: str, category: str, reason: str, details: str = "") -> WorkerOutcome:
+    return WorkerOutcome(feasible=feasible, gate=gate, category=category, reason=reason, details=details)
 
 
 def tolerances(dtype: torch.dtype, atol: float | None, rtol: float | None) -> tuple[float, float]:
@@ -144,7 +136,7 @@ def check(
     rtol: float | None,
     perturbed_trial: bool,
     on_trial: Callable[[str], None] = lambda _: None,
-) -> Outcome:
+) -> WorkerOutcome:
     """Run the correctness trials of a candidate against the task's reference."""
     init_inputs = list(task.get_init_inputs())
     shapes_note = ""
@@ -175,25 +167,25 @@ def check(
                 raw = _run_candidate(candidate, cand_inputs)
         except Exception as exc:
             oom = isinstance(exc, MemoryError) or "can't allocate memory" in str(exc)
-            return Outcome(False, "runtime", "out_of_memory" if oom else "exception", f"{type(exc).__name__} in {label}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300],
+            return _outcome(False, "runtime", "out_of_memory" if oom else "exception", f"{type(exc).__name__} in {label}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300],
                            f"{type(exc).__name__}: {exc}"[:2000] + "\n" + shapes_note)
         problem = _check_outputs(raw, expected, cand_inputs, originals, ref_inputs, candidate, reference, device,
                                  atol, rtol, perturbed)
         if problem is not None:
             category, reason, details = problem
-            return Outcome(False, "correctness", category, f"{reason} ({label})", details + "\n" + shapes_note)
+            return _outcome(False, "correctness", category, f"{reason} ({label})", details + "\n" + shapes_note)
         produced = as_output_list(raw)
         if previous is not None and not perturbed:
             ref_prev, cand_prev = previous
             if any(not torch.equal(a, b) for a, b in zip(ref_prev, expected, strict=False)) and all(
                 torch.equal(a, b.detach().cpu()) for a, b in zip(cand_prev, produced, strict=False)
             ):
-                return Outcome(False, "correctness", "constant_output",
+                return _outcome(False, "correctness", "constant_output",
                                f"outputs do not change when the inputs change ({label})",
                                "the reference's outputs differ between trials but the candidate's are identical\n" + shapes_note)
         if not perturbed:
             previous = ([e.cpu() for e in expected], [p.detach().cpu().clone() for p in produced])
-    return Outcome(True, "ok", "ok", f"{total} trials matched", shapes_note)
+    return _outcome(True, "ok", "ok", f"{total} trials matched", shapes_note)
 
 
 def _check_outputs(raw, expected, cand_inputs, originals, ref_inputs, candidate, reference, device,

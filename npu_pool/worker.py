@@ -78,7 +78,6 @@ class Worker:
         os.replace(tmp, self.result_path)
 
     def run(self) -> None:
-        from npu_pool.protocol import WorkerOutcome
 
         req = self.request
         self.stage("startup")
@@ -108,11 +107,10 @@ class Worker:
         self.stage("correctness")
         t0 = time.perf_counter()
         cfg = req.config
-        result = correctness.check(task, make_candidate, backend.device, cfg.correctness_trials, cfg.seed,
-                                   cfg.atol, cfg.rtol, cfg.perturbed_trial,
-                                   on_trial=lambda label: self.stage(f"correctness: {label}"))
+        outcome = correctness.check(task, make_candidate, backend.device, cfg.correctness_trials, cfg.seed,
+                                    cfg.atol, cfg.rtol, cfg.perturbed_trial,
+                                    on_trial=lambda label: self.stage(f"correctness: {label}"))
         self.timings["correctness_s"] = time.perf_counter() - t0
-        outcome = WorkerOutcome(**result.__dict__)
         if not outcome.feasible or not req.profile:
             self.emit(outcome, complete=True)
             return
