@@ -160,14 +160,14 @@ def _stop_cleanly_on_sigterm(stack: ExitStack) -> None:
 
 def _with_local_llm(settings: Settings, stack: ExitStack) -> Settings:
     """No endpoint configured: serve the offline default model for the duration of the run."""
-    from launch.local_llm import LocalLLMError, local_llm_config_for_agent, local_llm_server
+    from launch.local_llm import LocalLLMError, local_llm_server, local_llm_settings
 
     try:
         base_url = stack.enter_context(local_llm_server(settings))
-        llm = local_llm_config_for_agent(settings.llm, settings.local_llm.spec(), base_url)
     except LocalLLMError as exc:
         raise UsageError(f"{exc}\n  or point the run at an OpenAI-compatible endpoint with --llm-base-url URL") from None
-    return settings.model_copy(update={"llm": llm})
+    # The model's own agent settings, and no more operators in flight than one server answers.
+    return local_llm_settings(settings, base_url)
 
 
 def _print_summary(summary: dict, run_dir: Path) -> None:
