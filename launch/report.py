@@ -275,6 +275,13 @@ def analyse_run(run_dir: Path) -> RunReport:
             problems.append(f"{row.task}: episode error: {row.error}")
         if entry.get("feasible") is True and not row.feasible and row.attempts:
             problems.append(f"{row.task}: summary.json says feasible but no feasible attempt was recorded")
+    # A campaign lists its planned operators up front: those never started count as unsolved.
+    planned = summary.get("planned") if isinstance(summary.get("planned"), list) else []
+    unstarted = [task for task in planned if isinstance(task, str) and task not in rows]
+    for task in unstarted:
+        rows[task] = OperatorRow(task=task, error="not started")
+    if unstarted:
+        problems.append(f"{len(unstarted)} planned operator(s) never started: {', '.join(sorted(unstarted))}")
     for row in rows.values():
         if row.attempts == 0 and row.error is None:
             problems.append(f"{row.task}: no attempt recorded")

@@ -189,3 +189,14 @@ def test_reads_run_folders_written_from_the_actors_models(tmp_path):
     assert report.curves.fast_0 == [0.0, 1.0, 1.0] and report.curves.fast_1 == [0.0, 0.0, 1.0]
     assert report.speedup_best_over_first.values == [2.0] and report.speedup_vs_eager.values == [1.8]
     assert report.problems == ["summary.json has no finished_at: the campaign did not finish"]
+
+
+def test_planned_operators_that_never_started_count_as_unsolved(tmp_path):
+    run = make_run(tmp_path / "run", ATTEMPTS)
+    summary = json.loads((run / "summary.json").read_text())
+    summary["planned"] = ["1_Relu", "2_Softmax", "3_Gemm", "5_Pool"]
+    (run / "summary.json").write_text(json.dumps(summary))
+    report = analyse_run(run)
+    assert len(report.operators) == 4
+    assert report.curves.fast_0[-1] == pytest.approx(2 / 4)
+    assert any("never started: 5_Pool" in p for p in report.problems)
