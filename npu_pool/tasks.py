@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -12,6 +13,8 @@ from pydantic import BaseModel, ConfigDict
 
 from npu_pool.signature import KernelSignature, derive_signature
 from npu_pool.sizing import Fit, TaskProbeError, exec_task, fit_sizes, probe, size_constants
+
+_DEFINES_MODEL = re.compile(r"^class Model\b", re.MULTILINE)  # not ModelNew
 
 
 class TaskLoadError(Exception):
@@ -177,5 +180,5 @@ def discover_tasks(folders: list[str | Path]) -> list[Path]:
     for folder in folders:
         folder = Path(folder)
         files = [folder] if folder.is_file() else sorted(folder.rglob("*.py"))
-        found += [f for f in files if not f.name.startswith("_") and "class Model" in f.read_text(errors="replace")]
+        found += [f for f in files if not f.name.startswith("_") and _DEFINES_MODEL.search(f.read_text(errors="replace"))]
     return found

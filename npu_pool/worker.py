@@ -25,6 +25,9 @@ def _set_limits(memory_mb: int, cpu_s: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (memory_mb * 2**20, memory_mb * 2**20))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 5))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # No single file beyond 2 GiB (an endless print loop into the log files), while a
+    # precompiled torch header (about 0.8 GiB) still fits.
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2 * 2**30, 2 * 2**30))
 
 
 def _network_isolated() -> bool:
