@@ -5,7 +5,8 @@ separate clones of the inputs and the same weights; the candidate runs first on 
 trials; the reference's outputs are copied and then overwritten with NaN so a candidate
 cannot find them in reused memory. One extra trial feeds signed, scaled normal values so
 a kernel that only matches the task's own input range (a copy for ReLU over torch.rand)
-is caught.
+is caught; the candidate gets them in the same input buffers as the trial before, so a
+result cached by input pointer is caught too.
 """
 
 from __future__ import annotations
@@ -111,6 +112,21 @@ def _unchanged(before: list[Any], after: list[Any]) -> bool:
     )
 
 
+def _refill_in_place(buffers: list[Any], fresh: list[Any]) -> list[Any]:
+    """`fresh` copied into `buffers` where shapes and dtypes agree; `fresh` itself otherwise."""
+    if len(buffers) != len(fresh):
+        return fresh
+    refilled = []
+    for old, new in zip(buffers, fresh, strict=True):
+        if isinstance(old, torch.Tensor) and isinstance(new, torch.Tensor) and old.shape == new.shape \
+                and old.dtype == new.dtype and old.device == new.device:
+            old.detach().copy_(new)
+            refilled.append(old)
+        else:
+            refilled.append(new)
+    return refilled
+
+
 def _run_reference(reference: torch.nn.Module, inputs: list[Any]) -> list[torch.Tensor]:
     with torch.no_grad():
         produced = as_output_list(reference(*inputs))
@@ -141,6 +157,7 @@ def check(
     init_inputs = list(task.get_init_inputs())
     shapes_note = ""
     previous: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None
+    last_cand_inputs: list[Any] | None = None
     total = trials + (1 if perturbed_trial else 0)
     for t in range(total):
         perturbed = t == trials
@@ -155,6 +172,9 @@ def check(
         candidate = make_candidate(reference, seed + t)
         originals = _clone(inputs, device)
         ref_inputs, cand_inputs = _clone(originals, device), _clone(originals, device)
+        if perturbed and last_cand_inputs is not None:
+            # New data in the very buffers of the last trial: a result cached by input pointer shows.
+            cand_inputs = _refill_in_place(last_cand_inputs, cand_inputs)
         shapes_note = "input shapes: " + ", ".join(
             str(list(x.shape)) if isinstance(x, torch.Tensor) else repr(x) for x in originals)
 
@@ -185,6 +205,7 @@ def check(
                                "the reference's outputs differ between trials but the candidate's are identical\n" + shapes_note)
         if not perturbed:
             previous = ([e.cpu() for e in expected], [p.detach().cpu().clone() for p in produced])
+            last_cand_inputs = cand_inputs
     return _outcome(True, "ok", "ok", f"{total} trials matched", shapes_note)
 
 

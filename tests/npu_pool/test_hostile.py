@@ -17,10 +17,7 @@ from .harness_support import SMALL_BYTES, SUITE, candidate_file, harness_config,
 HOSTILE = sorted((Path(__file__).parent / "hostile").iterdir())
 STATIC = [p for p in HOSTILE if header(p, "expect-gate") == "hack"]
 # Hacks the harness does not stop yet, each with what is missing; strict, so a fix shows.
-KNOWN_GAPS = {
-    "cache_by_pointer.cpp": "the correctness gate never calls the candidate twice on one input buffer "
-                            "refilled with new data, so a cache keyed by the input pointer passes",
-}
+KNOWN_GAPS: dict[str, str] = {}
 DYNAMIC = [
     pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[p.name])) if p.name in KNOWN_GAPS else p
     for p in HOSTILE if header(p, "expect-gate") != "hack"
