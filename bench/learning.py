@@ -146,8 +146,8 @@ def hardest(pool: list[Path], rows: dict[str, Any], n: int) -> list[Path]:
 class LearningBenchmark:
     """Runs the arms one after another into one results folder; finished arms are skipped."""
 
-    def __init__(self, settings, out: Path, iterations: int):
-        self.settings, self.out, self.iterations = settings, out, iterations
+    def __init__(self, settings, out: Path):
+        self.settings, self.out = settings, out
         self.banks = out / "banks"
         self.arms_dir = out / "arms"
 
@@ -343,7 +343,7 @@ def _select(bench: LearningBenchmark, plan: dict[str, Any], args: argparse.Names
 def _run(args: argparse.Namespace, plan: dict[str, Any], settings, model: dict[str, Any], out: Path) -> dict[str, Any]:
     from launch.report_writer import write_report
 
-    bench = LearningBenchmark(settings, out, plan["iterations"])
+    bench = LearningBenchmark(settings, out)
     seeded = bench.seed_bank()
     tasks = plan["tasks"] or _select(bench, plan, args, seeded)
     tasks = _ordered(tasks)
