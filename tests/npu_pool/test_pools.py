@@ -29,9 +29,12 @@ def candidate(reply: str) -> Candidate:
 
 @pytest.fixture(scope="module")
 def pools(tmp_path_factory):
+    # An instance left by another module (without NPU resources) cannot host the pools.
+    if ray.is_initialized() and ray.cluster_resources().get("NPU", 0) < 2:
+        ray.shutdown()
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, resources={"NPU": 2}, include_dashboard=False, log_to_driver=False,
+        ray.init(address="local", num_cpus=2, resources={"NPU": 2}, include_dashboard=False, log_to_driver=False,
                  namespace="evokernel-pools-test")
     config = HarnessConfig(backend="auto", compile_baseline=False, correctness_trials=2, warmup_trials=1,
                            timed_trials=5, profile_input_sets=1,
