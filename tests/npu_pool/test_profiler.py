@@ -33,9 +33,11 @@ def test_profile_report_of_a_correct_kernel():
 
 def test_excessive_speedup_is_flagged_not_taken():
     task = fixture_task("slow_reference_relu")
-    verdict, report = evaluate(task, fixture_candidate("relu_slow_ref.cpp"), harness_config())
+    # The fixture's reference is deliberately slow (about 9x to 50x here, depending on load); a
+    # bound of 2 keeps the test about the flagging, not about how busy the machine is.
+    verdict, report = evaluate(task, fixture_candidate("relu_slow_ref.cpp"), harness_config(speedup_bound=2.0))
     assert verdict.feasible
-    assert report.speedup_vs_eager > 10
+    assert report.speedup_vs_eager > 2.0
     assert "excessive_speedup" in report.flags and "excessive_speedup" in verdict.flags
 
 
