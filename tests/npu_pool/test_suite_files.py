@@ -139,7 +139,9 @@ def test_task_follows_the_format_and_runs_fast(path):
         start = time.perf_counter()
         model(*inputs)
         elapsed = time.perf_counter() - start
-    assert elapsed < 1.0, f"reference took {elapsed:.2f} s"
+    # Sized for well under a second on 2 idle cores (docs/suite.md); the bound is loose so a
+    # busy machine cannot fail it, while a task sized 100x too large still does.
+    assert elapsed < 5.0, f"reference took {elapsed:.2f} s"
 
 
 @pytest.mark.parametrize("path", TASK_FILES, ids=_id)
