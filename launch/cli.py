@@ -47,17 +47,29 @@ def build_parser() -> argparse.ArgumentParser:
         description="Self-evolving kernel synthesis: draft, verify and refine kernels with a value-driven memory.",
     )
     parser.add_argument("--version", action="version", version=f"evokernel {__version__}")
-    parser.add_argument("--config", metavar="FILE", help="YAML settings file (also $EVOKERNEL_CONFIG)")
-    parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="override any setting, e.g. memory.alpha=0.3")
-    parser.add_argument("--log-json", dest=CONFIG_DEST_PREFIX + "log_json", action="store_const", const=True,
-                        default=argparse.SUPPRESS, help="JSON logs (default when stderr is not a terminal)")
-    add_config_flag(parser, "--log-level", "log_level", choices=["debug", "info", "warning", "error"])
+    _add_common_options(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     for name in COMMAND_MODULES:
         module = __import__(f"launch.commands.{name}", fromlist=["register"])
         module.register(subparsers)
+    # The common options work after the subcommand too (`evokernel run --set k=v`); there they
+    # default to nothing, so they never erase what was given before the subcommand.
+    for subparser in set(subparsers.choices.values()):
+        _add_common_options(subparser, suppress=True)
     return parser
+
+
+def _add_common_options(parser: argparse.ArgumentParser, suppress: bool = False) -> None:
+    group = parser.add_argument_group("common options") if suppress else parser
+    default = {"default": argparse.SUPPRESS} if suppress else {}
+    group.add_argument("--config", metavar="FILE", help="YAML settings file (also $EVOKERNEL_CONFIG)", **default)
+    group.add_argument("--set", action="append", metavar="KEY=VALUE",
+                       help="override any setting, e.g. memory.alpha=0.3", **default)
+    group.add_argument("--log-json", dest=CONFIG_DEST_PREFIX + "log_json", action="store_const", const=True,
+                       default=argparse.SUPPRESS, help="JSON logs (default when stderr is not a terminal)")
+    group.add_argument("--log-level", dest=CONFIG_DEST_PREFIX + "log_level", default=argparse.SUPPRESS,
+                       choices=["debug", "info", "warning", "error"])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

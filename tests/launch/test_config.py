@@ -58,3 +58,20 @@ def test_set_flag_parses_yaml_values(monkeypatch):
     settings = load_settings(None, config_overrides(args))
     assert settings.episode.iterations == 12
     assert settings.harness.sizes == "original"
+
+
+def test_common_options_work_after_the_subcommand_too(config_file, monkeypatch):
+    monkeypatch.delenv("EVOKERNEL_CONFIG", raising=False)
+    args = build_parser().parse_args(
+        ["--set", "memory.alpha=0.4", "run", "--config", str(config_file), "--set", "episode.iterations=3", "--log-json"])
+    settings = load_settings(args.config, config_overrides(args))
+    assert settings.episode.iterations == 3
+    assert settings.llm.model == "from-file"
+    assert settings.log_json is True
+
+
+def test_options_before_the_subcommand_survive_when_none_follow(config_file, monkeypatch):
+    monkeypatch.delenv("EVOKERNEL_CONFIG", raising=False)
+    args = build_parser().parse_args(["--config", str(config_file), "--set", "memory.alpha=0.4", "run"])
+    settings = load_settings(args.config, config_overrides(args))
+    assert settings.memory.alpha == 0.4 and settings.llm.model == "from-file"
