@@ -196,7 +196,7 @@ class LearningBenchmark:
         print(f"[learning] {arm}: retrieval={retrieval}, {len(tasks)} operators x {iterations} iterations",
               file=sys.stderr)
         started = time.perf_counter()
-        campaign = Campaign(settings, self.arm_dir(arm), use_ray=False, run_id=f"learning-{arm}-{self.out.name}")
+        campaign = Campaign(settings, self.arm_dir(arm), run_id=f"learning-{arm}-{self.out.name}")
         asyncio.run(campaign.run(tasks))
         print(f"[learning] {arm}: done in {time.perf_counter() - started:.0f} s", file=sys.stderr)
 

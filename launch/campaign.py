@@ -2,8 +2,8 @@
 
 The run folder holds `attempts.jsonl` (one Attempt per line, appended and flushed as each
 attempt finishes: nothing is lost on a crash) and `summary.json` (rewritten atomically
-after every operator). Operators run one after another for now; the components are the
-same in single-process mode (`use_ray=False`) and over Ray actors.
+after every operator). Operators run one after another, in this process (`evokernel run
+--no-ray`, the learning benchmark); launch.concurrent_campaign runs them over Ray.
 """
 
 from __future__ import annotations
@@ -20,15 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from pydantic import SecretStr
 
 from actors.briefing import candidate_format_for, task_brief
-from actors.drafter import Drafter, DrafterActor
+from actors.drafter import Drafter
 from actors.episode import FATAL_LLM_ERRORS, Episode
-from actors.evaluator import Evaluator, EvaluatorActor
+from actors.evaluator import Evaluator
 from actors.messages import Attempt, EpisodeResult, utc_now
-from actors.ports import InProcess, RayActor
-from actors.refiner import Refiner, RefinerActor
+from actors.ports import InProcess
+from actors.refiner import Refiner
 from launch.config import Settings
 
 log = structlog.get_logger("evokernel.campaign")
@@ -104,10 +103,9 @@ def totals(operators: list[EpisodeResult]) -> dict[str, Any]:
 class Campaign:
     """Builds the memory, drafter, refiner and evaluator once, then runs the operators."""
 
-    def __init__(self, settings: Settings, run_dir: Path, *, use_ray: bool = True, run_id: str | None = None):
+    def __init__(self, settings: Settings, run_dir: Path, *, run_id: str | None = None):
         self.settings = settings
         self.folder = RunFolder(run_dir)
-        self.use_ray = use_ray
         self.run_id = run_id or new_run_id()
         self.operators: list[EpisodeResult] = []
         self.started_at = utc_now()
@@ -118,7 +116,7 @@ class Campaign:
             "run_id": self.run_id,
             "started_at": self.started_at,
             "finished_at": utc_now() if finished else None,
-            "mode": "ray" if self.use_ray else "single-process",
+            "mode": "single-process",
             "settings": self.settings.redacted(),
             "operators": [op.model_dump() for op in self.operators],
             "totals": totals(self.operators),
@@ -131,7 +129,7 @@ class Campaign:
 
         backend = get_backend(self.settings.harness.backend)
         log.info("campaign_start", run_id=self.run_id, operators=len(task_paths), backend=backend.name,
-                 mode="ray" if self.use_ray else "single-process", run_dir=str(self.folder.path))
+                 mode="single-process", run_dir=str(self.folder.path))
         self.folder.write_summary(self.summary(False))
         async with AsyncExitStack() as stack:
             memory, drafter, refiner, evaluator = await self._components(stack)
@@ -172,29 +170,12 @@ class Campaign:
                  error=result.error)
 
     async def _components(self, stack: AsyncExitStack) -> tuple[Any, Any, Any, Any]:
+        from memory_actor.bank import MemoryBank
+
         settings = self.settings
-        if not self.use_ray:
-            from memory_actor.bank import MemoryBank
-
-            bank = MemoryBank(settings.memory)
-            stack.callback(bank.close)
-            drafter, refiner = Drafter(settings.llm), Refiner(settings.llm)
-            stack.push_async_callback(drafter.aclose)
-            stack.push_async_callback(refiner.aclose)
-            return InProcess(bank), InProcess(drafter), InProcess(refiner), InProcess(Evaluator(settings.harness))
-        import ray
-
-        from memory_actor.actor import get_or_create_memory_actor
-
-        if not ray.is_initialized():
-            # "local" starts a fresh instance even where another one runs on this machine.
-            address = settings.ray.address
-            ray.init(address=address, namespace=settings.ray.namespace, log_to_driver=False,
-                     include_dashboard=False if address == "local" else None)
-            stack.callback(ray.shutdown)
-        llm = settings.llm
-        if llm.api_key is None and os.environ.get("OPENAI_API_KEY"):
-            # Actors on other nodes do not see this process's environment: hand them the key.
-            llm = llm.model_copy(update={"api_key": SecretStr(os.environ["OPENAI_API_KEY"])})
-        return (RayActor(get_or_create_memory_actor(settings.memory)), RayActor(DrafterActor.remote(llm)),
-                RayActor(RefinerActor.remote(llm)), RayActor(EvaluatorActor.remote(settings.harness)))
+        bank = MemoryBank(settings.memory)
+        stack.callback(bank.close)
+        drafter, refiner = Drafter(settings.llm), Refiner(settings.llm)
+        stack.push_async_callback(drafter.aclose)
+        stack.push_async_callback(refiner.aclose)
+        return InProcess(bank), InProcess(drafter), InProcess(refiner), InProcess(Evaluator(settings.harness))

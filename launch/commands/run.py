@@ -53,7 +53,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         _stop_cleanly_on_sigterm(stack)
         if settings.llm.base_url is None:
             settings = _with_local_llm(settings, stack)
-        campaign = Campaign(settings, run_dir, use_ray=False, run_id=run_id)
+        campaign = Campaign(settings, run_dir, run_id=run_id)
         try:
             summary = asyncio.run(campaign.run(tasks))
         except CampaignError as exc:
