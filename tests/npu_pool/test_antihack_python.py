@@ -1,73 +1,13 @@
-"""The static anti-hack gate: hostile candidates are rejected (or left to the dynamic gate
-their header names), legitimate kernel wrappers pass, and evasions are seen through."""
+"""The static anti-hack gate on ModelNew modules: legitimate kernel wrappers pass, evasions of
+the forward-path rules are seen through, and suspicious code is flagged for review."""
 
 from __future__ import annotations
 
-import re
-import textwrap
-from pathlib import Path
-
 import pytest
 
-from npu_pool.antihack import Finding, check_kernel_source, check_python_candidate, summarise
+from npu_pool.antihack import check_python_candidate, summarise
 
-HERE = Path(__file__).parent
-HOSTILE = sorted((HERE / "hostile").iterdir())
-GOOD = sorted(p for folder in HERE.glob("candidates/good*") for p in folder.iterdir() if p.suffix in (".py", ".cpp"))
-
-
-def _check_file(path: Path) -> list[Finding]:
-    source = path.read_text()
-    if path.suffix == ".py":
-        return check_python_candidate(source)
-    return check_kernel_source(source, "cpp")
-
-
-def _module(body: str) -> str:
-    return "import torch\nimport torch.nn as nn\n" + textwrap.dedent(body)
-
-
-def _rules(findings: list[Finding], severity: str = "reject") -> set[str]:
-    return {f.rule for f in findings if f.severity == severity}
-
-
-# --- the hostile folder -------------------------------------------------------------------
-
-
-def test_hostile_folder_covers_every_hack_of_design_section_6():
-    names = {p.stem for p in HOSTILE}
-    for hack in ("torch_compute", "fallback_try_except", "subclass_model", "call_model", "cache_by_pointer",
-                 "cache_by_shape", "return_input", "return_constant", "uninitialised_output", "mutate_input",
-                 "other_stream", "other_thread", "patch_timer", "patch_event", "lazy_tensor_subclass",
-                 "lower_precision", "network", "filesystem", "hang", "crash_null_write", "allocate_unbounded"):
-        assert hack in names, f"no hostile candidate for {hack}"
-
-
-@pytest.mark.parametrize("path", HOSTILE, ids=lambda p: p.name)
-def test_hostile_headers_name_an_existing_task_and_a_gate(path):
-    head = path.read_text().splitlines()[:3]
-    comment = "#" if path.suffix == ".py" else "//"
-    task = re.fullmatch(rf"{comment} task: (level\d/\d+_\w+\.py)", head[0])
-    gate = re.fullmatch(rf"{comment} expect-gate: (hack|compile|correctness|runtime)", head[1])
-    assert task and gate and head[2].startswith(f"{comment} hack: "), head
-    assert (HERE.parents[1] / "suites" / "cpu" / task.group(1)).is_file()
-
-
-@pytest.mark.parametrize("path", HOSTILE, ids=lambda p: p.name)
-def test_static_gate_rejects_exactly_the_hostile_files_marked_hack(path):
-    gate = re.search(r"expect-gate: (\w+)", path.read_text()).group(1)
-    rejected, reason, details = summarise(_check_file(path))
-    assert rejected == (gate == "hack"), f"{path.name}: {reason}\n{details}"
-
-
-# --- no false positives ---------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("path", GOOD, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_good_candidates_are_clean(path):
-    findings = _check_file(path)
-    assert findings == [], summarise(findings)[2]
-
+from .antihack_support import _module, _rules
 
 LEGITIMATE_WRAPPERS = {
     "cuda load_inline with stream and dispatch": '''
@@ -333,113 +273,6 @@ def test_findings_carry_lines_inside_kernel_strings():
     assert source.splitlines()[finding.line - 1].strip().startswith("auto y = torch::sigmoid")
     assert finding.message.startswith("in cpp_sources:")
 
-
-# --- kernel sources ------------------------------------------------------------------------
-
-KERNEL_HEAD = '#include <cstdint>\nextern "C" void kernel(const float* x, float* out, int64_t n) {\n'
-
-
-@pytest.mark.parametrize(("body", "rule"), [
-    ("system(\"ls\");", "process"),
-    ("std::system(\"ls\");", "process"),
-    ("pid_t p = fork();", "process"),
-    ("execve(\"/bin/sh\", 0, 0);", "process"),
-    ("int s = socket(2, 1, 0);", "network"),
-    ("FILE* f = fopen(\"/etc/passwd\", \"r\");", "file_access"),
-    ("std::ofstream o(\"/tmp/x\");", "file_access"),
-    ("void* h = dlopen(\"libc.so.6\", 1);", "dynamic_loading"),
-    ("const char* e = getenv(\"HOME\");", "environment"),
-    ("auto t0 = std::chrono::steady_clock::now();", "timer"),
-    ("unsigned long long c = __rdtsc();", "timer"),
-    ("struct timeval tv; gettimeofday(&tv, 0);", "timer"),
-    ("long t = clock();", "timer"),
-    ("signal(11, 0);", "signal"),
-    ("asm volatile(\"syscall\");", "inline_asm"),
-    ("asm volatile(\".byte 0x0f, 0x05\");", "inline_asm"),
-    ("int (*run)(const char*) = system; run(\"ls\");", "process"),
-    ("}\n#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor a, const at::Tensor& b) { auto c = a.contiguous(); return c * b;", "torch_compute"),
-    ("}\n#include <torch/extension.h>\ntorch::Tensor g(torch::Tensor a) { auto o = torch::empty_like(a); o -= a; return -o;", "torch_compute"),
-    ("std::thread t([]{}); t.join();", "thread"),
-    ("pthread_t t; pthread_create(&t, 0, 0, 0);", "thread"),
-])
-def test_kernel_source_rules(body, rule):
-    findings = check_kernel_source(KERNEL_HEAD + body + "\n}\n", "cpp")
-    assert rule in _rules(findings), summarise(findings)[2]
-
-
-@pytest.mark.parametrize(("include", "rule"), [
-    ("<sys/socket.h>", "network"), ("<netinet/in.h>", "network"), ("<dlfcn.h>", "dynamic_loading"),
-    ("<fstream>", "file_access"), ("<thread>", "thread"), ("<pthread.h>", "thread"),
-    ("<spawn.h>", "process"), ("\"/etc/passwd\"", "file_access"), ("\"../task.py\"", "file_access"),
-])
-def test_forbidden_includes(include, rule):
-    findings = check_kernel_source(f"#include {include}\n" + KERNEL_HEAD + "}\n", "c")
-    assert rule in _rules(findings), summarise(findings)[2]
-
-
-def test_comments_strings_and_openmp_do_not_trigger_rules():
-    source = (
-        "#include <omp.h>\n#include <cmath>\n"
-        "// system(\"rm -rf /\"); fopen getenv socket std::thread\n"
-        "/* fork(); dlopen(); clock(); */\n"
-        'static const char* note = "never call system() or fopen()";\n'
-        'const char* raw = R"x(fork(); exec())x";\n'
-        + KERNEL_HEAD
-        + "#pragma omp parallel for\n  for (int64_t i = 0; i < n; ++i) out[i] = std::fmax(x[i], 0.f);\n}\n"
-    )
-    assert check_kernel_source(source, "cpp") == []
-
-
-def test_macros_cannot_hide_calls():
-    findings = check_kernel_source("#define RUN system\n" + KERNEL_HEAD + "RUN(\"ls\");\n}\n", "cpp")
-    assert "process" in _rules(findings)
-
-
-def test_static_pointer_cache_is_flagged_for_review():
-    source = "static const float* last = nullptr;\n" + KERNEL_HEAD + "if (x == last) return;\nlast = x;\n}\n"
-    findings = check_kernel_source(source, "cpp")
-    assert _rules(findings, "warn") == {"static_cache"} and not _rules(findings)
-
-
-def test_ascend_c_kernel_shape_is_clean_and_its_timers_and_streams_are_not():
-    good = """
-    #include "kernel_operator.h"
-    using namespace AscendC;
-    extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR out, GM_ADDR workspace, GM_ADDR tiling) {
-        GlobalTensor<float> xGm; xGm.SetGlobalBuffer((__gm__ float*)x + GetBlockIdx() * 128, 128);
-        TPipe pipe; TQue<QuePosition::VECIN, 2> q; pipe.InitBuffer(q, 2, 512);
-        LocalTensor<float> t = q.AllocTensor<float>(); DataCopy(t, xGm, 128); Relu(t, t, 128);
-    }
-    """
-    assert check_kernel_source(good, "ascendc") == []
-    hostile = good.replace("Relu(t, t, 128);", "int64_t c = AscendC::GetSystemCycle(); aclrtStream s; aclrtCreateStream(&s);")
-    assert {"timer", "stream"} <= _rules(check_kernel_source(hostile, "ascendc"))
-
-
-def test_unknown_language_is_a_usage_error():
-    with pytest.raises(ValueError, match="unknown kernel language"):
-        check_kernel_source("", "fortran")  # type: ignore[arg-type]
-
-
-# --- summarise ------------------------------------------------------------------------------
-
-
-def test_summarise_reports_the_first_reject_and_lists_everything():
-    findings = [
-        Finding(rule="cast", severity="warn", message="w", line=3),
-        Finding(rule="torch_compute", severity="reject", message="use your kernel", line=9),
-        Finding(rule="fallback", severity="reject", message="no try", line=5),
-    ]
-    rejected, reason, details = summarise(findings)
-    assert rejected
-    assert reason == "anti-hack: fallback (line 5): no try (and 1 more)"
-    assert details.splitlines() == [
-        "reject fallback (line 5): no try",
-        "reject torch_compute (line 9): use your kernel",
-        "warn cast (line 3): w",
-    ]
-    assert summarise([findings[0]])[:2] == (False, "anti-hack: 1 warning(s) for review")
-    assert summarise([]) == (False, "anti-hack: clean", "")
 
 
 def test_unanalysable_code_is_rejected_not_waved_through():

@@ -1,0 +1,97 @@
+"""The static anti-hack gate on kernel sources (C, C++, CUDA, Ascend C): forbidden calls and
+includes are rejected, comments and strings are not, and macros cannot hide calls."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_pool.antihack import check_kernel_source, summarise
+
+from .antihack_support import _rules
+
+# --- kernel sources ------------------------------------------------------------------------
+
+KERNEL_HEAD = '#include <cstdint>\nextern "C" void kernel(const float* x, float* out, int64_t n) {\n'
+
+
+@pytest.mark.parametrize(("body", "rule"), [
+    ("system(\"ls\");", "process"),
+    ("std::system(\"ls\");", "process"),
+    ("pid_t p = fork();", "process"),
+    ("execve(\"/bin/sh\", 0, 0);", "process"),
+    ("int s = socket(2, 1, 0);", "network"),
+    ("FILE* f = fopen(\"/etc/passwd\", \"r\");", "file_access"),
+    ("std::ofstream o(\"/tmp/x\");", "file_access"),
+    ("void* h = dlopen(\"libc.so.6\", 1);", "dynamic_loading"),
+    ("const char* e = getenv(\"HOME\");", "environment"),
+    ("auto t0 = std::chrono::steady_clock::now();", "timer"),
+    ("unsigned long long c = __rdtsc();", "timer"),
+    ("struct timeval tv; gettimeofday(&tv, 0);", "timer"),
+    ("long t = clock();", "timer"),
+    ("signal(11, 0);", "signal"),
+    ("asm volatile(\"syscall\");", "inline_asm"),
+    ("asm volatile(\".byte 0x0f, 0x05\");", "inline_asm"),
+    ("int (*run)(const char*) = system; run(\"ls\");", "process"),
+    ("}\n#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor a, const at::Tensor& b) { auto c = a.contiguous(); return c * b;", "torch_compute"),
+    ("}\n#include <torch/extension.h>\ntorch::Tensor g(torch::Tensor a) { auto o = torch::empty_like(a); o -= a; return -o;", "torch_compute"),
+    ("std::thread t([]{}); t.join();", "thread"),
+    ("pthread_t t; pthread_create(&t, 0, 0, 0);", "thread"),
+])
+def test_kernel_source_rules(body, rule):
+    findings = check_kernel_source(KERNEL_HEAD + body + "\n}\n", "cpp")
+    assert rule in _rules(findings), summarise(findings)[2]
+
+
+@pytest.mark.parametrize(("include", "rule"), [
+    ("<sys/socket.h>", "network"), ("<netinet/in.h>", "network"), ("<dlfcn.h>", "dynamic_loading"),
+    ("<fstream>", "file_access"), ("<thread>", "thread"), ("<pthread.h>", "thread"),
+    ("<spawn.h>", "process"), ("\"/etc/passwd\"", "file_access"), ("\"../task.py\"", "file_access"),
+])
+def test_forbidden_includes(include, rule):
+    findings = check_kernel_source(f"#include {include}\n" + KERNEL_HEAD + "}\n", "c")
+    assert rule in _rules(findings), summarise(findings)[2]
+
+
+def test_comments_strings_and_openmp_do_not_trigger_rules():
+    source = (
+        "#include <omp.h>\n#include <cmath>\n"
+        "// system(\"rm -rf /\"); fopen getenv socket std::thread\n"
+        "/* fork(); dlopen(); clock(); */\n"
+        'static const char* note = "never call system() or fopen()";\n'
+        'const char* raw = R"x(fork(); exec())x";\n'
+        + KERNEL_HEAD
+        + "#pragma omp parallel for\n  for (int64_t i = 0; i < n; ++i) out[i] = std::fmax(x[i], 0.f);\n}\n"
+    )
+    assert check_kernel_source(source, "cpp") == []
+
+
+def test_macros_cannot_hide_calls():
+    findings = check_kernel_source("#define RUN system\n" + KERNEL_HEAD + "RUN(\"ls\");\n}\n", "cpp")
+    assert "process" in _rules(findings)
+
+
+def test_static_pointer_cache_is_flagged_for_review():
+    source = "static const float* last = nullptr;\n" + KERNEL_HEAD + "if (x == last) return;\nlast = x;\n}\n"
+    findings = check_kernel_source(source, "cpp")
+    assert _rules(findings, "warn") == {"static_cache"} and not _rules(findings)
+
+
+def test_ascend_c_kernel_shape_is_clean_and_its_timers_and_streams_are_not():
+    good = """
+    #include "kernel_operator.h"
+    using namespace AscendC;
+    extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR out, GM_ADDR workspace, GM_ADDR tiling) {
+        GlobalTensor<float> xGm; xGm.SetGlobalBuffer((__gm__ float*)x + GetBlockIdx() * 128, 128);
+        TPipe pipe; TQue<QuePosition::VECIN, 2> q; pipe.InitBuffer(q, 2, 512);
+        LocalTensor<float> t = q.AllocTensor<float>(); DataCopy(t, xGm, 128); Relu(t, t, 128);
+    }
+    """
+    assert check_kernel_source(good, "ascendc") == []
+    hostile = good.replace("Relu(t, t, 128);", "int64_t c = AscendC::GetSystemCycle(); aclrtStream s; aclrtCreateStream(&s);")
+    assert {"timer", "stream"} <= _rules(check_kernel_source(hostile, "ascendc"))
+
+
+def test_unknown_language_is_a_usage_error():
+    with pytest.raises(ValueError, match="unknown kernel language"):
+        check_kernel_source("", "fortran")  # type: ignore[arg-type]
+
