@@ -15,8 +15,8 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from npu_pool.backends.base import Backend, DevicePeaks, KernelBuildError, Timer
-from npu_pool.backends.events import EventApi, EventTimer, measure_peaks
+from npu_pool.backends.base import DevicePeaks, KernelBuildError
+from npu_pool.backends.events import EventApi, EventBackend, measure_peaks, visible_device_problem
 
 if TYPE_CHECKING:
     import torch
@@ -52,7 +52,7 @@ def find_nvcc() -> str | None:
     return shutil.which("nvcc")
 
 
-class CudaBackend(Backend):
+class CudaBackend(EventBackend):
     name = "cuda"
     compile_routes = ("modelnew", "kernel")
     kernel_language = "cuda"
@@ -73,12 +73,8 @@ class CudaBackend(Backend):
 
         if torch.version.cuda is None:
             return False, f"this torch build ({torch.__version__}) has no CUDA support; install a CUDA build of torch"
-        if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
-            visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-            return False, f"no CUDA device visible (CUDA_VISIBLE_DEVICES={visible if visible is not None else 'unset'})"
-        if self.index >= torch.cuda.device_count():
-            return False, f"CUDA device {self.index} requested but only {torch.cuda.device_count()} visible"
-        return True, ""
+        problem = visible_device_problem(torch.cuda, self.index, "no CUDA device visible", "CUDA_VISIBLE_DEVICES", "CUDA device")
+        return (False, problem) if problem else (True, "")
 
     @property
     def device(self) -> str:
@@ -95,14 +91,6 @@ class CudaBackend(Backend):
             torch.cuda.set_device(self.index)
             self._api = self._api or _capture_events()
             self._selected = True
-
-    def synchronize(self) -> None:
-        self.select()
-        self._api.synchronize(self.device)
-
-    def timer(self) -> Timer:
-        self.select()
-        return EventTimer(self._api, self.device)
 
     def flush_cache(self) -> None:
         """Overwrite a buffer several times the L2 size, so no trial starts on warm data."""

@@ -8,11 +8,13 @@ calls.
 
 from __future__ import annotations
 
+import os
+from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from npu_pool.backends.base import DevicePeaks, Timer
+from npu_pool.backends.base import Backend, DevicePeaks, Timer
 
 
 @dataclass(frozen=True)
@@ -80,3 +82,33 @@ def measure_peaks(torch: Any, device: str, make_timer: Callable[[], Timer], matm
     mm_ms = best_ms(make_timer, lambda: torch.mm(x, y))
     return DevicePeaks(gbps=2 * 4 * n / (copy_ms / 1e3) / 1e9, gflops=2 * m**3 / (mm_ms / 1e3) / 1e9,
                        method=f"{label} events, best of 10: 256 MiB float32 copy; {m}^3 float32 matmul")
+
+
+def visible_device_problem(device_module: Any, index: int, none_visible: str, env_var: str, label: str) -> str | None:
+    """Why device `index` of `device_module` (torch.cuda, torch.npu) cannot be used: none is
+    visible (naming `env_var`'s value) or too few are; None when it can."""
+    if not device_module.is_available() or device_module.device_count() == 0:
+        visible = os.environ.get(env_var)
+        return f"{none_visible} ({env_var}={visible if visible is not None else 'unset'})"
+    if index >= device_module.device_count():
+        return f"{label} {index} requested but only {device_module.device_count()} visible"
+    return None
+
+
+class EventBackend(Backend):
+    """An accelerator backend timed with device events: subclasses set `self._api` in
+    `select()`, which makes their device current."""
+
+    _api: EventApi | None
+
+    @abstractmethod
+    def select(self) -> Any:
+        """Make this backend's device current (once), capturing `self._api`."""
+
+    def synchronize(self) -> None:
+        self.select()
+        self._api.synchronize(self.device)
+
+    def timer(self) -> Timer:
+        self.select()
+        return EventTimer(self._api, self.device)

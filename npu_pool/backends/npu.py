@@ -2,72 +2,51 @@
 
 torch_npu is imported lazily, never when this module is imported: this module must load
 (and say clearly what is missing) on machines without CANN. ModelNew candidates run as
-they are (Triton-Ascend kernels, torch_npu custom ops). The kernel-source format is an
-Ascend C kernel entry
-
-    extern "C" __global__ __aicore__ void kernel(GM_ADDR <tensor>..., GM_ADDR workspace, GM_ADDR tiling);
-
-with one global-memory address per tensor (inputs, parameters, outputs, in the order of
-the KernelSignature) and the sizes and scalars in a `KernelTiling` struct that EvoKernel
-defines. EvoKernel writes the host side: the source is built with CANN's `ascendc_library`
-CMake function, whose generated `aclrtlaunch_kernel(blockDim, stream, args...)` launches
-`kernel<<<blockDim, nullptr, stream>>>`; the trusted wrapper below calls it through ctypes
-on torch_npu's current stream.
+they are (Triton-Ascend kernels, torch_npu custom ops). The kernel-source format, an Ascend
+C kernel entry built with CANN's `ascendc_library`, lives in npu_pool.backends.ascendc; its
+names are re-exported here. The trusted wrapper calls the built kernel through ctypes on
+torch_npu's current stream.
 """
 
 from __future__ import annotations
 
-import ctypes
-import hashlib
 import importlib.util
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from npu_pool.backends.base import Backend, DevicePeaks, KernelBuildError, Timer
-from npu_pool.backends.events import EventApi, EventTimer, measure_peaks
+from npu_pool.backends.ascendc import (
+    CMAKE_TEMPLATE,
+    KERNEL_PRELUDE,
+    SYSTEM_WORKSPACE_BYTES,
+    build_ascendc_library,
+    cann_version,
+    kernel_translation_unit,
+    load_launcher,
+    make_ascend_module,
+    render_ascendc_signature,
+    render_tiling_struct,
+    tiling_fields,
+    tiling_type,
+)
+from npu_pool.backends.base import DevicePeaks, KernelBuildError
+from npu_pool.backends.events import EventApi, EventBackend, measure_peaks, visible_device_problem
 
 if TYPE_CHECKING:
     import torch
 
-    from npu_pool.signature import KernelArg, KernelSignature
+    from npu_pool.signature import KernelSignature
+
+__all__ = [
+    "CMAKE_TEMPLATE", "DEFAULT_CANN_HOMES", "KERNEL_PRELUDE", "SYSTEM_WORKSPACE_BYTES", "NpuBackend",
+    "build_ascendc_library", "cann_home", "cann_version", "explain_torch_import_failure",
+    "kernel_translation_unit", "load_launcher", "make_ascend_module", "render_ascendc_signature",
+    "render_tiling_struct", "tiling_fields", "tiling_type", "torch_npu_installed",
+]
 
 DEFAULT_CANN_HOMES = ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/cann", "/usr/local/Ascend/latest")
-SYSTEM_WORKSPACE_BYTES = 16 * 2**20  # scratch global memory for Ascend C library calls (SetSysWorkspace)
-KERNEL_PRELUDE = """#include "kernel_operator.h"
-
-{tiling}
-
-// Copies the tiling struct from global memory into a local variable, one 32-bit word at a time.
-template <typename T>
-__aicore__ inline void CopyTiling(T* local, GM_ADDR tiling)
-{{
-    auto words = reinterpret_cast<__gm__ uint32_t*>(tiling);
-    auto out = reinterpret_cast<uint32_t*>(local);
-    for (uint32_t i = 0; i < sizeof(T) / sizeof(uint32_t); ++i) {{
-        out[i] = words[i];
-    }}
-}}
-"""
-CMAKE_TEMPLATE = """cmake_minimum_required(VERSION 3.16)
-project(evokernel_ascendc)
-set(SOC_VERSION "{soc}" CACHE STRING "system on chip type")
-set(ASCEND_CANN_PACKAGE_PATH "{cann}" CACHE PATH "CANN installation")
-set(RUN_MODE "npu" CACHE STRING "run mode")
-set(CMAKE_BUILD_TYPE "Release" CACHE STRING "" FORCE)
-if(EXISTS ${{ASCEND_CANN_PACKAGE_PATH}}/compiler/tikcpp/ascendc_kernel_cmake)
-    set(ASCENDC_CMAKE_DIR ${{ASCEND_CANN_PACKAGE_PATH}}/compiler/tikcpp/ascendc_kernel_cmake)
-elseif(EXISTS ${{ASCEND_CANN_PACKAGE_PATH}}/tools/tikcpp/ascendc_kernel_cmake)
-    set(ASCENDC_CMAKE_DIR ${{ASCEND_CANN_PACKAGE_PATH}}/tools/tikcpp/ascendc_kernel_cmake)
-else()
-    message(FATAL_ERROR "ascendc_kernel_cmake not found under ${{ASCEND_CANN_PACKAGE_PATH}}")
-endif()
-include(${{ASCENDC_CMAKE_DIR}}/ascendc.cmake)
-ascendc_library(evokernel_kernel SHARED kernel.cpp)
-"""
 
 
 # --- what is installed ------------------------------------------------------------------
@@ -116,7 +95,7 @@ def _import_torch_npu() -> Any:
 # --- the backend -------------------------------------------------------------------------
 
 
-class NpuBackend(Backend):
+class NpuBackend(EventBackend):
     name = "npu"
     compile_routes = ("modelnew", "kernel")
     kernel_language = "ascendc"
@@ -146,12 +125,8 @@ class NpuBackend(Backend):
         except Exception as exc:  # a broken install fails in many ways; report the first line
             first = str(exc).splitlines()[0][:200] if str(exc) else ""
             return False, explain_torch_import_failure(exc) or f"torch_npu is installed but does not import ({type(exc).__name__}: {first})"
-        if not torch.npu.is_available() or torch.npu.device_count() == 0:
-            visible = os.environ.get("ASCEND_RT_VISIBLE_DEVICES")
-            return False, f"no Ascend NPU visible (ASCEND_RT_VISIBLE_DEVICES={visible if visible is not None else 'unset'})"
-        if self.index >= torch.npu.device_count():
-            return False, f"NPU {self.index} requested but only {torch.npu.device_count()} visible"
-        return True, ""
+        problem = visible_device_problem(torch.npu, self.index, "no Ascend NPU visible", "ASCEND_RT_VISIBLE_DEVICES", "NPU")
+        return (False, problem) if problem else (True, "")
 
     @property
     def device(self) -> str:
@@ -168,14 +143,6 @@ class NpuBackend(Backend):
             self._api = EventApi.capture(torch.npu)
             self._torch = torch
         return self._torch
-
-    def synchronize(self) -> None:
-        self.select()
-        self._api.synchronize(self.device)
-
-    def timer(self) -> Timer:
-        self.select()
-        return EventTimer(self._api, self.device)
 
     def flush_cache(self) -> None:
         """Overwrite 512 MiB (larger than any Ascend L2) so no trial starts on warm data."""
@@ -231,35 +198,7 @@ class NpuBackend(Backend):
             raise KernelBuildError("CANN toolkit not found (set ASCEND_HOME_PATH): cannot build Ascend C kernels")
         if shutil.which("cmake") is None:
             raise KernelBuildError("cmake not found on PATH: CANN's ascendc_library needs it")
-        soc = self.soc_version()
-        full = kernel_translation_unit(source, signature)
-        cmake = CMAKE_TEMPLATE.format(soc=soc, cann=home)
-        key = hashlib.sha256("\0".join([full, cmake, _cann_version(home)]).encode()).hexdigest()[:24]
-        artifact = cache_dir / f"kernel-{key}.so"
-        if artifact.exists():
-            return artifact
-        build = work_dir / "ascendc"
-        build.mkdir(parents=True, exist_ok=True)
-        (build / "kernel.cpp").write_text(full)
-        (build / "CMakeLists.txt").write_text(cmake)
-        log = []
-        for command in (["cmake", "-S", str(build), "-B", str(build / "out")],
-                        ["cmake", "--build", str(build / "out"), "-j", str(os.cpu_count() or 4)]):
-            try:
-                done = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=build)
-            except subprocess.TimeoutExpired as exc:
-                raise KernelBuildError("the Ascend C build timed out after 900 s", "\n".join(log)) from exc
-            log.append(done.stdout + done.stderr)
-            if done.returncode != 0:
-                raise KernelBuildError(f"{' '.join(command[:2])} exited with {done.returncode}", "\n".join(log))
-        built = sorted((build / "out").rglob("libevokernel_kernel.so"))
-        if not built:
-            raise KernelBuildError("the Ascend C build produced no libevokernel_kernel.so", "\n".join(log))
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = cache_dir / f".kernel-{key}-{os.getpid()}.so"
-        shutil.copyfile(built[0], tmp)
-        os.replace(tmp, artifact)
-        return artifact
+        return build_ascendc_library(source, signature, self.soc_version(), home, work_dir, cache_dir)
 
     def wrap_kernel(self, artifact: Path, signature: KernelSignature, reference: torch.nn.Module) -> torch.nn.Module:
         torch = self.select()
@@ -271,140 +210,3 @@ class NpuBackend(Backend):
         return make_ascend_module(launch, signature, reference, self.device, self.block_dim(), stream_of,
                                   flush_queue=os.environ.get("TASK_QUEUE_ENABLE", "1") != "0")
 
-
-def _cann_version(home: Path) -> str:
-    for name in ("version.cfg", "version.info"):
-        for path in (home / name, home / "compiler" / name, home / "runtime" / name):
-            if path.is_file():
-                return path.read_text()[:500]
-    return str(home)
-
-
-# --- the kernel-source format (shared with the tests, which have no NPU) -----------------
-
-
-def tiling_fields(signature: KernelSignature) -> list[tuple[KernelArg, str]]:
-    """(argument, C type) of each KernelTiling field: int64 sizes and scalars first, then
-    floats, so the struct has no interior padding and ctypes lays it out like the compiler."""
-    ints = [(a, "int64_t") for a in signature.args if a.role in ("scalar", "size") and a.ctype == "int64_t"]
-    floats = [(a, "float") for a in signature.args if a.role == "scalar" and a.ctype != "int64_t"]
-    return ints + floats
-
-
-def render_tiling_struct(signature: KernelSignature) -> str:
-    lines = ["struct KernelTiling {"]
-    fields = [(f"{ctype} {arg.name};", arg.doc) for arg, ctype in tiling_fields(signature)]
-    fields.append(("uint32_t block_dim;", "number of blocks launched (GetBlockNum())"))
-    width = max(len(decl) for decl, _ in fields) + 2
-    lines += [f"    {decl:<{width}}// {doc}" for decl, doc in fields]
-    lines.append("};")
-    return "\n".join(lines)
-
-
-def render_ascendc_signature(signature: KernelSignature) -> str:
-    tensors = [a for a in signature.args if a.is_tensor]
-    lines = [
-        "// Write this Ascend C kernel (C++17; kernel_operator.h, KernelTiling and CopyTiling are provided).",
-        "// It is launched as kernel<<<block_dim, nullptr, stream>>>: split the work with GetBlockIdx() and",
-        "// GetBlockNum(). Tensors are contiguous, row-major, in global memory; outputs are pre-filled with",
-        "// NaN, so write every element. Read sizes and scalars with `KernelTiling t; CopyTiling(&t, tiling);`.",
-        render_tiling_struct(signature),
-        f'extern "C" __global__ __aicore__ void {signature.function}(',
-    ]
-    entries = [(f"GM_ADDR {a.name},", f"{a.doc}") for a in tensors]
-    entries.append(("GM_ADDR workspace,", f"{SYSTEM_WORKSPACE_BYTES >> 20} MiB scratch (call SetSysWorkspace(workspace) first if you use Matmul)"))
-    entries.append(("GM_ADDR tiling", "KernelTiling in global memory"))
-    width = max(len(decl) for decl, _ in entries) + 2
-    lines += [f"    {decl:<{width}}// {doc}" for decl, doc in entries]
-    lines.append(");")
-    return "\n".join(lines)
-
-
-def kernel_translation_unit(source: str, signature: KernelSignature) -> str:
-    """What is compiled: the prelude with the tiling struct, then the LLM's kernel."""
-    return KERNEL_PRELUDE.format(tiling=render_tiling_struct(signature)) + '\n#line 1 "kernel.cpp"\n' + source
-
-
-def tiling_type(signature: KernelSignature) -> type[ctypes.Structure]:
-    ctypes_of = {"int64_t": ctypes.c_int64, "float": ctypes.c_float}
-    fields = [(arg.name, ctypes_of[ctype]) for arg, ctype in tiling_fields(signature)]
-    return type("KernelTiling", (ctypes.Structure,), {"_fields_": [*fields, ("block_dim", ctypes.c_uint32)]})
-
-
-def load_launcher(artifact: Path, signature: KernelSignature) -> Any:
-    """`aclrtlaunch_<function>(blockDim, stream, GM_ADDR..., workspace, tiling)` from the library."""
-    lib = ctypes.CDLL(str(artifact))
-    fn = getattr(lib, f"aclrtlaunch_{signature.function}")
-    tensors = sum(1 for a in signature.args if a.is_tensor)
-    fn.restype = ctypes.c_uint32
-    fn.argtypes = [ctypes.c_uint32, ctypes.c_void_p] + [ctypes.c_void_p] * (tensors + 2)
-    fn._evokernel_lib = lib  # keep the library loaded as long as the function lives
-    return fn
-
-
-def make_ascend_module(launch: Any, signature: KernelSignature, reference: torch.nn.Module, device: str,
-                       block_dim: int, stream_of: Any, flush_queue: bool) -> torch.nn.Module:
-    """The trusted ModelNew of the Ascend kernel format (built lazily: torch is imported here)."""
-    import torch
-
-    from npu_pool.kernel_wrapper import poisoned
-
-    tiling_class = tiling_type(signature)
-    fields = tiling_fields(signature)
-
-    class AscendKernelModule(torch.nn.Module):
-        """Reference's forward signature; packs tensors, tiling and workspace and launches."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.poison_outputs = True  # the profiler turns this off, as for the CPU wrapper
-            self.__dict__["_reference"] = reference
-            self._workspace: torch.Tensor | None = None
-            self._in_flight: list[torch.Tensor] = []
-
-        def forward(self, *args: Any) -> Any:
-            call = dict(zip(signature.forward_args, args, strict=False))
-            named = dict(reference.named_parameters())
-            named.update(dict(reference.named_buffers()))
-            pointers: list[int] = []
-            keep: list[torch.Tensor] = []
-            outputs: list[torch.Tensor] = []
-            shapes: dict[str, tuple[int, ...]] = {}
-            for arg in signature.args:
-                if arg.role in ("input", "parameter"):
-                    t = (call[arg.source] if arg.role == "input" else named[arg.source]).detach().contiguous()
-                elif arg.role == "output":
-                    dtype = getattr(torch, arg.dtype or "float32")
-                    shape = arg.shape or []
-                    t = poisoned(shape, dtype, device) if self.poison_outputs else torch.empty(shape, dtype=dtype, device=device)
-                    outputs.append(t)
-                else:
-                    continue
-                keep.append(t)
-                shapes[arg.name] = tuple(t.shape)
-                pointers.append(t.data_ptr())
-            tiling = tiling_class()
-            for arg, ctype in fields:
-                if arg.role == "size":
-                    value: Any = shapes[arg.source][arg.index]
-                else:
-                    value = call[arg.source] if arg.source in call else signature.init_args[arg.source]
-                    if arg.index is not None:
-                        value = value[arg.index]
-                setattr(tiling, arg.name, int(value) if ctype == "int64_t" else float(value))
-            tiling.block_dim = block_dim
-            tiling_device = torch.frombuffer(bytearray(bytes(tiling)), dtype=torch.uint8).to(device)
-            if self._workspace is None:
-                self._workspace = torch.empty(SYSTEM_WORKSPACE_BYTES, dtype=torch.uint8, device=device)
-            stream = stream_of(device)
-            if flush_queue:
-                # torch_npu queues its own operators on a worker thread; wait until the copies
-                # and fills above reached the stream before launching behind torch's back.
-                stream.synchronize()
-            status = launch(block_dim, stream.npu_stream, *pointers, self._workspace.data_ptr(), tiling_device.data_ptr())
-            if status:
-                raise RuntimeError(f"aclrtlaunch_{signature.function} returned error {status}")
-            self._in_flight = [*keep, tiling_device]  # alive until the next call
-            return outputs[0] if len(outputs) == 1 else tuple(outputs)
-
-    return AscendKernelModule()
