@@ -29,6 +29,10 @@ class LLMConfig(BaseModel):
         16000, ge=2000, description="characters of one prompt (all turns); longer sections are cut with a marker"
     )
     one_shot_example: bool = Field(True, description="show a worked example as an earlier chat turn")
+    prompt_style: Literal["full", "plain"] | None = Field(
+        None, description="system prompt: full (performance rules) or plain (plain loops, for small models); "
+        "unset: full, or the local model's own choice"
+    )
 
 
 class EpisodeConfig(BaseModel):
@@ -41,7 +45,8 @@ class EpisodeConfig(BaseModel):
     max_wall_s_per_operator: float | None = Field(None, gt=0, description="wall-time budget per operator")
     start_point_epsilon: float = Field(0.1, ge=0, le=1, description="epsilon-greedy start-point choice")
     review_flagged: bool = Field(True, description="LLM review of attempts flagged by the harness")
-    lessons: bool = Field(
-        True, description="ask the LLM for a lesson after failed drafts and faster refinements (experience items)"
+    lessons: bool | None = Field(
+        None, description="ask the LLM for a lesson after failed drafts and faster refinements (experience items); "
+        "unset: on, or the local model's own choice"
     )
     max_children_in_prompt: int = Field(3, ge=0, description="start point's earlier children shown when refining")

@@ -256,7 +256,7 @@ class Episode:
         outcome.attempt_id = await self._store_trace(outcome)
         latency = self._latency(outcome)
         improved = outcome.feasible and improved_over is not None and latency is not None and latency < improved_over
-        if self.config.lessons and (not outcome.feasible or improved):
+        if self.config.lessons is not False and (not outcome.feasible or improved):  # unset means on
             outcome.lesson_id = await self._lesson(outcome, worker, improved, improved_over)
 
     async def _store_trace(self, outcome: _Outcome) -> str:

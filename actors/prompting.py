@@ -103,8 +103,11 @@ class PromptBuilder:
         self.lang = "cpp" if candidate_format == "kernel" else "python"
 
     def _system(self, task: TaskBrief) -> str:
+        name = f"system_{self.format}"
+        if self.config.prompt_style == "plain" and resources.files("actors").joinpath("prompts", f"{name}_plain.md").is_file():
+            name += "_plain"  # the modelnew format has no plain variant: it is not a small model's format
         return render(
-            f"system_{self.format}",
+            name,
             backend=task.backend,
             kernel_language=KERNEL_LANGUAGES.get(task.backend, "C++"),
         )

@@ -48,12 +48,14 @@ def _natural_key(path: Path) -> list[Any]:
 
 
 def select_tasks(suite: Path, pattern: str = "*") -> list[Path]:
-    """Task files under `suite` whose name (or path inside the suite) matches `pattern`."""
+    """Task files under `suite` whose name (or path inside the suite) matches `pattern`:
+    one glob, or several separated by commas."""
     if not suite.is_dir():
         raise CampaignError(f"suite folder not found: {suite}")
+    globs = [g.strip() for g in pattern.split(",") if g.strip()] or ["*"]
     found = [p for p in suite.rglob("*.py") if not p.name.startswith("_")
-             and (fnmatch.fnmatch(p.name, pattern) or fnmatch.fnmatch(str(p.relative_to(suite)), pattern)
-                  or fnmatch.fnmatch(p.stem, pattern))]
+             and any(fnmatch.fnmatch(p.name, g) or fnmatch.fnmatch(str(p.relative_to(suite)), g)
+                     or fnmatch.fnmatch(p.stem, g) for g in globs)]
     if not found:
         raise CampaignError(f"no task in {suite} matches {pattern!r}")
     return sorted(found, key=lambda p: _natural_key(p.relative_to(suite)))

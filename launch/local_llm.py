@@ -56,6 +56,8 @@ class LocalModelSpec(BaseModel):
         "more only queue at the server and time out"
     )
     prompt_char_budget: int = Field(ge=2000, description="characters of one prompt: prompt processing is ~500 tokens/s")
+    prompt_style: Literal["full", "plain"] = Field(description="system prompt variant (llm.prompt_style)")
+    lessons: bool = Field(description="ask this model for lessons (episode.lessons)")
 
 
 QWEN25_CODER_15B = LocalModelSpec(
@@ -81,6 +83,12 @@ QWEN25_CODER_15B = LocalModelSpec(
     request_timeout_s=600.0,
     max_concurrency=1,
     max_in_flight=2,
+    # Hand trials on Sigmoid: 3/3 correct with the plain prompt, 1/3 with the full one, whose
+    # performance rules it turns into broken intrinsics.
+    prompt_style="plain",
+    # Its lessons were often wrong ("use std::nanf", "int64_t is not valid for array indexing"),
+    # and other operators retrieved and copied them: only the attempts themselves are stored.
+    lessons=False,
 )
 
 LOCAL_MODELS: dict[str, LocalModelSpec] = {QWEN25_CODER_15B.name: QWEN25_CODER_15B}
@@ -152,14 +160,19 @@ def local_llm_config_for_agent(llm: LLMConfig, spec: LocalModelSpec, base_url: s
         "prompt_char_budget": spec.prompt_char_budget,
     }
     update = {k: v for k, v in wanted.items() if k in type(llm).model_fields and getattr(llm, k) == getattr(defaults, k)}
+    if llm.prompt_style is None:  # unset (not merely equal to a default), so an explicit "full" stays
+        update["prompt_style"] = spec.prompt_style
     return llm.model_copy(update={**update, "base_url": base_url})
 
 
 def local_llm_settings(settings: Settings, base_url: str) -> Settings:
-    """The run's settings against the local server: the agent's LLM settings from the model's spec,
-    and no more operators in flight than it can serve (both only where the user kept the defaults)."""
+    """The run's settings against the local server: the agent's LLM settings and lessons from the
+    model's spec, and no more operators in flight than it can serve (all only where the user kept
+    the defaults)."""
     spec = settings.local_llm.spec()
     update: dict[str, Any] = {"llm": local_llm_config_for_agent(settings.llm, spec, base_url)}
+    if settings.episode.lessons is None:
+        update["episode"] = settings.episode.model_copy(update={"lessons": spec.lessons})
     ray = settings.ray
     if ray.max_in_flight == type(ray).model_fields["max_in_flight"].default:
         update["ray"] = ray.model_copy(update={"max_in_flight": min(ray.max_in_flight, spec.max_in_flight)})

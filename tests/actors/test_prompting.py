@@ -41,6 +41,16 @@ def test_draft_prompt_layout_for_small_models():
     assert [m["role"] for m in no_example] == ["system", "user"]
 
 
+def test_plain_style_swaps_the_kernel_system_prompt_only():
+    full, _ = PromptBuilder(LLMConfig(), "kernel").draft(DraftRequest(task=TASK))
+    plain, _ = PromptBuilder(LLMConfig(prompt_style="plain"), "kernel").draft(DraftRequest(task=TASK))
+    assert "plain for-loops" in plain[0]["content"] and "plain for-loops" not in full[0]["content"]
+    assert "auto-vectorisation" in full[0]["content"] and "auto-vectorisation" not in plain[0]["content"]
+    assert plain[1:] == full[1:]  # the example and the task are the same
+    modelnew, _ = PromptBuilder(LLMConfig(prompt_style="plain"), "modelnew").draft(DraftRequest(task=TASK))
+    assert "class ModelNew" in modelnew[0]["content"]  # no plain variant: the full prompt
+
+
 def test_modelnew_prompts_ask_for_a_python_file():
     builder = PromptBuilder(LLMConfig(model="gpt-4o"), "modelnew")
     messages, _ = builder.draft(DraftRequest(task=TASK))

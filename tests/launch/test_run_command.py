@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from launch.campaign import default_suite, select_tasks
 from launch.cli import main
 from tests.actors import replies
 from tests.actors.openai_server import OpenAITestServer, Reply, ScriptedAgent
@@ -49,6 +50,12 @@ def test_fatal_llm_configuration_stops_the_run_with_a_clear_message(tmp_path, ca
     assert "does not know model 'missing-model'" in capsys.readouterr().err
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert "missing-model" in summary["error"] and summary["operators"][0]["error"]
+
+
+def test_tasks_take_several_comma_separated_globs():
+    suite = default_suite()
+    picked = [p.stem for p in select_tasks(suite, "4_ReLU*, level2/1_*,18_Softmax")]
+    assert picked == ["4_ReLU", "18_Softmax", "1_GemmBiasReLU"]
 
 
 def test_unknown_tasks_are_a_usage_error(tmp_path, capsys):
