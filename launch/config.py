@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -35,6 +35,21 @@ class RayConfig(BaseModel):
     address: str = Field("local", description="local (start one here), auto (join a running cluster) or ADDR")
     namespace: str = Field("evokernel")
     max_in_flight: int = Field(8, ge=1, description="operators whose episodes run at once")
+    fake_devices: str | None = Field(
+        None, description="KIND:N, e.g. npu:4: declare N NPUs or GPUs to a local Ray instance (pinning runs "
+        "for real, kernels are evaluated with the cpu backend)"
+    )
+    devices: int | None = Field(None, ge=1, description="use at most N devices; default: all")
+    cpus_per_device: float = Field(1.0, gt=0, description="CPU cores per evaluation slot where there is no accelerator")
+
+    @field_validator("fake_devices")
+    @classmethod
+    def _fake_devices_spec(cls, value: str | None) -> str | None:
+        if value is not None:
+            from npu_pool.devices import FakeDevices
+
+            FakeDevices.parse(value)  # raises ValueError with the expected form
+        return value
 
 
 class RunConfig(BaseModel):

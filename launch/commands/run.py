@@ -30,12 +30,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="local: start Ray here; auto: join the running cluster; or a cluster address")
     add_config_flag(parser, "--max-in-flight", "ray.max_in_flight", type=int, metavar="N",
                     help="operators whose episodes run at once")
-    parser.add_argument("--fake-devices", metavar="KIND:N",
-                        help="declare N NPUs (npu:4) or GPUs (cuda:2) to a local Ray instance: the pinning "
-                             "runs for real, kernels are evaluated with the cpu backend")
-    parser.add_argument("--devices", type=int, metavar="N", help="use at most N devices (default: all)")
-    parser.add_argument("--cpus-per-device", type=float, default=1.0, metavar="C",
-                        help="CPU cores per evaluation slot where there is no accelerator (default 1)")
+    add_config_flag(parser, "--fake-devices", "ray.fake_devices", metavar="KIND:N",
+                    help="declare N NPUs (npu:4) or GPUs (cuda:2) to a local Ray instance: the pinning "
+                         "runs for real, kernels are evaluated with the cpu backend")
+    add_config_flag(parser, "--devices", "ray.devices", type=int, metavar="N", help="use at most N devices (default: all)")
+    add_config_flag(parser, "--cpus-per-device", "ray.cpus_per_device", type=float, metavar="C",
+                    help="CPU cores per evaluation slot where there is no accelerator (default 1)")
     parser.add_argument("--resume", metavar="RUN_DIR",
                         help="continue a stopped or killed run: its finished operators are kept")
     parser.add_argument("--no-ray", action="store_true",
@@ -46,8 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     if not args.no_ray:
         return _run_concurrent(args, settings)
-    if args.resume or args.fake_devices:
-        raise UsageError("--resume and --fake-devices need Ray (leave out --no-ray)")
+    if args.resume or settings.ray.fake_devices:
+        raise UsageError("--resume and fake devices (ray.fake_devices) need Ray (leave out --no-ray)")
     tasks, run_id, run_dir = _plan(settings)
     with ExitStack() as stack:
         _stop_cleanly_on_sigterm(stack)
@@ -79,16 +79,14 @@ def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
     from launch.concurrent_campaign import ConcurrentCampaign
     from npu_pool.devices import FakeDevices
 
-    try:
-        fake = FakeDevices.parse(args.fake_devices) if args.fake_devices else None
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    options = dict(fake=fake, cpus_per_slot=args.cpus_per_device, max_devices=args.devices)
     if args.resume:
         run_dir = Path(args.resume).expanduser()
         settings = _resumed_settings(args, settings, run_dir)
     else:
         tasks, run_id, run_dir = _plan(settings)
+    ray = settings.ray
+    fake = FakeDevices.parse(ray.fake_devices) if ray.fake_devices else None  # validated by the settings
+    options = dict(fake=fake, cpus_per_slot=ray.cpus_per_device, max_devices=ray.devices)
     with ExitStack() as stack:
         _stop_cleanly_on_sigterm(stack)
         if settings.llm.base_url is None:

@@ -75,3 +75,14 @@ def test_options_before_the_subcommand_survive_when_none_follow(config_file, mon
     args = build_parser().parse_args(["--config", str(config_file), "--set", "memory.alpha=0.4", "run"])
     settings = load_settings(args.config, config_overrides(args))
     assert settings.memory.alpha == 0.4 and settings.llm.model == "from-file"
+
+
+def test_device_pool_settings_come_from_any_source(tmp_path, monkeypatch):
+    path = tmp_path / "cluster.yaml"
+    path.write_text("ray:\n  fake_devices: npu:4\n  cpus_per_device: 2\n")
+    monkeypatch.setenv("EVOKERNEL_RAY__DEVICES", "3")
+    args = build_parser().parse_args(["--config", str(path), "run", "--fake-devices", "cuda:2"])
+    settings = load_settings(args.config, config_overrides(args))
+    assert (settings.ray.fake_devices, settings.ray.devices, settings.ray.cpus_per_device) == ("cuda:2", 3, 2.0)
+    with pytest.raises(ValueError, match="KIND:COUNT"):
+        load_settings(overrides={"ray": {"fake_devices": "tpu:3"}})
