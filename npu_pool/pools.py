@@ -176,7 +176,10 @@ class _Metrics:
 
 
 class DevicePoolActor:
-    """`pool/evaluator`: FIFO over idle devices; verify, then (feasible) profile on the same device."""
+    """`pool/evaluator`: FIFO over idle devices; verify, then (feasible) profile on the same device.
+
+    On CPU nodes (the node gate) verification runs shared and timing exclusive, in two workers;
+    elsewhere the profiler's worker does both in one run."""
 
     def __init__(self, members: list[tuple[DeviceInfo, str]], cpu_node_gate: bool = True):
         # (verifier info, profiler name) per device; handles looked up by name, so that a restarted
@@ -273,6 +276,13 @@ class DevicePoolActor:
                          profile: bool) -> tuple[Verdict, ProfileReport | None]:
         gate = self._gate(info)
         started = time.perf_counter()
+        if gate is None and profile:
+            # Nothing to time apart (an accelerator, or the gate is off): the profiler's one
+            # sandboxed worker checks, then times only what passed. A verify run first would
+            # repeat the same check in a second worker: a torch import and a compile more.
+            verdict, report = await profiler.profile.remote(task, candidate)
+            self._observe(info, "verify+profile", verdict.gate, started)
+            return verdict, report
         async with gate.shared() if gate else _nothing():
             verdict = await verifier.verify.remote(task, candidate)
         self._observe(info, "verify", verdict.gate, started)

@@ -15,7 +15,7 @@ import ray
 from actors.code_extraction import extract_code
 from npu_pool.config import HarnessConfig
 from npu_pool.devices import FakeDevices
-from npu_pool.pools import DevicePools
+from npu_pool.pools import DevicePoolActor, DevicePools
 from npu_pool.tasks import load_task
 from npu_pool.verdict import Candidate
 from tests.actors import replies
@@ -84,6 +84,26 @@ def test_candidates_spread_over_devices_and_timing_never_overlaps_other_work(poo
     for name, _, start, end in profiles:
         overlapping = [r for r in runs if r[0] != name and r[2] < end and start < r[3]]
         assert not overlapping, f"{name} timed while {overlapping} ran"
+
+
+def test_without_a_node_gate_one_worker_checks_and_times(pools, relu):
+    # A second pool actor over the same device actors, as on accelerators (no CPU node gate).
+    members = [(info, pools.profilers[i].name) for i, info in enumerate(pools.verifiers)]
+    ungated = ray.remote(DevicePoolActor).options(name="pool/ungated", num_cpus=0).remote(members, False)
+    try:
+        before = {m.name: len(ray.get(ray.get_actor(m.name).history.remote())) for m in pools.verifiers + pools.profilers}
+        fast, wrong = ray.get([ungated.evaluate.remote(relu, candidate(r)) for r in (replies.FAST, replies.WRONG)])
+        assert fast.verdict.feasible and fast.profile.median_ms > 0
+        assert (wrong.verdict.gate, wrong.profile) == ("correctness", None)
+        ran = {m.name: ray.get(ray.get_actor(m.name).history.remote())[before[m.name]:]
+               for m in pools.verifiers + pools.profilers}
+        assert not any(ran[m.name] for m in pools.verifiers)  # no separate verify run
+        assert sorted(phase for m in pools.profilers for phase, _, _ in ran[m.name]) == ["profile", "profile"]
+        # Verification alone (profile=False) still goes to the verifier.
+        assert ray.get(ungated.evaluate.remote(relu, candidate(replies.FAST), profile=False)).profile is None
+        assert sum(len(ray.get(ray.get_actor(m.name).history.remote())) - before[m.name] for m in pools.verifiers) == 1
+    finally:
+        ray.kill(ungated, no_restart=True)
 
 
 @pytest.mark.slow  # fault injection: a restart costs a process start
