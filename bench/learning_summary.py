@@ -35,15 +35,27 @@ def fast_0_on(report: RunReport, tasks: list[str]) -> list[float]:
                   / len(rows), 4) for t in report.curves.iterations]
 
 
+def failures_by_gate(report: RunReport) -> dict[str, int]:
+    """Infeasible attempts of every operator, by the gate that stopped them, most frequent first."""
+    total: dict[str, int] = {}
+    for row in report.operators:
+        for gate, count in row.failures.items():
+            total[gate] = total.get(gate, 0) + count
+    return dict(sorted(total.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def arm_figures(arm: str, report: RunReport, transfer_tasks: list[str]) -> dict[str, Any]:
     fast_0 = [round(v, 4) for v in report.curves.fast_0]
     gains = report.speedup_best_over_first
+    failures = failures_by_gate(report)
     return {
         "arm": arm,
         "retrieval": report.retrieval,
         "run_dir": report.run_dir,
         "operators": len(report.operators),
         "attempts": report.attempts,
+        "feasible_attempts": report.attempts - sum(failures.values()),
+        "failures_by_gate": failures,
         "feasible_operators": report.feasible_operators,
         "fast_0_final": fast_0[-1] if fast_0 else None,
         "fast_0_by_iteration": fast_0,
@@ -122,16 +134,17 @@ def render_markdown(meta: dict[str, Any], arms: list[dict[str, Any]], headline: 
         f"- transfer: level-2 {', '.join(meta['transfer_tasks']) or '—'} on a bank warmed on level-1 "
         f"{', '.join(meta['warm_tasks']) or '—'}",
         "",
-        "| arm | retrieval | operators | attempts | fast_0 final | fast_0 by iteration | fast_0 on transfer ops "
-        "| median best/first | tokens | wall (s) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| arm | retrieval | operators | attempts | feasible attempts | fast_0 final | fast_0 by iteration "
+        "| fast_0 on transfer ops | median best/first | failures by gate | tokens | wall (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for arm in arms:
         curve = " ".join(f"{v:.2f}" for v in arm["fast_0_by_iteration"]) or "—"
         transfer = f"{arm['fast_0_transfer_tasks'][-1]:.0%}" if arm["fast_0_transfer_tasks"] else "—"
+        failures = ", ".join(f"{gate} {n}" for gate, n in arm["failures_by_gate"].items()) or "—"
         lines.append(f"| {arm['arm']} | {arm['retrieval']} | {arm['operators']} | {arm['attempts']} | "
-                     f"{_pct(arm['fast_0_final'])} | {curve} | {transfer} | "
-                     f"{_x(arm['median_speedup_best_over_first'])} (n={arm['speedups_counted']}) | "
+                     f"{arm['feasible_attempts']} | {_pct(arm['fast_0_final'])} | {curve} | {transfer} | "
+                     f"{_x(arm['median_speedup_best_over_first'])} (n={arm['speedups_counted']}) | {failures} | "
                      f"{arm['tokens']:,} | {arm['wall_s'] if arm['wall_s'] is not None else '—'} |")
     lines += ["", "Headline: " + ", ".join(f"{k}={v}" for k, v in headline.items()), ""]
     return "\n".join(lines)

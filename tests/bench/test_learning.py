@@ -62,6 +62,8 @@ def test_selection_arms_transfer_summary_and_resume(suite, tmp_path, capsys):
             assert arm["fast_0_by_iteration"] == [0.5, 0.5] and arm["fast_0_final"] == 0.5
             assert arm["fast_0_transfer_tasks"] == [1.0, 1.0] and arm["finished"] and arm["tokens"] > 0
             assert arm["median_speedup_best_over_first"] >= 1.0 and arm["wall_s"] is not None
+            # Tanh twice right, Sqrt twice without code (the agent's script)
+            assert arm["feasible_attempts"] == 2 and arm["failures_by_gate"] == {"no_code": 2}
         assert arms["transfer"]["operators"] == 1 and arms["transfer"]["fast_0_final"] == 1.0
         assert summary["meta"]["warm_tasks"] == ["13_Sqrt"] and summary["meta"]["transfer_tasks"] == ["8_Tanh"]
         assert summary["meta"]["tasks"] == ["8_Tanh", "13_Sqrt"]  # level 2 first
@@ -74,7 +76,7 @@ def test_selection_arms_transfer_summary_and_resume(suite, tmp_path, capsys):
             assert run["settings"]["memory"]["uri"] == str((out / "banks" / name).resolve())
             assert run["settings"]["memory"]["seed"] == 0 and run["finished_at"]
         markdown = (out / "summary.md").read_text()
-        assert "| value | value | 2 | 4 | 50% | 0.50 0.50 | 100% |" in markdown
+        assert "| value | value | 2 | 4 | 2 | 50% | 0.50 0.50 | 100% |" in markdown and "| no_code 2 |" in markdown
         assert (out / "report" / "report.html").is_file() and (out / "report" / "correctness.png").is_file()
 
         assert headline["bench"] == "learning" and headline["fast_0_value"] == 0.5
