@@ -20,6 +20,11 @@ class HarnessConfig(BaseModel):
     rtol: float | None = Field(None, description="relative tolerance; default by dtype")
     compile_timeout_s: float = Field(300.0, gt=0)
     run_timeout_s: float = Field(120.0, gt=0, description="wall clock for one sandboxed evaluation")
+    call_time_limit_factor: float | None = Field(
+        1000.0, ge=1, description="one candidate call in a correctness trial may take this many times the slowest "
+        "reference call (a hung kernel is stopped in seconds, not at run_timeout_s); None: no per-call limit"
+    )
+    call_time_limit_min_s: float = Field(10.0, gt=0, description="the per-call limit is never shorter than this")
     memory_limit_mb: int = Field(8192, ge=256, description="address-space cap of the sandbox")
     cpu_time_limit_s: int = Field(600, ge=1)
     warmup_trials: int = Field(5, ge=0)

@@ -6,12 +6,16 @@ trials; the reference's outputs are copied and then overwritten with NaN so a ca
 cannot find them in reused memory. One extra trial feeds signed, scaled normal values so
 a kernel that only matches the task's own input range (a copy for ReLU over torch.rand)
 is caught; the candidate gets them in the same input buffers as the trial before, so a
-result cached by input pointer is caught too.
+result cached by input pointer is caught too. Each candidate call is bounded by a multiple
+of the reference's time (CallClock).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import signal
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -127,8 +131,39 @@ def _refill_in_place(buffers: list[Any], fresh: list[Any]) -> list[Any]:
     return refilled
 
 
-def _run_reference(reference: torch.nn.Module, inputs: list[Any]) -> list[torch.Tensor]:
-    with torch.no_grad():
+class CallClock:
+    """Bounds each candidate call to `factor` times the slowest reference call so far (at least
+    `min_s`). Past it the worker dies of SIGALRM, which the parent reports as a timeout: a hung
+    kernel costs seconds, not the whole run limit. No factor: no per-call bound."""
+
+    def __init__(self, factor: float | None = None, min_s: float = 10.0):
+        self.factor, self.min_s, self.slowest_reference_s = factor, min_s, 0.0
+
+    def limit_s(self) -> float | None:
+        return None if self.factor is None else max(self.min_s, self.factor * self.slowest_reference_s)
+
+    @contextmanager
+    def reference(self) -> Iterator[None]:
+        started = time.perf_counter()
+        yield
+        self.slowest_reference_s = max(self.slowest_reference_s, time.perf_counter() - started)
+
+    @contextmanager
+    def candidate(self) -> Iterator[None]:
+        limit = self.limit_s()
+        if limit is None:
+            yield
+            return
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)  # default action: the process ends
+        signal.setitimer(signal.ITIMER_REAL, limit)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def _run_reference(reference: torch.nn.Module, inputs: list[Any], clock: CallClock) -> list[torch.Tensor]:
+    with torch.no_grad(), clock.reference():
         produced = as_output_list(reference(*inputs))
     kept = [o.detach().clone() for o in produced]
     for o in produced:  # leave no correct values behind in memory a candidate could reuse
@@ -137,8 +172,8 @@ def _run_reference(reference: torch.nn.Module, inputs: list[Any]) -> list[torch.
     return kept
 
 
-def _run_candidate(candidate: torch.nn.Module, inputs: list[Any]) -> Any:
-    with torch.no_grad():
+def _run_candidate(candidate: torch.nn.Module, inputs: list[Any], clock: CallClock) -> Any:
+    with torch.no_grad(), clock.candidate():
         return candidate(*inputs)
 
 
@@ -152,8 +187,10 @@ def check(
     rtol: float | None,
     perturbed_trial: bool,
     on_trial: Callable[[str], None] = lambda _: None,
+    clock: CallClock | None = None,
 ) -> WorkerOutcome:
     """Run the correctness trials of a candidate against the task's reference."""
+    clock = clock or CallClock()
     init_inputs = list(task.get_init_inputs())
     shapes_note = ""
     previous: tuple[list[torch.Tensor], list[torch.Tensor]] | None = None
@@ -179,12 +216,12 @@ def check(
             str(list(x.shape)) if isinstance(x, torch.Tensor) else repr(x) for x in originals)
 
         try:
-            if t % 2:
-                raw = _run_candidate(candidate, cand_inputs)
-                expected = _run_reference(reference, ref_inputs)
+            if t % 2:  # trial 0 runs the reference first, so the clock knows its time
+                raw = _run_candidate(candidate, cand_inputs, clock)
+                expected = _run_reference(reference, ref_inputs, clock)
             else:
-                expected = _run_reference(reference, ref_inputs)
-                raw = _run_candidate(candidate, cand_inputs)
+                expected = _run_reference(reference, ref_inputs, clock)
+                raw = _run_candidate(candidate, cand_inputs, clock)
         except Exception as exc:
             oom = isinstance(exc, MemoryError) or "can't allocate memory" in str(exc)
             return _outcome(False, "runtime", "out_of_memory" if oom else "exception", f"{type(exc).__name__} in {label}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300],

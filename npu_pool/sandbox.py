@@ -177,6 +177,8 @@ def describe_exit(returncode: int | None) -> tuple[str, str]:
                  signal.SIGFPE: ("crash", "crashed with an arithmetic exception (SIGFPE)"),
                  signal.SIGILL: ("crash", "crashed on an illegal instruction (SIGILL)"),
                  signal.SIGXCPU: ("cpu_time_limit", "exceeded its CPU-time limit (SIGXCPU)"),
+                 signal.SIGALRM: ("timeout", "exceeded its per-call time limit (SIGALRM: harness.call_time_limit_"
+                                  "factor times the reference's time, at least call_time_limit_min_s)"),
                  signal.SIGXFSZ: ("file_size_limit", "wrote a file beyond the 2 GiB limit (SIGXFSZ)"),
                  signal.SIGKILL: ("killed", "was killed (SIGKILL: out of memory or the CPU-time hard limit)")}
         return names.get(sig, ("crash", f"was killed by signal {sig}"))

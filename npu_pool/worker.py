@@ -112,7 +112,8 @@ class Worker:
         cfg = req.config
         outcome = correctness.check(task, make_candidate, backend.device, cfg.correctness_trials, cfg.seed,
                                     cfg.atol, cfg.rtol, cfg.perturbed_trial,
-                                    on_trial=lambda label: self.stage(f"correctness: {label}"))
+                                    on_trial=lambda label: self.stage(f"correctness: {label}"),
+                                    clock=correctness.CallClock(cfg.call_time_limit_factor, cfg.call_time_limit_min_s))
         self.timings["correctness_s"] = time.perf_counter() - t0
         if not outcome.feasible or not req.profile:
             self.emit(outcome, complete=True)

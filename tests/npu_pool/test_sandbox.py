@@ -25,11 +25,24 @@ def test_segfault_is_a_runtime_verdict(relu_task):
 
 def test_hang_is_killed_at_the_run_limit(relu_task):
     started = time.monotonic()
-    verdict = verify(relu_task, fixture_candidate("hang.cpp"), harness_config(run_timeout_s=3.0, compile_timeout_s=60.0))
+    config = harness_config(run_timeout_s=3.0, compile_timeout_s=60.0, call_time_limit_factor=None)
+    verdict = verify(relu_task, fixture_candidate("hang.cpp"), config)
     assert (verdict.gate, verdict.category) == ("runtime", "timeout")
-    assert "trial 1" in verdict.reason
+    assert "trial 1" in verdict.reason and "wall-clock" in verdict.reason
     # The run clock starts when compilation ends: start + compile + 3 s, not the 63 s total.
     assert time.monotonic() - started < 45
+
+
+def test_a_hung_call_is_stopped_at_the_per_call_limit_long_before_the_run_limit(relu_task):
+    config = harness_config(run_timeout_s=300.0, call_time_limit_factor=1000.0, call_time_limit_min_s=2.0)
+    verify(relu_task, fixture_candidate("relu.cpp"), config)  # the build cache is warm for what follows
+    started = time.monotonic()
+    verdict = verify(relu_task, fixture_candidate("hang.cpp"), config)
+    assert (verdict.gate, verdict.category) == ("runtime", "timeout")
+    assert "per-call time limit" in verdict.reason and "trial 1" in verdict.reason
+    assert time.monotonic() - started < 120  # compile + 2 s (+ 1000 x ReLU's few ms), not 300 s
+    # A correct kernel is untouched by the clock: the reference's time sets the limit.
+    assert verify(relu_task, fixture_candidate("relu.cpp"), config).feasible
 
 
 def test_memory_bomb_hits_the_address_space_cap(relu_task):
