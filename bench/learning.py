@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(plan['tasks']) or str(plan['operators']) + ' selected from ' + str(len(plan['pool']))} operators "
           f"x {plan['iterations']} iterations; selection pass {guess['selection_attempts']} attempts; "
           f"{guess['attempts']} attempts in all, about {guess['estimated_s'] / 3600:.1f} h at "
-          f"{args.seconds_per_attempt:.0f} s per attempt (the local model: 20-60 s each on 2 idle cores, 2 min when a kernel hangs)",
+          f"{args.seconds_per_attempt:.0f} s per attempt (the local model: 20-60 s each on 2 idle cores)",
           file=sys.stderr)
     if plan["tasks"] and args.dry_run:
         print("[learning] operators: " + ", ".join(p.stem for p in plan["tasks"]), file=sys.stderr)
