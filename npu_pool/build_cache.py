@@ -12,11 +12,12 @@ Candidates pick their own extension names, so two candidates called "relu_ext" w
 overwrite each other's build and reuse each other's module. Inside the sandboxed worker,
 `load_inline` is wrapped so that its build directory and module name are keyed by a hash
 of everything that determines the binary (sources, functions, flags, torch and Python
-versions); the same source compiles once and loads instantly in every later process.
+versions, the host's `-march=native` target); the same source compiles once and loads instantly in every later process.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sys
@@ -27,11 +28,35 @@ _KEYED = ("cpp_sources", "cuda_sources", "functions", "extra_cflags", "extra_cud
           "extra_ldflags", "extra_include_paths", "with_cuda", "use_pch", "is_python_module")
 
 
+@functools.cache
+def host_target(compiler: str = "g++") -> str:
+    """What `-march=native` means on this host (e.g. `skylake-avx512 skylake-avx512`), or
+    the CPU model: part of every build key, so a cache shared between machines (an NFS
+    home on a cluster) never hands one CPU a binary built for another's instructions."""
+    import subprocess
+
+    try:
+        out = subprocess.run([compiler, "-march=native", "-Q", "--help=target"], capture_output=True, text=True,
+                             timeout=30).stdout
+        found = [line.split()[-1] for line in out.splitlines() if line.strip().startswith(("-march=", "-mtune="))]
+        if found:
+            return " ".join(found)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        return next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                    if line.startswith("model name"))
+    except (OSError, StopIteration):
+        import platform
+
+        return platform.machine()
+
+
 def build_key(name: str, kwargs: dict[str, Any]) -> str:
     import torch
 
     material = {k: kwargs.get(k) for k in _KEYED}
-    material.update(name=name, torch=torch.__version__, python=sys.version)
+    material.update(name=name, torch=torch.__version__, python=sys.version, host=host_target())
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
 
@@ -104,7 +129,7 @@ def precompiled_header_dir(cache_dir: Path, extra_cflags: Any, extra_include_pat
     flags = [str(f) for f in (extra_cflags or [])]
     includes = [os.path.abspath(str(p)) for p in (extra_include_paths or [])]
     compiler = get_cxx_compiler()
-    key = hashlib.sha256(json.dumps([flags, includes, torch.__version__, compiler]).encode()).hexdigest()[:16]
+    key = hashlib.sha256(json.dumps([flags, includes, torch.__version__, compiler, host_target()]).encode()).hexdigest()[:16]
     root = cache_dir / "pch" / key
     target = root / "torch" / "extension.h.gch"
     if target.exists() and target.with_suffix("").exists():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from npu_pool.backends.base import Backend, DevicePeaks, KernelBuildError, Timer
+from npu_pool.build_cache import host_target
 
 if TYPE_CHECKING:
     import torch
@@ -60,6 +62,7 @@ def _last_level_cache_bytes() -> int:
     return 32 * 2**20
 
 
+@functools.cache
 def compiler_identity(compiler: str) -> str:
     try:
         return subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=30).stdout.splitlines()[0]
@@ -117,7 +120,8 @@ class CpuBackend(Backend):
 
     def compile_kernel(self, source: str, signature: KernelSignature, work_dir: Path, cache_dir: Path) -> Path:
         full = KERNEL_PRELUDE + signature.declaration() + "\n#line 1 \"kernel.cpp\"\n" + source
-        key = hashlib.sha256("\0".join([full, *KERNEL_CFLAGS, compiler_identity(self.compiler)]).encode()).hexdigest()[:24]
+        identity = [*KERNEL_CFLAGS, compiler_identity(self.compiler), host_target(self.compiler)]  # -march=native
+        key = hashlib.sha256("\0".join([full, *identity]).encode()).hexdigest()[:24]
         artifact = cache_dir / f"kernel-{key}.so"
         if artifact.exists():
             return artifact

@@ -45,6 +45,20 @@ def test_kernel_compiles_once_into_the_cache(tmp_path):
     assert first.stat().st_mtime_ns == mtime
 
 
+def test_a_cache_shared_with_another_cpu_model_is_not_reused(tmp_path, monkeypatch):
+    # -march=native binaries are keyed by what native means here: another host builds its own.
+    import npu_pool.backends.cpu as cpu_module
+
+    cpu = get_backend("cpu")
+    task = load_task(FIXTURES / "tasks" / "huge_relu.py", max_bytes=SMALL_BYTES)
+    source = (FIXTURES / "candidates" / "relu.cpp").read_text()
+    here = cpu.compile_kernel(source, task.kernel_signature, tmp_path, tmp_path / "cache")
+    assert cpu_module.host_target(cpu.compiler)  # e.g. "znver3 znver3"
+    monkeypatch.setattr(cpu_module, "host_target", lambda compiler: "another-cpu")
+    there = cpu.compile_kernel(source, task.kernel_signature, tmp_path, tmp_path / "cache")
+    assert there != here and there.exists() and here.exists()
+
+
 def test_kernel_compile_error_carries_the_compiler_log(tmp_path):
     task = load_task(FIXTURES / "tasks" / "huge_relu.py", max_bytes=SMALL_BYTES)
     source = (FIXTURES / "candidates" / "relu_syntax_error.cpp").read_text()

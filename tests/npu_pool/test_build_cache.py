@@ -18,6 +18,15 @@ def test_build_key_follows_sources_and_flags_only():
     assert build_key("ext", base) != build_key("other", base)
 
 
+def test_build_key_names_the_host_cpu(monkeypatch):
+    import npu_pool.build_cache as build_cache
+
+    base = {"cpp_sources": "int f();", "functions": ["f"], "extra_cflags": ["-O3", "-march=native"]}
+    here = build_key("ext", base)
+    monkeypatch.setattr(build_cache, "host_target", lambda compiler="g++": "another-cpu")
+    assert build_key("ext", base) != here
+
+
 @pytest.mark.slow  # builds a precompiled torch/extension.h: a minute or more
 def test_precompiled_header_is_built_once_per_flag_set_and_used(tmp_path):
     from torch.utils.cpp_extension import get_cxx_compiler, include_paths
