@@ -25,6 +25,7 @@ KERNEL_PRELUDE = """#include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <algorithm>
+#include <numeric>
 #include <limits>
 #include <omp.h>
 """
