@@ -144,3 +144,10 @@ def _matching_brace(source: str, open_index: int) -> int | None:
                 return i
         i += 1
     return None
+
+
+def code_fingerprint(code: str) -> str:
+    """Identity of a candidate up to white space: how the episode spots a repeated attempt."""
+    import hashlib
+
+    return hashlib.sha256(" ".join(code.split()).encode()).hexdigest()[:16]

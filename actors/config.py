@@ -29,6 +29,11 @@ class LLMConfig(BaseModel):
         16000, ge=2000, description="characters of one prompt (all turns); longer sections are cut with a marker"
     )
     one_shot_example: bool = Field(True, description="show a worked example as an earlier chat turn")
+    repeat_retries: int = Field(
+        1, ge=0, description="a reply that repeats an earlier attempt's code is asked again this many times, "
+        "told so and at a higher temperature"
+    )
+    repeat_temperature_step: float = Field(0.3, ge=0, description="temperature added for each such retry")
     prompt_style: Literal["full", "plain"] | None = Field(
         None, description="system prompt: full (performance rules) or plain (plain loops, for small models); "
         "unset: full, or the local model's own choice"

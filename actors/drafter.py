@@ -12,7 +12,7 @@ class Drafter(LLMWorker):
     async def propose(self, request: DraftRequest) -> Proposal:
         fmt = request.task.candidate_format
         messages, truncated = self.prompts(fmt).draft(request)
-        return await self._generate(messages, truncated, fmt)
+        return await self._generate(messages, truncated, fmt, request.avoid)
 
 
 @ray.remote(num_cpus=0)

@@ -17,6 +17,7 @@ from typing import Any
 
 import structlog
 
+from actors.code_extraction import code_fingerprint
 from actors.config import EpisodeConfig
 from actors.evaluator import Evaluation
 from actors.llm_client import LLMAuthError, LLMModelNotFound, LLMUnreachable
@@ -86,6 +87,16 @@ class _Feasible:
 
 
 @dataclass
+class _Seen:
+    """An attempt already evaluated in this episode, by its code_fingerprint."""
+
+    iteration: int
+    gate: str
+    reason: str
+    details: str
+
+
+@dataclass
 class _Outcome:
     """What one iteration produced, before it becomes an Attempt."""
 
@@ -135,6 +146,7 @@ class Episode:
         self.pool: list[_Feasible] = []
         self.best_ms: float | None = None
         self.previous: Feedback | None = None
+        self.seen: dict[str, _Seen] = {}  # code_fingerprint -> its verdict: repeats are not evaluated again
         self.attempts: list[Attempt] = []
         self.result = EpisodeResult(task=brief.task_id)
 
@@ -173,7 +185,7 @@ class Episode:
     async def _draft(self) -> _Outcome:
         retrieval = await self._retrieve("draft", self._task_query(), DRAFT_KINDS)
         request = DraftRequest(task=self.brief, context=self._context(retrieval), api=self._api(retrieval),
-                               previous=self.previous)
+                               previous=self.previous, avoid=list(self.seen))
         outcome = _Outcome("draft", await self.drafter.propose(request), retrieval)
         await self._judge(outcome, self.drafter)
         if outcome.proposal.llm_error is None:
@@ -181,6 +193,10 @@ class Episode:
             await self._update(outcome, [])
         if outcome.feasible:
             self._admit(outcome)
+        elif outcome.gate == "repeat":  # show the repeated attempt's own verdict again
+            earlier = self.seen[code_fingerprint(outcome.proposal.code or "")]
+            self.previous = Feedback(gate=earlier.gate, reason=earlier.reason, code=outcome.proposal.code,
+                                     details=earlier.details)
         elif outcome.gate != "llm":
             self.previous = Feedback(gate=outcome.gate, reason=outcome.reason, code=outcome.proposal.code,
                                      details=outcome.evaluation.verdict.details if outcome.evaluation else "")
@@ -201,7 +217,7 @@ class Episode:
                              speedup_vs_eager=start.speedup, profile=profile_text(start.profile)),
             best_latency_ms=best_before, api=self._api(retrieval),
             context=[c for c in self._context(retrieval) if c.id not in elsewhere],
-            children=[context_item(c) for c in children],
+            children=[context_item(c) for c in children], avoid=list(self.seen),
         )
         outcome = _Outcome("refine", await self.refiner.propose(request), retrieval, parent_id=start.id,
                            start_code=start.code)
@@ -234,12 +250,19 @@ class Episode:
             outcome.gate, outcome.category = "no_code", "no_code"
             outcome.reason = proposal.reason or "no code in the reply"
             return
+        fingerprint = code_fingerprint(proposal.code)
+        earlier = self.seen.get(fingerprint)
+        if earlier is not None:  # asked again and still the same: its verdict is known, nothing new to store
+            outcome.gate, outcome.category = "repeat", "repeat"
+            outcome.reason = f"the same code as attempt {earlier.iteration} ({earlier.gate}: {earlier.reason})"[:300]
+            return
         candidate = Candidate(source=proposal.code, format=self.brief.candidate_format)
         evaluation: Evaluation = await self.evaluator.evaluate(self.task, candidate)
         outcome.evaluation = evaluation
         verdict = evaluation.verdict
         outcome.feasible, outcome.gate = verdict.feasible, verdict.gate
         outcome.category, outcome.reason = verdict.category, verdict.reason
+        self.seen[fingerprint] = _Seen(len(self.attempts) + 1, verdict.gate, verdict.reason, verdict.details)
         flags = evaluation.flags
         if outcome.feasible and flags and self.config.review_flagged:
             review = await worker.review(ReviewRequest(task=self.brief, code=proposal.code, flags=flags,

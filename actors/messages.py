@@ -53,6 +53,7 @@ class DraftRequest(BaseModel):
     context: list[ContextItem] = Field(default_factory=list)
     api: list[ContextItem] = Field(default_factory=list)
     previous: Feedback | None = None
+    avoid: list[str] = Field(default_factory=list, description="code_fingerprint of this operator's earlier attempts")
 
 
 class StartPoint(BaseModel):
@@ -72,6 +73,7 @@ class RefineRequest(BaseModel):
     context: list[ContextItem] = Field(default_factory=list)
     api: list[ContextItem] = Field(default_factory=list)
     children: list[ContextItem] = Field(default_factory=list)
+    avoid: list[str] = Field(default_factory=list, description="code_fingerprint of this operator's earlier attempts")
 
 
 class Proposal(BaseModel):
@@ -84,6 +86,7 @@ class Proposal(BaseModel):
     tokens_prompt: int = 0
     tokens_completion: int = 0
     prompt_truncated: bool = False
+    repeats_asked_again: int = Field(0, description="replies that repeated an earlier attempt and were asked again")
 
 
 class LessonRequest(BaseModel):

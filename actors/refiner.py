@@ -12,7 +12,7 @@ class Refiner(LLMWorker):
     async def propose(self, request: RefineRequest) -> Proposal:
         fmt = request.task.candidate_format
         messages, truncated = self.prompts(fmt).refine(request)
-        return await self._generate(messages, truncated, fmt)
+        return await self._generate(messages, truncated, fmt, request.avoid)
 
 
 @ray.remote(num_cpus=0)

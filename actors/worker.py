@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 
-from actors.code_extraction import extract_code
+from actors.code_extraction import code_fingerprint, extract_code
 from actors.config import LLMConfig
 from actors.llm_client import ChatReply, LLMClient, LLMRequestRejected, LLMUnavailable, TokenUsage
 from actors.messages import CandidateFormat, Lesson, LessonRequest, Proposal, Review, ReviewRequest
-from actors.prompting import Messages, PromptBuilder
+from actors.prompting import Messages, PromptBuilder, template
 
 _VERDICT = re.compile(r"VERDICT\s*[:=]?\s*\**\s*(LEGITIMATE|HACK)", re.IGNORECASE)
 _FENCE_LINE = re.compile(r"^\s*(`{3,}|~{3,}).*$", re.MULTILINE)
@@ -41,9 +41,29 @@ class LLMWorker:
     async def aclose(self) -> None:
         await self.client.aclose()
 
-    async def _generate(self, messages: Messages, prompt_truncated: bool, fmt: CandidateFormat) -> Proposal:
+    async def _generate(self, messages: Messages, prompt_truncated: bool, fmt: CandidateFormat,
+                        avoid: list[str]) -> Proposal:
+        """A proposal; one that repeats an attempt in `avoid` is asked again, hotter (small
+        models, shown their last attempt, often copy it back unchanged)."""
+        proposal = await self._ask(messages, prompt_truncated, fmt)
+        seen = set(avoid)
+        for retry in range(1, self.config.repeat_retries + 1):
+            if proposal.code is None or code_fingerprint(proposal.code) not in seen:
+                break
+            again = [*messages, {"role": "assistant", "content": f"```{self.prompts(fmt).lang}\n{proposal.code}\n```"},
+                     {"role": "user", "content": template("repeat").strip()}]
+            temperature = min(2.0, self.config.temperature + retry * self.config.repeat_temperature_step)
+            retried = await self._ask(again, prompt_truncated, fmt, temperature)
+            retried.tokens_prompt += proposal.tokens_prompt
+            retried.tokens_completion += proposal.tokens_completion
+            retried.repeats_asked_again = retry
+            proposal = retried
+        return proposal
+
+    async def _ask(self, messages: Messages, prompt_truncated: bool, fmt: CandidateFormat,
+                   temperature: float | None = None) -> Proposal:
         try:
-            reply = await self.client.chat(messages)
+            reply = await self.client.chat(messages, temperature=temperature)
         except (LLMUnavailable, LLMRequestRejected) as exc:
             return Proposal(llm_error=str(exc), prompt_truncated=prompt_truncated)
         proposal = Proposal(finish_reason=reply.finish_reason, tokens_prompt=reply.prompt_tokens,

@@ -151,6 +151,33 @@ def test_flagged_attempt_judged_a_hack_is_infeasible(llm_server, relu_task, harn
     assert bank.get(attempt.attempt_id).verdict.gate == "review"
 
 
+def test_a_repeated_attempt_is_asked_again_and_never_evaluated_twice(llm_server, relu_task, harness_config,
+                                                                       memory_config):
+    # A small model shown its last attempt copies it back: asked again (hotter, told so), it
+    # sometimes writes something new; when it does not, the known verdict stands.
+    agent = ScriptedAgent([replies.WRONG, replies.WRONG, replies.SLOW, replies.SLOW, replies.SLOW])
+    llm_server.responder = agent
+    result, attempts, bank = run_episode(llm_server, relu_task, harness_config, memory_config, iterations=2,
+                                         lessons=False)
+    wrong, slow = attempts
+    assert (wrong.gate, slow.gate, slow.feasible) == ("correctness", "ok", True)  # the retry wrote SLOW
+    candidates = [r["body"] for r in llm_server.chat_requests if agent.kind_of(r["body"]) == "draft"]
+    assert len(candidates) == 3 and slow.tokens_prompt > wrong.tokens_prompt
+    retry = candidates[2]
+    assert "exactly the code of an earlier attempt" in retry["messages"][-1]["content"]
+    assert retry["messages"][-2]["role"] == "assistant" and retry["temperature"] > candidates[1]["temperature"]
+
+    traces_before = bank.stats().items_by_kind.get("trace")
+    llm_server.responder = ScriptedAgent([replies.WRONG] * 6)
+    result, attempts, bank = run_episode(llm_server, relu_task, harness_config, memory_config, iterations=3,
+                                         lessons=False)
+    assert [a.gate for a in attempts] == ["correctness", "repeat", "repeat"]
+    assert "the same code as attempt 1 (correctness" in attempts[1].reason
+    assert [a.attempt_id is None for a in attempts] == [False, True, True]  # one trace item, not three
+    assert [a.reward for a in attempts] == [-1.0, -1.0, -1.0] and not result.feasible
+    assert bank.stats().items_by_kind.get("trace") == traces_before + 1
+
+
 def test_budgets_stop_an_episode(llm_server, relu_task, harness_config, memory_config):
     llm_server.responder = ScriptedAgent([replies.GARBAGE] * 5)
     result, attempts, _ = run_episode(llm_server, relu_task, harness_config, memory_config, iterations=5,

@@ -24,12 +24,15 @@ ELEMENTWISE = {
 ARGS = "const float* x, float* out, int64_t x_d0, int64_t x_d1, int64_t out_d0, int64_t out_d1"
 
 
-def kernel_reply(expression: str) -> str:
+def kernel_reply(expression: str, variant: int = 0) -> str:
+    """The kernel; a refinement is variant N (a distinct source: the episode never evaluates
+    the same code twice), drafts are variant 0 (compiled once, then served from the cache)."""
+    tag = f"    const int64_t variant = {variant}; (void)variant;\n" if variant else ""
     return f"""```cpp
 #include <cstdint>
 #include <cmath>
 extern "C" void kernel({ARGS}) {{
-    const int64_t n = x_d0 * x_d1;
+{tag}    const int64_t n = x_d0 * x_d1;
     #pragma omp parallel for
     for (int64_t i = 0; i < n; ++i) out[i] = {expression};
 }}
@@ -59,5 +62,6 @@ class ElementwiseAgent:
         text = last_user_message(body)  # the task's turn (earlier user turns are the worked example)
         for marker, expression in ELEMENTWISE.items():
             if marker in text:
-                return Reply(kernel_reply(expression), delay_s=self.delay_s)
+                return Reply(kernel_reply(expression, self.counts[kind] if kind == "refine" else 0),
+                             delay_s=self.delay_s)
         return Reply("I do not know this operator.", delay_s=self.delay_s)
