@@ -284,6 +284,20 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def publish_folder(results: Path, name: str, out: Path) -> Path:
+    """`results/name`, or `name-2`, `name-3`, ... when that folder holds another benchmark's
+    summary (two benchmarks on one day with one model); republishing the same one overwrites."""
+    for n in range(1, 1000):
+        target = results / (name if n == 1 else f"{name}-{n}")
+        try:
+            published = json.loads((target / "summary.json").read_text())
+        except (OSError, ValueError):
+            return target
+        if published.get("meta", {}).get("results") == str(out):
+            return target
+    raise SystemExit(f"bench.learning: too many published results named {name}")
+
+
 def _check_same_plan(out: Path, plan: dict[str, Any], args: argparse.Namespace) -> None:
     """A results folder resumes only the benchmark that started it."""
     recorded = {"tasks": [p.stem for p in plan["tasks"]], "pool": [p.stem for p in plan["pool"]],
@@ -365,7 +379,7 @@ def _run(args: argparse.Namespace, plan: dict[str, Any], settings, model: dict[s
     figures = [arm_figures(arm, report, [p.stem for p in level2]) for arm, report in zip(arms, reports, strict=True)]
     meta = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"), "git_commit": git_commit(), "machine": machine(),
-        "model": model, "seed": args.seed, "suite": str(plan["suite"]),
+        "model": model, "seed": args.seed, "suite": str(plan["suite"]), "results": str(out),
         "tasks": [p.stem for p in tasks], "warm_tasks": [p.stem for p in warm],
         "transfer_tasks": [p.stem for p in level2],
         "budgets": {"operators": len(tasks), "iterations": plan["iterations"],
@@ -383,7 +397,8 @@ def _run(args: argparse.Namespace, plan: dict[str, Any], settings, model: dict[s
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     (out / "summary.md").write_text(render_markdown(meta, figures, headline))
     if args.publish:
-        target = REPOSITORY / "bench" / "results" / f"{meta['date'][:10]}-{model['name'].replace('/', '_')}"
+        target = publish_folder(REPOSITORY / "bench" / "results", f"{meta['date'][:10]}-{model['name'].replace('/', '_')}",
+                                out)
         target.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(out / "summary.md", target / "summary.md")
         shutil.copyfile(out / "summary.json", target / "summary.json")

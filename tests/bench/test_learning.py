@@ -116,3 +116,13 @@ def test_default_size_is_about_two_hours_at_the_measured_forty_seconds_an_attemp
     assert plan["seconds_per_attempt"] == 40
     assert plan["iterations"] == learning.DEFAULT["iterations"] and plan["estimated_s"] <= 2.05 * 3600
     assert "24_SquareMatmul" in plan["pool"] and "4_ReLU" not in plan["pool"]
+
+
+def test_a_second_benchmark_on_the_same_day_publishes_beside_the_first(tmp_path):
+    results = tmp_path / "results"
+    first = learning.publish_folder(results, "2026-11-22-m", tmp_path / "a")
+    assert first == results / "2026-11-22-m"
+    first.mkdir(parents=True)
+    (first / "summary.json").write_text(json.dumps({"meta": {"results": str(tmp_path / "a")}}))
+    assert learning.publish_folder(results, "2026-11-22-m", tmp_path / "a") == first  # republished in place
+    assert learning.publish_folder(results, "2026-11-22-m", tmp_path / "b") == results / "2026-11-22-m-2"
