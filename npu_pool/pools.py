@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from contextlib import asynccontextmanager
 from typing import Any
 
 import ray
@@ -36,6 +35,7 @@ from npu_pool.devices import (
     device_kind,
     plan_slots,
 )
+from npu_pool.node_gate import NodeGate, nothing
 from npu_pool.tasks import TaskSpec
 from npu_pool.verdict import Candidate, ProfileReport, Verdict
 
@@ -125,42 +125,6 @@ class DeviceActor:
         return list(self.intervals)
 
 
-class _NodeGate:
-    """Many verifications at once, or one timing run alone (writer-preferring)."""
-
-    def __init__(self) -> None:
-        self._readers = 0
-        self._writer = False
-        self._writers_waiting = 0
-        self._changed = asyncio.Condition()
-
-    @asynccontextmanager
-    async def shared(self):  # noqa: ANN201
-        async with self._changed:
-            await self._changed.wait_for(lambda: not self._writer and not self._writers_waiting)
-            self._readers += 1
-        try:
-            yield
-        finally:
-            async with self._changed:
-                self._readers -= 1
-                self._changed.notify_all()
-
-    @asynccontextmanager
-    async def exclusive(self):  # noqa: ANN201
-        async with self._changed:
-            self._writers_waiting += 1
-            await self._changed.wait_for(lambda: not self._writer and not self._readers)
-            self._writers_waiting -= 1
-            self._writer = True
-        try:
-            yield
-        finally:
-            async with self._changed:
-                self._writer = False
-                self._changed.notify_all()
-
-
 class _Metrics:
     def __init__(self) -> None:
         from ray.util import metrics
@@ -191,7 +155,7 @@ class DevicePoolActor:
         self.counts = {info.name: 0 for info, _ in members}
         self.busy_s = {info.name: 0.0 for info, _ in members}  # time held by a candidate (gates included)
         self._idle: asyncio.Queue[int] | None = None
-        self._gates: dict[str, _NodeGate] = {}
+        self._gates: dict[str, NodeGate] = {}
         self._waiting = 0
         self._recovering: set[asyncio.Future[None]] = set()  # keeps the recovery tasks referenced
         self.metrics = _Metrics()
@@ -206,10 +170,10 @@ class DevicePoolActor:
                 self._idle.put_nowait(index)
         return self._idle
 
-    def _gate(self, info: DeviceInfo) -> _NodeGate | None:
+    def _gate(self, info: DeviceInfo) -> NodeGate | None:
         if not self.cpu_node_gate or info.backend != "cpu":
             return None
-        return self._gates.setdefault(info.node_id, _NodeGate())
+        return self._gates.setdefault(info.node_id, NodeGate())
 
     async def evaluate(self, task: TaskSpec, candidate: Candidate, profile: bool = True) -> PoolEvaluation:
         lost: list[str] = []
@@ -283,13 +247,13 @@ class DevicePoolActor:
             verdict, report = await profiler.profile.remote(task, candidate)
             self._observe(info, "verify+profile", verdict.gate, started)
             return verdict, report
-        async with gate.shared() if gate else _nothing():
+        async with gate.shared() if gate else nothing():
             verdict = await verifier.verify.remote(task, candidate)
         self._observe(info, "verify", verdict.gate, started)
         if not (profile and verdict.feasible):
             return verdict, None
         started = time.perf_counter()
-        async with gate.exclusive() if gate else _nothing():
+        async with gate.exclusive() if gate else nothing():
             checked, report = await profiler.profile.remote(task, candidate)
         self._observe(info, "profile", checked.gate, started)
         if not checked.feasible:  # passed once, failed when re-checked: not deterministic, not feasible
@@ -305,11 +269,6 @@ class DevicePoolActor:
         return {"members": [{**info.model_dump(), "evaluations": self.counts[info.name],
                              "busy_s": round(self.busy_s[info.name], 2)} for info, _, _ in self.members],
                 "idle": self._queue().qsize(), "waiting": self._waiting}
-
-
-@asynccontextmanager
-async def _nothing():  # noqa: ANN201
-    yield
 
 
 class PoolError(Exception):
