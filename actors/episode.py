@@ -114,6 +114,7 @@ class _Outcome:
     attempt_id: str | None = None
     review: Review | None = None
     lesson_id: str | None = None
+    repeat_of: _Seen | None = None
     extra_tokens: list[int] = field(default_factory=lambda: [0, 0])
 
 
@@ -193,8 +194,8 @@ class Episode:
             await self._update(outcome, [])
         if outcome.feasible:
             self._admit(outcome)
-        elif outcome.gate == "repeat":  # show the repeated attempt's own verdict again
-            earlier = self.seen[code_fingerprint(outcome.proposal.code or "")]
+        elif outcome.repeat_of is not None:  # show the repeated attempt's own verdict again
+            earlier = outcome.repeat_of
             self.previous = Feedback(gate=earlier.gate, reason=earlier.reason, code=outcome.proposal.code,
                                      details=earlier.details)
         elif outcome.gate != "llm":
@@ -253,7 +254,7 @@ class Episode:
         fingerprint = code_fingerprint(proposal.code)
         earlier = self.seen.get(fingerprint)
         if earlier is not None:  # asked again and still the same: its verdict is known, nothing new to store
-            outcome.gate, outcome.category = "repeat", "repeat"
+            outcome.gate, outcome.category, outcome.repeat_of = "repeat", "repeat", earlier
             outcome.reason = f"the same code as attempt {earlier.iteration} ({earlier.gate}: {earlier.reason})"[:300]
             return
         candidate = Candidate(source=proposal.code, format=self.brief.candidate_format)

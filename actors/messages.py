@@ -86,7 +86,6 @@ class Proposal(BaseModel):
     tokens_prompt: int = 0
     tokens_completion: int = 0
     prompt_truncated: bool = False
-    repeats_asked_again: int = Field(0, description="replies that repeated an earlier attempt and were asked again")
 
 
 class LessonRequest(BaseModel):

@@ -56,7 +56,6 @@ class LLMWorker:
             retried = await self._ask(again, prompt_truncated, fmt, temperature)
             retried.tokens_prompt += proposal.tokens_prompt
             retried.tokens_completion += proposal.tokens_completion
-            retried.repeats_asked_again = retry
             proposal = retried
         return proposal
 
