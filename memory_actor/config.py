@@ -29,7 +29,27 @@ class MemoryConfig(BaseModel):
     recall_lambda_max: float = Field(10.0, ge=1, description="upper bound of the grown lambda")
     alpha: float = Field(0.2, gt=0, le=1, description="learning rate of Q updates")
     epsilon: float = Field(0.1, ge=0, le=1, description="exploration rate of the Q ranking")
-    q_init: float = Field(0.0, description="initial Q of a new item")
+    # Initial Q per kind and origin. Why not one value: with everything at 0, a new item outranks
+    # every item already shown once a few -1 rewards have pulled those below 0 ("newest failure
+    # first"). Knowledge someone wrote down is worth more than an unknown item; a kernel that
+    # failed is worth less; a working kernel is a good exemplar. Taken when an item is added
+    # without values; items keep their own values once they have them.
+    q_init: float = Field(0.0, description="initial Q of an item no rule below covers (e.g. a practice learned at run time)")
+    q_init_seeded: float = Field(0.3, description="initial Q of seeded knowledge (stage 'seed': bundle API items, practices)")
+    q_init_trace_feasible: float = Field(0.2, description="initial Q of a trace that passed all three gates")
+    q_init_trace_failed: float = Field(-0.2, description="initial Q of a trace that failed a gate (or has no verdict)")
+    q_init_experience: float = Field(0.0, description="initial Q of an experience item (a lesson)")
+    baseline: bool = Field(
+        True, description="update towards the reward minus the stage's running mean reward, so that uniform rewards "
+        "(everything fails) move no item relative to the others")
+    baseline_horizon: int = Field(
+        100, ge=1, description="the baseline is the mean of about the last this-many rewards of the stage")
+    provenance_credit: bool = Field(
+        False, description="a feasible attempt with a positive advantage also credits the items that were in the "
+        "context when its start point, and the start point's start point, ... were created")
+    provenance_gamma_lambda: float = Field(
+        0.5, ge=0, le=1, description="provenance: the step at depth d is alpha * (gamma*lambda)^d")
+    provenance_max_depth: int = Field(3, ge=0, description="provenance: start points followed back (0: none)")
     w_sim: float = Field(0.5, description="mixed ranker: weight of z(similarity)")
     w_q: float = Field(0.5, description="mixed ranker: weight of clip(z(Q))")
     normalise_refine: bool = Field(True, description="normalise refine rewards by their running mean and std")

@@ -62,6 +62,8 @@ class MemoryItem(BaseModel):
     created_at: datetime = Field(default_factory=utc_now)
     updated_at: datetime = Field(default_factory=utc_now)
     run_id: str | None = None
+    context_ids: list[str] = Field(
+        default_factory=list, description="trace: ids of the items in the prompt when it was created (provenance)")
 
     def embedding_text(self) -> str:
         """The text the bank embeds: what the item is about first, then its body."""

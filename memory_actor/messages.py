@@ -5,9 +5,11 @@ from __future__ import annotations
 import uuid
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memory_actor.items import ItemKind, MemoryItem, ValueStage
+
+TraceVerdicts = Literal["any", "feasible"]
 
 
 class RetrievalRequest(BaseModel):
@@ -25,6 +27,25 @@ class RetrievalRequest(BaseModel):
     include_api: bool = True
     seed: int | None = Field(None, description="per-request seed of the exploration (reproducible ablations)")
     query_embedding: list[float] | None = Field(None, description="skip embedding `query` (benchmarks, tests)")
+    trace_verdicts: TraceVerdicts = Field(
+        "feasible",
+        description="feasible: trace items are recalled only if they passed all three gates (their verdict's gate "
+        "is 'ok'), so exemplar code never comes from a failed kernel; failures come back only as experience "
+        "items (lessons). any: every trace (inspection). A prefilter: the recall pool is filled with eligible items",
+    )
+
+
+class ItemRef(BaseModel):
+    """A retrieved item in brief, for provenance records (attempts.jsonl): no content, no embedding."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    kind: ItemKind
+    task_id: str | None = None
+    q: float = Field(..., description="the item's Q for the retrieval's stage when it was retrieved")
+    similarity: float | None = None
+    score: float | None = Field(None, description="what the ranker ranked it by")
 
 
 class Retrieval(BaseModel):
@@ -47,17 +68,51 @@ class Retrieval(BaseModel):
     def item_ids(self) -> list[str]:
         return [item.id for item in self.items]
 
+    def refs(self, ids: list[str] | None = None, api: bool = False) -> list[ItemRef]:
+        """The ranked items (and the API items with `api`) as ItemRefs, in order; only those in
+        `ids` when given (e.g. the ids that survived the prompt budget)."""
+        wanted = None if ids is None else set(ids)
+        refs = []
+        for pos, item in enumerate(self.items + (self.api_items if api else [])):
+            if wanted is not None and item.id not in wanted:
+                continue
+            ranked = pos < len(self.items)
+            q = item.q_draft if self.stage == "draft" else item.q_refine
+            refs.append(ItemRef(id=item.id, kind=item.kind, task_id=item.task_id, q=q if q is not None else 0.0,
+                                similarity=self.similarities[pos] if ranked and pos < len(self.similarities) else None,
+                                score=self.scores[pos] if ranked and pos < len(self.scores) else None))
+        return refs
+
 
 class ValueUpdate(BaseModel):
-    """A reward for the context of one attempt: the retrieval's items plus `item_ids` (e.g. the start point)."""
+    """A reward for what the model was shown in one attempt.
+
+    Give `shown_ids`: exactly those items are credited (one visit and one value step each), and
+    nothing else; ids the bank does not know are ignored (listed in the ack's `ignored_ids`).
+    `retrieval_id` then only links the update to its retrieval in the log. Without `shown_ids`
+    (legacy callers) the credited set is the retrieval's items plus `item_ids`, whether or not
+    they reached the prompt, and unknown ids refuse the update.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     update_id: str = Field(default_factory=lambda: uuid.uuid4().hex, description="deduplicates retried calls")
     retrieval_id: str | None = None
-    item_ids: list[str] = Field(default_factory=list)
+    shown_ids: list[str] | None = Field(
+        None, description="ids of exactly the items in the prompt (after the prompt budget cut): the ranked items "
+        "kept, the refine start point, the children shown (API items may be included). Credited exactly")
+    item_ids: list[str] = Field(default_factory=list, description="legacy: added to the retrieval's items; "
+                                "not with shown_ids")
+    attempt_id: str | None = Field(None, description="the trace item of this attempt: provenance credit walks "
+                                   "back from its parent (start point) when it is feasible")
     stage: ValueStage
     reward: float
+
+    @model_validator(mode="after")
+    def _one_way_to_name_the_context(self) -> ValueUpdate:
+        if self.shown_ids is not None and self.item_ids:
+            raise ValueError("give shown_ids (exactly what was shown) or the legacy item_ids, not both")
+        return self
 
 
 class UpdateAck(BaseModel):
@@ -67,8 +122,12 @@ class UpdateAck(BaseModel):
 
     update_id: str
     seq: int = Field(..., description="position in the bank's total order of log entries (-1: duplicate)")
-    item_ids: list[str]
+    item_ids: list[str] = Field(..., description="the items credited as shown (one visit each)")
     reward_applied: float = Field(..., description="the reward after normalisation")
+    advantage: float | None = Field(None, description="what Q moved towards: reward_applied minus the stage's "
+                                    "baseline (equal to reward_applied with baseline off)")
+    ignored_ids: list[str] = Field(default_factory=list, description="shown_ids the bank does not know")
+    provenance_ids: list[str] = Field(default_factory=list, description="items credited by provenance (no visit)")
     durable: bool
     duplicate: bool = False
     error: str | None = Field(None, description="update_batch: why this update was refused (nothing applied)")
@@ -92,6 +151,7 @@ class BankStats(BaseModel):
     refine_reward_mean: float
     refine_reward_std: float
     refine_rewards_seen: int
+    baselines: dict[str, float] = Field(default_factory=dict, description="running mean reward per stage")
 
 
 class UnknownRetrieval(KeyError):
