@@ -10,6 +10,9 @@ on the CPU (CPU slots, fake devices), slots of one node share its cores: timing 
 the node exclusively (a reader-writer gate), so measurements stay undisturbed there too.
 A device actor that dies is restarted by Ray in its bundle (same device) and the candidate
 is retried once on the next idle device; a second loss becomes a `runtime` verdict.
+A candidate is checked and timed in one sandboxed child by the profiler (verification
+alone goes to the verifier); on CPU slots the child holds the node shared while it builds
+and checks, and alone while it is timed (npu_pool.node_gate: a lock across processes).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from npu_pool.devices import (
     device_kind,
     plan_slots,
 )
-from npu_pool.node_gate import NodeGate, nothing
+from npu_pool.node_gate import NodeLock
 from npu_pool.tasks import TaskSpec
 from npu_pool.verdict import Candidate, ProfileReport, Verdict
 
@@ -75,10 +78,13 @@ def _device_name(role: str, kind: str, device_id: str, host: str | None) -> str:
 class DeviceActor:
     """A verifier or profiler pinned to one device; one candidate at a time (a sync actor)."""
 
-    def __init__(self, name: str, role: str, kind: DeviceKind, config: HarnessConfig, fake: bool):
+    def __init__(self, name: str, role: str, kind: DeviceKind, config: HarnessConfig, fake: bool,
+                 node_gate: bool = True):
         self.name, self.role, self.kind, self.fake = name, role, kind, fake
         backend = "cpu" if fake or kind == "cpu" else kind
         self.config = config.model_copy(update={"backend": backend})
+        # Kernels that run on the CPU share the node's cores with every other slot there.
+        self.node_gate = node_gate and backend == "cpu"
         self.intervals: list[tuple[str, float, float]] = []
         self.log = log.bind(actor=name)
         if fake:
@@ -103,19 +109,31 @@ class DeviceActor:
 
         started = time.time()
         try:
-            return verify(task, candidate, self.config)
+            verdict = verify(task, candidate, self.config, node_lock=self._node_lock())
+            self._note_holds(verdict)
+            return verdict
         finally:
             self._note("verify", started)
 
     def profile(self, task: TaskSpec, candidate: Candidate) -> tuple[Verdict, ProfileReport | None]:
-        """Re-check and time in one sandboxed worker: a kernel is never timed unchecked in its process."""
+        """Check, then time, in one sandboxed child: a kernel is never timed unchecked."""
         from npu_pool.verifier import evaluate
 
         started = time.time()
         try:
-            return evaluate(task, candidate, self.config, profile=True)
+            verdict, report = evaluate(task, candidate, self.config, profile=True, node_lock=self._node_lock())
+            self._note_holds(verdict)
+            return verdict, report
         finally:
             self._note("profile", started)
+
+    def _note_holds(self, verdict: Verdict) -> None:
+        """When this actor's child held the node (node-shared, node-exclusive): for history()."""
+        for kind, begin, end in verdict.sandbox.get("node_holds", []):
+            self.intervals.append((f"node-{kind}", begin, end))
+
+    def _node_lock(self) -> NodeLock | None:
+        return NodeLock() if self.node_gate else None
 
     def _note(self, phase: str, started: float) -> None:
         self.intervals = [*self.intervals[-999:], (phase, started, time.time())]
@@ -140,22 +158,18 @@ class _Metrics:
 
 
 class DevicePoolActor:
-    """`pool/evaluator`: FIFO over idle devices; verify, then (feasible) profile on the same device.
+    """`pool/evaluator`: FIFO over idle devices; the device's profiler checks and times a
+    candidate in one sandboxed child, its verifier checks what needs no timing."""
 
-    On CPU nodes (the node gate) verification runs shared and timing exclusive, in two workers;
-    elsewhere the profiler's worker does both in one run."""
-
-    def __init__(self, members: list[tuple[DeviceInfo, str]], cpu_node_gate: bool = True):
+    def __init__(self, members: list[tuple[DeviceInfo, str]]):
         # (verifier info, profiler name) per device; handles looked up by name, so that a restarted
         # pool needs nothing from the object store
         namespace = ray.get_runtime_context().namespace
         self.members = [(info, ray.get_actor(info.name, namespace=namespace),
                          ray.get_actor(profiler, namespace=namespace)) for info, profiler in members]
-        self.cpu_node_gate = cpu_node_gate
         self.counts = {info.name: 0 for info, _ in members}
         self.busy_s = {info.name: 0.0 for info, _ in members}  # time held by a candidate (gates included)
         self._idle: asyncio.Queue[int] | None = None
-        self._gates: dict[str, NodeGate] = {}
         self._waiting = 0
         self._recovering: set[asyncio.Future[None]] = set()  # keeps the recovery tasks referenced
         self.metrics = _Metrics()
@@ -169,11 +183,6 @@ class DevicePoolActor:
             for index in range(len(self.members)):
                 self._idle.put_nowait(index)
         return self._idle
-
-    def _gate(self, info: DeviceInfo) -> NodeGate | None:
-        if not self.cpu_node_gate or info.backend != "cpu":
-            return None
-        return self._gates.setdefault(info.node_id, NodeGate())
 
     async def evaluate(self, task: TaskSpec, candidate: Candidate, profile: bool = True) -> PoolEvaluation:
         lost: list[str] = []
@@ -238,27 +247,14 @@ class DevicePoolActor:
 
     async def _on_device(self, info: DeviceInfo, verifier: Any, profiler: Any, task: TaskSpec, candidate: Candidate,
                          profile: bool) -> tuple[Verdict, ProfileReport | None]:
-        gate = self._gate(info)
         started = time.perf_counter()
-        if gate is None and profile:
-            # Nothing to time apart (an accelerator, or the gate is off): the profiler's one
-            # sandboxed worker checks, then times only what passed. A verify run first would
-            # repeat the same check in a second worker: a torch import and a compile more.
+        if profile:  # one child checks, then times only what passed (no second build, no second import)
             verdict, report = await profiler.profile.remote(task, candidate)
             self._observe(info, "verify+profile", verdict.gate, started)
             return verdict, report
-        async with gate.shared() if gate else nothing():
-            verdict = await verifier.verify.remote(task, candidate)
+        verdict = await verifier.verify.remote(task, candidate)
         self._observe(info, "verify", verdict.gate, started)
-        if not (profile and verdict.feasible):
-            return verdict, None
-        started = time.perf_counter()
-        async with gate.exclusive() if gate else nothing():
-            checked, report = await profiler.profile.remote(task, candidate)
-        self._observe(info, "profile", checked.gate, started)
-        if not checked.feasible:  # passed once, failed when re-checked: not deterministic, not feasible
-            checked.reason = f"failed when re-checked before timing: {checked.reason}"[:300]
-        return checked, report
+        return verdict, None
 
     def _observe(self, info: DeviceInfo, phase: str, gate: str, started: float) -> None:
         self.metrics.evaluations.inc(tags={"device": info.device, "phase": phase, "gate": gate})
@@ -337,13 +333,13 @@ class DevicePools:
                 name = _device_name(role, self.kind, device_id, host)
                 self.handles.append(actor_class.options(
                     name=name, scheduling_strategy=strategy, max_restarts=self.max_restarts, max_task_retries=0,
-                    **share).remote(name, role, self.kind, self.config, self.fake is not None))
+                    **share).remote(name, role, self.kind, self.config, self.fake is not None, self.cpu_node_gate))
         described = ray.get([h.describe.remote() for h in self.handles], timeout=self.ready_timeout_s)
         self.verifiers, self.profilers = described[0::2], described[1::2]
         members = [(info, self.profilers[i].name) for i, info in enumerate(self.verifiers)]
         self.pool = ray.remote(DevicePoolActor).options(
             name=self.pool_name, num_cpus=0, max_restarts=-1, max_task_retries=1, max_concurrency=10000,
-        ).remote(members, self.cpu_node_gate)
+        ).remote(members)
         ray.get(self.pool.stats.remote(), timeout=self.ready_timeout_s)
         log.info("device_pools_ready", kind=self.kind, devices=[v.device for v in self.verifiers],
                  nodes=len(set(bundle_nodes.values())), backend=self.evaluating_backend, fake=self.fake is not None)

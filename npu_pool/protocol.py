@@ -29,6 +29,7 @@ class WorkerRequest(BaseModel):
     profile: bool
     cache_dir: str
     limits: WorkerLimits
+    timing_slot: bool = False  # wait for the parent's `go` before timing (it takes the node)
 
 
 class WorkerOutcome(BaseModel):
@@ -55,3 +56,5 @@ class WorkerResult(BaseModel):
     builds: list[dict[str, Any]] = Field(default_factory=list)
     network_isolated: bool | None = None
     complete: bool = False
+    cache_updates: dict[str, dict[str, Any]] = Field(default_factory=dict)  # harness caches for the parent
+    confinement: dict[str, Any] = Field(default_factory=dict)  # what the runner applied

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 from pathlib import Path
 
+from npu_pool import harness_cache
 from npu_pool.backends.base import Backend, DevicePeaks
 from npu_pool.paths import cache_root
 
@@ -19,18 +19,11 @@ def device_peaks(backend: Backend, path: Path | None = None) -> DevicePeaks:
     """The backend's peaks, measured once per machine and device and cached as JSON."""
     path = path or peaks_path()
     key = f"{backend.name}:{platform.node()}:{backend.device}:{os.cpu_count()}"
-    try:
-        cached = json.loads(path.read_text())
-    except (OSError, ValueError):
-        cached = {}
+    cached = harness_cache.load(path)
     if key in cached:
         return DevicePeaks(**cached[key])
     peaks = backend.measure_peaks()
-    cached[key] = {"gbps": peaks.gbps, "gflops": peaks.gflops, "method": peaks.method}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(cached, indent=1))
-    os.replace(tmp, path)
+    harness_cache.record(path, key, {"gbps": peaks.gbps, "gflops": peaks.gflops, "method": peaks.method})
     return peaks
 
 

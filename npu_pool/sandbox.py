@@ -1,31 +1,42 @@
-"""Run the worker for one candidate in its own process, within limits, and always return.
+"""Run the worker for one candidate in a fresh confined child, within limits, and always return.
 
-Each run gets a private folder (its working, temporary and scratch build directory), a
-scrubbed environment (an allowlist, and nothing that looks like a key or token), its own
-session (so the whole process group can be killed), RLIMIT_AS and RLIMIT_CPU (set by the
-worker before any candidate code runs), a wall-clock limit that restarts when compilation
-ends, and a fresh network namespace via `unshare -rn` where the platform allows it.
-A hang, a crash, an abort or a memory bomb comes back as a WorkerRun with its reason.
+A warm server per backend (npu_pool.warm_worker: torch imported once, started under
+`unshare -rn` where the platform allows, so in a network namespace of its own, with a
+scrubbed environment) forks one child per candidate. The child gets a private folder (its
+working, temporary and scratch build directory, the only place it may write once built:
+Landlock), its own session and PID namespace (nothing it starts outlives it), RLIMIT_DATA
+and RLIMIT_CPU, and a wall-clock limit here that restarts when compilation ends. A hang, a
+crash, an abort or a memory bomb comes back as a WorkerRun with its reason. Harness caches
+the child measured come back in its result and are written here, outside the sandbox.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import functools
+import json
 import os
 import re
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import structlog
 
+from npu_pool import confinement, harness_cache
+from npu_pool.node_gate import NodeLock
+from npu_pool.paths import cache_root
 from npu_pool.protocol import WorkerRequest, WorkerResult
+from npu_pool.warm_worker import RunOrder
 
 log = structlog.get_logger("npu_pool.sandbox")
 
@@ -90,60 +101,216 @@ def _read_stage(path: Path, last: str) -> str:
         return last
 
 
+def confinement_support() -> dict[str, Any]:
+    """What this platform offers to confine candidates (for `doctor` and every verdict)."""
+    abi = confinement.landlock_abi()
+    userns = network_namespace_available()
+    return {"filesystem": f"landlock (ABI {abi})" if abi else None,
+            "processes": "pid namespace" if userns else "subreaper (kills every descendant)",
+            "network": "network namespace" if userns else ("landlock: no TCP" if abi >= 4 else None)}
+
+
+class SandboxUnavailable(RuntimeError):
+    """The platform cannot confine candidates and harness.confinement is `require`."""
+
+
+def check_confinement(policy: str) -> dict[str, Any]:
+    """The support record; raises SandboxUnavailable under `require` where a part is missing."""
+    support = confinement_support()
+    if support["filesystem"] is None:
+        words = ("this kernel has no Landlock (Linux 5.13+ with landlock in the lsm= list): a candidate could "
+                 "write anywhere this user can")
+        if policy == "require":
+            raise SandboxUnavailable(words + "; set harness.confinement: warn (--harness.confinement warn) to run "
+                                     "without file-system confinement")
+        if not _warned:
+            log.warning("sandbox_unconfined", detail=words)
+            _warned.append(True)
+    return support
+
+
+_warned: list[bool] = []
+
+
+class WarmServer:
+    """One warm sandbox server (npu_pool.warm_worker) per backend and environment, restarted if it dies."""
+
+    def __init__(self, backend: str, extra_env: tuple[str, ...], isolate_network: bool):
+        self.backend, self.extra_env, self.isolate_network = backend, extra_env, isolate_network
+        self.proc: subprocess.Popen | None = None
+        self.home = Path(tempfile.mkdtemp(prefix="evokernel-warm-"))
+        self.socket_path = self.home / "server.sock"
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self, timeout_s: float = 120.0) -> None:
+        self.stop()
+        self.socket_path.unlink(missing_ok=True)
+        cmd = [sys.executable, "-m", "npu_pool.warm_worker", str(self.socket_path), self.backend]
+        if self.isolate_network:
+            cmd = ["unshare", "-rn", *cmd]
+        (self.home / "tmp").mkdir(exist_ok=True)
+        env = scrubbed_env(self.extra_env, self.home, self.home)
+        with (self.home / "server.log").open("ab") as err:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
+                                         cwd=self.home, env=env, start_new_session=True, close_fds=True)
+        ready = _read_line(self.proc, timeout_s)
+        if ready != "ready":
+            tail = _tail(self.home / "server.log")
+            self.stop()
+            raise RuntimeError(f"the warm sandbox server did not start: {tail[-600:] or 'no output'}")
+        log.debug("warm_server_started", backend=self.backend, pid=self.proc.pid)
+
+    def submit(self, order: RunOrder) -> int:
+        """Fork a fresh child for `order`; its keeper's pid (restarts a dead server once)."""
+        for attempt in range(2):
+            if not self.alive():
+                self.start()
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                    conn.settimeout(30)
+                    conn.connect(str(self.socket_path))
+                    conn.sendall(order.model_dump_json().encode() + b"\n")
+                    answer = json.loads(conn.makefile().readline() or "{}")
+                if "pid" in answer:
+                    return int(answer["pid"])
+                raise RuntimeError(answer.get("error", "no answer"))
+            except (OSError, ValueError, RuntimeError) as exc:
+                log.warning("warm_server_failed", attempt=attempt + 1, error=str(exc)[:300])
+                self.stop()
+        raise RuntimeError("the warm sandbox server failed twice")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            _kill_group(self.proc)
+            self.proc = None
+
+
+_servers: dict[tuple[str, tuple[str, ...], bool], WarmServer] = {}
+
+
+def warm_server(backend: str, extra_env: tuple[str, ...], isolate_network: bool) -> WarmServer:
+    key = (backend, extra_env, isolate_network)
+    if key not in _servers:
+        _servers[key] = WarmServer(*key)
+    return _servers[key]
+
+
+@atexit.register
+def stop_servers() -> None:
+    for server in _servers.values():
+        server.stop()
+        shutil.rmtree(server.home, ignore_errors=True)
+    _servers.clear()
+
+
 def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: float,
-               extra_env: tuple[str, ...] = (), network_isolation: bool = True,
-               keep_dir: bool = False) -> WorkerRun:
-    """Run `python -m npu_pool.worker` on `request`; never raises for what the candidate does."""
+               extra_env: tuple[str, ...] = (), network_isolation: bool = True, policy: str = "require",
+               node_lock: NodeLock | None = None) -> WorkerRun:
+    """Run npu_pool.worker on `request` in a child of the warm server; never raises for what
+    the candidate does (SandboxUnavailable if the platform cannot confine it under `require`)."""
+    support = check_confinement(policy)
     work_dir = Path(tempfile.mkdtemp(prefix="evokernel-sandbox-"))
     (work_dir / "tmp").mkdir()
-    request_path, result_path, stage_path = work_dir / "request.json", work_dir / "result.json", work_dir / "stage.txt"
-    request_path.write_text(request.model_dump_json())
+    request = request.model_copy(update={"timing_slot": node_lock is not None and request.profile})
+    (work_dir / "request.json").write_text(request.model_dump_json())
+    stage_path, exit_path = work_dir / "stage.txt", work_dir / "exit.json"
     nonce = secrets.token_hex(16)
     isolate = network_isolation and network_namespace_available()
-    cmd = [sys.executable, "-m", "npu_pool.worker", str(request_path), str(result_path), str(stage_path)]
-    if isolate:
-        cmd = ["unshare", "-rn", *cmd]
-    env = scrubbed_env(extra_env, work_dir, Path(request.cache_dir))
+    cache_dir = Path(request.cache_dir)
+    order = RunOrder(work_dir=str(work_dir), nonce=nonce, memory_mb=request.limits.memory_mb,
+                     cpu_s=request.limits.cpu_s, compile_writable=[str(cache_dir)],
+                     filesystem=support["filesystem"] is not None, pid_namespace=isolate,
+                     env={"TMPDIR": str(work_dir / "tmp"), "TORCH_EXTENSIONS_DIR": str(cache_dir / "torch_extensions"),
+                          "TORCHINDUCTOR_CACHE_DIR": str(work_dir / "inductor")})
+    server = warm_server(request.backend, extra_env, isolate)
     started = time.monotonic()
-    stderr_path = work_dir / "stderr.log"
-    with (work_dir / "stdout.log").open("wb") as out, stderr_path.open("wb") as err:
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out, stderr=err, cwd=work_dir, env=env,
-                                start_new_session=True, close_fds=True)
-        try:
-            proc.stdin.write((nonce + "\n").encode())
-            proc.stdin.close()
-        except OSError:
-            pass
-        stage, deadline, timed_out = "startup", started + compile_timeout_s + run_timeout_s, False
-        while proc.poll() is None:
-            current = _read_stage(stage_path, stage)
-            if current != stage:
-                if stage in ("startup", "compile") and current not in ("startup", "compile"):
-                    deadline = time.monotonic() + run_timeout_s  # compilation is over: the run clock starts
-                stage = current
-            if time.monotonic() > deadline:
-                timed_out = True
-                break
-            time.sleep(_POLL_S)
-        _kill_group(proc)
-    stage = _read_stage(stage_path, stage)
-    result = _read_result(result_path, nonce)
-    run = WorkerRun(result=result, returncode=proc.returncode, timed_out=timed_out, stage=stage,
-                    stderr_tail=_tail(stderr_path), wall_s=time.monotonic() - started,
-                    sandbox={"process": "subprocess, own session", "memory_limit_mb": request.limits.memory_mb,
-                             "cpu_time_limit_s": request.limits.cpu_s,
+    with node_lock.shared() if node_lock else contextlib.nullcontext():
+        pid = server.submit(order)
+        stage, timed_out, exclusive = _supervise(pid, stage_path, exit_path, compile_timeout_s, run_timeout_s,
+                                                 node_lock)
+        if exclusive is not None:
+            exclusive.release()
+    exit_record = _read_json(exit_path)
+    result = _read_result(work_dir / "result.json", nonce)
+    if result is not None and result.cache_updates:
+        harness_cache.apply(result.cache_updates, allowed=(cache_dir, cache_root()))
+    run = WorkerRun(result=result, returncode=exit_record.get("returncode"), timed_out=timed_out, stage=stage,
+                    stderr_tail=_tail(work_dir / "stderr.log"), wall_s=time.monotonic() - started,
+                    sandbox={"process": "fork of a warm server, own session", "memory_limit_mb": request.limits.memory_mb,
+                             "memory_limit": "RLIMIT_DATA", "cpu_time_limit_s": request.limits.cpu_s,
                              "wall_limit_s": {"compile": compile_timeout_s, "run": run_timeout_s},
                              "env": "allowlist", "network_namespace": isolate,
-                             "network_isolated": result.network_isolated if result else None})
-    if keep_dir:
-        run.sandbox["work_dir"] = str(work_dir)
-    else:
-        shutil.rmtree(work_dir, ignore_errors=True)
+                             "network_isolated": result.network_isolated if result else None,
+                             "filesystem": support["filesystem"] or "NOT CONFINED (no Landlock on this kernel)",
+                             "processes": "pid namespace" if exit_record.get("pid_namespace") else "subreaper",
+                             "leftover_processes_killed": exit_record.get("swept"),
+                             **({"node_holds": node_lock.holds} if node_lock else {}),
+                             **({"applied": result.confinement} if result and result.confinement else {})})
+    shutil.rmtree(work_dir, ignore_errors=True)
     return run
 
 
+def _supervise(pid: int, stage_path: Path, exit_path: Path, compile_timeout_s: float, run_timeout_s: float,
+               node_lock: NodeLock | None) -> tuple[str, bool, Any]:
+    """Watch one child until it ends or overruns its wall clock (then kill it); holds the
+    node exclusively while it times. (last stage, timed out, the exclusive hold or None)."""
+    stage, deadline, exclusive = "startup", time.monotonic() + compile_timeout_s + run_timeout_s, None
+    while not exit_path.exists() and _exists(pid):
+        current = _read_stage(stage_path, stage)
+        if current != stage:
+            if stage in ("startup", "compile") and current not in ("startup", "compile"):
+                deadline = time.monotonic() + run_timeout_s  # compilation is over: the run clock starts
+            stage = current
+            if stage == "waiting for the node" and node_lock is not None and exclusive is None:
+                waited = time.monotonic()
+                exclusive = node_lock.exclusive()  # blocks while others verify or time here
+                deadline += time.monotonic() - waited  # not the candidate's time
+                (stage_path.parent / "go").write_text("")
+        if time.monotonic() > deadline:
+            _kill_pid_group(pid)
+            return stage, True, exclusive
+        time.sleep(_POLL_S)
+    return _read_stage(stage_path, stage), False, exclusive
+
+
+def _exists(pid: int) -> bool:
+    """The keeper is alive (a zombie until the server reaps it counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _kill_pid_group(pid: int) -> None:
+    """SIGKILL the keeper's group; the runner dies with its keeper (and its PID namespace with it)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    end = time.monotonic() + 10
+    while _exists(pid) and time.monotonic() < end:
+        time.sleep(0.01)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _read_line(proc: subprocess.Popen, timeout_s: float) -> str:
+    import select
+
+    ready, _, _ = select.select([proc.stdout], [], [], timeout_s)
+    return proc.stdout.readline().decode().strip() if ready else ""
+
+
 def _kill_group(proc: subprocess.Popen) -> None:
-    """Kill the worker's whole process group (and reap the worker)."""
+    """Kill a process's whole group (and reap it)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -151,7 +318,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
-        log.warning("worker did not die after SIGKILL", pid=proc.pid)
+        log.warning("process did not die after SIGKILL", pid=proc.pid)
 
 
 def _read_result(path: Path, nonce: str) -> WorkerResult | None:

@@ -14,6 +14,7 @@ import structlog
 
 from npu_pool.backends import Backend, get_backend
 from npu_pool.config import HarnessConfig
+from npu_pool.node_gate import NodeLock
 from npu_pool.paths import build_cache_dir
 from npu_pool.protocol import WorkerLimits, WorkerRequest
 from npu_pool.sandbox import WorkerRun, describe_exit, run_worker
@@ -49,7 +50,7 @@ def _finding_line(f: Any) -> str:
 
 
 def evaluate(task: TaskSpec, candidate: Candidate, config: HarnessConfig,
-             profile: bool = True) -> tuple[Verdict, ProfileReport | None]:
+             profile: bool = True, node_lock: NodeLock | None = None) -> tuple[Verdict, ProfileReport | None]:
     """Verify `candidate` and, when feasible and asked, profile it, in one sandboxed worker."""
     started = time.perf_counter()
     backend = get_backend(config.backend)
@@ -65,7 +66,7 @@ def evaluate(task: TaskSpec, candidate: Candidate, config: HarnessConfig,
                        reason=_finding_line(rejections[0])[:300],
                        details="\n".join(_finding_line(f) for f in rejections + warnings),
                        sizes=task.sizes, flags=flags, timings={"hack_s": hack_s}), None
-    verdict, report = sandboxed_gates(task, candidate, config, backend, profile, flags)
+    verdict, report = sandboxed_gates(task, candidate, config, backend, profile, flags, node_lock)
     verdict.timings.update(hack_s=hack_s, total_s=time.perf_counter() - started)
     if verdict.feasible and warnings:
         verdict.details = (verdict.details + "\nstatic warnings: " + "; ".join(_finding_line(f) for f in warnings)).strip()
@@ -75,21 +76,24 @@ def evaluate(task: TaskSpec, candidate: Candidate, config: HarnessConfig,
 
 
 def sandboxed_gates(task: TaskSpec, candidate: Candidate, config: HarnessConfig, backend: Backend,
-                    profile: bool, flags: list[str] | None = None) -> tuple[Verdict, ProfileReport | None]:
-    """Compile, correctness (and profiling) in one sandboxed worker; no anti-hack gate here."""
+                    profile: bool, flags: list[str] | None = None,
+                    node_lock: NodeLock | None = None) -> tuple[Verdict, ProfileReport | None]:
+    """Compile, correctness (and profiling) in one sandboxed child; no anti-hack gate here.
+    With `node_lock` (CPU slots sharing a node's cores) the child times with the node alone."""
     request = WorkerRequest(task=task, candidate=candidate, backend=backend.name, config=config, profile=profile,
                             cache_dir=str(build_cache_dir(config.build_cache_dir)),
                             limits=WorkerLimits(memory_mb=config.memory_limit_mb, cpu_s=config.cpu_time_limit_s))
     run = run_worker(request, config.compile_timeout_s, config.run_timeout_s, backend.sandbox_env_allow,
-                     network_isolation=config.network_isolation == "auto")
+                     network_isolation=config.network_isolation == "auto", policy=config.confinement,
+                     node_lock=node_lock)
     verdict, report = _interpret(run, task, list(flags or []))
     verdict.timings["sandbox_wall_s"] = run.wall_s
     return verdict, report
 
 
-def verify(task: TaskSpec, candidate: Candidate, config: HarnessConfig) -> Verdict:
+def verify(task: TaskSpec, candidate: Candidate, config: HarnessConfig, node_lock: NodeLock | None = None) -> Verdict:
     """The gates only: anti-hack, compile, correctness."""
-    return evaluate(task, candidate, config, profile=False)[0]
+    return evaluate(task, candidate, config, profile=False, node_lock=node_lock)[0]
 
 
 def _interpret(run: WorkerRun, task: TaskSpec, flags: list[str]) -> tuple[Verdict, ProfileReport | None]:

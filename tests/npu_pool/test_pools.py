@@ -15,7 +15,7 @@ import ray
 from actors.code_extraction import extract_code
 from npu_pool.config import HarnessConfig
 from npu_pool.devices import FakeDevices
-from npu_pool.pools import DevicePoolActor, DevicePools
+from npu_pool.pools import DevicePools
 from npu_pool.tasks import load_task
 from npu_pool.verdict import Candidate
 from tests.actors import replies
@@ -67,6 +67,7 @@ def test_one_verifier_and_one_profiler_pinned_per_device(pools):
 
 
 def test_candidates_spread_over_devices_and_timing_never_overlaps_other_work(pools, relu):
+    before = {m.name: len(ray.get(ray.get_actor(m.name).history.remote())) for m in pools.verifiers + pools.profilers}
     refs = [pools.pool.evaluate.remote(relu, candidate(r)) for r in (replies.FAST, replies.WRONG, replies.SLOW)]
     fast, wrong, slow = ray.get(refs)
     assert fast.verdict.feasible and fast.profile.median_ms > 0 and fast.device in ("npu:0", "npu:1")
@@ -75,35 +76,26 @@ def test_candidates_spread_over_devices_and_timing_never_overlaps_other_work(poo
     assert {fast.device, wrong.device, slow.device} == {"npu:0", "npu:1"}
     stats = ray.get(pools.pool.stats.remote())
     assert sum(m["evaluations"] for m in stats["members"]) >= 3
-    # What every device actor ran, and when: a profiling run (timing on CPU cores shared by
-    # the node's slots) never overlaps any other evaluation on the node.
-    runs = [(m.name, *run) for m in pools.verifiers + pools.profilers
-            for run in ray.get(ray.get_actor(m.name).history.remote())]
-    profiles = [r for r in runs if r[1] == "profile"]
-    assert len(profiles) >= 2
-    for name, _, start, end in profiles:
-        overlapping = [r for r in runs if r[0] != name and r[2] < end and start < r[3]]
-        assert not overlapping, f"{name} timed while {overlapping} ran"
+    # What every device actor ran: the profiler's one child checked and timed each candidate
+    # (no separate verify run), holding the node shared while it built and checked, and
+    # alone while it timed: a timing window never overlaps another child's hold on the node.
+    runs = {m.name: ray.get(ray.get_actor(m.name).history.remote())[before[m.name]:]
+            for m in pools.verifiers + pools.profilers}
+    assert not any(runs[m.name] for m in pools.verifiers)
+    assert sorted(p for m in pools.profilers for p, _, _ in runs[m.name] if p == "profile") == ["profile"] * 3
+    holds = [(name, *run) for name, entries in runs.items() for run in entries if run[0].startswith("node-")]
+    timed = [h for h in holds if h[1] == "node-exclusive"]
+    assert len(timed) == 2  # the two feasible candidates
+    for name, _, start, end in timed:
+        overlapping = [h for h in holds if h[0] != name and h[2] < end and start < h[3]]
+        assert not overlapping, f"{name} timed while {overlapping} held the node"
 
 
-def test_without_a_node_gate_one_worker_checks_and_times(pools, relu):
-    # A second pool actor over the same device actors, as on accelerators (no CPU node gate).
-    members = [(info, pools.profilers[i].name) for i, info in enumerate(pools.verifiers)]
-    ungated = ray.remote(DevicePoolActor).options(name="pool/ungated", num_cpus=0).remote(members, False)
-    try:
-        before = {m.name: len(ray.get(ray.get_actor(m.name).history.remote())) for m in pools.verifiers + pools.profilers}
-        fast, wrong = ray.get([ungated.evaluate.remote(relu, candidate(r)) for r in (replies.FAST, replies.WRONG)])
-        assert fast.verdict.feasible and fast.profile.median_ms > 0
-        assert (wrong.verdict.gate, wrong.profile) == ("correctness", None)
-        ran = {m.name: ray.get(ray.get_actor(m.name).history.remote())[before[m.name]:]
-               for m in pools.verifiers + pools.profilers}
-        assert not any(ran[m.name] for m in pools.verifiers)  # no separate verify run
-        assert sorted(phase for m in pools.profilers for phase, _, _ in ran[m.name]) == ["profile", "profile"]
-        # Verification alone (profile=False) still goes to the verifier.
-        assert ray.get(ungated.evaluate.remote(relu, candidate(replies.FAST), profile=False)).profile is None
-        assert sum(len(ray.get(ray.get_actor(m.name).history.remote())) - before[m.name] for m in pools.verifiers) == 1
-    finally:
-        ray.kill(ungated, no_restart=True)
+def test_verification_alone_goes_to_the_verifier(pools, relu):
+    before = {m.name: len(ray.get(ray.get_actor(m.name).history.remote())) for m in pools.verifiers}
+    assert ray.get(pools.pool.evaluate.remote(relu, candidate(replies.FAST), profile=False)).profile is None
+    ran = [p for m in pools.verifiers for p, _, _ in ray.get(ray.get_actor(m.name).history.remote())[before[m.name]:]]
+    assert ran.count("verify") == 1
 
 
 @pytest.mark.slow  # fault injection: a restart costs a process start

@@ -1,0 +1,207 @@
+"""The warm sandbox server: `python -m npu_pool.warm_worker SOCKET BACKEND`.
+
+One per device worker. It imports torch and the harness once and never runs candidate
+code: for each request it forks a fresh child, so a candidate starts in milliseconds
+instead of paying a torch import, and nothing one candidate changes (files, processes,
+threads, module state) reaches the next. It never initialises an accelerator runtime
+(CUDA and CANN contexts do not survive a fork): the child does that itself.
+
+Each candidate gets three processes. The *keeper* (forked from the server) enters a new PID
+namespace where it can, or becomes a child subreaper where it cannot, and forks the
+namespace's *init*, which forks the *runner*. When the runner ends, init reports its exit
+status and ends, and the kernel kills every process left in the namespace; the keeper
+sweeps whatever is left elsewhere and writes `exit.json` in the sandbox folder. The
+*runner* closes inherited descriptors, moves into the sandbox folder, confines writes with
+Landlock, sets its resource limits and runs npu_pool.worker's gates.
+
+Protocol: the client connects to SOCKET and sends one JSON line (RunOrder); the server
+answers one line {"pid": keeper_pid} and closes. The server exits when its parent dies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from npu_pool import confinement
+
+
+class RunOrder(BaseModel):
+    """What one sandboxed run needs from the server."""
+
+    work_dir: str
+    nonce: str
+    memory_mb: int
+    cpu_s: int
+    compile_writable: list[str]  # writable while the candidate builds (its build cache), then sealed
+    filesystem: bool  # confine writes with Landlock
+    pid_namespace: bool  # try a PID namespace (else: subreaper sweep)
+    env: dict[str, str]  # per-run variables (TMPDIR, caches)
+
+
+def _preload(backend: str) -> None:
+    """Import what every child needs, so children start warm; no device runtime is touched."""
+    import torch  # noqa: F401
+    import torch.utils.cpp_extension  # noqa: F401
+
+    from npu_pool import build_cache, correctness, profiler, sizing, worker  # noqa: F401
+    from npu_pool.backends import get_backend
+
+    get_backend(backend)
+
+
+def serve(socket_path: str, backend: str) -> None:
+    _preload(backend)
+    parent = os.getppid()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(socket_path)
+    listener.listen(16)
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    keepers: set[int] = set()
+    while os.getppid() == parent:  # orphaned: the device worker is gone, so are we
+        readable, _, _ = select.select([listener], [], [], 0.2)
+        if readable:
+            conn, _ = listener.accept()
+            try:
+                keepers.add(_accept(conn, listener))
+            except Exception as exc:  # a broken order never takes the server down
+                _answer(conn, {"error": f"{type(exc).__name__}: {exc}"})
+            finally:
+                conn.close()
+        _reap(keepers)
+
+
+def _accept(conn: socket.socket, listener: socket.socket) -> int:
+    conn.settimeout(10)
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    order = RunOrder.model_validate_json(data)
+    pid = os.fork()
+    if pid == 0:  # the keeper: never returns
+        try:
+            listener.close()
+            conn.close()
+            _keeper(order)
+        finally:
+            os._exit(70)
+    _answer(conn, {"pid": pid})
+    return pid
+
+
+def _answer(conn: socket.socket, message: dict[str, Any]) -> None:
+    try:
+        conn.sendall((json.dumps(message) + "\n").encode())
+    except OSError:
+        pass
+
+
+def _reap(keepers: set[int]) -> None:
+    for pid in list(keepers):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            keepers.discard(pid)
+
+
+def _keeper(order: RunOrder) -> None:
+    os.setsid()  # the client kills this whole group at its deadline
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    work = Path(order.work_dir)
+    namespace = order.pid_namespace and confinement.enter_pid_namespace()
+    if not namespace:
+        confinement.become_subreaper()
+    started = time.monotonic()
+    status_read, status_write = os.pipe()
+    init = os.fork()
+    if init == 0:
+        try:
+            os.close(status_read)
+            _init(order, namespace, status_write)
+        finally:
+            os._exit(71)
+    os.close(status_write)
+    with os.fdopen(status_read) as pipe:
+        reported = pipe.read().strip()
+    _, status = os.waitpid(init, 0)
+    swept = confinement.kill_children(os.getpid())  # a namespace is already empty; a subreaper sweeps
+    code = int(reported) if reported else os.waitstatus_to_exitcode(status)
+    record = {"returncode": code, "pid_namespace": namespace, "swept": swept,
+              "runner_s": round(time.monotonic() - started, 4)}
+    tmp = work / "exit.json.tmp"
+    tmp.write_text(json.dumps(record))
+    os.replace(tmp, work / "exit.json")
+    os._exit(0)
+
+
+def _init(order: RunOrder, namespace: bool, status_write: int) -> None:
+    """Init of the candidate's PID namespace: runs the runner as its child (the kernel ignores
+    default-action signals sent to an init, so a runner that is init could not die of its
+    per-call SIGALRM), reaps orphans, reports the runner's exit and ends the namespace."""
+    confinement.die_with_parent()
+    runner = os.fork()
+    if runner == 0:
+        try:
+            confinement.die_with_parent()
+            _runner(order, namespace)
+        finally:
+            os._exit(71)
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            os._exit(0)
+        if pid == runner:
+            os.write(status_write, str(os.waitstatus_to_exitcode(status)).encode())
+            os._exit(0)  # as init: every process left in the namespace dies with us
+
+
+def _runner(order: RunOrder, namespace: bool) -> None:
+    work = Path(order.work_dir)
+    os.chdir(work)
+    out = os.open(work / "stdout.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    err = os.open(work / "stderr.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    os.closerange(3, 65536)  # the server's socket and anything else inherited: out of reach
+    os.environ.update(order.env)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    confined: dict[str, Any] = {"pid_namespace": namespace, "subreaper": not namespace}
+    from npu_pool import worker
+
+    def seal() -> None:
+        """After the build: only the sandbox folder stays writable."""
+        if order.filesystem:
+            confinement.restrict_writes([work])
+            confined["writable_after_build"] = [str(work)]
+
+    if order.filesystem:
+        confined.update(confinement.restrict_writes([work, *(Path(p) for p in order.compile_writable)]))
+    worker.run_child(str(work / "request.json"), str(work / "result.json"), str(work / "stage.txt"),
+                     order.nonce, order.memory_mb, order.cpu_s, seal, confined)
+
+
+def main(argv: list[str]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the campaign's; the client stops us
+    serve(argv[0], argv[1])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,130 @@
+"""The runtime backstop: what a candidate that got past the static gate can still not do.
+
+These call the sandboxed gates directly (no anti-hack gate), as a candidate that evades the
+static rules would reach them: it may write only inside its sandbox folder, nothing it
+starts outlives its verdict, a fork bomb is bounded, and nothing it changes in its process
+reaches the next candidate.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from pathlib import Path
+
+import pytest
+
+from npu_pool.backends import get_backend
+from npu_pool.confinement import landlock_abi
+from npu_pool.paths import build_cache_dir
+from npu_pool.sandbox import network_namespace_available
+from npu_pool.verdict import Candidate
+from npu_pool.verifier import sandboxed_gates
+
+from .harness_support import ROOT, fixture_candidate, fixture_task, harness_config
+
+needs_landlock = pytest.mark.skipif(landlock_abi() < 1, reason="no Landlock on this kernel")
+
+RELU_LOOP = "for (int64_t i = 0; i < x_d0 * x_d1; ++i) out[i] = x[i] > 0.0f ? x[i] : 0.0f;"
+HEAD = """#include <cstdint>
+#include <cstdio>
+#include <csignal>
+#include <unistd.h>
+#include <sys/prctl.h>
+extern "C" void kernel(const float* x, float* out, int64_t x_d0, int64_t x_d1, int64_t out_d0, int64_t out_d1) {
+"""
+
+
+@pytest.fixture(scope="module")
+def relu_task():
+    return fixture_task("huge_relu")
+
+
+def _run(task, body: str, **config):
+    source = HEAD + body + "\n    " + RELU_LOOP + "\n}\n"
+    config = harness_config(**({"run_timeout_s": 20.0} | config))
+    return sandboxed_gates(task, Candidate(source=source, format="kernel"), config, get_backend("cpu"), False)[0]
+
+
+def _processes_named(name: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "comm").read_text().strip() == name:
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@needs_landlock
+def test_writes_outside_the_sandbox_folder_fail(relu_task, tmp_path):
+    tag = secrets.token_hex(4)
+    targets = [Path.home() / f".evokernel-probe-{tag}", tmp_path / f"probe-{tag}", ROOT / f".probe-{tag}",
+               build_cache_dir(harness_config().build_cache_dir) / f"probe-{tag}"]
+    opens = "\n".join(f'    if (FILE* f = fopen("{t}", "a")) {{ fputs("escaped", f); fclose(f); }}' for t in targets)
+    try:
+        verdict = _run(relu_task, opens)
+        assert verdict.feasible, verdict.details  # its fopen()s simply fail; the kernel is still right
+        assert [t for t in targets if t.exists()] == []
+        assert verdict.sandbox["filesystem"].startswith("landlock")
+        assert verdict.sandbox["applied"]["writable_after_build"] and "tcp" in verdict.sandbox["applied"]
+    finally:
+        for target in targets:
+            target.unlink(missing_ok=True)
+
+
+def test_a_daemon_does_not_outlive_its_verdict(relu_task):
+    name = f"evkd{secrets.token_hex(5)}"  # comm names are at most 15 characters
+    body = f"""    static bool started = false;
+    if (!started) {{
+        started = true;
+        if (fork() == 0) {{ setsid(); if (fork() == 0) {{ prctl(PR_SET_NAME, "{name}"); for (;;) sleep(1); }} _exit(0); }}
+    }}"""
+    verdict = _run(relu_task, body)
+    assert verdict.feasible, verdict.details
+    deadline = time.monotonic() + 5
+    while _processes_named(name) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_named(name) == []
+    expected = "pid namespace" if network_namespace_available() else "subreaper"
+    assert verdict.sandbox["processes"] == expected
+
+
+def test_a_fork_bomb_is_bounded_and_leaves_nothing(relu_task):
+    name = f"evkb{secrets.token_hex(5)}"
+    started = time.monotonic()
+    verdict = _run(relu_task, f'    prctl(PR_SET_NAME, "{name}");\n    for (;;) fork();', run_timeout_s=4.0,
+                   call_time_limit_min_s=2.0)
+    assert not verdict.feasible and verdict.gate == "runtime", verdict.model_dump_json(indent=1)
+    assert time.monotonic() - started < 60
+    deadline = time.monotonic() + 10
+    while _processes_named(name) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_named(name) == []
+
+
+def test_what_a_candidate_changes_in_its_process_never_reaches_the_next(relu_task):
+    # A ModelNew that is right, and on import breaks the harness for whoever runs after it:
+    # the comparison always passes, float64 by default, a poisoned environment variable.
+    poisoner = Candidate(format="modelnew", source='''
+import os
+import torch
+import npu_pool.correctness as correctness
+
+correctness.compare = lambda *args, **kwargs: None
+torch.set_default_dtype(torch.float64)
+os.environ["EVOKERNEL_POISONED"] = "1"
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return x.clamp(min=0).to(torch.float32)
+''')
+    config = harness_config()
+    first = sandboxed_gates(relu_task, poisoner, config, get_backend("cpu"), False)[0]
+    assert first.gate in ("ok", "correctness", "runtime", "compile")  # whatever it earns itself
+    wrong = sandboxed_gates(relu_task, fixture_candidate("relu_plus_one.cpp"), config, get_backend("cpu"), False)[0]
+    assert (wrong.feasible, wrong.gate) == (False, "correctness"), wrong.model_dump_json(indent=1)
+    right = sandboxed_gates(relu_task, fixture_candidate("relu.cpp"), config, get_backend("cpu"), False)[0]
+    assert right.feasible, right.details
