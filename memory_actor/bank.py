@@ -29,9 +29,10 @@ from memory_actor.messages import (
     UpdateAck,
     ValueUpdate,
 )
+from memory_actor.provenance import provenance_targets
 from memory_actor.ranking import recall_pool_size, select
 from memory_actor.store import BankStore
-from memory_actor.values import RewardNormaliser, q_update
+from memory_actor.values import RewardNormaliser, RewardShaper, is_feasible_trace, q_update
 
 log = structlog.get_logger("evokernel.memory.bank")
 
@@ -59,7 +60,7 @@ class MemoryBank(BankJournal):
         folded = meta.get("folded", {})
         self.seq = self.durable_seq = int(folded.get("seq", 0))
         self.updates_applied = int(folded.get("updates", 0))
-        self.normaliser = RewardNormaliser(**folded.get("normaliser", {}))
+        self.shaper = RewardShaper.from_state(config, folded)  # normaliser and per-stage baselines
         self.index = VectorIndex(dim)
         self.items: dict[str, MemoryItem] = {}  # without embeddings; Q and visits live in the index
         self.children_of: dict[str, list[str]] = {}
@@ -76,6 +77,10 @@ class MemoryBank(BankJournal):
 
     # -- start-up --------------------------------------------------------------------------------
     @property
+    def normaliser(self) -> RewardNormaliser:
+        return self.shaper.normaliser
+
+    @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
             self._embedder = make_embedder(self.config)
@@ -91,11 +96,13 @@ class MemoryBank(BankJournal):
                  seq=self.seq)
 
     def _index_items(self, items: list[MemoryItem], vectors: np.ndarray) -> None:
-        q = np.array([[item.q_draft if item.q_draft is not None else self.config.q_init for item in items],
-                      [item.q_refine if item.q_refine is not None else self.config.q_init for item in items]])
+        prior = self.shaper.prior
+        q = np.array([[item.q_draft if item.q_draft is not None else prior(item) for item in items],
+                      [item.q_refine if item.q_refine is not None else prior(item) for item in items]])
         visits = np.array([[item.visits_draft for item in items], [item.visits_refine for item in items]])
         self.index.upsert([item.id for item in items], vectors, [item.kind for item in items],
-                          [item.backend for item in items], [item.task_id for item in items], q, visits)
+                          [item.backend for item in items], [item.task_id for item in items], q, visits,
+                          feasible=[is_feasible_trace(item) for item in items])
         for item in items:
             previous = self.items.get(item.id)
             self.items[item.id] = item if item.embedding is None else item.model_copy(update={"embedding": None})
@@ -106,10 +113,12 @@ class MemoryBank(BankJournal):
 
     # -- adding items ----------------------------------------------------------------------------
     def prepare_items(self, items: list[MemoryItem]) -> tuple[list[MemoryItem], np.ndarray]:
-        """Items with Q defaults and unit embeddings filled in (embeds those without one)."""
+        """Items with their priors (by kind and origin) and unit embeddings filled in (embeds those
+        without one)."""
+        prior = self.shaper.prior
         items = [item.model_copy(update={
-            "q_draft": self.config.q_init if item.q_draft is None else item.q_draft,
-            "q_refine": self.config.q_init if item.q_refine is None else item.q_refine,
+            "q_draft": prior(item) if item.q_draft is None else item.q_draft,
+            "q_refine": prior(item) if item.q_refine is None else item.q_refine,
         }) for item in items]
         vectors = np.zeros((len(items), self.dim), dtype=np.float32)
         missing = [row for row, item in enumerate(items) if item.embedding is None]
@@ -225,7 +234,8 @@ class MemoryBank(BankJournal):
             return retrieval
         if sims is not None:
             n = self.config.items_per_prompt if request.n is None else request.n
-            keep = self.index.mask(request.backend, request.kinds, request.exclude_task_id, n=len(sims))
+            keep = self.index.mask(request.backend, request.kinds, request.exclude_task_id, n=len(sims),
+                                   feasible_traces_only=request.trace_verdicts == "feasible")
             k = recall_pool_size(n, len(self.index), self.config) if mode == "value" else n
             rows, pool_sims = self.index.top_k(sims, keep, k)
             rng = np.random.default_rng([self.config.seed, request.seed]) if request.seed is not None else self.rng
@@ -258,11 +268,16 @@ class MemoryBank(BankJournal):
             self.seen_updates.popitem(last=False)
 
     # -- value updates -------------------------------------------------------------------------------
-    def stage_update(self, update: ValueUpdate) -> UpdateAck:
-        """Apply an update in memory and queue its log row (durable at the next flush)."""
-        seen = self.seen_updates.get(update.update_id)
-        if seen is not None:
-            return seen.model_copy(update={"duplicate": True, "durable": seen.seq <= self.durable_seq})
+    def _credited_ids(self, update: ValueUpdate) -> tuple[list[str], list[str]]:
+        """The items the update credits as shown, and the shown ids it ignores (unknown here)."""
+        if update.shown_ids is not None:
+            # Exactly what reached the prompt. An unknown id (say a start point whose trace was never
+            # stored) must not cost the others their credit, so it is skipped, not refused.
+            shown = list(dict.fromkeys(update.shown_ids))
+            ignored = [item_id for item_id in shown if item_id not in self.index.row_of]
+            if ignored:
+                log.warning("update names unknown items; ignored", update_id=update.update_id, ids=ignored[:5])
+            return [item_id for item_id in shown if item_id in self.index.row_of], ignored
         ids: list[str] = []
         if update.retrieval_id is not None:
             context = self.retrievals.get(update.retrieval_id)
@@ -273,26 +288,48 @@ class MemoryBank(BankJournal):
         unknown = [item_id for item_id in ids if item_id not in self.index.row_of]
         if unknown:
             raise KeyError(f"update {update.update_id}: unknown item ids {unknown[:5]}")
-        applied = update.reward
-        if update.stage == "refine" and self.config.normalise_refine:
-            applied = self.normaliser.normalise(update.reward, self.config.normalise_warmup,
-                                                self.config.normalised_clip)
+        return ids, []
+
+    def _provenance(self, update: ValueUpdate, shown: list[str], advantage: float) -> list[tuple[str, float]]:
+        """(item id, step weight) of the items credited through the attempt's start-point chain."""
+        attempt = self.items.get(update.attempt_id) if update.attempt_id else None
+        # Only a working kernel that beat the stage's baseline passes credit back: blame for a
+        # failure stays with what the failing prompt showed.
+        if not self.config.provenance_credit or attempt is None or advantage <= 0 or not is_feasible_trace(attempt):
+            return []
+        targets = provenance_targets(self.items, attempt.id, set(shown), self.config.provenance_gamma_lambda,
+                                     self.config.provenance_max_depth)
+        return [(item_id, weight) for item_id, _depth, weight in targets]
+
+    def stage_update(self, update: ValueUpdate) -> UpdateAck:
+        """Apply an update in memory and queue its log row (durable at the next flush)."""
+        seen = self.seen_updates.get(update.update_id)
+        if seen is not None:
+            return seen.model_copy(update={"duplicate": True, "durable": seen.seq <= self.durable_seq})
+        shown, ignored = self._credited_ids(update)
+        applied, advantage = self.shaper.shape(update.stage, update.reward)
         stage_row = STAGE_ROW[update.stage]
+        provenance = self._provenance(update, shown, advantage)
+        steps = [(item_id, self.config.alpha, 1) for item_id in shown]
+        steps += [(item_id, self.config.alpha * weight, 0) for item_id, weight in provenance]  # no visit: not shown
         q_values, visit_counts = [], []
-        for item_id in ids:
+        for item_id, alpha, visit in steps:
             row = self.index.row_of[item_id]
-            q = q_update(float(self.index.q[stage_row, row]), applied, self.config.alpha)
-            visits = int(self.index.visits[stage_row, row]) + 1
+            q = q_update(float(self.index.q[stage_row, row]), advantage, alpha)
+            visits = int(self.index.visits[stage_row, row]) + visit
             self.index.set_value(update.stage, row, q, visits)
             q_values.append(q)
             visit_counts.append(visits)
             self.dirty.add(item_id)
         self.seq += 1
         self.updates_applied += 1
-        self.pending.append(self._log_row("update", update.update_id, update.stage, item_ids=ids,
-                                          retrieval_id=update.retrieval_id, reward=update.reward, applied=applied,
-                                          q=q_values, visits=visit_counts))
-        ack = UpdateAck(update_id=update.update_id, seq=self.seq, item_ids=ids, reward_applied=applied,
+        baseline = self.shaper.baselines[update.stage]
+        self.pending.append(self._log_row(
+            "update", update.update_id, update.stage, item_ids=[item_id for item_id, _, _ in steps],
+            shown=len(shown), retrieval_id=update.retrieval_id, reward=update.reward, applied=applied,
+            advantage=advantage, q=q_values, visits=visit_counts, base_count=baseline.count, base_mean=baseline.mean))
+        ack = UpdateAck(update_id=update.update_id, seq=self.seq, item_ids=shown, reward_applied=applied,
+                        advantage=advantage, ignored_ids=ignored, provenance_ids=[item_id for item_id, _ in provenance],
                         durable=False)
         self._remember_update(ack)
         return ack
@@ -318,6 +355,7 @@ class MemoryBank(BankJournal):
             versions=self.store.versions() if disk else {}, bank_bytes=self.store.size_bytes() if disk else None,
             refine_reward_mean=self.normaliser.mean, refine_reward_std=self.normaliser.std,
             refine_rewards_seen=self.normaliser.count,
+            baselines={stage: baseline.mean for stage, baseline in self.shaper.baselines.items()},
         )
 
     def export_rows(self) -> list[dict[str, Any]]:

@@ -24,10 +24,10 @@ from memory_actor.bank import MemoryBank
 from memory_actor.client import MemoryClient
 from memory_actor.config import MemoryConfig
 from memory_actor.embeddings import MINILM_DIM
-from memory_actor.items import MemoryItem, items_to_arrow
+from memory_actor.items import ItemVerdict, MemoryItem, items_to_arrow
 from memory_actor.messages import RetrievalRequest, ValueUpdate
 from memory_actor.store import BankStore
-from memory_actor.values import RewardNormaliser, q_update
+from memory_actor.values import RewardShaper, q_update
 
 BUILD_BATCH = 10_000
 WINDOW_PER_WRITER = 32  # updates a writer keeps in flight (fire-and-forget with a bounded window)
@@ -75,8 +75,10 @@ def build_synthetic_bank(uri: str, count: int, seed: int = 0) -> list[str]:
     ids: list[str] = []
     for start in range(0, count, BUILD_BATCH):
         rows = min(BUILD_BATCH, count - start)
+        # Every other trace passed the gates: drafting recall filters the others out.
         items = [MemoryItem(kind=kinds[i % 3], backend="cpu", task_id=f"task{i % 200}", stage="draft",
-                            content=f"synthetic item {i}", summary=f"synthetic {i}", q_draft=0.0, q_refine=0.0)
+                            content=f"synthetic item {i}", summary=f"synthetic {i}", q_draft=0.0, q_refine=0.0,
+                            verdict=ItemVerdict(gate="ok" if i % 6 == 0 else "compile") if i % 3 == 0 else None)
                  for i in range(start, start + rows)]
         store.items.add(items_to_arrow(items, MINILM_DIM, _unit(rng, rows)))
         ids += [item.id for item in items]
@@ -126,7 +128,7 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
         roundtrip = [t[1] for t in timings]
         service = [t[2] for t in timings]
 
-        stream = [ValueUpdate(item_ids=[ids[j] for j in rng.choice(len(ids), size=3, replace=False)],
+        stream = [ValueUpdate(shown_ids=[ids[j] for j in rng.choice(len(ids), size=3, replace=False)],
                               stage="refine" if k % 3 == 0 else "draft", reward=float(rng.uniform(-1, 1)))
                   for k in range(updates + unbatched_updates)]
         acks: list = [None] * len(stream)
@@ -204,15 +206,13 @@ def _compare_with_serial_replay(bank: MemoryBank, stream: list[ValueUpdate], ack
     order = sorted(range(len(stream)), key=lambda k: acks[k].seq)
     expected_q: dict[tuple[str, str], float] = {}
     expected_visits: dict[tuple[str, str], int] = {}
-    normaliser = RewardNormaliser()
+    shaper = RewardShaper(config)
     for k in order:
         update = stream[k]
-        reward = update.reward
-        if update.stage == "refine" and config.normalise_refine:
-            reward = normaliser.normalise(reward, config.normalise_warmup, config.normalised_clip)
-        for item_id in update.item_ids:
+        _, advantage = shaper.shape(update.stage, update.reward)
+        for item_id in update.shown_ids or []:
             key = (item_id, update.stage)
-            expected_q[key] = q_update(expected_q.get(key, config.q_init), reward, config.alpha)
+            expected_q[key] = q_update(expected_q.get(key, 0.0), advantage, config.alpha)  # built with Q 0
             expected_visits[key] = expected_visits.get(key, 0) + 1
     lost = mismatches = 0
     for (item_id, stage), q in expected_q.items():

@@ -34,8 +34,8 @@ class MemoryConfig(BaseModel):
     # first"). Knowledge someone wrote down is worth more than an unknown item; a kernel that
     # failed is worth less; a working kernel is a good exemplar. Taken when an item is added
     # without values; items keep their own values once they have them.
-    q_init: float = Field(0.0, description="initial Q of an item no rule below covers (e.g. a practice learned at run time)")
-    q_init_seeded: float = Field(0.3, description="initial Q of seeded knowledge (stage 'seed': bundle API items, practices)")
+    q_init: float = Field(0.0, description="initial Q of an api or practice item not seeded (stage draft or refine)")
+    q_init_seeded: float = Field(0.3, description="initial Q of seeded knowledge: api and practice items of stage 'seed'")
     q_init_trace_feasible: float = Field(0.2, description="initial Q of a trace that passed all three gates")
     q_init_trace_failed: float = Field(-0.2, description="initial Q of a trace that failed a gate (or has no verdict)")
     q_init_experience: float = Field(0.0, description="initial Q of an experience item (a lesson)")

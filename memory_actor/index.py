@@ -37,6 +37,7 @@ class VectorIndex:
         self.kind = np.zeros(capacity, dtype=np.int8)
         self.backend = np.zeros(capacity, dtype=np.int32)
         self.task = np.zeros(capacity, dtype=np.int32)
+        self.feasible = np.zeros(capacity, dtype=bool)  # traces that passed all gates (exemplar code)
         self._backends = _Codes()
         self._tasks = _Codes()
 
@@ -59,10 +60,13 @@ class VectorIndex:
         self.vectors = grown(self.vectors, 0)
         self.q, self.visits = grown(self.q, 1), grown(self.visits, 1)
         self.kind, self.backend, self.task = grown(self.kind, 0), grown(self.backend, 0), grown(self.task, 0)
+        self.feasible = grown(self.feasible, 0)
 
     def upsert(self, ids: Sequence[str], vectors: np.ndarray, kinds: Sequence[str], backends: Sequence[str],
-               task_ids: Sequence[str | None], q: np.ndarray, visits: np.ndarray) -> None:
-        """Add rows (or overwrite the rows of ids already present). q and visits: (2, len(ids))."""
+               task_ids: Sequence[str | None], q: np.ndarray, visits: np.ndarray,
+               feasible: Sequence[bool] | None = None) -> None:
+        """Add rows (or overwrite the rows of ids already present). q and visits: (2, len(ids));
+        feasible: whether each is a trace that passed all gates (default: none is)."""
         if vectors.shape != (len(ids), self.dim):
             raise ValueError(f"expected vectors of shape ({len(ids)}, {self.dim}), got {vectors.shape}")
         rows = []
@@ -78,15 +82,19 @@ class VectorIndex:
         self.kind[rows] = [KIND_CODE[kind] for kind in kinds]
         self.backend[rows] = [self._backends.code(backend) for backend in backends]
         self.task[rows] = [self._tasks.code(task_id) for task_id in task_ids]
+        self.feasible[rows] = False if feasible is None else np.asarray(feasible, dtype=bool)
 
     def mask(self, backend: str, kinds: Sequence[str], exclude_task_id: str | None = None,
-             n: int | None = None) -> np.ndarray:
-        """Which of the first n rows (default: all) pass the filters."""
+             n: int | None = None, feasible_traces_only: bool = False) -> np.ndarray:
+        """Which of the first n rows (default: all) pass the filters. The recall's prefilter: the
+        pool is then filled from eligible rows only, so it never comes back short of them."""
         n = len(self.ids) if n is None else n
         keep = self.backend[:n] == self._backends.get(backend)
         keep &= np.isin(self.kind[:n], [KIND_CODE[kind] for kind in kinds])
         if exclude_task_id is not None:
             keep &= self.task[:n] != self._tasks.get(exclude_task_id)
+        if feasible_traces_only and "trace" in kinds:
+            keep &= (self.kind[:n] != KIND_CODE["trace"]) | self.feasible[:n]
         return keep
 
     def similarities(self, queries: np.ndarray, n: int) -> np.ndarray:

@@ -102,6 +102,7 @@ def item_schema(dim: int) -> pa.Schema:
             pa.field("created_at", _TIMESTAMP),
             pa.field("updated_at", _TIMESTAMP),
             pa.field("run_id", pa.string()),
+            pa.field("context_ids", pa.list_(pa.string())),  # new columns go last: older banks get them appended
         ]
     )
 
@@ -137,6 +138,7 @@ def items_from_arrow(table: pa.Table, with_embedding: bool = True, trusted: bool
     items = []
     for row in table.to_pylist():
         row["tags"] = row.get("tags") or []
+        row["context_ids"] = row.get("context_ids") or []
         if trusted:
             verdict = row.pop("verdict", None)
             row.setdefault("embedding", None)

@@ -17,7 +17,7 @@ import structlog
 
 from memory_actor.items import MemoryItem, items_to_arrow, utc_now
 from memory_actor.messages import UpdateAck
-from memory_actor.values import RewardNormaliser
+from memory_actor.values import Baseline, RewardNormaliser
 
 log = structlog.get_logger("evokernel.memory.journal")
 
@@ -55,13 +55,18 @@ class BankJournal:
                 continue
             if row["seq"] > folded_seq:  # rows at or below it are already counted in meta (crash mid-fold)
                 self.updates_applied += 1
-            self.normaliser = RewardNormaliser(count=row["norm_count"], mean=row["norm_mean"], m2=row["norm_m2"])
+            self.shaper.normaliser = RewardNormaliser(count=row["norm_count"], mean=row["norm_mean"],
+                                                      m2=row["norm_m2"])
+            if row.get("base_count") is not None:  # rows of older banks have no baseline
+                self.shaper.baselines[row["stage"]] = Baseline(count=row["base_count"], mean=row["base_mean"])
             for item_id, q, visits in zip(row["item_ids"], row["q"], row["visits"], strict=True):
                 if item_id in self.index.row_of:
                     self.index.set_value(row["stage"], self.index.row_of[item_id], q, visits)
                     self.dirty.add(item_id)
-            self._remember_update(UpdateAck(update_id=row["ref_id"], seq=row["seq"], item_ids=row["item_ids"],
-                                            reward_applied=row["applied"], durable=True))
+            shown = len(row["item_ids"]) if row.get("shown") is None else row["shown"]
+            self._remember_update(UpdateAck(update_id=row["ref_id"], seq=row["seq"], item_ids=row["item_ids"][:shown],
+                                            provenance_ids=row["item_ids"][shown:], reward_applied=row["applied"],
+                                            advantage=row.get("advantage"), durable=True))
         self.durable_seq = self.seq
 
     def fold_due(self) -> bool:
@@ -83,7 +88,7 @@ class BankJournal:
         kept = list(self.retrievals.values())[-self.config.retrieval_log_keep:] if self.config.retrieval_log_keep else []
         cut = min(self.seq, kept[0][0] - 1) if kept else self.seq
         rows = np.fromiter((self.index.row_of[item_id] for item_id in ids), dtype=np.int64, count=len(ids))
-        meta = {"folded": {"seq": self.seq, "updates": self.updates_applied, "normaliser": self.normaliser.model_dump()}}
+        meta = {"folded": {"seq": self.seq, "updates": self.updates_applied, **self.shaper.state()}}
         return FoldJob(seq=self.seq, retrieval_cut=cut, items=[self.items[item_id] for item_id in ids],
                        vectors=self.index.vectors[rows], q=self.index.q[:, rows], visits=self.index.visits[:, rows],
                        meta=meta)

@@ -34,6 +34,11 @@ LOG_SCHEMA = pa.schema(
         pa.field("norm_mean", pa.float64()),
         pa.field("norm_m2", pa.float64()),
         pa.field("at", pa.timestamp("us", tz="UTC")),
+        # Added for issue 13 (older logs get them as null columns on open):
+        pa.field("shown", pa.int64()),  # the first `shown` item_ids were shown; the rest got provenance credit
+        pa.field("advantage", pa.float64()),  # what Q moved towards: applied minus the stage's baseline
+        pa.field("base_count", pa.int64()),  # the stage's baseline after the update (absolute, like q)
+        pa.field("base_mean", pa.float64()),
     ]
 )
 META_SCHEMA = pa.schema([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.string())])
@@ -52,9 +57,23 @@ class BankStore:
 
     def open(self, dim: int) -> None:
         """Open (creating where missing) the three tables, items with embeddings of `dim` floats."""
-        self.items = self.db.create_table(ITEMS, schema=item_schema(dim), exist_ok=True)
-        self.log = self.db.create_table(LOG, schema=LOG_SCHEMA, exist_ok=True)
-        self.meta = self.db.create_table(META, schema=META_SCHEMA, exist_ok=True)
+        self.items = self._open_table(ITEMS, item_schema(dim))
+        self.log = self._open_table(LOG, LOG_SCHEMA)
+        self.meta = self._open_table(META, META_SCHEMA)
+
+    def _open_table(self, name: str, schema: pa.Schema) -> Any:
+        """Open or create a table. A table written by an older version is brought up to `schema`:
+        columns added since are appended as nulls (a metadata change, no rewrite), in schema order,
+        which is the order they were appended to the schemas. (`create_table(exist_ok=True)`
+        refuses an existing table whose schema differs, hence the two paths.)"""
+        if not self._has_table(name):
+            return self.db.create_table(name, schema=schema, exist_ok=True)  # exist_ok: a racing opener
+        table = self.db.open_table(name)
+        present = set(table.schema.names)
+        missing = [field for field in schema if field.name not in present]
+        if missing:
+            table.add_columns(missing)
+        return table
 
     def _has_table(self, name: str) -> bool:
         return name in self.db.list_tables().tables

@@ -13,29 +13,29 @@ import ray
 
 from memory_actor.actor import get_or_create_memory_actor
 from memory_actor.client import MemoryClient
-from memory_actor.items import MemoryItem
+from memory_actor.items import ItemVerdict, MemoryItem
 from memory_actor.messages import RetrievalRequest, ValueUpdate
-from memory_actor.values import RewardNormaliser, q_update
+from memory_actor.values import RewardShaper, q_update
 
 from .conftest import unit_vectors
 
 
 def _synthetic(count, seed=0):
-    return [MemoryItem(kind="trace", backend="cpu", content=f"kernel {i}", embedding=v.tolist())
+    return [MemoryItem(kind="trace", backend="cpu", content=f"kernel {i}", embedding=v.tolist(),
+                       verdict=ItemVerdict(gate="ok"))
             for i, v in enumerate(unit_vectors(count, seed))]
 
 
 def _serial_replay(config, updates, acks):
     """Final (Q, visits) per (item, stage) when the updates are applied one by one in ack order."""
     values: dict = {}
-    normaliser = RewardNormaliser()
+    shaper = RewardShaper(config)  # the bank's normaliser and baselines, fed the same rewards in the same order
     for update, _ack in sorted(zip(updates, acks, strict=True), key=lambda pair: pair[1].seq):
-        reward = update.reward
-        if update.stage == "refine" and config.normalise_refine:
-            reward = normaliser.normalise(reward, config.normalise_warmup, config.normalised_clip)
+        _, advantage = shaper.shape(update.stage, update.reward)
         for item_id in update.item_ids:
-            q, visits = values.get((item_id, update.stage), (config.q_init, 0))
-            values[(item_id, update.stage)] = (q_update(q, reward, config.alpha), visits + 1)
+            # _synthetic makes feasible traces: they start from that prior
+            q, visits = values.get((item_id, update.stage), (config.q_init_trace_feasible, 0))
+            values[(item_id, update.stage)] = (q_update(q, advantage, config.alpha), visits + 1)
     return values
 
 
@@ -125,7 +125,7 @@ def test_client_batches_updates_in_order(ray_cluster, memory_config):
 
 
 def test_sigkill_mid_stream_keeps_every_acknowledged_update(ray_cluster, memory_config):
-    config = memory_config(alpha=0.5)
+    config = memory_config(alpha=0.5, baseline=False, q_init_trace_feasible=0.0)  # so Q = alpha * reward
     actor = get_or_create_memory_actor(config)
     ids = ray.get(actor.add.remote(_synthetic(300)))
     rewards = [((i * 13) % 9) / 4 - 1 for i in range(len(ids))]

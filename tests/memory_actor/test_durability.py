@@ -4,7 +4,7 @@ shorten the log without changing values, and compaction bounds the table version
 import pytest
 
 from memory_actor.bank import MemoryBank
-from memory_actor.items import MemoryItem
+from memory_actor.items import ItemVerdict, MemoryItem
 from memory_actor.messages import RetrievalRequest, ValueUpdate
 
 from .conftest import unit_vectors
@@ -12,7 +12,7 @@ from .conftest import unit_vectors
 
 def _items(count):
     return [MemoryItem(kind="trace", backend="cpu", content=f"kernel {i}", embedding=v.tolist(),
-                       parent_id=None if i == 0 else "root")
+                       parent_id=None if i == 0 else "root", verdict=ItemVerdict(gate="ok"))
             for i, v in enumerate(unit_vectors(count))]
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from memory_actor.bank import MemoryBank
 from memory_actor.config import MemoryConfig
-from memory_actor.items import MemoryItem
+from memory_actor.items import ItemVerdict, MemoryItem
 from memory_actor.messages import RetrievalRequest
 from memory_actor.ranking import mixed_score, recall_pool_size
 from memory_actor.seeding import bundle_items, seed_items
@@ -65,7 +65,8 @@ def test_none_mode_returns_nothing(memory_config):
 def test_filters_backend_kind_and_excluded_task(memory_config):
     bank, _ = _graded_bank(memory_config, retrieval="similarity")
     bank.add([MemoryItem(id="gpu", kind="experience", backend="cuda", content="x", embedding=QUERY.tolist()),
-              MemoryItem(id="trace", kind="trace", backend="cpu", content="y", embedding=QUERY.tolist())])
+              MemoryItem(id="trace", kind="trace", backend="cpu", content="y", embedding=QUERY.tolist(),
+                         verdict=ItemVerdict(gate="ok"))])
     ids = bank.retrieve(_request(n=8, exclude_task_id="t0")).item_ids
     assert ids == ["item1", "item3", "item5", "item7"]
     assert bank.retrieve(_request(n=1, kinds=["trace"])).item_ids == ["trace"]
@@ -104,7 +105,7 @@ def test_api_items_come_from_the_bundle_and_exact_names(memory_config, minilm):
     bank.add(seed_items("cpu", set()))
     assert seed_items("cpu", set(bank.items)) == []  # seeding twice adds nothing
     code = "void kernel(...) { int t = omp_get_max_threads(); float y = expf(x); }"
-    bank.add([MemoryItem(kind="trace", backend="cpu", content=code, summary="exp kernel")])
+    bank.add([MemoryItem(kind="trace", backend="cpu", content=code, summary="exp kernel", verdict=ItemVerdict(gate="ok"))])
     retrieval = bank.retrieve(RetrievalRequest(query="exp kernel", stage="draft", backend="cpu", kinds=["trace"], n=1))
     assert retrieval.items[0].content == code
     names = [item.name for item in retrieval.api_items]

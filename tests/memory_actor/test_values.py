@@ -27,8 +27,9 @@ def test_welford_matches_numpy():
 
 
 def _bank_with_items(memory_config, count=3, **config):
-    bank = MemoryBank(memory_config(**config))
-    items = [MemoryItem(kind="trace", backend="cpu", content=f"item {i}", embedding=v.tolist())
+    """Lessons (prior 0) and no baseline, so the numbers below are the bare rule's."""
+    bank = MemoryBank(memory_config(**{"baseline": False, **config}))
+    items = [MemoryItem(kind="experience", backend="cpu", content=f"item {i}", embedding=v.tolist())
              for i, v in enumerate(unit_vectors(count))]
     return bank, bank.add(items)
 
