@@ -30,6 +30,10 @@ class HarnessConfig(BaseModel):
     warmup_trials: int = Field(5, ge=0)
     timed_trials: int = Field(50, ge=3)
     speedup_bound: float = Field(10.0, gt=1, description="speedups above this are flagged for review")
+    peak_margin: float = Field(
+        1.5, gt=0, description="a timing implying more than this many times the measured peak bandwidth or FLOP "
+        "rate re-runs the correctness check after the timed calls (a mismatch: infeasible, changed_under_timing)"
+    )
     build_cache_dir: str | None = Field(None, description="default: ~/.cache/evokernel/build")
     seed: int = Field(0, description="base seed of correctness inputs and weights")
     perturbed_trial: bool = Field(True, description="one extra trial on signed, scaled normal inputs")

@@ -3,9 +3,10 @@
 `measure` runs inside the sandboxed worker: warm-up, then interleaved timed trials of the
 candidate and the eager reference, each after a cache flush, rotating through several
 input sets, timed by the backend's timer (device events, or the monotonic clock on the
-CPU). The torch.compile baseline is slow to build, so it is measured once per task, sizes
-and device and cached. `profile` is the public entry: it runs verify and profile in one
-sandboxed worker.
+CPU). Outputs of some timed calls are compared with the reference, and an implausibly fast
+candidate is re-verified after timing (npu_pool.timed_check). The torch.compile baseline
+is slow to build, so it is measured once per task, sizes and device and cached. `profile`
+is the public entry: it runs verify and profile in one sandboxed worker.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import torch
 
 from npu_pool.backends.base import Backend
 from npu_pool.roofline import analyse, device_peaks
+from npu_pool.timed_check import TimedCheck, beyond_peaks, reference_outputs, reverify, spoil
 from npu_pool.verdict import ProfileReport
 
 if TYPE_CHECKING:
@@ -54,6 +56,24 @@ def time_once(backend: Backend, fn: Callable[..., Any], args: list[Any]) -> floa
     fn(*args)
     timer.stop()
     return timer.elapsed_ms()
+
+
+def _time_call(backend: Backend, fn: Callable[..., Any], args: list[Any]) -> tuple[float, Any]:
+    """Like `time_once`, and the call's outputs, kept until the timer has stopped (then checked)."""
+    timer = backend.timer()
+    backend.synchronize()
+    timer.start()
+    out = fn(*args)
+    timer.stop()
+    return timer.elapsed_ms(), out
+
+
+def _tensors_of(module: torch.nn.Module) -> list[torch.Tensor]:
+    """Parameters, buffers and plain tensor attributes: memory a reference may return a view of."""
+    found = [*module.parameters(), *module.buffers()]
+    for sub in module.modules():
+        found += [v for v in vars(sub).values() if isinstance(v, torch.Tensor)]
+    return found
 
 
 def stats(samples: list[float]) -> tuple[float, float]:
@@ -125,26 +145,49 @@ def measure(
     candidate = make_candidate(reference, config.seed)
     if hasattr(candidate, "poison_outputs"):
         candidate.poison_outputs = False  # the kernel format's wrapper: time it without the NaN fill
+    # Timed outputs are checked (npu_pool.timed_check): expected outputs per input set, up front.
+    checker = TimedCheck(reference_outputs(reference, input_sets), config.warmup_trials, config.timed_trials,
+                         config.atol, config.rtol)
+    keep = [x for s in input_sets for x in s if isinstance(x, torch.Tensor)] + _tensors_of(reference)
     on_stage("profile: warm-up")
     with torch.no_grad():
         for i in range(config.warmup_trials):
-            candidate(*input_sets[i % len(input_sets)])
-            reference(*input_sets[i % len(input_sets)])
+            k = i % len(input_sets)
+            out = candidate(*input_sets[k])
+            if checker.wants("warm-up", i):
+                backend.synchronize()
+                checker.check("warm-up", i, k, out)
+            del out
+            spoil(reference(*input_sets[k]), keep)
         backend.synchronize()
         on_stage("profile: timed trials")
         cand_ms, eager_ms = [], []
         for i in range(config.timed_trials):
-            args = input_sets[i % len(input_sets)]
+            k = i % len(input_sets)
             backend.flush_cache()
-            cand_ms.append(time_once(backend, candidate, args))
+            ms, out = _time_call(backend, candidate, input_sets[k])
+            cand_ms.append(ms)
+            if checker.wants("timed", i):
+                checker.check("timed", i, k, out)
+            del out
             backend.flush_cache()
-            eager_ms.append(time_once(backend, reference, args))
+            ms, out = _time_call(backend, reference, input_sets[k])
+            eager_ms.append(ms)
+            spoil(out, keep)
+            del out
     median, iqr = stats(cand_ms)
     eager = stats(eager_ms)[0]
     on_stage("profile: roofline")
     peaks = device_peaks(backend)
     out_elements = sum(int(torch.Size(o.shape).numel()) for o in spec.outputs)
     gbps, gflops, bound, hints = analyse(spec.flops, spec.tensor_bytes, out_elements, median, peaks)
+    if not checker.active:
+        hints.append("timed outputs not checked: the reference changes its inputs")
+    implausible = beyond_peaks(gbps, gflops, peaks, config.peak_margin)
+    if implausible:  # after every timed call: correct now, or changed under timing
+        on_stage("profile: re-verify")
+        reverify(task_module, make_candidate, device, config, implausible, on_stage)
+        hints.append(f"re-verified after timing ({implausible}): outputs still match")
     speedup = eager / median if median > 0 else float("inf")
     flags = []
     if speedup > config.speedup_bound:

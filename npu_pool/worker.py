@@ -121,12 +121,17 @@ class Worker:
         self.emit(outcome)  # kept if profiling dies
 
         from npu_pool.profiler import measure
+        from npu_pool.timed_check import ChangedUnderTiming
 
         self.stage("profile")
         t0 = time.perf_counter()
         try:
             report = measure(task, req.task, make_candidate, backend, cfg, cache_dir, on_stage=self.stage,
                              on_partial=lambda partial: self.emit(outcome, profile=partial))
+        except ChangedUnderTiming as changed:  # outputs of timed calls (or a re-verify) did not match
+            self.timings["profile_s"] = time.perf_counter() - t0
+            self.emit(changed.outcome, complete=True)
+            return
         except Exception as exc:
             self.timings["profile_s"] = time.perf_counter() - t0
             self.emit(outcome, profile_error=f"{type(exc).__name__}: {exc}"[:500], complete=True)
