@@ -141,16 +141,20 @@ def load_task(
 
 
 def _real_outputs(module: Any) -> tuple[list[torch.Tensor], Any]:
-    from npu_pool.sizing import Probe, as_output_list
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from npu_pool.sizing import Probe, as_output_list, tensor_bytes
 
     torch.manual_seed(0)
     inputs = list(module.get_inputs())
     init_inputs = list(module.get_init_inputs())
     model = module.Model(*init_inputs)
-    with torch.no_grad():
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
         outputs = as_output_list(model(*inputs))
     params = {n: (list(t.shape), t.dtype) for n, t in list(model.named_parameters()) + list(model.named_buffers())}
-    return outputs, Probe(inputs, init_inputs, params, outputs, 0)
+    # the same byte and FLOP counts the meta probe would have given, so reports and budgets agree
+    return outputs, Probe(inputs, init_inputs, params, outputs, int(counter.get_total_flops()),
+                          tensor_bytes=tensor_bytes(inputs, params, outputs))
 
 
 def load_task_for(path: str | Path, config: Any) -> TaskSpec:

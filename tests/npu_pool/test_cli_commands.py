@@ -72,6 +72,20 @@ def test_tasks_check_runs_every_task(capsys, tmp_path):
     assert "dim" not in rows["14_SumOverDim"]["sizes"]
 
 
+def test_tasks_check_fits_expression_sizes_and_reports_tensor_mib(capsys, tmp_path):
+    (tmp_path / "1_ScaleRows.py").write_text(
+        "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x * 3.0\n"
+        "batch = 16384 * 4\nrow_shape = (batch // 16,)\n"
+        "def get_inputs():\n    return [torch.rand(batch, *row_shape)]\ndef get_init_inputs():\n    return []\n")
+    code = main(["tasks", "check", str(tmp_path), "--json"])
+    (row,) = _last_json(capsys)["tasks"]
+    assert code == 0 and row["ok"]
+    assert row["original_sizes"] == {"batch": 65536}  # row_shape[0] is derived: it follows batch
+    assert 0 < row["tensor_mib"] <= 4  # the fitted inputs and output, under the 4 MiB test budget
+    batch = row["sizes"]["batch"]
+    assert row["tensor_mib"] == 2 * batch * (batch // 16) * 4 / 2**20
+
+
 def test_tasks_check_reports_a_broken_task(capsys, tmp_path):
     (tmp_path / "1_Broken.py").write_text(
         "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x.undefined()\n"
