@@ -38,6 +38,11 @@ class LLMConfig(BaseModel):
         None, description="system prompt: full (performance rules) or plain (plain loops, for small models); "
         "unset: full, or the local model's own choice"
     )
+    exemplar_as_example: bool | None = Field(
+        None, description="drafting: show the best-ranked feasible kernel of another operator as the worked example "
+        "(its task, then its code) instead of the generic one; small models copy what the example shows, so this "
+        "is what makes them use memory. Unset: off, or the local model's own choice"
+    )
 
 
 class EpisodeConfig(BaseModel):

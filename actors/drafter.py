@@ -11,8 +11,7 @@ from actors.worker import LLMWorker, WorkerActorBase
 class Drafter(LLMWorker):
     async def propose(self, request: DraftRequest) -> Proposal:
         fmt = request.task.candidate_format
-        messages, truncated = self.prompts(fmt).draft(request)
-        return await self._generate(messages, truncated, fmt, request.avoid)
+        return await self._generate(self.prompts(fmt).draft(request), fmt, request.avoid)
 
 
 @ray.remote(num_cpus=0)

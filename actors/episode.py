@@ -19,19 +19,20 @@ import structlog
 
 from actors.code_extraction import code_fingerprint
 from actors.config import EpisodeConfig
+from actors.context import choose_exemplar, context_item, credited_ids, showable, shown_items
 from actors.evaluator import Evaluation
+from actors.lessons import Failure, LessonWriter
 from actors.llm_client import LLMAuthError, LLMModelNotFound, LLMUnreachable
 from actors.messages import (
     Attempt,
-    ContextItem,
     DraftRequest,
     EpisodeResult,
     Feedback,
-    LessonRequest,
     Proposal,
     RefineRequest,
     Review,
     ReviewRequest,
+    ShownItem,
     Stage,
     StartPoint,
     TaskBrief,
@@ -39,7 +40,7 @@ from actors.messages import (
 from actors.ports import EvaluatorPort, MemoryPort, WorkerPort
 from memory_actor.items import ItemVerdict, MemoryItem
 from memory_actor.messages import Retrieval, RetrievalRequest, ValueUpdate
-from npu_pool.verdict import Candidate, ProfileReport, Verdict
+from npu_pool.verdict import Candidate, ProfileReport
 
 log = structlog.get_logger("evokernel.episode")
 
@@ -65,14 +66,6 @@ def profile_text(profile: ProfileReport | None) -> str:
     parts.append(f"bound: {profile.bound}")
     parts += [f"hint: {hint}" for hint in profile.hints]
     return "\n".join(parts)
-
-
-def context_item(item: MemoryItem) -> ContextItem:
-    summary = item.summary or (item.name or "")
-    if item.kind == "trace" and item.verdict is not None:
-        latency = f", {item.verdict.latency_ms:.4g} ms" if item.verdict.latency_ms else ""
-        summary = f"{summary} [{item.verdict.gate}{latency}]".strip()
-    return ContextItem(id=item.id, kind=item.kind, summary=summary, content=item.content)
 
 
 @dataclass
@@ -115,7 +108,12 @@ class _Outcome:
     review: Review | None = None
     lesson_id: str | None = None
     repeat_of: _Seen | None = None
+    shown: list[ShownItem] = field(default_factory=list)  # what the prompt showed: provenance and credit
     extra_tokens: list[int] = field(default_factory=lambda: [0, 0])
+
+    @property
+    def credited(self) -> list[str]:
+        return credited_ids(self.shown)
 
 
 class Episode:
@@ -150,6 +148,7 @@ class Episode:
         self.seen: dict[str, _Seen] = {}  # code_fingerprint -> its verdict: repeats are not evaluated again
         self.attempts: list[Attempt] = []
         self.result = EpisodeResult(task=brief.task_id)
+        self.lessons = LessonWriter(memory, brief, run_id)
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -185,13 +184,19 @@ class Episode:
 
     async def _draft(self) -> _Outcome:
         retrieval = await self._retrieve("draft", self._task_query(), DRAFT_KINDS)
-        request = DraftRequest(task=self.brief, context=self._context(retrieval), api=self._api(retrieval),
-                               previous=self.previous, avoid=list(self.seen))
-        outcome = _Outcome("draft", await self.drafter.propose(request), retrieval)
+        items = [item for item in retrieval.items if showable(item, self.brief.candidate_format)]
+        request = DraftRequest(task=self.brief, context=[context_item(i, "draft") for i in items],
+                               api=[context_item(i, "draft") for i in retrieval.api_items], previous=self.previous,
+                               exemplar=choose_exemplar(items, self.brief, getattr(self.task, "path", None)),
+                               avoid=list(self.seen))
+        proposal = await self.drafter.propose(request)
+        known = {i.id: (i, "context") for i in items} | {i.id: (i, "api") for i in retrieval.api_items}
+        outcome = _Outcome("draft", proposal, retrieval,
+                           shown=shown_items(proposal.shown_ids, known, "draft", proposal.example_id))
         await self._judge(outcome, self.drafter)
         if outcome.proposal.llm_error is None:
             outcome.reward = 1.0 if outcome.feasible else -1.0
-            await self._update(outcome, [])
+            await self._update(outcome)
         if outcome.feasible:
             self._admit(outcome)
         elif outcome.repeat_of is not None:  # show the repeated attempt's own verdict again
@@ -204,40 +209,50 @@ class Episode:
         return outcome
 
     async def _refine(self) -> _Outcome:
-        start = await self._choose_start_point()
+        start, start_item = await self._choose_start_point()
         retrieval = await self._retrieve("refine", f"{self._task_query()}\n{start.code}", REFINE_KINDS)
         shown = self.config.max_children_in_prompt
-        children = (await self.memory.children(start.id))[-shown:] if shown else []
+        # Newest first: the prompt budget drops the last listed, and old variants say least.
+        children = [c for c in await self.memory.children(start.id) if c.kind == "trace"][-shown:][::-1] if shown else []
         # The start point and its children have their own sections: do not show them twice.
         elsewhere = {start.id, *(c.id for c in children)}
+        items = [i for i in retrieval.items if i.id not in elsewhere and showable(i, self.brief.candidate_format)]
         assert self.best_ms is not None
         best_before = self.best_ms
         request = RefineRequest(
             task=self.brief,
             start=StartPoint(id=start.id, code=start.code, latency_ms=start.latency_ms,
                              speedup_vs_eager=start.speedup, profile=profile_text(start.profile)),
-            best_latency_ms=best_before, api=self._api(retrieval),
-            context=[c for c in self._context(retrieval) if c.id not in elsewhere],
-            children=[context_item(c) for c in children], avoid=list(self.seen),
+            best_latency_ms=best_before, api=[context_item(i, "refine") for i in retrieval.api_items],
+            context=[context_item(i, "refine") for i in items],
+            children=[context_item(c, "refine") for c in children], avoid=list(self.seen),
         )
-        outcome = _Outcome("refine", await self.refiner.propose(request), retrieval, parent_id=start.id,
-                           start_code=start.code)
+        proposal = await self.refiner.propose(request)
+        known = ({i.id: (i, "context") for i in items} | {i.id: (i, "api") for i in retrieval.api_items}
+                 | {c.id: (c, "child") for c in children})
+        start_record = ShownItem(id=start.id, kind="trace", task=self.brief.task_id, role="start",
+                                 q=start_item.q_refine if start_item is not None else None)
+        outcome = _Outcome("refine", proposal, retrieval, parent_id=start.id, start_code=start.code,
+                           shown=[start_record, *shown_items(proposal.shown_ids, known, "refine", None)])
         await self._judge(outcome, self.refiner, improved_over=best_before)
         if outcome.proposal.llm_error is None:
             latency = self._latency(outcome)
             outcome.reward = refine_reward(best_before, latency) if outcome.feasible and latency else -1.0
-            await self._update(outcome, [start.id])
+            await self._update(outcome)
         if outcome.feasible:
             self._admit(outcome)
         return outcome
 
-    async def _choose_start_point(self) -> _Feasible:
-        """Epsilon-greedy on q_refine; ties go to the faster kernel."""
+    async def _choose_start_point(self) -> tuple[_Feasible, MemoryItem | None]:
+        """Epsilon-greedy on q_refine; ties go to the faster kernel. Returns its item too (its
+        value then is part of the attempt's provenance)."""
         if len(self.pool) == 1 or self.rng.random() < self.config.start_point_epsilon:
-            return self.rng.choice(self.pool)
+            chosen = self.rng.choice(self.pool)
+            return chosen, await self.memory.get(chosen.id)
         items = [await self.memory.get(p.id) for p in self.pool]
         q = [(i.q_refine if i is not None and i.q_refine is not None else 0.0) for i in items]
-        return max(zip(q, self.pool, strict=True), key=lambda pair: (pair[0], -pair[1].latency_ms))[1]
+        _, chosen, item = max(zip(q, self.pool, items, strict=True), key=lambda t: (t[0], -t[1].latency_ms))
+        return chosen, item
 
     # -- verification, review, storage ------------------------------------------------------
 
@@ -278,10 +293,7 @@ class Episode:
             outcome.feasible, outcome.gate, outcome.category = False, "runtime", "no_profile"
             outcome.reason = "verified but could not be profiled"
         outcome.attempt_id = await self._store_trace(outcome)
-        latency = self._latency(outcome)
-        improved = outcome.feasible and improved_over is not None and latency is not None and latency < improved_over
-        if self.config.lessons is not False and (not outcome.feasible or improved):  # unset means on
-            outcome.lesson_id = await self._lesson(outcome, worker, improved, improved_over)
+        await self._lesson(outcome, worker, improved_over)
 
     async def _store_trace(self, outcome: _Outcome) -> str:
         latency, speedup = self._latency(outcome), self._speedup(outcome)
@@ -292,42 +304,47 @@ class Episode:
             summary=f"{self.brief.task_id} {outcome.stage}: {what}",
             verdict=ItemVerdict(gate=outcome.gate, reason=outcome.reason[:300], latency_ms=latency, speedup=speedup),
             parent_id=outcome.parent_id, run_id=self.run_id,
+            context_ids=outcome.credited,  # what was in the prompt when it was written (provenance credit)
         )
         [item_id] = await self.memory.add([item])
         return item_id
 
-    async def _lesson(self, outcome: _Outcome, worker: WorkerPort, improved: bool,
-                      improved_over: float | None) -> str | None:
-        verdict: Verdict | None = outcome.evaluation.verdict if outcome.evaluation else None
-        if improved:
-            text = f"faster: {improved_over:.4g} ms -> {self._latency(outcome):.4g} ms"
-        else:
-            text = f"failed at the {outcome.gate} gate: {outcome.reason}\n{verdict.details if verdict else ''}".strip()
-        lesson = await worker.lesson(LessonRequest(task=self.brief, stage=outcome.stage, code=outcome.proposal.code or "",
-                                                   outcome=text, improved=improved, start_code=outcome.start_code))
-        outcome.extra_tokens[0] += lesson.tokens_prompt
-        outcome.extra_tokens[1] += lesson.tokens_completion
-        if not lesson.text:
-            return None
-        item = MemoryItem(
-            kind="experience", backend=self.brief.backend, task_id=self.brief.task_id,
-            task_signature=self.brief.signature or "", stage=outcome.stage, content=lesson.text,
-            summary=f"{self.brief.task_id}: {'what made it faster' if improved else 'why it failed'}",
-            parent_id=outcome.attempt_id, reward=outcome.reward, run_id=self.run_id,
-        )
-        [item_id] = await self.memory.add([item])
-        return item_id
+    async def _lesson(self, outcome: _Outcome, worker: WorkerPort, improved_over: float | None) -> None:
+        """Every failure leaves a deterministic lesson (the model's lines added where its settings
+        allow); a faster refinement, a model lesson where allowed."""
+        ask_model = self.config.lessons is not False  # unset means on
+        latency = self._latency(outcome)
+        tokens = (0, 0)
+        if not outcome.feasible:
+            verdict = outcome.evaluation.verdict if outcome.evaluation else None
+            failure = Failure(stage=outcome.stage, gate=outcome.gate, category=outcome.category,
+                              reason=outcome.reason, details=verdict.details if verdict else "",
+                              code=outcome.proposal.code or "")
+            outcome.lesson_id, tokens = await self.lessons.failed(failure, outcome.attempt_id,
+                                                                  worker if ask_model else None, outcome.start_code)
+        elif ask_model and improved_over is not None and latency is not None and latency < improved_over:
+            outcome.lesson_id, tokens = await self.lessons.faster(
+                outcome.stage, outcome.proposal.code or "", outcome.start_code, improved_over, latency,
+                outcome.attempt_id, worker)
+        outcome.extra_tokens[0] += tokens[0]
+        outcome.extra_tokens[1] += tokens[1]
 
     async def _retrieve(self, stage: Stage, query: str, kinds: list[str]) -> Retrieval:
+        # Feasible traces only: exemplar code never comes from a failed kernel (failures come
+        # back as lessons); refine children have their own, marked, section.
         return await self.memory.retrieve(RetrievalRequest(query=query, stage=stage, backend=self.brief.backend,
-                                                           kinds=kinds, n=self.n))  # type: ignore[arg-type]
+                                                           kinds=kinds, n=self.n,  # type: ignore[arg-type]
+                                                           trace_verdicts="feasible"))
 
-    async def _update(self, outcome: _Outcome, extra_ids: list[str]) -> None:
+    async def _update(self, outcome: _Outcome) -> None:
+        """Credit exactly what the prompt showed (after truncation and deduplication), the start
+        point included when refining."""
         retrieval = outcome.retrieval
-        if retrieval is None or not (retrieval.items or extra_ids):
+        if retrieval is None or not outcome.credited:
             return
         await self.memory.update(ValueUpdate(retrieval_id=retrieval.retrieval_id if retrieval.items else None,
-                                             item_ids=extra_ids, stage=outcome.stage, reward=outcome.reward))
+                                             shown_ids=outcome.credited, attempt_id=outcome.attempt_id,
+                                             stage=outcome.stage, reward=outcome.reward))
 
     def _admit(self, outcome: _Outcome) -> None:
         latency = self._latency(outcome)
@@ -352,13 +369,13 @@ class Episode:
             tokens_prompt=proposal.tokens_prompt + outcome.extra_tokens[0],
             tokens_completion=proposal.tokens_completion + outcome.extra_tokens[1], wall_s=round(wall_s, 3),
             flags=outcome.evaluation.flags if outcome.evaluation else [], review=outcome.review,
-            lesson_id=outcome.lesson_id,
+            lesson_id=outcome.lesson_id, shown=outcome.shown,
         )
         self.attempts.append(attempt)
         self.result.record(attempt)
         self.log.info("attempt", iteration=iteration, stage=attempt.stage, gate=attempt.gate,
                       feasible=attempt.feasible, latency_ms=attempt.latency_ms, reward=attempt.reward,
-                      retrieved=len(attempt.retrieved_item_ids),
+                      retrieved=len(attempt.retrieved_item_ids), shown=len(attempt.shown),
                       usage=f"{attempt.tokens_prompt + attempt.tokens_completion} tok",  # a 'token' key is redacted
                       reason=attempt.reason[:120])
         if self.on_attempt is not None:
@@ -366,14 +383,6 @@ class Episode:
 
     def _task_query(self) -> str:
         return f"{self.brief.task_id}\n{self.brief.signature or ''}\n{self.brief.reference_source}"
-
-    @staticmethod
-    def _context(retrieval: Retrieval) -> list[ContextItem]:
-        return [context_item(item) for item in retrieval.items]
-
-    @staticmethod
-    def _api(retrieval: Retrieval) -> list[ContextItem]:
-        return [context_item(item) for item in retrieval.api_items]
 
     @staticmethod
     def _latency(outcome: _Outcome) -> float | None:

@@ -37,6 +37,30 @@ class ContextItem(BaseModel):
     kind: str
     summary: str = ""
     content: str = ""
+    task: str | None = Field(None, description="the operator it came from")
+    q: float | None = Field(None, description="its value for this stage when it was retrieved (provenance)")
+    core: bool = Field(False, description="a core API item of the backend: never cut by the prompt budget")
+    failed: bool = Field(False, description="a failed attempt (a refine child): shown fenced, marked, with its reason")
+    reason: str = Field("", description="why it failed, when it did")
+
+
+class Exemplar(BaseModel):
+    """A feasible kernel of another operator, with that operator's brief: small models shown it
+    as the worked example (its task, then its code) use it; in the user turn they ignore it."""
+
+    item_id: str
+    task: TaskBrief
+    code: str
+
+
+class ShownItem(BaseModel):
+    """Provenance: one memory item that reached an attempt's prompt, and its value then."""
+
+    id: str
+    kind: str
+    task: str | None = None
+    q: float | None = Field(None, description="Q of the attempt's stage when it was retrieved")
+    role: Literal["context", "api", "example", "child", "start"] = "context"
 
 
 class Feedback(BaseModel):
@@ -53,6 +77,7 @@ class DraftRequest(BaseModel):
     context: list[ContextItem] = Field(default_factory=list)
     api: list[ContextItem] = Field(default_factory=list)
     previous: Feedback | None = None
+    exemplar: Exemplar | None = Field(None, description="one of `context`, for llm.exemplar_as_example")
     avoid: list[str] = Field(default_factory=list, description="code_fingerprint of this operator's earlier attempts")
 
 
@@ -86,6 +111,9 @@ class Proposal(BaseModel):
     tokens_prompt: int = 0
     tokens_completion: int = 0
     prompt_truncated: bool = False
+    shown_ids: list[str] = Field(default_factory=list, description="the memory items that reached the prompt "
+                                 "after truncation and deduplication: exactly what the attempt's credit goes to")
+    example_id: str | None = Field(None, description="the item shown as the worked example (exemplar_as_example)")
 
 
 class LessonRequest(BaseModel):
@@ -144,6 +172,7 @@ class Attempt(BaseModel):
     flags: list[str] = Field(default_factory=list)
     review: Review | None = None
     lesson_id: str | None = None
+    shown: list[ShownItem] = Field(default_factory=list, description="the memory items its prompt showed")
     timestamp: str = Field(default_factory=utc_now)
 
 

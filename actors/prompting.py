@@ -1,35 +1,44 @@
 """Chat prompts from the templates in actors/prompts/, inside a character budget.
 
 Templates hold `{{name}}` slots. Fixed parts (instructions, the signature, the start point's
-code) are never cut; the variable sections are cut, least important first, each with a
-visible marker, and every cut is logged, so a prompt never silently overflows the context.
+code, the worked example, the backend's core API items) are never cut; the variable sections
+are cut, least important first, each with a visible marker, and every cut is logged, so a
+prompt never silently overflows the context. What a prompt may show (docs/memory.md, "What a
+prompt shows"): exemplar code only from feasible kernels, failures only marked as such, no
+code twice; each prompt reports the memory items that reached it, for credit and provenance.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
 import structlog
 
+from actors.code_extraction import code_fingerprint
 from actors.config import LLMConfig
 from actors.messages import (
     CandidateFormat,
     ContextItem,
     DraftRequest,
+    Exemplar,
     LessonRequest,
     RefineRequest,
     ReviewRequest,
     TaskBrief,
 )
+from actors.prompt_sections import NONE, Block, ItemSection, Section, TextSection, cut, fit_sections
 
 log = structlog.get_logger("evokernel.prompts")
 
 Messages = list[dict[str, str]]
 _SLOT = re.compile(r"\{\{(\w+)\}\}")
 EXAMPLE_SPLIT = "=== assistant ==="
-NONE = "(none)"
+# An exemplar larger than this share of the budget would crowd out the task's own context:
+# the generic example (which is small) is shown instead and the exemplar stays a context item.
+EXEMPLAR_BUDGET_SHARE = 1 / 3
 KERNEL_LANGUAGES = {"cpu": "C++ with OpenMP", "cuda": "CUDA C++", "npu": "Ascend C"}
 SMALL_MODEL = re.compile(r"(0\.5b|1\.5b|\b3b|\b7b|qwen|local|gguf)", re.IGNORECASE)
 
@@ -56,42 +65,39 @@ def resolve_candidate_format(config: LLMConfig) -> CandidateFormat:
     return "kernel" if small else "modelnew"
 
 
-def cut(text: str, limit: int, what: str) -> str:
-    """`text` shortened to about `limit` characters, head kept, with a visible marker."""
-    if len(text) <= limit:
-        return text
-    dropped = len(text) - max(limit, 0)
-    log.info("prompt_truncated", section=what, dropped_chars=dropped, kept_chars=max(limit, 0))
-    return text[: max(limit, 0)].rstrip() + f"\n[... {dropped} characters of {what} cut to fit the prompt budget ...]"
-
-
-def fit_sections(sections: list[tuple[str, str]], room: int) -> tuple[dict[str, str], bool]:
-    """Cut the sections, last listed (least important) first, until they fit in `room` chars."""
-    values = dict(sections)
-    excess = sum(len(v) for v in values.values()) - room
-    truncated = False
-    for name, text in reversed(sections):
-        if excess <= 0:
-            break
-        keep = max(len(text) - excess, 0)
-        values[name] = cut(text, keep, name)
-        excess -= len(text) - keep
-        truncated = True
-    return values, truncated
-
-
-def format_items(items: list[ContextItem]) -> str:
-    if not items:
-        return NONE
-    blocks = []
-    for item in items:
-        head = f"### [{item.kind}] {item.summary.strip()}".rstrip()
-        blocks.append(f"{head}\n{item.content.strip()}" if item.content.strip() else head)
-    return "\n\n".join(blocks)
-
-
 def format_sizes(sizes: dict[str, int]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sizes.items()) or "as in the source"
+
+
+@dataclass
+class Prompt:
+    """Chat messages and what reached them: `shown_ids` are the memory items the model sees
+    (after truncation and deduplication), `example_id` the one shown as the worked example."""
+
+    messages: Messages
+    truncated: bool = False
+    shown_ids: list[str] = field(default_factory=list)
+    example_id: str | None = None
+
+
+class _Dedupe:
+    """Fingerprints of the code (and text) already in a prompt: nothing is shown twice."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+
+    def add(self, text: str | None) -> bool:
+        """True (and remembered) when `text` is new or empty."""
+        if not text or not text.strip():
+            return True
+        key = code_fingerprint(text)
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
+
+_FENCED = re.compile(r"^\s*```[\w+#.\-]*\n(.*?)\n```\s*$", re.DOTALL)
 
 
 class PromptBuilder:
@@ -123,54 +129,105 @@ class PromptBuilder:
         except FileNotFoundError:
             return NONE
 
-    def _example(self) -> Messages:
+    def _fence(self, code: str) -> str:
+        return f"```{self.lang}\n{code.strip()}\n```"
+
+    # -- memory items as the prompt shows them -------------------------------------------------
+
+    def _block(self, item: ContextItem) -> str:
+        head = f"### [{item.kind}] {item.summary.strip()}".rstrip()
+        body = item.content.strip()
+        if not body:
+            return head
+        # Kernels are fenced so the model sees where one ends; lessons and API notes are prose.
+        return f"{head}\n{self._fence(body) if item.kind == 'trace' else body}"
+
+    def _child_block(self, item: ContextItem) -> str:
+        if item.failed:
+            reason = " ".join(item.reason.split())[:300] or "no reason recorded"
+            head = f"### FAILED variant (do not repeat it): {reason}"
+        else:
+            head = f"### Variant: {item.summary.strip()}"
+        return f"{head}\n{self._fence(item.content)}"
+
+    def _items(self, name: str, api: list[ContextItem], items: list[ContextItem], dedupe: _Dedupe) -> ItemSection:
+        """Core API items pinned; memory items in rank order, then the API items their code names."""
+        pinned = [Block(i.id, self._block(i)) for i in api if i.core and dedupe.add(i.content)]
+        ranked = [i for i in items if dedupe.add(i.content)] + [i for i in api if not i.core and dedupe.add(i.content)]
+        return ItemSection(name, [Block(i.id, self._block(i)) for i in ranked], pinned)
+
+    # -- the worked example --------------------------------------------------------------------
+
+    def _example(self, exemplar: Exemplar | None, dedupe: _Dedupe) -> tuple[Messages, str | None]:
+        """The worked example turns: a feasible kernel of another operator, as that operator's
+        own task and answer (llm.exemplar_as_example), or the generic one. Never cut."""
         if not self.config.one_shot_example:
-            return []
+            return [], None
+        if exemplar is not None and self.config.exemplar_as_example:
+            task = exemplar.task
+            user = render("example_task", task_id=task.task_id, reference=task.reference_source.strip(),
+                          sizes=format_sizes(task.sizes), target=self._target(task)).strip()
+            assistant = self._fence(exemplar.code)
+            if len(user) + len(assistant) <= self.config.prompt_char_budget * EXEMPLAR_BUDGET_SHARE:
+                dedupe.add(exemplar.code)
+                return [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}], exemplar.item_id
+            log.info("exemplar_too_large", item_id=exemplar.item_id, chars=len(user) + len(assistant))
         user, _, assistant = template(f"example_{self.format}").partition(EXAMPLE_SPLIT)
-        return [{"role": "user", "content": user.strip()}, {"role": "assistant", "content": assistant.strip()}]
+        fenced = _FENCED.match(assistant)
+        dedupe.add(fenced.group(1) if fenced else assistant)
+        return [{"role": "user", "content": user.strip()}, {"role": "assistant", "content": assistant.strip()}], None
 
-    def _assemble(self, task: TaskBrief, name: str, fixed: dict[str, str],
-                  sections: list[tuple[str, str]]) -> tuple[Messages, bool]:
-        """System turn, optional example turns, then the user turn; returns (messages, truncated)."""
+    def _assemble(self, task: TaskBrief, name: str, fixed: dict[str, str], sections: list[Section],
+                  example: Messages, example_id: str | None) -> Prompt:
+        """System turn, the example turns, then the user turn, within the budget."""
         system = {"role": "system", "content": self._system(task)}
-        example = self._example()
-        skeleton = render(name, **fixed, **{k: "" for k, _ in sections})
-        room = self.config.prompt_char_budget - len(skeleton) - len(system["content"])
-        example_chars = sum(len(m["content"]) for m in example)
-        dropped_example = bool(example) and room - example_chars < sum(len(v) for _, v in sections) // 2
-        if dropped_example:  # real context is worth more than the worked example
-            log.info("prompt_truncated", section="one-shot example", dropped_chars=example_chars)
-            example = []
-        values, truncated = fit_sections(sections, room - sum(len(m["content"]) for m in example))
-        user = {"role": "user", "content": render(name, **fixed, **values)}
-        return [system, *example, user], truncated or dropped_example
+        skeleton = render(name, **fixed, **{s.name: "" for s in sections})
+        room = (self.config.prompt_char_budget - len(skeleton) - len(system["content"])
+                - sum(len(m["content"]) for m in example))
+        truncated = fit_sections(sections, room)
+        user = {"role": "user", "content": render(name, **fixed, **{s.name: s.render() for s in sections})}
+        shown = ([example_id] if example_id else []) + [i for s in sections for i in s.shown_ids()]
+        return Prompt([system, *example, user], truncated, list(dict.fromkeys(shown)), example_id)
 
-    def draft(self, request: DraftRequest) -> tuple[Messages, bool]:
+    # -- the prompts ---------------------------------------------------------------------------
+
+    def draft(self, request: DraftRequest) -> Prompt:
         task = request.task
+        dedupe = _Dedupe()
+        example, example_id = self._example(request.exemplar, dedupe)
         previous = NONE
         if request.previous is not None:
             p = request.previous
             previous = f"It failed at the {p.gate} gate: {p.reason}\n{p.details}".strip()
-            if p.code:
-                previous += f"\nIts code:\n```{self.lang}\n{p.code.strip()}\n```"
+            if p.code and dedupe.add(p.code):
+                previous += f"\nIts code:\n{self._fence(p.code)}"
+            elif p.code:  # a small model copies the example: say so rather than print it again
+                previous += "\nIts code was the worked example's code, unchanged: that example is another task."
         fixed = {"task_id": task.task_id, "sizes": format_sizes(task.sizes), "target": self._target(task),
                  "guide": self._guide(task)}
-        sections = [("reference", task.reference_source.strip()), ("previous", previous),
-                    ("context", format_items(request.api + request.context))]
-        return self._assemble(task, "draft", fixed, sections)
+        context = [c for c in request.context if c.id != example_id]
+        sections: list[Section] = [TextSection("reference", task.reference_source.strip()),
+                                   TextSection("previous", previous),
+                                   self._items("context", request.api, context, dedupe)]
+        return self._assemble(task, "draft", fixed, sections, example, example_id)
 
-    def refine(self, request: RefineRequest) -> tuple[Messages, bool]:
+    def refine(self, request: RefineRequest) -> Prompt:
         task, start = request.task, request.start
+        dedupe = _Dedupe()
+        example, example_id = self._example(None, dedupe)
+        dedupe.add(start.code)
         latency = f"{start.latency_ms:.4g} ms"
         if start.speedup_vs_eager:
             latency += f", {start.speedup_vs_eager:.2f}x the speed of PyTorch eager"
         fixed = {"task_id": task.task_id, "sizes": format_sizes(task.sizes), "target": self._target(task),
                  "latency": latency, "lang": self.lang, "start_code": start.code.strip(),
                  "best": f"{request.best_latency_ms:.4g} ms", "guide": self._guide(task)}
-        sections = [("reference", task.reference_source.strip()), ("profile", start.profile.strip() or NONE),
-                    ("context", format_items(request.api + request.context)),
-                    ("children", format_items(request.children))]
-        return self._assemble(task, "refine", fixed, sections)
+        children = ItemSection("children", [Block(c.id, self._child_block(c)) for c in request.children
+                                            if dedupe.add(c.content)])
+        sections: list[Section] = [TextSection("reference", task.reference_source.strip()),
+                                   TextSection("profile", start.profile.strip() or NONE),
+                                   self._items("context", request.api, request.context, dedupe), children]
+        return self._assemble(task, "refine", fixed, sections, example, example_id)
 
     def lesson(self, request: LessonRequest) -> Messages:
         question = ("What made this version faster than its start point?" if request.improved

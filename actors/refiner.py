@@ -11,8 +11,7 @@ from actors.worker import LLMWorker, WorkerActorBase
 class Refiner(LLMWorker):
     async def propose(self, request: RefineRequest) -> Proposal:
         fmt = request.task.candidate_format
-        messages, truncated = self.prompts(fmt).refine(request)
-        return await self._generate(messages, truncated, fmt, request.avoid)
+        return await self._generate(self.prompts(fmt).refine(request), fmt, request.avoid)
 
 
 @ray.remote(num_cpus=0)

@@ -13,7 +13,7 @@ from actors.code_extraction import code_fingerprint, extract_code
 from actors.config import LLMConfig
 from actors.llm_client import ChatReply, LLMClient, LLMRequestRejected, LLMUnavailable, TokenUsage
 from actors.messages import CandidateFormat, Lesson, LessonRequest, Proposal, Review, ReviewRequest
-from actors.prompting import Messages, PromptBuilder, template
+from actors.prompting import Messages, Prompt, PromptBuilder, template
 
 _VERDICT = re.compile(r"VERDICT\s*[:=]?\s*\**\s*(LEGITIMATE|HACK)", re.IGNORECASE)
 _FENCE_LINE = re.compile(r"^\s*(`{3,}|~{3,}).*$", re.MULTILINE)
@@ -41,10 +41,11 @@ class LLMWorker:
     async def aclose(self) -> None:
         await self.client.aclose()
 
-    async def _generate(self, messages: Messages, prompt_truncated: bool, fmt: CandidateFormat,
-                        avoid: list[str]) -> Proposal:
+    async def _generate(self, prompt: Prompt, fmt: CandidateFormat, avoid: list[str]) -> Proposal:
         """A proposal; one that repeats an attempt in `avoid` is asked again, hotter (small
-        models, shown their last attempt, often copy it back unchanged)."""
+        models, shown their last attempt, often copy it back unchanged). It names the memory
+        items its prompt showed: the attempt's credit goes to exactly those."""
+        messages, prompt_truncated = prompt.messages, prompt.truncated
         proposal = await self._ask(messages, prompt_truncated, fmt)
         seen = set(avoid)
         for retry in range(1, self.config.repeat_retries + 1):
@@ -57,7 +58,7 @@ class LLMWorker:
             retried.tokens_prompt += proposal.tokens_prompt
             retried.tokens_completion += proposal.tokens_completion
             proposal = retried
-        return proposal
+        return proposal.model_copy(update={"shown_ids": prompt.shown_ids, "example_id": prompt.example_id})
 
     async def _ask(self, messages: Messages, prompt_truncated: bool, fmt: CandidateFormat,
                    temperature: float | None = None) -> Proposal:

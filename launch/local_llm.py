@@ -58,6 +58,8 @@ class LocalModelSpec(BaseModel):
     prompt_char_budget: int = Field(ge=2000, description="characters of one prompt: prompt processing is ~500 tokens/s")
     prompt_style: Literal["full", "plain"] = Field(description="system prompt variant (llm.prompt_style)")
     lessons: bool = Field(description="ask this model for lessons (episode.lessons)")
+    exemplar_as_example: bool = Field(
+        description="show a retrieved feasible kernel of another operator as the worked example (llm.exemplar_as_example)")
 
 
 QWEN25_CODER_15B = LocalModelSpec(
@@ -87,8 +89,13 @@ QWEN25_CODER_15B = LocalModelSpec(
     # performance rules it turns into broken intrinsics.
     prompt_style="plain",
     # Its lessons were often wrong ("use std::nanf", "int64_t is not valid for array indexing"),
-    # and other operators retrieved and copied them: only the attempts themselves are stored.
+    # and other operators retrieved and copied them: only the deterministic lessons (gate, first
+    # error, offending line) are stored.
     lessons=False,
+    # Measured (issue 13): a related operator's correct kernel in the user turn was ignored (it
+    # copied the generic example's signature); as the example turns (that operator's task, then
+    # its code) it was used: 1/12 correct against 0/12, the rest near misses.
+    exemplar_as_example=True,
 )
 
 LOCAL_MODELS: dict[str, LocalModelSpec] = {QWEN25_CODER_15B.name: QWEN25_CODER_15B}
@@ -162,6 +169,8 @@ def local_llm_config_for_agent(llm: LLMConfig, spec: LocalModelSpec, base_url: s
     update = {k: v for k, v in wanted.items() if k in type(llm).model_fields and getattr(llm, k) == getattr(defaults, k)}
     if llm.prompt_style is None:  # unset (not merely equal to a default), so an explicit "full" stays
         update["prompt_style"] = spec.prompt_style
+    if llm.exemplar_as_example is None:  # likewise: an explicit false stays
+        update["exemplar_as_example"] = spec.exemplar_as_example
     return llm.model_copy(update={**update, "base_url": base_url})
 
 

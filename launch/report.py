@@ -65,6 +65,32 @@ class Curves(BaseModel):
     fast_1: list[float] = Field(default_factory=list, description="with a feasible kernel faster than eager")
 
 
+class ItemUse(BaseModel):
+    """A memory item by how often it was in an attempt's prompt (Attempt.shown)."""
+
+    id: str
+    kind: str = ""
+    task: str | None = None
+    feasible_attempts: int = Field(0, description="feasible attempts whose prompt showed it")
+    attempts: int = Field(0, description="attempts whose prompt showed it")
+
+
+class QPoint(BaseModel):
+    """An item's Q when an attempt's prompt showed it (before that attempt's update)."""
+
+    attempt: int = Field(..., description="the attempt's position in attempts.jsonl (1-based)")
+    stage: str
+    q: float
+
+
+class MemoryUse(BaseModel):
+    """Which memory items the run's prompts showed, and how their values moved."""
+
+    attempts_with_provenance: int = 0
+    top_items: list[ItemUse] = Field(default_factory=list, description="most often in feasible attempts' prompts")
+    trajectories: dict[str, list[QPoint]] = Field(default_factory=dict, description="Q over time of the top items")
+
+
 class RunReport(BaseModel):
     """Everything the report says about one run folder."""
 
@@ -84,6 +110,7 @@ class RunReport(BaseModel):
     curves: Curves = Field(default_factory=Curves)
     speedup_best_over_first: Distribution = Field(default_factory=Distribution)
     speedup_vs_eager: Distribution = Field(default_factory=Distribution)
+    memory: MemoryUse = Field(default_factory=MemoryUse)
     problems: list[str] = Field(default_factory=list)
 
 
@@ -243,6 +270,37 @@ def _curves(rows: list[OperatorRow], last_iteration: int, first_iteration: int) 
                   fast_1=solved_by("faster_than_eager_iteration"))
 
 
+TOP_ITEMS = 10
+TRAJECTORIES = 5
+
+
+def memory_use(attempts: list[dict[str, Any]]) -> MemoryUse:
+    """Count the items each attempt's prompt showed (its `shown` provenance), most often in the
+    prompts of feasible attempts first; the Q values recorded with them trace how the values of
+    the top items moved over the run (attempts in file order, which is the order they ended)."""
+    uses: dict[str, ItemUse] = {}
+    points: dict[str, list[QPoint]] = defaultdict(list)
+    with_provenance = 0
+    for position, attempt in enumerate(attempts, start=1):
+        shown = attempt.get("shown")
+        if not isinstance(shown, list) or not shown:
+            continue
+        with_provenance += 1
+        for record in shown:
+            if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+                continue
+            use = uses.setdefault(record["id"], ItemUse(id=record["id"], kind=str(record.get("kind") or ""),
+                                                        task=record.get("task")))
+            use.attempts += 1
+            use.feasible_attempts += attempt.get("feasible") is True
+            q = _number(record.get("q"))
+            if q is not None:
+                points[record["id"]].append(QPoint(attempt=position, stage=str(attempt.get("stage") or "?"), q=q))
+    top = sorted(uses.values(), key=lambda u: (-u.feasible_attempts, -u.attempts, u.id))[:TOP_ITEMS]
+    return MemoryUse(attempts_with_provenance=with_provenance, top_items=top,
+                     trajectories={u.id: points[u.id] for u in top[:TRAJECTORIES] if points[u.id]})
+
+
 def _setting(settings: Any, *path: str) -> Any:
     for key in path:
         if not isinstance(settings, dict):
@@ -316,6 +374,7 @@ def analyse_run(run_dir: Path) -> RunReport:
         speedup_best_over_first=Distribution.of(
             [r.speedup_best_over_first for r in operators if r.speedup_best_over_first is not None]),
         speedup_vs_eager=Distribution.of([r.speedup_vs_eager for r in operators if r.speedup_vs_eager is not None]),
+        memory=memory_use(attempts),
         problems=problems,
     )
 

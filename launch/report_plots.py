@@ -95,9 +95,29 @@ def plot_speedups(reports: list[RunReport], field: str, title: str, ylabel: str,
     return _save(fig, path)
 
 
+def plot_q_trajectories(report: RunReport, path: Path) -> Path:
+    """Q of the run's most-shown memory items, each time a prompt showed them, one line per item and stage."""
+    fig, ax = plt.subplots(figsize=FIGSIZE)
+    names = {use.id: f"{use.kind} {use.task or ''} {use.id[:8]}".strip() for use in report.memory.top_items}
+    for item_id, points in report.memory.trajectories.items():
+        for stage in sorted({p.stage for p in points}):
+            mine = [p for p in points if p.stage == stage]
+            ax.plot([p.attempt for p in mine], [p.q for p in mine], marker="o", markersize=3, linewidth=1.5,
+                    label=f"{names.get(item_id, item_id[:8])} ({stage})")
+    ax.axhline(0.0, color="0.3", linestyle="--", linewidth=1)
+    ax.set_title(f"Q of the most-shown memory items ({report.label})")
+    ax.set_xlabel("attempt (order of attempts.jsonl)")
+    ax.set_ylabel("Q when shown")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    return _save(fig, path)
+
+
 def write_plots(reports: list[RunReport], out_dir: Path) -> dict[str, Path]:
-    """All figures of a report, by name; files in out_dir."""
-    return {
+    """All figures of a report, by name; files in out_dir. Q trajectories only for runs whose
+    attempts record what their prompts showed."""
+    figures = {
         "correctness": plot_curve(reports, "fast_0", "Correctness: operators with a feasible kernel (fast_0)",
                                   "operators with a feasible kernel", out_dir / "correctness.png"),
         "fast_1": plot_curve(reports, "fast_1", "Operators with a feasible kernel faster than eager (fast_1)",
@@ -110,3 +130,8 @@ def write_plots(reports: list[RunReport], out_dir: Path) -> dict[str, Path]:
             reports, "speedup_vs_eager", "Best kernel over eager PyTorch",
             "speedup over eager", "1x = eager PyTorch", out_dir / "speedup_vs_eager.png"),
     }
+    for i, report in enumerate(reports):
+        if report.memory.trajectories:
+            figures[f"q_trajectories ({report.label})"] = plot_q_trajectories(
+                report, out_dir / f"q_trajectories_{i + 1}.png")
+    return figures

@@ -90,6 +90,27 @@ def _operators(report: RunReport) -> str:
                    "last failure / error"], rows)
 
 
+def _memory(report: RunReport) -> str:
+    """Which memory items were in the prompts of feasible attempts, and how their values moved."""
+    use = report.memory
+    if not use.attempts_with_provenance:
+        return "<p>No attempt records what its prompt showed (runs before provenance was recorded).</p>"
+    rows = [[f"<code>{escape(u.id[:12])}</code>", escape(u.kind), escape(str(u.task or "—")),
+             str(u.feasible_attempts), str(u.attempts)] for u in use.top_items]
+    top = _table(["item", "kind", "from operator", "in feasible attempts' prompts", "in all prompts"], rows)
+    trajectory_rows = []
+    for item_id, points in use.trajectories.items():
+        for stage in sorted({p.stage for p in points}):
+            qs = [p.q for p in points if p.stage == stage]
+            trajectory_rows.append([f"<code>{escape(item_id[:12])}</code>", escape(stage), str(len(qs)),
+                                    f"{qs[0]:+.3f}", f"{qs[-1]:+.3f}", f"{min(qs):+.3f}", f"{max(qs):+.3f}"])
+    trajectories = _table(["item", "stage", "times shown", "first Q", "last Q", "min Q", "max Q"], trajectory_rows) \
+        if trajectory_rows else "<p>No Q values recorded.</p>"
+    return (f"<p>{use.attempts_with_provenance} attempt(s) record what their prompts showed. Items most often "
+            f"in the prompts of feasible attempts:</p>{top}<p>Q trajectories of the top items (Q when shown, "
+            f"before that attempt's update):</p>{trajectories}")
+
+
 def _figure(name: str, path: Path) -> str:
     data = base64.b64encode(path.read_bytes()).decode("ascii")
     return (f'<figure><img alt="{escape(name)}" src="data:image/png;base64,{data}">'
@@ -117,6 +138,7 @@ def render_html(reports: list[RunReport], plots: dict[str, Path], generated_at: 
     per_run = "".join(f"<h3>{escape(r.label)}</h3><p>{escape(r.run_dir)} — run id {escape(str(r.run_id))}, "
                       f"{escape(str(r.started_at))} to {escape(str(r.finished_at))}</p>{_operators(r)}"
                       for r in reports)
+    memory = "".join(f"<h3>{escape(r.label)}</h3>{_memory(r)}" for r in reports)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>EvoKernel report</title><style>{STYLE}</style></head>
 <body>
@@ -132,5 +154,7 @@ speedup over eager PyTorch; boxes show the median and the interquartile range.</
 {"".join(_figure(name, path) for name, path in plots.items())}
 <h2>Operators</h2>
 {per_run}
+<h2>Memory in the context of feasible attempts</h2>
+{memory}
 </body></html>
 """

@@ -71,6 +71,19 @@ def compare(ref: torch.Tensor, out: torch.Tensor, atol: float, rtol: float, fini
         f"max abs diff {float(diff[worst]):.6g} at {_fmt_index(worst, ref.shape)}: "
         f"expected {float(ref64.flatten()[worst]):.6g}, got {float(out64.flatten()[worst]):.6g}",
     ]
+    # A near miss often differs by one factor or one constant everywhere (a missing scale, a
+    # wrong divisor, a dropped "+ 3"): saying so points at the fix better than any statistic.
+    bad_ref, bad_out = ref64.flatten()[bad], out64.flatten()[bad]
+    if bad.numel() >= 2 and bool((torch.isfinite(bad_ref) & torch.isfinite(bad_out)).all()):
+        if bool((bad_ref != 0).all()):
+            ratio = bad_out / bad_ref
+            r = float(ratio.median())
+            if float((ratio - r).abs().max()) <= 1e-3 * abs(r):
+                lines.append(f"ratio got/expected ≈ {r:.6g} over all mismatches")
+        offset = bad_out - bad_ref
+        o = float(offset.median())
+        if o != 0 and float((offset - o).abs().max()) <= 1e-3 * abs(o):
+            lines.append(f"offset got-expected ≈ {o:.6g} over all mismatches")
     if nonfinite:
         lines.append(f"{nonfinite} elements are NaN/inf where the reference is finite (unwritten outputs stay NaN)")
     firsts = ", ".join(

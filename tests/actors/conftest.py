@@ -14,6 +14,7 @@ from tests.actors.openai_server import OpenAITestServer
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 RELU = REPOSITORY / "suites" / "cpu" / "level1" / "4_ReLU.py"
+SIGMOID = REPOSITORY / "suites" / "cpu" / "level1" / "7_Sigmoid.py"
 
 
 @pytest.fixture
@@ -28,6 +29,11 @@ def relu_task():
 
 
 @pytest.fixture(scope="session")
+def sigmoid_task():
+    return load_task(SIGMOID)
+
+
+@pytest.fixture(scope="session")
 def harness_config(tmp_path_factory) -> HarnessConfig:
     """The real CPU harness, with short timing loops (tests check behaviour, not speed)."""
     return HarnessConfig(backend="cpu", compile_baseline=False, correctness_trials=2, warmup_trials=1,
@@ -37,7 +43,10 @@ def harness_config(tmp_path_factory) -> HarnessConfig:
 
 @pytest.fixture
 def memory_config(tmp_path) -> MemoryConfig:
-    return MemoryConfig(uri=str(tmp_path / "bank"))
+    """A bank whose values follow the plain rule Q <- Q + alpha (r - Q) from 0 (no priors, no
+    baseline), so the tests can replay it by hand over the attempts' provenance."""
+    return MemoryConfig(uri=str(tmp_path / "bank"), baseline=False, q_init_seeded=0.0, q_init_trace_feasible=0.0,
+                        q_init_trace_failed=0.0, q_init_experience=0.0)
 
 
 def llm_config(server: OpenAITestServer, **overrides) -> LLMConfig:

@@ -4,6 +4,7 @@ LanceDB bank stores the attempts and learns values, a real HTTP server plays the
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from collections import defaultdict
 
@@ -17,6 +18,7 @@ from actors.evaluator import Evaluator
 from actors.ports import InProcess
 from actors.refiner import Refiner
 from memory_actor.bank import MemoryBank
+from memory_actor.items import MemoryItem
 from memory_actor.values import RewardNormaliser, q_update
 from npu_pool.backends import get_backend
 from tests.actors import replies
@@ -24,9 +26,10 @@ from tests.actors.conftest import llm_config
 from tests.actors.openai_server import Reply, ScriptedAgent
 
 
-def run_episode(server, task, harness_config, memory_config, iterations, llm_overrides=None, **episode):
+def run_episode(server, task, harness_config, memory_config, iterations, llm_overrides=None, bank=None,
+                on_attempt=None, **episode):
     """One episode in this process; returns (result, attempts, bank)."""
-    bank = MemoryBank(memory_config)
+    bank = bank or MemoryBank(memory_config)
 
     async def go():
         llm = llm_config(server, **(llm_overrides or {}))
@@ -35,7 +38,8 @@ def run_episode(server, task, harness_config, memory_config, iterations, llm_ove
             ep = Episode(task=task, brief=task_brief(task, get_backend("cpu"), "kernel"), memory=InProcess(bank),
                          drafter=InProcess(drafter), refiner=InProcess(refiner),
                          evaluator=InProcess(Evaluator(harness_config)),
-                         config=EpisodeConfig(iterations=iterations, **episode), run_id="test-run")
+                         config=EpisodeConfig(iterations=iterations, **episode), run_id="test-run",
+                         on_attempt=on_attempt)
             return await ep.run(), ep.attempts
         finally:
             await drafter.aclose()
@@ -45,6 +49,11 @@ def run_episode(server, task, harness_config, memory_config, iterations, llm_ove
     return result, attempts, bank
 
 
+def credited(attempt) -> list[str]:
+    """What an attempt's reward goes to: what its prompt showed (the start point included), API items aside."""
+    return [s.id for s in attempt.shown if s.kind != "api"]
+
+
 def expected_q_values(attempts, config) -> dict[tuple[str, str], float]:
     """Replay the update rule over the attempts: Q <- Q + alpha (r - Q), refine rewards normalised."""
     q: dict[tuple[str, str], float] = defaultdict(lambda: config.q_init)
@@ -52,7 +61,7 @@ def expected_q_values(attempts, config) -> dict[tuple[str, str], float]:
     for attempt in attempts:
         if attempt.reward is None:
             continue
-        ids = list(dict.fromkeys(attempt.retrieved_item_ids + ([attempt.parent_id] if attempt.stage == "refine" else [])))
+        ids = credited(attempt)
         if not ids:
             continue
         reward = attempt.reward
@@ -86,16 +95,19 @@ def test_failed_draft_then_feasible_then_faster_refinement(llm_server, relu_task
     assert fast.latency_ms < slow.latency_ms and fast.reward > 0
     assert "no code" in garbage.reason and garbage.attempt_id is None
 
-    # The failed draft's lesson and trace were in the next draft's context, and the drafter
-    # saw the compiler's complaint.
-    assert broken.lesson_id in slow.retrieved_item_ids and broken.attempt_id in slow.retrieved_item_ids
+    # The failed draft's lesson (not its trace: failed code is never recalled) was in the next
+    # draft's context: the deterministic lines, then the model's; the drafter saw the compiler.
+    assert broken.lesson_id in slow.retrieved_item_ids and broken.attempt_id not in slow.retrieved_item_ids
     second_draft = [r for r in llm_server.chat_requests if agent.kind_of(r["body"]) == "draft"][1]["body"]
-    assert "failed at the compile gate" in second_draft["messages"][-1]["content"]
-    assert "Declare every name you use." in second_draft["messages"][-1]["content"]
+    prompt = second_draft["messages"][-1]["content"]
+    assert "failed at the compile gate" in prompt and "Declare every name you use." in prompt
+    assert "Offending line: for (int64_t i = 0; i < x_d0 * x_d1; ++i) out[i] = y[i];" in prompt
+    assert [(s.id, s.role) for s in slow.shown if s.kind != "api"] == [(broken.lesson_id, "context")]
     # The refiner saw the start point once (retrieved again, it is not repeated as context).
     first_refine = [r for r in llm_server.chat_requests if agent.kind_of(r["body"]) == "refine"][0]["body"]
     assert slow.attempt_id in fast.retrieved_item_ids
     assert first_refine["messages"][-1]["content"].count("volatile float v") == 1
+    assert fast.shown[0].id == slow.attempt_id and fast.shown[0].role == "start"
 
     # Every attempt with code is a trace item with its parent; lessons are experience items.
     traces = {a.attempt_id: bank.get(a.attempt_id) for a in attempts if a.attempt_id}
@@ -109,7 +121,8 @@ def test_failed_draft_then_feasible_then_faster_refinement(llm_server, relu_task
     # Values moved exactly as the update rule says, in the real bank.
     assert len(expected_q_values(attempts, memory_config)) >= 5
     assert_bank_values_match(bank, attempts, memory_config)
-    assert bank.get(broken.attempt_id).q_draft == memory_config.alpha * 1.0  # +1 once, from Q = 0
+    assert bank.get(broken.lesson_id).q_draft == memory_config.alpha * 1.0  # +1 once, from Q = 0
+    assert bank.get(broken.attempt_id).visits_draft == 0  # a failed trace is never shown, never credited
     # After the faster refinement, its start point's refine value had risen (the garbage
     # attempt after it may lower it again).
     assert expected_q_values(attempts[:3], memory_config)[slow.attempt_id, "refine"] > 0
@@ -134,8 +147,10 @@ def test_rate_limits_timeouts_and_garbage_never_crash_an_episode(llm_server, rel
     assert attempts[1].reward is None and "timed out" in attempts[1].reason  # no value update for outages
     assert attempts[2].reward == -1.0 and not result.feasible and result.error is None
     assert len(llm_server.chat_requests) == 3 + 3 + 2
-    # Only code becomes a trace: the wrong kernel is the bank's one item, not yet in any context.
-    assert bank.stats().items_by_kind.get("trace") == 1 and bank.get(attempts[2].attempt_id).visits_draft == 0
+    # Only code becomes a trace: the wrong kernel is the bank's one trace, with its lesson
+    # (written without the model), neither yet in any context.
+    assert bank.stats().items_by_kind == {"trace": 1, "experience": 1}
+    assert bank.get(attempts[2].attempt_id).visits_draft == 0 and attempts[2].lesson_id is not None
 
 
 def test_flagged_attempt_judged_a_hack_is_infeasible(llm_server, relu_task, harness_config, memory_config):
@@ -211,3 +226,68 @@ def test_modelnew_format_episode(llm_server, relu_task, harness_config, memory_c
     assert attempt.candidate_format == "modelnew" and attempt.feasible, attempt.reason
     assert "class ModelNew" in llm_server.chat_requests[0]["body"]["messages"][0]["content"]
     assert result.feasible and bank.get(attempt.attempt_id).content.startswith("import torch")
+
+
+def drafts(server, agent, since: int = 0):
+    return [r["body"] for r in server.chat_requests[since:] if agent.kind_of(r["body"]) == "draft"]
+
+
+def test_another_operators_failures_arrive_as_lessons_and_its_kernel_as_the_example(
+        llm_server, relu_task, sigmoid_task, harness_config, memory_config):
+    """A local-model run (no model lessons): ReLU fails once, then works; Sigmoid's drafts never
+    show ReLU's failed code, only its lesson, and (exemplar_as_example) see ReLU's working
+    kernel as the worked example: ReLU's own task, then its code."""
+    llm = {"exemplar_as_example": True}
+    agent = ScriptedAgent([replies.BROKEN, replies.FAST])
+    llm_server.responder = agent
+    _, relu_attempts, bank = run_episode(llm_server, relu_task, harness_config, memory_config, iterations=2,
+                                         llm_overrides=llm, lessons=False)
+    broken, fast = relu_attempts
+    assert agent.kinds == ["draft", "draft"]  # no model lesson ...
+    assert "First error: line 2: error:" in bank.get(broken.lesson_id).content  # ... but a lesson all the same
+
+    agent = ScriptedAgent([replies.WRONG])
+    llm_server.responder = agent
+    since = len(llm_server.chat_requests)
+    _, [attempt], _ = run_episode(llm_server, sigmoid_task, harness_config, memory_config, iterations=1,
+                                  llm_overrides=llm, lessons=False, bank=bank)
+    [body] = drafts(llm_server, agent, since)
+    everything = "\n".join(m["content"] for m in body["messages"])
+    assert "out[i] = y[i]" not in everything.replace("Offending line: for (int64_t i = 0; i < x_d0 * x_d1; ++i) "
+                                                     "out[i] = y[i];", "")  # failed code only as the lesson's line
+    system, example_user, example_assistant, user = body["messages"]
+    assert example_user["content"].startswith("## Task 4_ReLU") and "torch.relu(x)" in example_user["content"]
+    assert "#pragma omp parallel for simd" in example_assistant["content"] and "0_ScaledAdd" not in everything
+    assert everything.count("#pragma omp parallel for simd") == 1
+    assert "## Task 7_Sigmoid" in user["content"]
+    roles = {s.id: s.role for s in attempt.shown}
+    assert roles[fast.attempt_id] == "example" and roles[broken.lesson_id] == "context"
+    assert broken.attempt_id not in roles
+    # Sigmoid's own failure taught the bank the precise mismatch, for the next attempt.
+    assert "max abs diff" in bank.get(attempt.lesson_id).content
+
+
+def test_credit_goes_to_exactly_what_the_prompt_showed(llm_server, relu_task, harness_config, memory_config):
+    bank = MemoryBank(memory_config)
+    lessons = [MemoryItem(kind="experience", backend="cpu", task_id=f"{n}_Other", content=f"lesson {n}: " + "w" * 1500,
+                          summary=f"lesson {n} about ReLU kernels") for n in range(6)]
+    bank.add(lessons)
+    agent = ScriptedAgent([replies.WRONG])
+    llm_server.responder = agent
+    lines = []
+    _, [attempt], bank = run_episode(llm_server, relu_task, harness_config, memory_config, iterations=1,
+                                     lessons=False, llm_overrides={"prompt_char_budget": 7000}, bank=bank,
+                                     on_attempt=lambda a: lines.append(a.model_dump_json()))
+    [body] = drafts(llm_server, agent)
+    prompt = "\n".join(m["content"] for m in body["messages"])
+    shown = {s.id for s in attempt.shown}
+    retrieved = set(attempt.retrieved_item_ids)
+    assert shown & retrieved and retrieved - shown  # the budget cut some retrieved lessons
+    for item in lessons:
+        assert (item.content in prompt) == (item.id in shown)
+        assert bank.get(item.id).visits_draft == (1 if item.id in shown else 0)
+    # Provenance, as attempts.jsonl records it: id, kind, task and Q when shown.
+    record = json.loads(lines[0])
+    assert {r["id"] for r in record["shown"]} == shown
+    assert all({"id", "kind", "task", "q", "role"} <= set(r) for r in record["shown"])
+    assert {r["q"] for r in record["shown"] if r["kind"] == "experience"} == {0.0}

@@ -8,6 +8,7 @@ from actors.config import LLMConfig
 from actors.messages import (
     ContextItem,
     DraftRequest,
+    Exemplar,
     Feedback,
     RefineRequest,
     StartPoint,
@@ -29,31 +30,32 @@ def test_format_is_chosen_per_model():
 
 
 def test_draft_prompt_layout_for_small_models():
-    messages, truncated = PromptBuilder(LLMConfig(), "kernel").draft(
+    prompt = PromptBuilder(LLMConfig(), "kernel").draft(
         DraftRequest(task=TASK, context=[ContextItem(id="a", kind="experience", summary="use OpenMP", content="...")],
                      previous=Feedback(gate="compile", reason="error: 'y' was not declared", code="void kernel() {}")))
+    messages, truncated = prompt.messages, prompt.truncated
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]  # one-shot example turn
     user = messages[-1]["content"]
     assert SIGNATURE in user and "batch_size=16, dim=1024" in user
     assert "[experience] use OpenMP" in user and "failed at the compile gate" in user
-    assert "g++" in messages[0]["content"] and not truncated
-    no_example, _ = PromptBuilder(LLMConfig(one_shot_example=False), "kernel").draft(DraftRequest(task=TASK))
+    assert "g++" in messages[0]["content"] and not truncated and prompt.shown_ids == ["a"]
+    no_example = PromptBuilder(LLMConfig(one_shot_example=False), "kernel").draft(DraftRequest(task=TASK)).messages
     assert [m["role"] for m in no_example] == ["system", "user"]
 
 
 def test_plain_style_swaps_the_kernel_system_prompt_only():
-    full, _ = PromptBuilder(LLMConfig(), "kernel").draft(DraftRequest(task=TASK))
-    plain, _ = PromptBuilder(LLMConfig(prompt_style="plain"), "kernel").draft(DraftRequest(task=TASK))
+    full = PromptBuilder(LLMConfig(), "kernel").draft(DraftRequest(task=TASK)).messages
+    plain = PromptBuilder(LLMConfig(prompt_style="plain"), "kernel").draft(DraftRequest(task=TASK)).messages
     assert "plain for-loops" in plain[0]["content"] and "plain for-loops" not in full[0]["content"]
     assert "auto-vectorisation" in full[0]["content"] and "auto-vectorisation" not in plain[0]["content"]
     assert plain[1:] == full[1:]  # the example and the task are the same
-    modelnew, _ = PromptBuilder(LLMConfig(prompt_style="plain"), "modelnew").draft(DraftRequest(task=TASK))
+    modelnew = PromptBuilder(LLMConfig(prompt_style="plain"), "modelnew").draft(DraftRequest(task=TASK)).messages
     assert "class ModelNew" in modelnew[0]["content"]  # no plain variant: the full prompt
 
 
 def test_modelnew_prompts_ask_for_a_python_file():
     builder = PromptBuilder(LLMConfig(model="gpt-4o"), "modelnew")
-    messages, _ = builder.draft(DraftRequest(task=TASK))
+    messages = builder.draft(DraftRequest(task=TASK)).messages
     assert "class ModelNew" in messages[0]["content"] and "```python" in messages[2]["content"]
     assert SIGNATURE not in messages[-1]["content"]
 
@@ -64,11 +66,96 @@ def test_over_budget_prompts_are_cut_with_a_marker_and_a_log_event():
                        profile="bound: memory")
     builder = PromptBuilder(LLMConfig(prompt_char_budget=6000), "kernel")
     with structlog.testing.capture_logs() as logs:
-        messages, truncated = builder.refine(RefineRequest(task=TASK, start=start, best_latency_ms=2.0,
-                                                           context=[huge], children=[huge]))
+        prompt = builder.refine(RefineRequest(task=TASK, start=start, best_latency_ms=2.0, context=[huge],
+                                              children=[huge.model_copy(update={"id": "c"})]))
+    messages, truncated = prompt.messages, prompt.truncated
     total = sum(len(m["content"]) for m in messages)
     assert truncated and total <= 6000 + 400  # markers add a little
     user = messages[-1]["content"]
     assert "cut to fit the prompt budget" in user
     assert start.code in user and SIGNATURE in user  # fixed parts are never cut
     assert any(e["event"] == "prompt_truncated" for e in logs)
+    # Items are dropped whole: the huge one is not in the prompt, so it is not credited.
+    assert "x = 1;" not in user and prompt.shown_ids == []
+
+
+EXEMPLAR_SIGNATURE = 'extern "C" void kernel(const float* x, float* out, int64_t x_d0, int64_t x_d1);'
+EXEMPLAR_CODE = ('extern "C" void kernel(const float* x, float* out, int64_t x_d0, int64_t x_d1) {\n'
+                 '    for (int64_t i = 0; i < x_d0 * x_d1; ++i) out[i] = 1.f / (1.f + expf(-x[i]));\n}')
+EXEMPLAR = Exemplar(item_id="ex", code=EXEMPLAR_CODE, task=TaskBrief(
+    task_id="7_Sigmoid", backend="cpu", reference_source="class Model(nn.Module):\n    def forward(self, x):\n"
+    "        return torch.sigmoid(x)\n", sizes={"batch_size": 8, "dim": 64}, signature=EXEMPLAR_SIGNATURE))
+EXEMPLAR_ITEM = ContextItem(id="ex", kind="trace", summary="7_Sigmoid draft: feasible", content=EXEMPLAR_CODE,
+                            task="7_Sigmoid")
+CORE_API = ContextItem(id="api-core", kind="api", summary="the kernel ABI", content="kernel ABI: " + "a" * 300,
+                       core=True)
+LESSON = ContextItem(id="lesson", kind="experience", summary="why it failed", content="line 3: error: 'y' undeclared")
+
+
+def whole_prompt(prompt) -> str:
+    return "\n".join(m["content"] for m in prompt.messages)
+
+
+def test_a_small_model_gets_the_exemplar_as_its_worked_example():
+    request = DraftRequest(task=TASK, context=[EXEMPLAR_ITEM, LESSON], exemplar=EXEMPLAR)
+    prompt = PromptBuilder(LLMConfig(exemplar_as_example=True), "kernel").draft(request)
+    system, user_example, assistant_example, user = prompt.messages
+    # The example turns are that operator's own task, built like this one's, and its code.
+    assert user_example["content"].startswith("## Task 7_Sigmoid") and EXEMPLAR_SIGNATURE in user_example["content"]
+    assert "torch.sigmoid" in user_example["content"] and "batch_size=8, dim=64" in user_example["content"]
+    assert assistant_example["content"] == f"```cpp\n{EXEMPLAR_CODE}\n```"
+    assert "0_ScaledAdd" not in whole_prompt(prompt)  # it replaces the generic example
+    assert whole_prompt(prompt).count("expf(-x[i])") == 1  # not repeated as context
+    assert prompt.example_id == "ex" and prompt.shown_ids == ["ex", "lesson"]
+    # Other models keep the generic example; the exemplar is a (fenced) context item.
+    generic = PromptBuilder(LLMConfig(), "kernel").draft(request)
+    assert generic.messages[1]["content"].startswith("## Task 0_ScaledAdd") and generic.example_id is None
+    assert f"```cpp\n{EXEMPLAR_CODE}\n```" in generic.messages[-1]["content"]
+    assert generic.shown_ids == ["ex", "lesson"]
+
+
+def test_the_example_and_core_api_items_survive_truncation_and_credit_follows():
+    many = [ContextItem(id=f"t{i}", kind="experience", summary=f"lesson {i}", content=f"lesson {i}: " + "z" * 900)
+            for i in range(12)]
+    request = DraftRequest(task=TASK, context=many, api=[CORE_API], exemplar=EXEMPLAR,
+                           previous=Feedback(gate="correctness", reason="output 0 differs", code="int y = 0;"))
+    for config in (LLMConfig(prompt_char_budget=6000), LLMConfig(prompt_char_budget=6000, exemplar_as_example=True)):
+        prompt = PromptBuilder(config, "kernel").draft(request)
+        text = whole_prompt(prompt)
+        assert prompt.truncated and [m["role"] for m in prompt.messages] == ["system", "user", "assistant", "user"]
+        assert CORE_API.content in text  # pinned
+        shown = [item.id for item in many if item.content in text]
+        assert 0 < len(shown) < len(many) and shown == [f"t{i}" for i in range(len(shown))]  # best-ranked first
+        assert prompt.shown_ids == ([prompt.example_id] if prompt.example_id else []) + ["api-core", *shown]
+        assert "more item(s) of context cut to fit the prompt budget" in text
+
+
+def test_no_code_twice_and_a_copied_example_is_named_not_repeated():
+    twin = ContextItem(id="twin", kind="trace", summary="6_SiLU draft: feasible", content="int y = 0;\n")
+    request = DraftRequest(task=TASK, context=[twin, LESSON],
+                           previous=Feedback(gate="correctness", reason="differs", code="int  y = 0;"))
+    prompt = PromptBuilder(LLMConfig(), "kernel").draft(request)
+    assert whole_prompt(prompt).count("y = 0;") == 1 and prompt.shown_ids == ["lesson"]
+    # The model copied the worked example and failed: the prompt says so instead of printing it again.
+    copied = DraftRequest(task=TASK, exemplar=EXEMPLAR, context=[EXEMPLAR_ITEM],
+                          previous=Feedback(gate="correctness", reason="differs", code=EXEMPLAR_CODE))
+    prompt = PromptBuilder(LLMConfig(exemplar_as_example=True), "kernel").draft(copied)
+    assert whole_prompt(prompt).count("expf(-x[i])") == 1
+    assert "the worked example's code, unchanged" in prompt.messages[-1]["content"]
+
+
+def test_refine_shows_a_failed_child_fenced_and_marked_and_each_code_once():
+    start = StartPoint(id="s", code="int start = 1;", latency_ms=2.0, profile="bound: memory")
+    failed = ContextItem(id="c1", kind="trace", summary="19_ReLU refine: compile", content="int broken = 2;",
+                         failed=True, reason="line 1: error: 'q' was not declared")
+    faster = ContextItem(id="c2", kind="trace", summary="19_ReLU refine: feasible, 1.5 ms", content="int fast = 3;")
+    same_as_start = ContextItem(id="c3", kind="trace", summary="19_ReLU refine: feasible", content="int start = 1;")
+    retrieved_twin = ContextItem(id="r1", kind="trace", summary="7_Sigmoid draft: feasible", content="int fast = 3;")
+    prompt = PromptBuilder(LLMConfig(), "kernel").refine(RefineRequest(
+        task=TASK, start=start, best_latency_ms=2.0, context=[retrieved_twin, LESSON],
+        children=[failed, faster, same_as_start]))
+    user = prompt.messages[-1]["content"]
+    assert "### FAILED variant (do not repeat it): line 1: error: 'q' was not declared\n```cpp\nint broken = 2;\n```" in user
+    assert "### Variant: 19_ReLU refine: feasible, 1.5 ms\n```cpp\nint fast = 3;\n```" in user
+    assert user.count("int start = 1;") == 1 and user.count("int fast = 3;") == 1
+    assert prompt.shown_ids == ["lesson", "c1", "c2"]

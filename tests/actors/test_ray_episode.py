@@ -47,10 +47,11 @@ def test_episode_through_ray_actors(local_ray, llm_server, relu_task, harness_co
     wrong, fast = episode.attempts
     assert (wrong.gate, wrong.reward, fast.gate, fast.reward) == ("correctness", -1.0, "ok", 1.0)
     assert result.feasible and result.first_feasible_iteration == 2 and result.error is None
-    # The actor's bank holds both traces and the lesson, and learnt from the second draft.
+    # The actor's bank holds both traces and the lesson, and learnt from the second draft,
+    # whose prompt showed the lesson (a failed trace is never recalled as an exemplar).
     stats = ray.get(memory.stats.remote())
     assert stats.items_by_kind == {"trace": 2, "experience": 1}
-    for item_id in fast.retrieved_item_ids:
-        assert ray.get(memory.get.remote(item_id)).q_draft == memory_config.alpha
-    assert set(fast.retrieved_item_ids) == {wrong.attempt_id, wrong.lesson_id}
+    assert set(fast.retrieved_item_ids) == {wrong.lesson_id}
+    assert [(s.id, s.role) for s in fast.shown if s.kind != "api"] == [(wrong.lesson_id, "context")]
+    assert ray.get(memory.get.remote(wrong.lesson_id)).q_draft == memory_config.alpha
     assert ray.get(memory.get.remote(fast.attempt_id)).parent_id is None

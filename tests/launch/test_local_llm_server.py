@@ -169,15 +169,18 @@ def test_run_settings_cap_operators_in_flight_unless_the_user_chose():
     assert chosen.ray.max_in_flight == 5
 
 
-def test_prompt_style_and_lessons_follow_the_model_unless_set():
+def test_prompt_style_lessons_and_exemplars_follow_the_model_unless_set():
     url = "http://127.0.0.1:1234/v1"
     unset = local_llm_settings(load_settings(), url)
     assert unset.llm.prompt_style == QWEN25_CODER_15B.prompt_style == "plain"
     assert unset.episode.lessons is QWEN25_CODER_15B.lessons is False
+    assert unset.llm.exemplar_as_example is QWEN25_CODER_15B.exemplar_as_example is True
     # Explicit values win, even where they equal what an endpoint gets by default.
-    chosen = local_llm_settings(load_settings(overrides={"llm": {"prompt_style": "full"},
+    chosen = local_llm_settings(load_settings(overrides={"llm": {"prompt_style": "full", "exemplar_as_example": False},
                                                          "episode": {"lessons": True}}), url)
     assert chosen.llm.prompt_style == "full" and chosen.episode.lessons is True
+    assert chosen.llm.exemplar_as_example is False
+    assert load_settings().llm.exemplar_as_example is None  # an endpoint's model: the generic example
 
 
 def test_default_cache_dir_follows_xdg(monkeypatch, tmp_path):

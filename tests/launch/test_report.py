@@ -200,3 +200,38 @@ def test_planned_operators_that_never_started_count_as_unsolved(tmp_path):
     assert len(report.operators) == 4
     assert report.curves.fast_0[-1] == pytest.approx(2 / 4)
     assert any("never started: 5_Pool" in p for p in report.problems)
+
+
+def shown(item_id: str, q: float, kind: str = "trace", task: str = "9_Other", role: str = "context") -> dict:
+    """One entry of an attempt's `shown` provenance (actors.messages.ShownItem)."""
+    return {"id": item_id, "kind": kind, "task": task, "q": q, "role": role}
+
+
+def test_memory_section_counts_items_in_feasible_contexts_and_traces_their_values(tmp_path):
+    # "kernel-a" was in the prompts of both feasible attempts, "lesson-b" of one and of a failure,
+    # "lesson-c" only of a failure; Q values as each prompt saw them.
+    provenance = [
+        attempt("1_Relu", 1, False, shown=[shown("lesson-c", 0.0, "experience"), shown("lesson-b", 0.0, "experience")]),
+        attempt("1_Relu", 2, True, 10.0, 0.8, shown=[shown("kernel-a", 0.2), shown("lesson-b", -0.2, "experience")]),
+        attempt("2_Softmax", 1, True, 4.0, 2.0, shown=[shown("kernel-a", 0.36, role="example")]),
+        attempt("2_Softmax", 2, True, 1.0, 8.0, shown=[shown("start", 0.2, task="2_Softmax", role="start")]),
+        attempt("3_Gemm", 1, False),  # recorded before provenance existed: no `shown`
+    ]
+    run = make_run(tmp_path / "run", provenance)
+    memory = analyse_run(run).memory
+    assert memory.attempts_with_provenance == 4
+    top = [(u.id, u.feasible_attempts, u.attempts) for u in memory.top_items]
+    assert top == [("kernel-a", 2, 2), ("lesson-b", 1, 2), ("start", 1, 1), ("lesson-c", 0, 1)]
+    assert [(p.attempt, p.stage, p.q) for p in memory.trajectories["kernel-a"]] == [(2, "refine", 0.2),
+                                                                                   (3, "draft", 0.36)]
+    assert [p.q for p in memory.trajectories["lesson-b"]] == [0.0, -0.2]
+
+    out = tmp_path / "out"
+    assert main(["report", str(run), "--out", str(out)]) == 0
+    html = (out / "report.html").read_text()
+    assert "Memory in the context of feasible attempts" in html and "kernel-a" in html
+    assert "<td>+0.200</td>" in html  # first Q of kernel-a
+    summary = json.loads((out / "summary.json").read_text())
+    figure = summary["figures"][f"q_trajectories ({summary['runs'][0]['label']})"]
+    assert matplotlib.image.imread(out / figure).shape[0] > 200
+    assert summary["runs"][0]["memory"]["top_items"][0]["id"] == "kernel-a"

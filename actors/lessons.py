@@ -1,0 +1,134 @@
+"""Lessons: what a failed attempt teaches, as a short experience item.
+
+Every failed attempt leaves a lesson built without a model: the gate, the first compiler or
+runtime error line, and the offending source line. A small model's own lessons were often
+wrong and other operators copied them, while a failure's code shown as an exemplar was
+copied even more readily; this keeps what the failure says, not how it was written. Where
+the model's settings allow lessons (`episode.lessons`), the model's few lines follow the
+deterministic ones, and faster refinements get a model lesson too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from actors.messages import LessonRequest, Stage, TaskBrief
+from actors.ports import MemoryPort, WorkerPort
+from memory_actor.items import MemoryItem
+
+# `kernel.cpp:3:48: error: ...` (g++, nvcc, bisheng), with or without the column.
+_DIAGNOSTIC = re.compile(r"(?P<file>[\w./\\-]+):(?P<line>\d+):(?:\d+:)?\s*(?:fatal )?error:\s*(?P<message>.+)")
+# g++ echoes the offending line after the diagnostic: `    3 |     out[i] = y[i];`
+_ECHO = re.compile(r"^\s*(?P<line>\d+)\s*\|\s?(?P<text>.*)$")
+# The source the kernel route compiles is named kernel.cpp (npu_pool's `#line 1 "kernel.cpp"`).
+KERNEL_FILE = "kernel.cpp"
+LINE_CHARS = 200
+LESSON_CHARS = 700
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What the harness said about a failed attempt."""
+
+    stage: Stage
+    gate: str
+    category: str
+    reason: str
+    details: str
+    code: str
+
+
+def _short(text: str, limit: int = LINE_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def compiler_error(details: str, code: str) -> tuple[str, str | None] | None:
+    """(the first error message, the offending source line) from a compiler log, or None."""
+    lines = details.splitlines()
+    for i, line in enumerate(lines):
+        match = _DIAGNOSTIC.search(line)
+        if match is None:
+            continue
+        number = int(match["line"])
+        offending = None
+        if match["file"].endswith(KERNEL_FILE) and 0 < number <= len(code.splitlines()):
+            offending = code.splitlines()[number - 1]
+        else:  # another file (a ModelNew extension's build): take the line the compiler echoed
+            for after in lines[i + 1: i + 3]:
+                echo = _ECHO.match(after)
+                if echo and int(echo["line"]) == number:
+                    offending = echo["text"]
+                    break
+        where = f"line {number}: " if offending is not None else ""
+        return f"{where}error: {match['message'].strip()}", offending
+    return None
+
+
+def failure_lesson(task_id: str, failure: Failure) -> str:
+    """A few deterministic lines: the gate, the first error, the offending line."""
+    lines = [f"{task_id} {failure.stage} attempt failed at the {failure.gate} gate ({failure.category}): "
+             f"{_short(failure.reason)}"]
+    details = failure.details or ""
+    if failure.gate == "compile":
+        found = compiler_error(details, failure.code)
+        if found is not None:
+            message, offending = found
+            lines.append(f"First error: {_short(message)}")
+            if offending is not None and offending.strip():
+                lines.append(f"Offending line: {_short(offending.strip())}")
+        elif details.strip():
+            lines.append(f"First error: {_short(details.strip().splitlines()[0])}")
+    elif failure.gate == "correctness":
+        # The worst element (expected vs got) and a constant ratio say what to fix.
+        picked = [line for line in details.splitlines()
+                  if line.lstrip().startswith(("max abs diff", "ratio got/expected", "offset got-expected"))
+                  or "NaN/inf" in line]
+        lines += [_short(line.strip()) for line in picked[:3]]
+    elif details.strip():  # runtime, hack, timeouts: the first line says what happened
+        first = next((line for line in details.splitlines() if line.strip()), "")
+        if first and _short(first) not in lines[0]:
+            lines.append(f"First error: {_short(first)}")
+    return "\n".join(lines)[:LESSON_CHARS]
+
+
+class LessonWriter:
+    """Builds an operator's lessons and stores them as experience items under their trace."""
+
+    def __init__(self, memory: MemoryPort, brief: TaskBrief, run_id: str):
+        self.memory, self.brief, self.run_id = memory, brief, run_id
+
+    async def failed(self, failure: Failure, trace_id: str | None, worker: WorkerPort | None,
+                     start_code: str | None = None) -> tuple[str | None, tuple[int, int]]:
+        """Store the lesson of a failed attempt (the model's lines too when `worker` is given);
+        returns its id and the tokens the model spent."""
+        text = failure_lesson(self.brief.task_id, failure)
+        tokens = (0, 0)
+        if worker is not None:
+            outcome = f"failed at the {failure.gate} gate: {failure.reason}\n{failure.details}".strip()
+            lesson = await worker.lesson(LessonRequest(task=self.brief, stage=failure.stage, code=failure.code,
+                                                       outcome=outcome, start_code=start_code))
+            tokens = (lesson.tokens_prompt, lesson.tokens_completion)
+            if lesson.text:
+                text = f"{text}\n{lesson.text}"
+        summary = f"{self.brief.task_id}: why it failed ({failure.gate})"
+        return await self._store(failure.stage, text, summary, trace_id), tokens
+
+    async def faster(self, stage: Stage, code: str, start_code: str | None, before_ms: float, after_ms: float,
+                     trace_id: str | None, worker: WorkerPort) -> tuple[str | None, tuple[int, int]]:
+        """Ask the model what made a refinement faster; store its answer, if any."""
+        lesson = await worker.lesson(LessonRequest(task=self.brief, stage=stage, code=code, improved=True,
+                                                   outcome=f"faster: {before_ms:.4g} ms -> {after_ms:.4g} ms",
+                                                   start_code=start_code))
+        tokens = (lesson.tokens_prompt, lesson.tokens_completion)
+        if not lesson.text:
+            return None, tokens
+        return await self._store(stage, lesson.text, f"{self.brief.task_id}: what made it faster", trace_id), tokens
+
+    async def _store(self, stage: Stage, text: str, summary: str, trace_id: str | None) -> str:
+        item = MemoryItem(kind="experience", backend=self.brief.backend, task_id=self.brief.task_id,
+                          task_signature=self.brief.signature or "", stage=stage, content=text, summary=summary,
+                          parent_id=trace_id, run_id=self.run_id)
+        [item_id] = await self.memory.add([item])
+        return item_id

@@ -1,0 +1,118 @@
+"""The variable parts of a prompt, fitted into a character budget.
+
+Free text (the reference, the previous attempt, the profile) is cut at its tail with a
+visible marker. Memory items are kept or dropped whole: credit goes to exactly the items a
+prompt showed (DESIGN.md section 3), and half a kernel is neither fair to credit nor safe to
+show a small model, which copies what it sees. Pinned items (the backend's core API items)
+are never dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import structlog
+
+log = structlog.get_logger("evokernel.prompts")
+
+NONE = "(none)"
+
+
+def cut(text: str, limit: int, what: str) -> str:
+    """`text` shortened to about `limit` characters, head kept, with a visible marker."""
+    if len(text) <= limit:
+        return text
+    dropped = len(text) - max(limit, 0)
+    log.info("prompt_truncated", section=what, dropped_chars=dropped, kept_chars=max(limit, 0))
+    return text[: max(limit, 0)].rstrip() + f"\n[... {dropped} characters of {what} cut to fit the prompt budget ...]"
+
+
+@dataclass
+class TextSection:
+    """Free text, cut at its tail."""
+
+    name: str
+    text: str
+
+    def size(self) -> int:
+        return len(self.text)
+
+    def shrink(self, excess: int) -> int:
+        """Free about `excess` characters; returns how many were freed."""
+        keep = max(len(self.text) - excess, 0)
+        before = len(self.text)
+        self.text = cut(self.text, keep, self.name)
+        return max(before - keep, 0)
+
+    def render(self) -> str:
+        return self.text
+
+    def shown_ids(self) -> list[str]:
+        return []
+
+
+@dataclass
+class Block:
+    """One memory item as rendered in a section."""
+
+    item_id: str
+    text: str
+
+
+@dataclass
+class ItemSection:
+    """Memory items, most valuable first; dropped whole, least valuable first; pinned ones stay."""
+
+    name: str
+    items: list[Block]
+    pinned: list[Block] = field(default_factory=list)
+    dropped: int = 0
+
+    def _text(self, blocks: list[Block], dropped: int) -> str:
+        parts = [b.text for b in blocks]
+        if dropped:
+            parts.append(f"[... {dropped} more item(s) of {self.name} cut to fit the prompt budget ...]")
+        return "\n\n".join(parts) or NONE
+
+    def size(self) -> int:
+        return len(self.render())
+
+    def shrink(self, excess: int) -> int:
+        """Keep the items, in rank order, that still fit once `excess` characters are freed: a
+        large item gives way to smaller ones ranked after it rather than taking them with it."""
+        before = self.size()
+        target = before - excess
+        kept: list[Block] = []
+        for block in self.items:
+            trial = self._text([*self.pinned, *kept, block], self.dropped + len(self.items) - len(kept) - 1)
+            if len(trial) <= target:
+                kept.append(block)
+        dropped = [b.item_id for b in self.items if b not in kept]
+        if dropped:
+            log.info("prompt_truncated", section=self.name, dropped_items=len(dropped), item_ids=dropped)
+        self.dropped += len(self.items) - len(kept)
+        self.items = kept
+        return before - self.size()
+
+    def render(self) -> str:
+        return self._text([*self.pinned, *self.items], self.dropped)
+
+    def shown_ids(self) -> list[str]:
+        return [b.item_id for b in [*self.pinned, *self.items]]
+
+
+Section = TextSection | ItemSection
+
+
+def fit_sections(sections: list[Section], room: int) -> bool:
+    """Shrink the sections, last listed (least important) first, until they fit in `room`
+    characters; returns whether anything was cut."""
+    excess = sum(s.size() for s in sections) - room
+    truncated = False
+    for section in reversed(sections):
+        if excess <= 0:
+            break
+        freed = section.shrink(excess)
+        truncated = truncated or freed > 0
+        excess -= freed
+    return truncated
