@@ -25,7 +25,7 @@ class HarnessConfig(BaseModel):
         "reference call (a hung kernel is stopped in seconds, not at run_timeout_s); None: no per-call limit"
     )
     call_time_limit_min_s: float = Field(10.0, gt=0, description="the per-call limit is never shorter than this")
-    memory_limit_mb: int = Field(8192, ge=256, description="address-space cap of the sandbox")
+    memory_limit_mb: int = Field(8192, ge=256, description="memory a candidate may write on top of the warm worker's own (RLIMIT_DATA)")
     cpu_time_limit_s: int = Field(600, ge=1)
     warmup_trials: int = Field(5, ge=0)
     timed_trials: int = Field(50, ge=3)
@@ -41,6 +41,9 @@ class HarnessConfig(BaseModel):
     compile_baseline: bool = Field(True, description="also time the reference under torch.compile (cached per task)")
     use_pch: bool = Field(True, description="precompiled torch headers for load_inline candidates")
     network_isolation: Literal["auto", "off"] = Field("auto", description="auto: a new network namespace where the platform allows")
+    confinement: Literal["require", "warn"] = Field(
+        "require", description="where the platform cannot confine a candidate's file writes (Landlock) or its "
+        "processes (PID namespace or subreaper): require refuses to run, warn runs with a loud warning")
     fit_max_bytes: int = Field(64 * 2**20, ge=2**16, description="fitted sizes: tensor bytes (inputs, parameters, outputs)")
     fit_max_gflop: float = Field(2.0, gt=0, description="fitted sizes: GFLOP of one reference call")
     fit_min_dim: int = Field(8, ge=1, description="fitted sizes never shrink a size constant below this")

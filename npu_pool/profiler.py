@@ -11,8 +11,6 @@ is the public entry: it runs verify and profile in one sandboxed worker.
 
 from __future__ import annotations
 
-import json
-import os
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from npu_pool import harness_cache
 from npu_pool.backends.base import Backend
 from npu_pool.roofline import analyse, device_peaks
 from npu_pool.timed_check import TimedCheck, beyond_peaks, reference_outputs, reverify, spoil
@@ -86,10 +85,7 @@ def stats(samples: list[float]) -> tuple[float, float]:
 
 def _compile_baseline(task_module: Any, backend: Backend, config: HarnessConfig, input_sets: list[list[Any]],
                       cache_path: Path, cache_key: str) -> tuple[float | None, str | None]:
-    try:
-        cached = json.loads(cache_path.read_text())
-    except (OSError, ValueError):
-        cached = {}
+    cached = harness_cache.load(cache_path)
     if cache_key in cached:
         return cached[cache_key]["ms"], cached[cache_key]["error"]
     # Recorded first: if this worker is killed while compiling, later ones do not retry.
@@ -113,15 +109,7 @@ def _compile_baseline(task_module: Any, backend: Backend, config: HarnessConfig,
 
 
 def _store(cache_path: Path, key: str, ms: float | None, error: str | None) -> None:
-    try:
-        cached = json.loads(cache_path.read_text())
-    except (OSError, ValueError):
-        cached = {}
-    cached[key] = {"ms": ms, "error": error}
-    cache_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cache_path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(cached, indent=1))
-    os.replace(tmp, cache_path)
+    harness_cache.record(cache_path, key, {"ms": ms, "error": error})
 
 
 def measure(

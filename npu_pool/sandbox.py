@@ -121,7 +121,7 @@ def check_confinement(policy: str) -> dict[str, Any]:
         words = ("this kernel has no Landlock (Linux 5.13+ with landlock in the lsm= list): a candidate could "
                  "write anywhere this user can")
         if policy == "require":
-            raise SandboxUnavailable(words + "; set harness.confinement: warn (--harness.confinement warn) to run "
+            raise SandboxUnavailable(words + "; set harness.confinement: warn (--set harness.confinement=warn) to run "
                                      "without file-system confinement")
         if not _warned:
             log.warning("sandbox_unconfined", detail=words)

@@ -1,9 +1,9 @@
-"""The sandboxed worker: `python -m npu_pool.worker REQUEST RESULT STAGE` (nonce on stdin).
+"""The sandboxed worker: what runs in the child the warm server forks for one candidate.
 
-Runs in its own process with limits set before any candidate code: loads the task, builds
+Runs with limits set before any candidate code: loads the task, builds
 the candidate (the compile gate), runs the correctness gate and, if asked, the profiler.
-Results go to RESULT as JSON carrying the nonce the parent sent on stdin, so a file a
-candidate forges without it is ignored; STAGE always names the step in progress so the
+Results go to RESULT as JSON carrying the nonce the parent sent, so a file a candidate
+forges without it is ignored; STAGE always names the step in progress so the
 parent can say where a hang or a crash happened.
 """
 
@@ -18,16 +18,33 @@ import time
 from pathlib import Path
 from typing import Any
 
-_start = time.perf_counter()
+PROCESS_LIMIT = 1024
 
 
 def _set_limits(memory_mb: int, cpu_s: int) -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (memory_mb * 2**20, memory_mb * 2**20))
+    # RLIMIT_DATA, not RLIMIT_AS: it counts what is written to (heap, anonymous maps), not
+    # address space merely reserved, which CUDA and CANN reserve by the terabyte. The
+    # budget comes on top of what the warm server already holds (torch, imported).
+    held = _vm_data_bytes()
+    resource.setrlimit(resource.RLIMIT_DATA, (held + memory_mb * 2**20, held + memory_mb * 2**20))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 5))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # A fork bomb stalls at this many tasks of our user (threads count); the PID namespace
+    # then kills them all. (Not enforced where the sandbox runs as the real root.)
+    resource.setrlimit(resource.RLIMIT_NPROC, (PROCESS_LIMIT, PROCESS_LIMIT))
     # No single file beyond 2 GiB (an endless print loop into the log files), while a
     # precompiled torch header (about 0.8 GiB) still fits.
     resource.setrlimit(resource.RLIMIT_FSIZE, (2 * 2**30, 2 * 2**30))
+
+
+def _vm_data_bytes() -> int:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmData:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def _network_isolated() -> bool:
@@ -55,7 +72,8 @@ def first_compiler_errors(log: str, limit: int = 12) -> str:
 
 
 class Worker:
-    def __init__(self, request_path: str, result_path: str, stage_path: str, nonce: str):
+    def __init__(self, request_path: str, result_path: str, stage_path: str, nonce: str,
+                 seal: Any = lambda: None, confinement: dict[str, Any] | None = None):
         from npu_pool.protocol import WorkerRequest
 
         self.request = WorkerRequest.model_validate_json(Path(request_path).read_text())
@@ -64,6 +82,9 @@ class Worker:
         self.nonce = nonce
         self.timings: dict[str, float] = {}
         self.builds: list[dict[str, Any]] = []
+        self.seal = seal  # after the build: only the sandbox folder stays writable
+        self.confinement = confinement or {}
+        self._last: tuple[Any, ...] | None = None
 
     def stage(self, name: str) -> None:
         tmp = self.stage_path.with_suffix(".tmp")
@@ -71,14 +92,22 @@ class Worker:
         os.replace(tmp, self.stage_path)
 
     def emit(self, outcome: Any, profile: Any = None, profile_error: str | None = None, complete: bool = False) -> None:
+        from npu_pool import harness_cache
         from npu_pool.protocol import WorkerResult
 
+        self._last = (outcome, profile, profile_error, complete)
         result = WorkerResult(nonce=self.nonce, outcome=outcome, profile=profile, profile_error=profile_error,
                               timings=self.timings, builds=self.builds, network_isolated=_network_isolated(),
-                              complete=complete)
+                              complete=complete, cache_updates=harness_cache.pending(),
+                              confinement=self.confinement)
         tmp = self.result_path.with_suffix(".tmp")
         tmp.write_text(result.model_dump_json())
         os.replace(tmp, self.result_path)
+
+    def reemit(self) -> None:
+        """Write the last result again (new cache entries since): the process may die next."""
+        if self._last is not None:
+            self.emit(*self._last)
 
     def run(self) -> None:
 
@@ -94,6 +123,10 @@ class Worker:
         cache_dir = Path(req.cache_dir)
         task = exec_task(req.task.source, req.task.path)
         init_inputs = list(task.get_init_inputs())
+        if req.profile:
+            from npu_pool.roofline import device_peaks
+
+            device_peaks(backend)  # measured (once per machine) before any candidate code is loaded
 
         self.stage("compile")
         t0 = time.perf_counter()
@@ -123,6 +156,8 @@ class Worker:
         from npu_pool.profiler import measure
         from npu_pool.timed_check import ChangedUnderTiming
 
+        if req.timing_slot:
+            self._wait_for_timing_slot()
         self.stage("profile")
         t0 = time.perf_counter()
         try:
@@ -139,6 +174,14 @@ class Worker:
         self.timings["profile_s"] = time.perf_counter() - t0
         self.emit(outcome, profile=report, complete=True)
 
+    def _wait_for_timing_slot(self) -> None:
+        """The parent holds the node while we time (CPU slots share cores): it writes `go`
+        once it has. Wall time spent here is not counted against the candidate."""
+        self.stage("waiting for the node")
+        go = Path.cwd() / "go"
+        while not go.exists():
+            time.sleep(0.005)
+
     def _build(self, req: Any, backend: Any, cache_dir: Path, init_inputs: list[Any], build_cache: Any, torch: Any) -> Any:
         from npu_pool.backends.base import KernelBuildError
         from npu_pool.protocol import WorkerOutcome
@@ -154,6 +197,7 @@ class Worker:
                 known = set((cache_dir / "kernels").glob("kernel-*.so"))
                 artifact = backend.compile_kernel(req.candidate.source, signature, Path.cwd(), cache_dir / "kernels")
                 cached = artifact in known
+                self.seal()  # loading runs the library's constructors: candidate code from here on
                 backend.wrap_kernel(artifact, signature, torch.nn.Module())  # loads and resolves the symbol
             except KernelBuildError as exc:
                 raise _GateFailure(WorkerOutcome(feasible=False, gate="compile", category="compile_error",
@@ -180,6 +224,7 @@ class Worker:
             raise _GateFailure(WorkerOutcome(feasible=False, gate="compile", category="import_error",
                                              reason=f"{type(exc).__name__} while loading the candidate: {text.splitlines()[0] if text else ''}"[:300],
                                              details=_tail_traceback(exc))) from exc
+        self.seal()  # its extensions are built (load_inline runs at import): no more cache writes
         model_class = getattr(module, "ModelNew", None)
         if not isinstance(model_class, type) or not issubclass(model_class, torch.nn.Module):
             raise _GateFailure(WorkerOutcome(feasible=False, gate="compile", category="missing_modelnew",
@@ -219,11 +264,16 @@ def _exec_candidate(source: str, filename: str) -> Any:
     return module
 
 
-def main(argv: list[str]) -> int:
-    nonce = sys.stdin.readline().strip()
-    worker = Worker(argv[0], argv[1], argv[2], nonce)  # imports torch
-    worker.timings["process_start_s"] = time.perf_counter() - _start
-    _set_limits(worker.request.limits.memory_mb, worker.request.limits.cpu_s)
+def run_child(request_path: str, result_path: str, stage_path: str, nonce: str, memory_mb: int, cpu_s: int,
+              seal: Any, confinement: dict[str, Any]) -> None:
+    """The runner's whole life, in a child forked from the warm server (npu_pool.warm_worker)."""
+    from npu_pool import harness_cache
+
+    started = time.perf_counter()
+    worker = Worker(request_path, result_path, stage_path, nonce, seal, confinement)
+    harness_cache.defer_writes(on_record=worker.reemit)  # the parent writes the caches
+    _set_limits(memory_mb, cpu_s)
+    worker.timings["process_start_s"] = time.perf_counter() - started
     try:
         worker.run()
     except SystemExit as exc:
@@ -244,5 +294,3 @@ def _report_crash(worker: Worker, reason: str, category: str = "exit", details: 
                               details=details), complete=True)
 
 
-if __name__ == "__main__":
-    main(sys.argv[1:])

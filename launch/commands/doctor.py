@@ -55,6 +55,19 @@ def _backends_line() -> str:
     return "; ".join(parts)
 
 
+def _sandbox_check(policy: str) -> Callable[[], str]:
+    def check() -> str:
+        from npu_pool.sandbox import check_confinement
+
+        support = check_confinement(policy)  # raises under `require` where a part is missing
+        words = f"files: {support['filesystem'] or 'NOT CONFINED'}; processes: {support['processes']}; "
+        words += f"network: {support['network'] or 'NOT ISOLATED'} (harness.confinement: {policy})"
+        if support["filesystem"] is None:
+            words += ": WARNING, candidates can write anywhere this user can"
+        return words
+    return check
+
+
 def _check_lancedb() -> str:
     import lancedb
 
@@ -89,6 +102,7 @@ def run_doctor(args: argparse.Namespace, settings: Settings) -> int:
         ("torch", _check_torch),
         ("compiler", _check_compiler),
         ("backends", _backends_line),
+        ("sandbox", _sandbox_check(settings.harness.confinement)),
         ("lancedb", _check_lancedb),
         ("embeddings", _check_embedding_model),
     ]

@@ -44,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
+    _check_sandbox(settings)
     if not args.no_ray:
         return _run_concurrent(args, settings)
     if args.resume or settings.ray.fake_devices:
@@ -61,6 +62,16 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             return 1
     _print_summary(summary, run_dir)
     return 0
+
+
+def _check_sandbox(settings: Settings) -> None:
+    """Before any model call: refuse at once where candidates could not be confined."""
+    from npu_pool.sandbox import SandboxUnavailable, check_confinement
+
+    try:
+        check_confinement(settings.harness.confinement)
+    except SandboxUnavailable as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _plan(settings: Settings) -> tuple[list[Path], str, Path]:

@@ -44,12 +44,13 @@ def load_inputs(args: argparse.Namespace, settings: Settings):
 
 def run_gates(args: argparse.Namespace, settings: Settings, profile: bool):
     from npu_pool.backends import BackendUnavailable
+    from npu_pool.sandbox import SandboxUnavailable
     from npu_pool.verifier import HarnessInternalError, evaluate
 
     task, candidate = load_inputs(args, settings)
     try:
         verdict, report = evaluate(task, candidate, settings.harness, profile=profile)
-    except BackendUnavailable as exc:
+    except (BackendUnavailable, SandboxUnavailable) as exc:
         raise UsageError(str(exc)) from exc
     except HarnessInternalError as exc:
         raise UsageError(f"internal error: {exc}") from exc

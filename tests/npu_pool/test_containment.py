@@ -128,3 +128,18 @@ class ModelNew(torch.nn.Module):
     assert (wrong.feasible, wrong.gate) == (False, "correctness"), wrong.model_dump_json(indent=1)
     right = sandboxed_gates(relu_task, fixture_candidate("relu.cpp"), config, get_backend("cpu"), False)[0]
     assert right.feasible, right.details
+
+
+def test_without_landlock_require_refuses_and_warn_runs_saying_so(monkeypatch, relu_task):
+    from npu_pool import sandbox
+    from npu_pool.sandbox import SandboxUnavailable, check_confinement
+
+    monkeypatch.setattr(sandbox.confinement, "landlock_abi", lambda: 0)
+    with pytest.raises(SandboxUnavailable, match="harness.confinement=warn"):
+        check_confinement("require")
+    with pytest.raises(SandboxUnavailable):
+        sandboxed_gates(relu_task, fixture_candidate("relu.cpp"), harness_config(), get_backend("cpu"), False)
+    assert check_confinement("warn")["filesystem"] is None
+    verdict = sandboxed_gates(relu_task, fixture_candidate("relu.cpp"), harness_config(confinement="warn"),
+                              get_backend("cpu"), False)[0]
+    assert verdict.feasible and verdict.sandbox["filesystem"].startswith("NOT CONFINED")
