@@ -1,29 +1,31 @@
 """Learning benchmark: does the memory help a model on operators it mostly fails cold?
 
-Arms, each a single-process campaign (launch.campaign.Campaign) with the same operators,
-iterations, model and memory.seed, each from a fresh copy of one bank seeded with the
-backend's API bundle:
+Operators come in families, in curriculum order (each family's member the cold model solves
+first, then members it fails), chosen by a first pass (retrieval `none`) unless --tasks names
+them. Arms, each a single-process campaign (launch.campaign.Campaign) with the same operators,
+iterations, model and seed bank (the backend's bundle), each from a fresh copy of it:
 
-- `none`, `similarity`, `value`: the retrieval modes, over the selected operators
-  (level-2 ones first, so the value arm's level-2 operators meet a cold bank);
-- `transfer-warm` then `transfer`: value mode over the selected level-1 operators, then the
-  selected level-2 operators on that warmed bank (compare with the value arm on them).
+- `none`, `similarity`, `value`: the retrieval modes;
+- `value+provenance`: value mode with the memory's provenance credit (credit flows back along
+  the chain of start points);
+- `transfer`: the level-2 operators alone, value mode, from the seeded bank: what the value
+  arm's level-2 operators (run after the level-1 curriculum) would have done without it.
 
-Without --tasks a selection pass (retrieval none, --select-iterations attempts each) runs
-over a pool of reductions, softmax, norms, matmul variants, pooling, scans and level-2
-fused operators, and the N with the lowest feasibility are kept. A killed benchmark is
-resumed by running the same command again: finished arms are skipped, an unfinished one
-restarts from its fresh bank. Run by hand, never in CI. Prints one JSON line at the end.
+Every arm runs in `--replicates` replicates (memory.seed = --seed + replicate; later
+replicates shuffle the order of the families and of their hard members). The results folder
+holds the state: run the same command again after a kill, or on another machine from a
+committed copy of it, and finished arms are skipped. Run by hand, never in CI. Prints one
+JSON line at the end.
 
     python -m bench.learning --dry-run                 # the plan and its estimated duration
     python -m bench.learning --out runs/learning       # local model, default size
+    python -m bench.learning --quick --out runs/quick  # smoke: 3 operators x 2 iterations, 1 replicate
     python -m bench.learning --full --llm-base-url URL --llm-model M
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import shutil
 import signal
@@ -38,29 +40,63 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 if str(REPOSITORY) not in sys.path:
     sys.path.insert(0, str(REPOSITORY))
 
-from bench.learning_selection import POOL, hardest, level_of, resolve  # noqa: E402
-from bench.learning_summary import arm_figures, file_sha256, git_commit, machine, render_markdown  # noqa: E402
-from launch.campaign import Campaign, CampaignError, default_suite  # noqa: E402
+from bench.learning_arms import (  # noqa: E402
+    ARMS,
+    TRANSFER,
+    TRANSFER_MEMORY,
+    LearningBenchmark,
+    check_arms_supported,
+    run_name,
+)
+from bench.learning_selection import (  # noqa: E402
+    choose,
+    curriculum,
+    family,
+    level_of,
+    pool_globs,
+    rates_from,
+    replicate_order,
+    resolve,
+)
+from bench.learning_summary import (  # noqa: E402
+    arm_figures,
+    comparisons,
+    file_sha256,
+    git_commit,
+    headline,
+    machine,
+    render_markdown,
+)
+from launch.campaign import CampaignError, default_suite  # noqa: E402
 
-MAIN_ARMS = ("none", "similarity", "value")
-# 37 + 3 x 36 + 36 = 181 attempts: about 2 h at the 40 s an attempt measured on 2 idle cores.
-DEFAULT = {"operators": 6, "iterations": 6}
-FULL = {"operators": 16, "iterations": 30}
+ALL_ARMS = (*ARMS, TRANSFER)
+# Per replicate: 4 arms x 6 x 6 + 2 level-2 operators x 6 (transfer) = 156 attempts, about
+# 104 min at the 40 s an attempt measured on 2 idle cores; the selection pass (35 pool
+# operators x 1 attempt, about 23 min) runs once for all replicates.
+DEFAULT = {"operators": 6, "iterations": 6, "replicates": 2}
+FULL = {"operators": 16, "iterations": 30, "replicates": 3}
+# 4 arms x 3 x 2 + 1 x 2 = 26 attempts, about 17 min at 40 s an attempt; no selection pass.
+QUICK = {"tasks": "4_ReLU,5_GELU,level2/1_GemmBiasReLU", "iterations": 2, "replicates": 1}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.learning", description=__doc__.splitlines()[0])
     p.add_argument("--out", default=None, help="results folder (default runs/learning-<time>); rerun to resume")
     p.add_argument("--suite", default=None, help="task folder (default: bundled suites/cpu)")
-    p.add_argument("--tasks", default=None, help="comma-separated task globs: skip the selection pass")
+    p.add_argument("--tasks", default=None, help="comma-separated task globs, grouped by family: no selection pass")
     p.add_argument("--pool", default=None, help="comma-separated globs for the selection pass (default: the families)")
     p.add_argument("--operators", type=int, default=None, help=f"operators kept (default {DEFAULT['operators']})")
     p.add_argument("--iterations", type=int, default=None, help=f"attempts per operator (default {DEFAULT['iterations']})")
+    p.add_argument("--replicates", type=int, default=None,
+                   help=f"replicates of every arm (default {DEFAULT['replicates']}); a rerun may raise it")
     p.add_argument("--select-iterations", type=int, default=1, help="attempts per pool operator in the selection pass")
-    p.add_argument("--full", action="store_true",
-                   help=f"paper size: {FULL['operators']} operators x {FULL['iterations']} iterations")
-    p.add_argument("--arms", default="none,similarity,value,transfer", help="comma-separated subset of the arms")
-    p.add_argument("--seed", type=int, default=0, help="memory.seed of every arm")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--full", action="store_true", help=f"paper size: {FULL['operators']} operators x "
+                      f"{FULL['iterations']} iterations, {FULL['replicates']} replicates")
+    size.add_argument("--quick", action="store_true", help=f"smoke size: {QUICK['tasks']}, {QUICK['iterations']} "
+                      "iterations, 1 replicate (about 17 min with the local model)")
+    p.add_argument("--arms", default=",".join(ALL_ARMS), help="comma-separated subset of the arms")
+    p.add_argument("--seed", type=int, default=0, help="memory.seed of replicate 0 (replicate r: seed + r)")
     p.add_argument("--llm-base-url", default=None, help="OpenAI-compatible endpoint (default: serve the local model)")
     p.add_argument("--llm-model", default=None, help="model name at that endpoint")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="any other setting")
@@ -88,120 +124,65 @@ def build_settings(args: argparse.Namespace):
     return load_settings(None, overrides)
 
 
-class LearningBenchmark:
-    """Runs the arms one after another into one results folder; finished arms are skipped."""
-
-    def __init__(self, settings, out: Path):
-        self.settings, self.out = settings, out
-        self.banks = out / "banks"
-        self.arms_dir = out / "arms"
-
-    def arm_dir(self, arm: str) -> Path:
-        return self.arms_dir / arm
-
-    def finished(self, arm: str) -> bool:
-        summary = self.arm_dir(arm) / "summary.json"
-        if not summary.is_file():
-            return False
-        data = json.loads(summary.read_text())
-        return bool(data.get("finished_at")) and not data.get("error")
-
-    def seed_bank(self) -> Path:
-        """The seeded empty bank every arm starts from (a copy of it), made once."""
-        from memory_actor.bank import MemoryBank
-        from memory_actor.seeding import seed_items
-        from npu_pool.backends import get_backend
-
-        template = self.banks / "seeded"
-        done = self.banks / "seeded.done"
-        if done.exists():
-            return template
-        shutil.rmtree(template, ignore_errors=True)
-        backend = get_backend(self.settings.harness.backend).name
-        bank = MemoryBank(self.settings.memory.model_copy(update={"uri": str(template)}))
-        try:
-            bank.add(seed_items(backend, set(bank.items)))
-        finally:
-            bank.close()
-        done.write_text(backend + "\n")
-        return template
-
-    def run_arm(self, arm: str, retrieval: str, tasks: list[Path], bank_from: Path, iterations: int) -> None:
-        if self.finished(arm):
-            print(f"[learning] {arm}: finished earlier, skipped", file=sys.stderr)
-            return
-        bank = self.banks / arm
-        shutil.rmtree(bank, ignore_errors=True)
-        shutil.rmtree(self.arm_dir(arm), ignore_errors=True)
-        shutil.copytree(bank_from, bank)
-        settings = self.settings.model_copy(update={
-            "memory": self.settings.memory.model_copy(update={"uri": str(bank), "retrieval": retrieval}),
-            "episode": self.settings.episode.model_copy(update={"iterations": iterations}),
-        })
-        print(f"[learning] {arm}: retrieval={retrieval}, {len(tasks)} operators x {iterations} iterations",
-              file=sys.stderr)
-        started = time.perf_counter()
-        campaign = Campaign(settings, self.arm_dir(arm), run_id=f"learning-{arm}-{self.out.name}")
-        asyncio.run(campaign.run(tasks))
-        print(f"[learning] {arm}: done in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-
-
 def _plan(args: argparse.Namespace) -> dict[str, Any]:
-    size = FULL if args.full else DEFAULT
-    operators = args.operators or size["operators"]
+    size = FULL if args.full else QUICK if args.quick else DEFAULT
+    tasks_arg = args.tasks or (QUICK["tasks"] if args.quick else None)
     iterations = args.iterations or size["iterations"]
+    replicates = args.replicates or size["replicates"]
     suite = Path(args.suite).expanduser().resolve() if args.suite else default_suite()
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
-    unknown = set(arms) - {*MAIN_ARMS, "transfer"}
+    unknown = set(arms) - set(ALL_ARMS)
     if unknown:
-        raise SystemExit(f"bench.learning: unknown arm(s) {', '.join(sorted(unknown))}")
-    if args.tasks:
-        tasks = resolve(suite, [g.strip() for g in args.tasks.split(",") if g.strip()])
+        raise SystemExit(f"bench.learning: unknown arm(s) {', '.join(sorted(unknown))}; arms: {', '.join(ALL_ARMS)}")
+    if replicates < 1 or iterations < 1:
+        raise SystemExit("bench.learning: --replicates and --iterations must be at least 1")
+    pool: list[Path] = []
+    tasks: list[Path] = []
+    if tasks_arg:
+        tasks = curriculum(resolve(suite, [g.strip() for g in tasks_arg.split(",") if g.strip()]))
         if not tasks:
-            raise SystemExit(f"bench.learning: no task in {suite} matches {args.tasks!r}")
-        pool: list[Path] = []
+            raise SystemExit(f"bench.learning: no task in {suite} matches {tasks_arg!r}")
     else:
-        pool = resolve(suite, [g.strip() for g in args.pool.split(",")] if args.pool
-                       else [g for globs in POOL.values() for g in globs])
+        pool = resolve(suite, [g.strip() for g in args.pool.split(",")] if args.pool else pool_globs())
         if not pool:
             raise SystemExit(f"bench.learning: the selection pool is empty in {suite}")
-        tasks = []
-    return {"suite": suite, "operators": operators, "iterations": iterations, "arms": arms, "tasks": tasks,
-            "pool": pool}
+    operators = len(tasks) if tasks else min(args.operators or size.get("operators", 6), len(pool))
+    return {"suite": suite, "operators": operators, "iterations": iterations, "replicates": replicates,
+            "arms": arms, "tasks": tasks, "pool": pool}
 
 
 def estimate(plan: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
-    n = len(plan["tasks"]) or min(plan["operators"], len(plan["pool"]))
-    main = sum(arm in MAIN_ARMS for arm in plan["arms"]) * n * plan["iterations"]
-    transfer = n * plan["iterations"] if "transfer" in plan["arms"] else 0
+    """Attempts by arithmetic: every operator of an arm runs all its iterations (refining after
+    its first feasible kernel), so the count does not depend on what the model does."""
+    n, t = plan["operators"], plan["iterations"]
+    level2 = (sum(level_of(p) == 2 for p in plan["tasks"]) if plan["tasks"]
+              else min(max(1, n // 3), sum(level_of(p) == 2 for p in plan["pool"])))
+    per_replicate = sum(arm in ARMS for arm in plan["arms"]) * n * t + (level2 * t if TRANSFER in plan["arms"] else 0)
     select = len(plan["pool"]) * args.select_iterations
-    attempts = main + transfer + select
-    return {"attempts": attempts, "selection_attempts": select, "seconds_per_attempt": args.seconds_per_attempt,
-            "estimated_s": round(attempts * args.seconds_per_attempt)}
-
-
-def _ordered(tasks: list[Path]) -> list[Path]:
-    """Level 2 first: the value arm's level-2 operators then meet a cold bank (the transfer baseline)."""
-    return sorted(tasks, key=lambda p: -level_of(p))
+    attempts = plan["replicates"] * per_replicate + select
+    return {"attempts": attempts, "attempts_per_replicate": per_replicate, "selection_attempts": select,
+            "seconds_per_attempt": args.seconds_per_attempt,
+            "estimated_s": round(attempts * args.seconds_per_attempt),
+            "estimated_s_per_replicate": round(per_replicate * args.seconds_per_attempt)}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     plan = _plan(args)
     guess = estimate(plan, args)
-    print(f"[learning] plan: arms {', '.join(plan['arms'])}; "
-          f"{len(plan['tasks']) or str(plan['operators']) + ' selected from ' + str(len(plan['pool']))} operators "
-          f"x {plan['iterations']} iterations; selection pass {guess['selection_attempts']} attempts; "
+    count = len(plan["tasks"]) or f"{plan['operators']} selected from {len(plan['pool'])}"
+    print(f"[learning] plan: arms {', '.join(plan['arms'])}; {count} operators x {plan['iterations']} iterations "
+          f"x {plan['replicates']} replicate(s); {guess['attempts_per_replicate']} attempts per replicate "
+          f"(about {guess['estimated_s_per_replicate'] / 60:.0f} min), selection pass {guess['selection_attempts']}; "
           f"{guess['attempts']} attempts in all, about {guess['estimated_s'] / 3600:.1f} h at "
           f"{args.seconds_per_attempt:.0f} s per attempt (the local model: 20-60 s each on 2 idle cores)",
           file=sys.stderr)
-    if plan["tasks"] and args.dry_run:
-        print("[learning] operators: " + ", ".join(p.stem for p in plan["tasks"]), file=sys.stderr)
     if args.dry_run:
         print(json.dumps({"bench": "learning", "dry_run": True, **guess,
                           "operators": [p.stem for p in plan["tasks"]] or None, "pool": [p.stem for p in plan["pool"]],
-                          "iterations": plan["iterations"], "arms": plan["arms"]}))
+                          "iterations": plan["iterations"], "replicates": plan["replicates"], "arms": plan["arms"]}))
         return 0
+    check_arms_supported(plan["arms"])
     from launch.logging import configure_logging
 
     settings = build_settings(args)
@@ -228,6 +209,31 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _portable(path: Path) -> str:
+    """The suite as recorded in plan.json: relative to the repository when inside it, so a
+    results folder resumes on another checkout."""
+    try:
+        return str(path.relative_to(REPOSITORY))
+    except ValueError:
+        return str(path)
+
+
+def _check_same_plan(out: Path, plan: dict[str, Any], args: argparse.Namespace) -> None:
+    """A results folder resumes only the benchmark that started it; more replicates may be asked for."""
+    recorded = {"tasks": [p.stem for p in plan["tasks"]], "pool": [p.stem for p in plan["pool"]],
+                "operators": plan["operators"], "iterations": plan["iterations"], "arms": plan["arms"],
+                "seed": args.seed, "select_iterations": args.select_iterations, "suite": _portable(plan["suite"])}
+    path = out / "plan.json"
+    if path.is_file():
+        earlier = json.loads(path.read_text())
+        replicates = earlier.pop("replicates", plan["replicates"])
+        if earlier != recorded:
+            raise SystemExit(f"bench.learning: {out} holds a benchmark with another plan ({path}); "
+                             "pick a new --out or repeat that benchmark's flags")
+        plan["replicates"] = max(plan["replicates"], replicates)
+    path.write_text(json.dumps({**recorded, "replicates": plan["replicates"]}, indent=2) + "\n")
+
+
 def publish_folder(results: Path, name: str, out: Path) -> Path:
     """`results/name`, or `name-2`, `name-3`, ... when that folder holds another benchmark's
     summary (two benchmarks on one day with one model); republishing the same one overwrites."""
@@ -240,18 +246,6 @@ def publish_folder(results: Path, name: str, out: Path) -> Path:
         if published.get("meta", {}).get("results") == str(out):
             return target
     raise SystemExit(f"bench.learning: too many published results named {name}")
-
-
-def _check_same_plan(out: Path, plan: dict[str, Any], args: argparse.Namespace) -> None:
-    """A results folder resumes only the benchmark that started it."""
-    recorded = {"tasks": [p.stem for p in plan["tasks"]], "pool": [p.stem for p in plan["pool"]],
-                "operators": plan["operators"], "iterations": plan["iterations"], "arms": plan["arms"],
-                "seed": args.seed, "select_iterations": args.select_iterations, "suite": str(plan["suite"])}
-    path = out / "plan.json"
-    if path.is_file() and json.loads(path.read_text()) != recorded:
-        raise SystemExit(f"bench.learning: {out} holds a benchmark with another plan ({path}); "
-                         "pick a new --out or repeat that benchmark's flags")
-    path.write_text(json.dumps(recorded, indent=2) + "\n")
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -280,66 +274,82 @@ def _with_llm(settings, stack) -> tuple[Any, dict[str, Any]]:
                                                     "gguf_sha256": sha}
 
 
-def _select(bench: LearningBenchmark, plan: dict[str, Any], args: argparse.Namespace, seeded: Path) -> list[Path]:
+def _select(bench: LearningBenchmark, plan: dict[str, Any], args: argparse.Namespace) -> tuple[list[Path], list[str]]:
+    """The first pass (retrieval none, --select-iterations attempts per pool operator), once."""
     from launch.report import analyse_run
 
     cached = bench.out / "selection.json"
+    by_stem = {p.stem: p for p in plan["pool"]}
     if cached.is_file():
-        names = json.loads(cached.read_text())["selected"]
-        by_stem = {p.stem: p for p in plan["pool"]}
-        return [by_stem[name] for name in names]
-    bench.run_arm("selection", "none", plan["pool"], seeded, args.select_iterations)
+        data = json.loads(cached.read_text())
+        return [by_stem[name] for name in data["selected"]], data["easy"]
+    bench.run_arm("selection", ARMS["none"], plan["pool"], args.select_iterations, args.seed)
     report = analyse_run(bench.arm_dir("selection"))
-    rows = {row.task: row for row in report.operators}
-    chosen = hardest(plan["pool"], rows, plan["operators"])
+    rates = rates_from({row.task: row for row in report.operators})
+    chosen, easy = choose(plan["pool"], rates, plan["operators"])
+    if not easy:
+        print("[learning] the cold model solved no pool operator: no family has an easy member to start its "
+              "curriculum", file=sys.stderr)
     cached.write_text(json.dumps({
-        "selected": [p.stem for p in chosen], "iterations": args.select_iterations,
-        "pool": {row.task: {"attempts": row.attempts, "feasible": row.feasible} for row in report.operators},
+        "selected": [p.stem for p in chosen], "easy": easy, "families": {p.stem: family(p) for p in chosen},
+        "iterations": args.select_iterations, "rates": rates,
     }, indent=2) + "\n")
-    return chosen
+    return chosen, easy
+
+
+def _planned_runs(plan: dict[str, Any], tasks: list[Path], seed: int) -> list[tuple[int, str, list[Path]]]:
+    """(replicate, arm, operators in order) for every run of the benchmark."""
+    runs = []
+    has_levels = any(level_of(p) == 1 for p in tasks) and any(level_of(p) == 2 for p in tasks)
+    for replicate in range(plan["replicates"]):
+        order = replicate_order(tasks, replicate, seed)
+        runs += [(replicate, arm, order) for arm in ARMS if arm in plan["arms"]]
+        if TRANSFER in plan["arms"] and has_levels:
+            runs.append((replicate, TRANSFER, [p for p in order if level_of(p) == 2]))
+    return runs
 
 
 def _run(args: argparse.Namespace, plan: dict[str, Any], settings, model: dict[str, Any], out: Path) -> dict[str, Any]:
+    from launch.report import analyse_run
     from launch.report_writer import write_report
 
     bench = LearningBenchmark(settings, out)
-    seeded = bench.seed_bank()
-    tasks = plan["tasks"] or _select(bench, plan, args, seeded)
-    tasks = _ordered(tasks)
-    print("[learning] operators: " + ", ".join(p.stem for p in tasks), file=sys.stderr)
-    warm = [p for p in tasks if level_of(p) == 1]
-    level2 = [p for p in tasks if level_of(p) == 2]
-    for arm in (a for a in MAIN_ARMS if a in plan["arms"]):
-        bench.run_arm(arm, arm, tasks, seeded, plan["iterations"])
-    arms = [a for a in MAIN_ARMS if a in plan["arms"]]
-    if "transfer" in plan["arms"]:
-        if warm and level2:
-            bench.run_arm("transfer-warm", "value", warm, seeded, plan["iterations"])
-            bench.run_arm("transfer", "value", level2, out / "banks" / "transfer-warm", plan["iterations"])
-            arms.append("transfer")
-        else:
-            print("[learning] transfer: skipped (needs level-1 and level-2 operators)", file=sys.stderr)
-    reports, _ = write_report([bench.arm_dir(arm) for arm in arms], out / "report")
-    figures = [arm_figures(arm, report, [p.stem for p in level2]) for arm, report in zip(arms, reports, strict=True)]
+    tasks, easy = (plan["tasks"], []) if plan["tasks"] else _select(bench, plan, args)
+    print("[learning] operators: " + ", ".join(f"{p.stem} [{family(p)}]" for p in tasks), file=sys.stderr)
+    if TRANSFER in plan["arms"] and not (any(level_of(p) == 1 for p in tasks) and any(level_of(p) == 2 for p in tasks)):
+        print("[learning] transfer: skipped (needs level-1 and level-2 operators)", file=sys.stderr)
+    runs = _planned_runs(plan, tasks, args.seed)
+    names = [run_name(r, arm) for r, arm, _ in runs]
+    bench.write_state(names)
+    for replicate, arm, order in runs:
+        memory = TRANSFER_MEMORY if arm == TRANSFER else ARMS[arm]
+        bench.run_arm(run_name(replicate, arm), memory, order, plan["iterations"], args.seed + replicate)
+        bench.write_state(names)
+
+    level2 = [p.stem for p in tasks if level_of(p) == 2]
+    by_arm: dict[str, list[dict[str, Any]]] = {}
+    for replicate, arm, _ in runs:
+        report = analyse_run(bench.arm_dir(run_name(replicate, arm)))
+        by_arm.setdefault(arm, []).append({"replicate": replicate, "seed": args.seed + replicate, "report": report})
+    figures = {arm: arm_figures(arm, reps, plan["iterations"], level2) for arm, reps in by_arm.items()}
+    tests = comparisons(figures, level2)
+    line = headline(figures, tests)
+    write_report([bench.arm_dir(name) for name in names], out / "report")
     meta = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"), "git_commit": git_commit(), "machine": machine(),
-        "model": model, "seed": args.seed, "suite": str(plan["suite"]), "results": str(out),
-        "tasks": [p.stem for p in tasks], "warm_tasks": [p.stem for p in warm],
-        "transfer_tasks": [p.stem for p in level2],
-        "budgets": {"operators": len(tasks), "iterations": plan["iterations"],
+        "model": model, "seeds": [args.seed + r for r in range(plan["replicates"])], "suite": _portable(plan["suite"]),
+        "results": str(out), "tasks": [p.stem for p in tasks], "families": {p.stem: family(p) for p in tasks},
+        "easy": easy, "transfer_tasks": level2,
+        "orders": {r: [p.stem for p in replicate_order(tasks, r, args.seed)] for r in range(plan["replicates"])},
+        "budgets": {"operators": len(tasks), "iterations": plan["iterations"], "replicates": plan["replicates"],
                     "selection": f"{args.select_iterations} attempt(s) x {len(plan['pool'])} pool operators"
                     if plan["pool"] else "none (--tasks)",
                     "max_tokens": settings.llm.max_tokens, "temperature": settings.llm.temperature},
     }
-    by_arm = {f["arm"]: f for f in figures}
-    headline = {"bench": "learning", **{f"fast_0_{a}": by_arm[a]["fast_0_final"] for a in by_arm},
-                **{f"speedup_best_over_first_{a}": by_arm[a]["median_speedup_best_over_first"] for a in by_arm}}
-    if "transfer" in by_arm and "value" in by_arm and by_arm["value"]["fast_0_transfer_tasks"]:
-        headline["fast_0_level2_cold_value"] = by_arm["value"]["fast_0_transfer_tasks"][-1]
-        headline["fast_0_level2_warm_transfer"] = by_arm["transfer"]["fast_0_final"]
-    summary = {"meta": meta, "arms": figures, "headline": headline}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    (out / "summary.md").write_text(render_markdown(meta, figures, headline))
+    arms = list(figures.values())
+    (out / "summary.json").write_text(json.dumps({"meta": meta, "arms": arms, "tests": tests, "headline": line},
+                                                 indent=2) + "\n")
+    (out / "summary.md").write_text(render_markdown(meta, arms, tests, line))
     if args.publish:
         target = publish_folder(REPOSITORY / "bench" / "results", f"{meta['date'][:10]}-{model['name'].replace('/', '_')}",
                                 out)
@@ -348,8 +358,8 @@ def _run(args: argparse.Namespace, plan: dict[str, Any], settings, model: dict[s
         shutil.copyfile(out / "summary.json", target / "summary.json")
     print(f"[learning] results: {out} (summary.md, summary.json, report/report.html)", file=sys.stderr)
     spent = [json.loads((run / "summary.json").read_text())["totals"] for run in sorted(bench.arms_dir.iterdir())
-             if (run / "summary.json").is_file()]  # selection pass and transfer warm-up included
-    return {**headline, "results": str(out), "attempts": sum(t["attempts"] for t in spent),
+             if (run / "summary.json").is_file()]  # the selection pass included
+    return {**line, "results": str(out), "attempts": sum(t["attempts"] for t in spent),
             "tokens": sum(t["tokens"] for t in spent)}
 
 

@@ -1,7 +1,8 @@
-"""The learning benchmark's summary: per-arm figures, the machine and model, summary.md/.json.
+"""The learning benchmark's summary: per-arm figures over replicates, paired tests, the machine
+and model, summary.md/.json.
 
-Figures come from `launch.report.analyse_run` (the same numbers `evokernel report` draws), so
-the table and the comparison report never disagree.
+Per-run figures come from `launch.report.analyse_run` (the numbers `evokernel report` draws),
+so the table and the comparison report never disagree; bench.learning_stats pools them.
 """
 
 from __future__ import annotations
@@ -12,11 +13,15 @@ import platform
 import subprocess
 from datetime import datetime
 from pathlib import Path
+from statistics import median
 from typing import Any
 
+from bench.learning_stats import attempts_to_first_feasible, fast_0_curve, paired, score
 from launch.report import RunReport
 
 REPOSITORY = Path(__file__).resolve().parents[1]
+# (better, worse): the comparisons the benchmark exists for, tested paired over operators
+COMPARISONS = [("value", "similarity"), ("similarity", "none"), ("value", "none"), ("value+provenance", "value")]
 
 
 def _wall_s(report: RunReport) -> float | None:
@@ -26,48 +31,84 @@ def _wall_s(report: RunReport) -> float | None:
     return round((finished - started).total_seconds(), 1)
 
 
-def fast_0_on(report: RunReport, tasks: list[str]) -> list[float]:
-    """fast_0(t) restricted to `tasks` (the transfer comparison), over the report's iterations."""
-    rows = [row for row in report.operators if row.task in tasks]
-    if not rows:
-        return []
-    return [round(sum(1 for r in rows if r.first_feasible_iteration is not None and r.first_feasible_iteration <= t)
-                  / len(rows), 4) for t in report.curves.iterations]
-
-
-def failures_by_gate(report: RunReport) -> dict[str, int]:
-    """Infeasible attempts of every operator, by the gate that stopped them, most frequent first."""
+def failures_by_gate(reports: list[RunReport]) -> dict[str, int]:
+    """Infeasible attempts of every operator and run, by the gate that stopped them, most frequent first."""
     total: dict[str, int] = {}
-    for row in report.operators:
-        for gate, count in row.failures.items():
-            total[gate] = total.get(gate, 0) + count
+    for report in reports:
+        for row in report.operators:
+            for gate, count in row.failures.items():
+                total[gate] = total.get(gate, 0) + count
     return dict(sorted(total.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def arm_figures(arm: str, report: RunReport, transfer_tasks: list[str]) -> dict[str, Any]:
-    fast_0 = [round(v, 4) for v in report.curves.fast_0]
-    gains = report.speedup_best_over_first
-    failures = failures_by_gate(report)
+def arm_figures(arm: str, runs: list[dict[str, Any]], iterations: int, level2: list[str]) -> dict[str, Any]:
+    """One arm over its replicates; `runs` holds {"replicate", "seed", "report"} per replicate."""
+    reports: list[RunReport] = [run["report"] for run in runs]
+    rows = [row for report in reports for row in report.operators]
+    firsts = [row.first_feasible_iteration for row in rows]
+    curve = fast_0_curve(firsts, iterations)
+    failures = failures_by_gate(reports)
+    gains = sorted(row.speedup_best_over_first for row in rows if row.speedup_best_over_first)
+    by_task: dict[str, list[int]] = {}
+    for row in rows:
+        by_task.setdefault(row.task, []).append(score(row.first_feasible_iteration, iterations))
+    level2_firsts = [row.first_feasible_iteration for row in rows if row.task in level2]
+    attempts = sum(report.attempts for report in reports)
     return {
         "arm": arm,
-        "retrieval": report.retrieval,
-        "run_dir": report.run_dir,
-        "operators": len(report.operators),
-        "attempts": report.attempts,
-        "feasible_attempts": report.attempts - sum(failures.values()),
+        "retrieval": reports[0].retrieval if reports else None,
+        "replicates": len(runs),
+        "operators": len(by_task),
+        "attempts": attempts,
+        "feasible_attempts": attempts - sum(failures.values()),
         "failures_by_gate": failures,
-        "feasible_operators": report.feasible_operators,
-        "fast_0_final": fast_0[-1] if fast_0 else None,
-        "fast_0_by_iteration": fast_0,
-        "fast_1_final": round(report.curves.fast_1[-1], 4) if report.curves.fast_1 else None,
-        "fast_0_transfer_tasks": fast_0_on(report, transfer_tasks),
-        "median_speedup_best_over_first": gains.median,
-        "speedups_counted": gains.n,
-        "tokens": report.tokens,
-        "wall_s": _wall_s(report),
-        "finished": report.finished_at is not None,
-        "problems": report.problems,
+        "compile_errors": failures.get("compile", 0),
+        "fast_0_final": curve[-1]["fast_0"] if curve else None,
+        "fast_0_final_ci95": curve[-1]["ci95"] if curve else None,
+        "fast_0_by_iteration": [point["fast_0"] for point in curve],
+        "fast_0_ci95_by_iteration": [point["ci95"] for point in curve],
+        "fast_0_level2": fast_0_curve(level2_firsts, iterations)[-1]["fast_0"] if level2_firsts else None,
+        "attempts_to_first_feasible": attempts_to_first_feasible(firsts),
+        "median_speedup_best_over_first": median(gains) if gains else None,
+        "speedups_counted": len(gains),
+        "score_by_operator": {task: round(sum(s) / len(s), 4) for task, s in by_task.items()},
+        "tokens": sum(report.tokens for report in reports),
+        "wall_s": sum(w for w in (_wall_s(report) for report in reports) if w is not None),
+        "finished": all(report.finished_at is not None for report in reports),
+        "per_replicate": [{
+            "replicate": run["replicate"], "seed": run["seed"], "run_dir": run["report"].run_dir,
+            "first_feasible": {row.task: row.first_feasible_iteration for row in run["report"].operators},
+            "feasible_operators": run["report"].feasible_operators, "attempts": run["report"].attempts,
+            "problems": run["report"].problems,
+        } for run in runs],
     }
+
+
+def comparisons(figures: dict[str, dict[str, Any]], level2: list[str]) -> dict[str, dict[str, Any]]:
+    """Paired tests over operators of each arm's score (iterations with a feasible kernel,
+    averaged over replicates): the planned arm pairs, and the value arm's level-2 operators
+    (after the level-1 curriculum) against the same operators run cold (the transfer arm)."""
+    tests = {}
+    for better, worse in COMPARISONS:
+        if better in figures and worse in figures:
+            tests[f"{better}_vs_{worse}"] = paired(figures[better]["score_by_operator"],
+                                                   figures[worse]["score_by_operator"])
+    if "value" in figures and "transfer" in figures:
+        warm = {t: s for t, s in figures["value"]["score_by_operator"].items() if t in level2}
+        tests["level2_warm_value_vs_cold_transfer"] = paired(warm, figures["transfer"]["score_by_operator"])
+    return tests
+
+
+def headline(figures: dict[str, dict[str, Any]], tests: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    line: dict[str, Any] = {"bench": "learning"}
+    line.update({f"fast_0_{arm}": f["fast_0_final"] for arm, f in figures.items()})
+    line.update({f"speedup_best_over_first_{arm}": f["median_speedup_best_over_first"] for arm, f in figures.items()})
+    for name, test in tests.items():
+        line[f"p_value_{name}"] = test["p_wilcoxon"]
+    if "value" in figures and "transfer" in figures:
+        line["fast_0_level2_warm_value"] = figures["value"]["fast_0_level2"]
+        line["fast_0_level2_cold_transfer"] = figures["transfer"]["fast_0_final"]
+    return line
 
 
 def git_commit() -> str | None:
@@ -115,11 +156,20 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value:.0%}"
 
 
+def _ci(interval: list[float] | None) -> str:
+    return "" if not interval else f" [{interval[0]:.0%}, {interval[1]:.0%}]"
+
+
 def _x(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}x"
 
 
-def render_markdown(meta: dict[str, Any], arms: list[dict[str, Any]], headline: dict[str, Any]) -> str:
+def _p(value: float) -> str:
+    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+
+
+def render_markdown(meta: dict[str, Any], arms: list[dict[str, Any]], tests: dict[str, dict[str, Any]],
+                    line: dict[str, Any]) -> str:
     model, budgets = meta["model"], meta["budgets"]
     lines = [
         "# EvoKernel learning benchmark",
@@ -128,23 +178,40 @@ def render_markdown(meta: dict[str, Any], arms: list[dict[str, Any]], headline: 
         f"- machine: {meta['machine']['nproc']} CPUs ({meta['machine']['cpu_model']}), "
         f"{meta['machine']['ram_gib']} GiB RAM",
         f"- model: {model['name']} ({model['endpoint']}; GGUF sha256 {model.get('gguf_sha256') or '—'})",
-        f"- budgets: {budgets['operators']} operators x {budgets['iterations']} iterations per arm; "
-        f"selection pass: {budgets['selection']}; memory.seed {meta['seed']}",
-        f"- operators: {', '.join(meta['tasks'])}",
-        f"- transfer: level-2 {', '.join(meta['transfer_tasks']) or '—'} on a bank warmed on level-1 "
-        f"{', '.join(meta['warm_tasks']) or '—'}",
+        f"- budgets: {budgets['operators']} operators x {budgets['iterations']} iterations per arm, "
+        f"{budgets['replicates']} replicate(s) (memory.seed {', '.join(map(str, meta['seeds']))}); "
+        f"selection pass: {budgets['selection']}",
+        "- operators (curriculum order of replicate 0, family in brackets): "
+        + ", ".join(f"{t} [{meta['families'].get(t, '?')}]" for t in meta["tasks"]),
+        f"- solved by the cold model in the selection pass: {', '.join(meta['easy']) or '—'}",
+        f"- transfer: level-2 {', '.join(meta['transfer_tasks']) or '—'} run alone from the seeded bank, "
+        "against the value arm's run of them after the level-1 operators",
         "",
-        "| arm | retrieval | operators | attempts | feasible attempts | fast_0 final | fast_0 by iteration "
-        "| fast_0 on transfer ops | median best/first | failures by gate | tokens | wall (s) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "fast_0 is pooled over operators and replicates, with a 95% Wilson interval; attempts to first "
+        "feasible: median over operator runs (— when half or more are unsolved) and mean over the solved ones.",
+        "",
+        "| arm | retrieval | attempts | fast_0 final [95% CI] | fast_0 by iteration | attempts to first feasible "
+        "| compile errors | failures by gate | median best/first | tokens | wall (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for arm in arms:
         curve = " ".join(f"{v:.2f}" for v in arm["fast_0_by_iteration"]) or "—"
-        transfer = f"{arm['fast_0_transfer_tasks'][-1]:.0%}" if arm["fast_0_transfer_tasks"] else "—"
+        first = arm["attempts_to_first_feasible"]
+        median_first = "—" if first["median"] is None else f"{first['median']:g}"
+        mean_first = "" if first["mean_solved"] is None else f", mean {first['mean_solved']:g}"
         failures = ", ".join(f"{gate} {n}" for gate, n in arm["failures_by_gate"].items()) or "—"
-        lines.append(f"| {arm['arm']} | {arm['retrieval']} | {arm['operators']} | {arm['attempts']} | "
-                     f"{arm['feasible_attempts']} | {_pct(arm['fast_0_final'])} | {curve} | {transfer} | "
-                     f"{_x(arm['median_speedup_best_over_first'])} (n={arm['speedups_counted']}) | {failures} | "
-                     f"{arm['tokens']:,} | {arm['wall_s'] if arm['wall_s'] is not None else '—'} |")
-    lines += ["", "Headline: " + ", ".join(f"{k}={v}" for k, v in headline.items()), ""]
+        lines.append(
+            f"| {arm['arm']} | {arm['retrieval']} | {arm['attempts']} | {_pct(arm['fast_0_final'])}"
+            f"{_ci(arm['fast_0_final_ci95'])} | {curve} | {median_first} ({first['solved']}/{first['runs']} solved"
+            f"{mean_first}) | {arm['compile_errors']} | {failures} | {_x(arm['median_speedup_best_over_first'])} "
+            f"(n={arm['speedups_counted']}) | {arm['tokens']:,} | {arm['wall_s']:.0f} |")
+    lines += ["", "Paired over operators (each operator's iterations with a feasible kernel, averaged over "
+              "replicates; ties dropped): exact two-sided sign test and Wilcoxon signed-rank test.", "",
+              "| comparison | operators | wins / losses / ties | mean difference | p (sign) | p (Wilcoxon) |",
+              "|---|---|---|---|---|---|"]
+    for name, test in tests.items():
+        diff = "—" if test["mean_difference"] is None else f"{test['mean_difference']:+.2f}"
+        lines.append(f"| {name.replace('_vs_', ' vs ')} | {test['operators']} | {test['wins']} / {test['losses']} / "
+                     f"{test['ties']} | {diff} | {_p(test['p_sign'])} | {_p(test['p_wilcoxon'])} |")
+    lines += ["", "Headline: " + ", ".join(f"{k}={v}" for k, v in line.items()), ""]
     return "\n".join(lines)

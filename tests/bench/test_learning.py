@@ -17,16 +17,17 @@ FAST = ["--set", "harness.backend=cpu", "--set", "harness.compile_baseline=false
         "--set", "harness.warmup_trials=1", "--set", "harness.correctness_trials=2",
         "--set", "harness.profile_input_sets=1", "--set", "llm.candidate_format=kernel",
         "--set", "episode.lessons=false", "--set", "episode.review_flagged=false"]
+ARMS = ["none", "similarity", "value", "value+provenance", "transfer"]
 
 
 @pytest.fixture
 def suite(tmp_path) -> Path:
-    """Level 1: ReLU (the agent answers it) and Sqrt (it cannot); level 2: a copy of Tanh."""
+    """Level 1: ReLU (the agent answers it) and GELU (it cannot), one family; level 2: a copy of Tanh."""
     root = tmp_path / "suite"
     (root / "level1").mkdir(parents=True)
     (root / "level2").mkdir()
-    shutil.copyfile(SUITE / "4_ReLU.py", root / "level1" / "4_ReLU.py")
-    shutil.copyfile(SUITE / "13_Sqrt.py", root / "level1" / "13_Sqrt.py")
+    for name in ("4_ReLU.py", "5_GELU.py"):
+        shutil.copyfile(SUITE / name, root / "level1" / name)
     shutil.copyfile(SUITE / "8_Tanh.py", root / "level2" / "8_Tanh.py")
     return root
 
@@ -35,87 +36,136 @@ def last_json_line(text: str) -> dict:
     return json.loads(text.strip().splitlines()[-1])
 
 
-def test_selection_arms_transfer_summary_and_resume(suite, tmp_path, capsys):
-    """The whole benchmark at 2 operators x 2 iterations, then resumed twice."""
+def test_selection_arms_replicates_tests_summary_and_resume(suite, tmp_path, capsys):
+    """The whole benchmark at 3 operators x 2 iterations x 2 replicates, then resumed."""
     out = tmp_path / "results"
     with OpenAITestServer() as server:
         agent = ElementwiseAgent()
         server.responder = agent
         argv = [*FAST, "--set", f"harness.build_cache_dir={tmp_path / 'build'}", "--suite", str(suite),
-                "--pool", "4_ReLU,13_Sqrt,level2/*", "--operators", "2", "--iterations", "2",
+                "--pool", "4_ReLU,5_GELU,level2/*", "--operators", "3", "--iterations", "2", "--replicates", "2",
                 "--llm-base-url", server.base_url, "--llm-model", server.model, "--out", str(out)]
         assert learning.main(argv) == 0
         headline = last_json_line(capsys.readouterr().out)
         requests = sum(agent.counts.values())
 
-        # The selection pass kept the hardest (Sqrt, never solved) and a level-2 operator for transfer.
+        # The first pass: ReLU solved (the family's easy member, first), GELU failed, Tanh for transfer.
         selection = json.loads((out / "selection.json").read_text())
-        assert selection["selected"] == ["13_Sqrt", "8_Tanh"]
-        assert selection["pool"]["4_ReLU"] == {"attempts": 1, "feasible": True}
+        assert selection["selected"] == ["4_ReLU", "5_GELU", "8_Tanh"]
+        assert selection["easy"] == ["4_ReLU", "8_Tanh"] and selection["rates"]["5_GELU"] == 0.0
+        assert selection["families"] == {"4_ReLU": "elementwise", "5_GELU": "elementwise", "8_Tanh": "level2"}
 
         summary = json.loads((out / "summary.json").read_text())
         arms = {arm["arm"]: arm for arm in summary["arms"]}
-        assert list(arms) == ["none", "similarity", "value", "transfer"]
-        for name in ("none", "similarity", "value"):
+        assert list(arms) == ARMS
+        for name in ARMS[:4]:
             arm = arms[name]
-            assert arm["retrieval"] == name and arm["operators"] == 2 and arm["attempts"] == 4
-            assert arm["fast_0_by_iteration"] == [0.5, 0.5] and arm["fast_0_final"] == 0.5
-            assert arm["fast_0_transfer_tasks"] == [1.0, 1.0] and arm["finished"] and arm["tokens"] > 0
-            assert arm["median_speedup_best_over_first"] >= 1.0 and arm["wall_s"] is not None
-            # Tanh twice right, Sqrt twice without code (the agent's script)
-            assert arm["feasible_attempts"] == 2 and arm["failures_by_gate"] == {"no_code": 2}
+            assert arm["replicates"] == 2 and arm["operators"] == 3 and arm["attempts"] == 12 and arm["finished"]
+            # ReLU and Tanh right at once, GELU never (no code): 2 of 3 operators in each replicate
+            assert arm["fast_0_by_iteration"] == [0.6667, 0.6667] and arm["fast_0_final"] == 0.6667
+            low, high = arm["fast_0_final_ci95"]
+            assert 0.2 < low < 0.6667 < high < 1.0
+            assert arm["attempts_to_first_feasible"] == {"runs": 6, "solved": 4, "median": 1, "mean_solved": 1.0}
+            assert arm["failures_by_gate"] == {"no_code": 4} and arm["compile_errors"] == 0
+            assert arm["score_by_operator"] == {"4_ReLU": 2.0, "5_GELU": 0.0, "8_Tanh": 2.0}
+            assert arm["median_speedup_best_over_first"] >= 1.0 and arm["fast_0_level2"] == 1.0
+            assert [r["seed"] for r in arm["per_replicate"]] == [0, 1]
         assert arms["transfer"]["operators"] == 1 and arms["transfer"]["fast_0_final"] == 1.0
-        assert summary["meta"]["warm_tasks"] == ["13_Sqrt"] and summary["meta"]["transfer_tasks"] == ["8_Tanh"]
-        assert summary["meta"]["tasks"] == ["8_Tanh", "13_Sqrt"]  # level 2 first
-        assert summary["meta"]["model"]["name"] == server.model and summary["meta"]["machine"]["nproc"] >= 1
-        assert summary["meta"]["budgets"]["iterations"] == 2 and summary["meta"]["git_commit"]
+        assert arms["value"]["retrieval"] == "value" and arms["none"]["retrieval"] == "none"
 
-        # Every arm started from the same seeded bank, with its own retrieval mode recorded.
-        for name in ("none", "similarity", "value", "transfer-warm", "transfer"):
-            run = json.loads((out / "arms" / name / "summary.json").read_text())
-            assert run["settings"]["memory"]["uri"] == str((out / "banks" / name).resolve())
-            assert run["settings"]["memory"]["seed"] == 0 and run["finished_at"]
+        # Paired tests over operators: every arm ties on every operator here.
+        tests = summary["tests"]
+        assert set(tests) == {"value_vs_similarity", "similarity_vs_none", "value_vs_none",
+                              "value+provenance_vs_value", "level2_warm_value_vs_cold_transfer"}
+        assert tests["value_vs_none"] == {"operators": 3, "wins": 0, "losses": 0, "ties": 3, "mean_difference": 0.0,
+                                          "p_sign": 1.0, "p_wilcoxon": 1.0}
+        meta = summary["meta"]
+        assert meta["tasks"] == ["4_ReLU", "5_GELU", "8_Tanh"] and meta["transfer_tasks"] == ["8_Tanh"]
+        assert meta["seeds"] == [0, 1] and meta["budgets"]["replicates"] == 2 and meta["git_commit"]
+        assert meta["model"]["name"] == server.model and meta["machine"]["nproc"] >= 1
+
+        # Every run started from the seeded bank, with its own retrieval mode, seed and settings.
+        for replicate in (0, 1):
+            for name in ARMS:
+                run = json.loads((out / "arms" / f"r{replicate}-{name}" / "summary.json").read_text())
+                memory = run["settings"]["memory"]
+                assert memory["uri"] == str((out / "banks" / f"r{replicate}-{name}").resolve())
+                assert memory["seed"] == replicate and run["finished_at"]
+                assert memory["provenance_credit"] is (name == "value+provenance")
+                assert memory["retrieval"] == {"similarity": "similarity", "none": "none"}.get(name, "value")
+        state = json.loads((out / "state.json").read_text())
+        assert state["pending"] == [] and len(state["done"]) == 10
+
         markdown = (out / "summary.md").read_text()
-        assert "| value | value | 2 | 4 | 2 | 50% | 0.50 0.50 | 100% |" in markdown and "| no_code 2 |" in markdown
-        assert (out / "report" / "report.html").is_file() and (out / "report" / "correctness.png").is_file()
+        assert "| value | value | 12 | 67% [" in markdown and "| no_code 4 |" in markdown
+        assert "| value vs none | 3 | 0 / 0 / 3 | +0.00 | 1.000 | 1.000 |" in markdown
+        assert (out / "report" / "report.html").is_file()
 
-        assert headline["bench"] == "learning" and headline["fast_0_value"] == 0.5
-        assert headline["fast_0_level2_cold_value"] == 1.0 and headline["fast_0_level2_warm_transfer"] == 1.0
-        assert headline["attempts"] == 3 + 4 * 3 + 2 + 2  # selection, arms, warm-up, transfer
+        assert headline["bench"] == "learning" and headline["fast_0_value"] == 0.6667
+        assert headline["fast_0_value+provenance"] == 0.6667 and headline["fast_0_transfer"] == 1.0
+        assert headline["p_value_value_vs_none"] == 1.0 and headline["p_value_value_vs_similarity"] == 1.0
+        assert headline["fast_0_level2_warm_value"] == 1.0 and headline["fast_0_level2_cold_transfer"] == 1.0
+        assert headline["attempts"] == 3 + 2 * (4 * 6 + 2)  # selection, then per replicate 4 arms and transfer
 
-        # Run again: every arm is finished, so nothing is asked of the model and the table is the same.
+        # Another session, another machine: the banks are gone; finished arms are not run again.
+        shutil.rmtree(out / "banks")
         assert learning.main(argv) == 0
         assert sum(agent.counts.values()) == requests
         again = last_json_line(capsys.readouterr().out)
         assert {k: v for k, v in again.items() if k != "wall_s"} == {k: v for k, v in headline.items() if k != "wall_s"}
 
-        # An arm left unfinished (a killed benchmark) runs again, from a fresh copy of its bank.
-        summary_path = out / "arms" / "transfer" / "summary.json"
+        # An arm left unfinished (a killed benchmark) runs again, from a fresh copy of the seeded bank.
+        summary_path = out / "arms" / "r1-transfer" / "summary.json"
         summary_path.write_text(json.dumps(json.loads(summary_path.read_text()) | {"finished_at": None}))
         assert learning.main(argv) == 0
         assert sum(agent.counts.values()) == requests + 2
-        assert len((out / "arms" / "transfer" / "attempts.jsonl").read_text().splitlines()) == 2
+        assert len((out / "arms" / "r1-transfer" / "attempts.jsonl").read_text().splitlines()) == 2
         assert json.loads(summary_path.read_text())["finished_at"]
-        assert last_json_line(capsys.readouterr().out)["fast_0_level2_warm_transfer"] == 1.0
+        assert last_json_line(capsys.readouterr().out)["fast_0_transfer"] == 1.0
 
         with pytest.raises(SystemExit, match="another plan"):  # the folder belongs to that benchmark
             learning.main([*argv, "--iterations", "3"])
 
 
 def test_dry_run_prints_the_plan_and_estimate(capsys):
-    assert learning.main(["--dry-run", "--tasks", "18_Softmax,level2/4_MatmulSoftmax", "--iterations", "3",
-                          "--seconds-per-attempt", "10"]) == 0
+    assert learning.main(["--dry-run", "--tasks", "level2/4_MatmulSoftmax,18_Softmax", "--iterations", "3",
+                          "--replicates", "2", "--seconds-per-attempt", "10"]) == 0
     plan = last_json_line(capsys.readouterr().out)
-    assert plan["operators"] == ["18_Softmax", "4_MatmulSoftmax"] and plan["selection_attempts"] == 0
-    assert plan["attempts"] == 2 * 3 * 3 + 2 * 3 and plan["estimated_s"] == plan["attempts"] * 10
+    assert plan["operators"] == ["18_Softmax", "4_MatmulSoftmax"] and plan["selection_attempts"] == 0  # level 2 last
+    assert plan["attempts_per_replicate"] == 4 * 2 * 3 + 1 * 3
+    assert plan["attempts"] == 2 * plan["attempts_per_replicate"] and plan["estimated_s"] == plan["attempts"] * 10
 
 
-def test_default_size_is_about_two_hours_at_the_measured_forty_seconds_an_attempt(capsys):
+def test_one_replicate_of_the_default_size_fits_in_two_hours_at_forty_seconds_an_attempt(capsys):
     assert learning.main(["--dry-run"]) == 0
     plan = last_json_line(capsys.readouterr().out)
-    assert plan["seconds_per_attempt"] == 40
-    assert plan["iterations"] == learning.DEFAULT["iterations"] and plan["estimated_s"] <= 2.05 * 3600
-    assert "24_SquareMatmul" in plan["pool"] and "4_ReLU" not in plan["pool"]
+    assert plan["seconds_per_attempt"] == 40 and plan["replicates"] >= 2
+    assert plan["estimated_s_per_replicate"] <= 120 * 60
+    assert plan["arms"] == ARMS and "4_ReLU" in plan["pool"] and "24_SquareMatmul" in plan["pool"]
+
+
+def test_the_quick_smoke_fits_in_twenty_minutes(capsys):
+    assert learning.main(["--dry-run", "--quick"]) == 0
+    plan = last_json_line(capsys.readouterr().out)
+    assert plan["replicates"] == 1 and plan["selection_attempts"] == 0 and plan["estimated_s"] <= 20 * 60
+    assert plan["operators"] == ["4_ReLU", "5_GELU", "1_GemmBiasReLU"]
+
+
+def test_the_plan_check_allows_more_replicates_only(tmp_path):
+    args = learning.parse_args(["--tasks", "4_ReLU", "--replicates", "2"])
+    plan = learning._plan(args)
+    learning._check_same_plan(tmp_path, plan, args)
+    recorded = json.loads((tmp_path / "plan.json").read_text())
+    assert recorded["suite"] == "suites/cpu" and recorded["replicates"] == 2  # relative: resumes on another checkout
+    more = learning.parse_args(["--tasks", "4_ReLU", "--replicates", "3"])
+    learning._check_same_plan(tmp_path, learning._plan(more), more)
+    fewer = learning.parse_args(["--tasks", "4_ReLU", "--replicates", "1"])
+    fewer_plan = learning._plan(fewer)
+    learning._check_same_plan(tmp_path, fewer_plan, fewer)
+    assert fewer_plan["replicates"] == 3  # a rerun never drops replicates already planned
+    with pytest.raises(SystemExit, match="another plan"):
+        other = learning.parse_args(["--tasks", "4_ReLU", "--seed", "5"])
+        learning._check_same_plan(tmp_path, learning._plan(other), other)
 
 
 def test_a_second_benchmark_on_the_same_day_publishes_beside_the_first(tmp_path):

@@ -1,0 +1,123 @@
+"""The learning benchmark's arms and the runner that keeps their state on disk.
+
+Every arm is a single-process campaign (launch.campaign.Campaign, the code of `evokernel run
+--no-ray`) from a fresh copy of one bank seeded with the backend's bundle. An arm is done when
+its run folder's summary.json has `finished_at` and no error; anything else is run again from
+scratch (a half-run arm's bank has learned from attempts that would be counted twice). The
+results folder is the whole state: finished arms' run folders (attempts.jsonl, summary.json),
+plan.json, selection.json and state.json. Banks are rebuilt from the bundle when missing, so a
+partial run can be committed without them and resumed on another machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from launch.campaign import Campaign
+
+# arm -> how its memory differs from the others (same model, budget, operators and seed bank)
+ARMS: dict[str, dict[str, Any]] = {
+    "none": {"retrieval": "none"},
+    "similarity": {"retrieval": "similarity"},
+    "value": {"retrieval": "value"},
+    "value+provenance": {"retrieval": "value", "provenance_credit": True},
+}
+TRANSFER = "transfer"  # the level-2 operators alone, value mode, from the seeded bank
+TRANSFER_MEMORY = {"retrieval": "value"}
+
+
+def arm_memory(settings, memory: dict[str, Any], bank: Path, seed: int):
+    """The memory settings of an arm, validated: a setting this memory does not have (say
+    provenance_credit before it exists) is an error, never silently dropped."""
+    from memory_actor.config import MemoryConfig
+
+    values = {**settings.memory.model_dump(), **memory, "uri": str(bank), "seed": seed}
+    return MemoryConfig.model_validate(values)
+
+
+def check_arms_supported(arms: list[str]) -> None:
+    from memory_actor.config import MemoryConfig
+
+    for arm in arms:
+        missing = [key for key in ARMS.get(arm, {}) if key not in MemoryConfig.model_fields]
+        if missing:
+            raise SystemExit(f"bench.learning: arm {arm} needs memory setting(s) {', '.join(missing)}, "
+                             "which this memory_actor does not have")
+
+
+class LearningBenchmark:
+    """Runs arms into one results folder; finished arms are skipped."""
+
+    def __init__(self, settings, out: Path):
+        self.settings, self.out = settings, out
+        self.banks = out / "banks"
+        self.arms_dir = out / "arms"
+
+    def arm_dir(self, name: str) -> Path:
+        return self.arms_dir / name
+
+    def finished(self, name: str) -> bool:
+        summary = self.arm_dir(name) / "summary.json"
+        if not summary.is_file():
+            return False
+        data = json.loads(summary.read_text())
+        return bool(data.get("finished_at")) and not data.get("error")
+
+    def seed_bank(self) -> Path:
+        """The seeded empty bank every arm starts from (a copy of it), made once."""
+        from memory_actor.bank import MemoryBank
+        from memory_actor.seeding import seed_items
+        from npu_pool.backends import get_backend
+
+        template = self.banks / "seeded"
+        done = self.banks / "seeded.done"
+        if done.exists() and template.exists():
+            return template
+        shutil.rmtree(template, ignore_errors=True)
+        self.banks.mkdir(parents=True, exist_ok=True)
+        backend = get_backend(self.settings.harness.backend).name
+        bank = MemoryBank(self.settings.memory.model_copy(update={"uri": str(template)}))
+        try:
+            bank.add(seed_items(backend, set(bank.items)))
+        finally:
+            bank.close()
+        done.write_text(backend + "\n")
+        return template
+
+    def run_arm(self, name: str, memory: dict[str, Any], tasks: list[Path], iterations: int, seed: int) -> bool:
+        """Run one arm unless it finished earlier; returns whether it ran now."""
+        if self.finished(name):
+            print(f"[learning] {name}: finished earlier, skipped", file=sys.stderr)
+            return False
+        bank = self.banks / name
+        shutil.rmtree(bank, ignore_errors=True)
+        shutil.rmtree(self.arm_dir(name), ignore_errors=True)
+        shutil.copytree(self.seed_bank(), bank)
+        settings = self.settings.model_copy(update={
+            "memory": arm_memory(self.settings, memory, bank, seed),
+            "episode": self.settings.episode.model_copy(update={"iterations": iterations}),
+        })
+        print(f"[learning] {name}: {memory}, seed {seed}, {len(tasks)} operators x {iterations} iterations: "
+              + ", ".join(p.stem for p in tasks), file=sys.stderr)
+        started = time.perf_counter()
+        campaign = Campaign(settings, self.arm_dir(name), run_id=f"learning-{name}-{self.out.name}")
+        asyncio.run(campaign.run(tasks))
+        print(f"[learning] {name}: done in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        return True
+
+    def write_state(self, planned: list[str]) -> dict[str, Any]:
+        """state.json: which planned arms are done, for people and for the next session."""
+        state = {"done": [n for n in planned if self.finished(n)], "pending": [n for n in planned if not self.finished(n)]}
+        self.out.mkdir(parents=True, exist_ok=True)
+        (self.out / "state.json").write_text(json.dumps(state, indent=2) + "\n")
+        return state
+
+
+def run_name(replicate: int, arm: str) -> str:
+    return f"r{replicate}-{arm}"
