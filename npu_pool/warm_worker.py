@@ -20,6 +20,7 @@ answers one line {"pid": keeper_pid} and closes. The server exits when its paren
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import select
@@ -54,9 +55,12 @@ def _preload(backend: str) -> None:
     import torch.utils.cpp_extension  # noqa: F401
 
     from npu_pool import build_cache, correctness, profiler, sizing, worker  # noqa: F401
-    from npu_pool.backends import get_backend
+    from npu_pool.backends import REGISTRY, get_backend
 
-    get_backend(backend)
+    if backend == "cpu":
+        get_backend(backend)
+    else:  # import only: constructing it asks the driver about devices, and cuInit does not survive fork
+        importlib.import_module(REGISTRY[backend].split(":")[0])
 
 
 def serve(socket_path: str, backend: str) -> None:

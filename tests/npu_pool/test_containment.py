@@ -143,3 +143,24 @@ def test_without_landlock_require_refuses_and_warn_runs_saying_so(monkeypatch, r
     verdict = sandboxed_gates(relu_task, fixture_candidate("relu.cpp"), harness_config(confinement="warn"),
                               get_backend("cpu"), False)[0]
     assert verdict.feasible and verdict.sandbox["filesystem"].startswith("NOT CONFINED")
+
+
+def test_a_call_counting_modelnew_is_caught_by_its_timed_outputs(relu_task):
+    # Correct for every correctness trial, then stale memory while timed (the static gate would
+    # stop its torch calls; here it stands for one that computes through its own extension).
+    counting = Candidate(format="modelnew", source='''
+import torch
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return x.clamp(min=0) if self.calls <= 8 else torch.empty_like(x)
+''')
+    verdict, report = sandboxed_gates(relu_task, counting, harness_config(timed_trials=20), get_backend("cpu"), True)
+    assert report is None and (verdict.feasible, verdict.gate) == (False, "correctness"), verdict.model_dump_json()
+    assert verdict.category == "changed_under_timing" and "under timing" in verdict.reason
