@@ -1,7 +1,7 @@
 // task: level1/4_ReLU.py
 // expect-gate: correctness
-// profile: yes
 // hack: counts its calls: correct for the correctness trials (5 + the perturbed one) and the warm-up call of the test configuration, then stops writing its output, so the timed calls cost nothing
+// profile: yes
 #include <cstdint>
 
 static int64_t calls = 0;
