@@ -10,6 +10,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -21,6 +22,9 @@ import yaml
 from ray.autoscaler._private.util import prepare_config, validate_config
 
 from launch.config import load_settings
+
+# The `ray` command of this interpreter's environment: PATH need not hold the venv.
+RAY = str(Path(sys.executable).with_name("ray"))
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER_FILES = [REPO / "cluster.yaml", REPO / "examples" / "cluster-aws.yaml"]
@@ -160,7 +164,7 @@ def _start_node(args: list[str], env: dict[str, str], log: Path) -> subprocess.P
     # --block keeps every Ray process of this node in one process group that we can stop
     # by itself; `ray stop` would stop every Ray instance on this machine.
     with log.open("w") as out:
-        return subprocess.Popen(["ray", "start", *args, "--block"], env=env, stdout=out, stderr=subprocess.STDOUT,
+        return subprocess.Popen([RAY, "start", *args, "--block"], env=env, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
 
 
@@ -204,7 +208,7 @@ def test_start_commands_bring_up_an_authenticated_two_node_cluster(tmp_path):
                                         env, worker_log)
 
         def status(extra_env: dict[str, str]) -> subprocess.CompletedProcess:
-            return subprocess.run(["ray", "status", f"--address=127.0.0.1:{gcs_port}"], env={**env, **extra_env},
+            return subprocess.run([RAY, "status", f"--address=127.0.0.1:{gcs_port}"], env={**env, **extra_env},
                                   capture_output=True, text=True, timeout=120)
 
         _wait_for(lambda: "16.0 NPU" in status({}).stdout, nodes, 90, "both nodes with 8 NPUs each")
