@@ -164,3 +164,21 @@ class ModelNew(torch.nn.Module):
     verdict, report = sandboxed_gates(relu_task, counting, harness_config(timed_trials=20), get_backend("cpu"), True)
     assert report is None and (verdict.feasible, verdict.gate) == (False, "correctness"), verdict.model_dump_json()
     assert verdict.category == "changed_under_timing" and "under timing" in verdict.reason
+
+
+def test_a_dead_warm_server_is_restarted(relu_task):
+    import os
+    import signal
+
+    from npu_pool.sandbox import warm_server
+
+    config = harness_config()
+    assert sandboxed_gates(relu_task, fixture_candidate("relu.cpp"), config, get_backend("cpu"), False)[0].feasible
+    server = warm_server("cpu", get_backend("cpu").sandbox_env_allow,
+                         config.network_isolation == "auto" and network_namespace_available())
+    assert server.alive()
+    os.killpg(server.proc.pid, signal.SIGKILL)
+    server.proc.wait(timeout=10)
+    verdict = sandboxed_gates(relu_task, fixture_candidate("relu.cpp"), config, get_backend("cpu"), False)[0]
+    assert verdict.feasible, verdict.details
+    assert server.alive()
