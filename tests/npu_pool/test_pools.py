@@ -99,14 +99,22 @@ def test_verification_alone_goes_to_the_verifier(pools, relu):
 
 
 @pytest.mark.slow  # fault injection: a restart costs a process start
-def test_a_dead_verifier_is_restarted_and_the_candidate_retried(pools, relu):
-    before = {m.name: m.pid for m in pools.verifiers}
-    ref = pools.pool.evaluate.remote(relu, candidate(replies.FAST))
-    time.sleep(1.5)  # the verification (a sandboxed worker importing torch) takes seconds
+def test_a_dead_profiler_is_restarted_and_the_candidate_retried(pools, relu):
+    # Correct, and slow enough in every call (a spin) to be killed mid-evaluation.
+    spinning = Candidate(format="kernel", source=f"""#include <cstdint>
+extern "C" void kernel({replies.SIGNATURE_ARGS}) {{
+    volatile double spin = 0.0;
+    for (int64_t k = 0; k < 100000000LL; ++k) spin = spin + 1.0;
+    for (int64_t i = 0; i < x_d0 * x_d1; ++i) out[i] = x[i] > 0.f ? x[i] : 0.f;
+}}
+""")
+    before = {m.name: m.pid for m in pools.profilers}
+    ref = pools.pool.evaluate.remote(relu, spinning)
+    time.sleep(1.5)  # the profiler's child is building or checking it by now
     for name in before:
         ray.kill(ray.get_actor(name), no_restart=False)
     done = ray.get(ref, timeout=300)
-    assert done.verdict.feasible and done.retried
+    assert done.verdict.feasible and done.retried, done.verdict.model_dump_json()
     after = {name: ray.get(ray.get_actor(name).describe.remote()) for name in before}
     for name, info in after.items():
         assert info.pid != before[name] and info.device == name.split("/")[-1]  # same device after restart
