@@ -25,6 +25,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,6 +141,7 @@ class WarmServer:
         self.proc: subprocess.Popen | None = None
         self.home = Path(tempfile.mkdtemp(prefix="evokernel-warm-"))
         self.socket_path = self.home / "server.sock"
+        self._lock = threading.Lock()  # callers in threads must not start two servers
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -164,6 +166,10 @@ class WarmServer:
 
     def submit(self, order: RunOrder) -> int:
         """Fork a fresh child for `order`; its keeper's pid (restarts a dead server once)."""
+        with self._lock:
+            return self._submit(order)
+
+    def _submit(self, order: RunOrder) -> int:
         for attempt in range(2):
             if not self.alive():
                 self.start()
