@@ -30,11 +30,17 @@ def pending() -> dict[str, dict[str, Any]]:
     return {path: dict(entries) for path, entries in (_deferred or {}).items()}
 
 
-def load(path: Path) -> dict[str, Any]:
+def read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from `path`; empty when the file is missing or unreadable."""
     try:
-        cached = json.loads(path.read_text())
+        data = json.loads(path.read_text())
     except (OSError, ValueError):
-        cached = {}
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def load(path: Path) -> dict[str, Any]:
+    cached = read_json(path)
     if _deferred is not None:
         cached.update(_deferred.get(str(path), {}))
     return cached
@@ -58,10 +64,7 @@ def apply(updates: dict[str, dict[str, Any]], allowed: tuple[Path, ...] | None =
             continue
         if path.suffix != ".json":
             continue
-        try:
-            cached = json.loads(path.read_text())
-        except (OSError, ValueError):
-            cached = {}
+        cached = read_json(path)
         cached.update(entries)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")

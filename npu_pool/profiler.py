@@ -49,16 +49,11 @@ def profile(task: TaskSpec, candidate: Candidate, config: HarnessConfig) -> Prof
 
 
 def time_once(backend: Backend, fn: Callable[..., Any], args: list[Any]) -> float:
-    timer = backend.timer()
-    backend.synchronize()
-    timer.start()
-    fn(*args)
-    timer.stop()
-    return timer.elapsed_ms()
+    return _time_call(backend, fn, args)[0]
 
 
 def _time_call(backend: Backend, fn: Callable[..., Any], args: list[Any]) -> tuple[float, Any]:
-    """Like `time_once`, and the call's outputs, kept until the timer has stopped (then checked)."""
+    """The call's time, and its outputs, kept until the timer has stopped (then checked)."""
     timer = backend.timer()
     backend.synchronize()
     timer.start()

@@ -124,13 +124,13 @@ def check_confinement(policy: str) -> dict[str, Any]:
         if policy == "require":
             raise SandboxUnavailable(words + "; set harness.confinement: warn (--set harness.confinement=warn) to run "
                                      "without file-system confinement")
-        if not _warned:
-            log.warning("sandbox_unconfined", detail=words)
-            _warned.append(True)
+        _warn_once(words)
     return support
 
 
-_warned: list[bool] = []
+@functools.cache
+def _warn_once(words: str) -> None:
+    log.warning("sandbox_unconfined", detail=words)
 
 
 class WarmServer:
@@ -238,7 +238,7 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
                                                  node_lock)
         if exclusive is not None:
             exclusive.release()
-    exit_record = _read_json(exit_path)
+    exit_record = harness_cache.read_json(exit_path)
     result = _read_result(work_dir / "result.json", nonce)
     if result is not None and result.cache_updates:
         harness_cache.apply(result.cache_updates, allowed=(cache_dir, cache_root()))
@@ -299,13 +299,6 @@ def _kill_pid_group(pid: int) -> None:
     end = time.monotonic() + 10
     while _exists(pid) and time.monotonic() < end:
         time.sleep(0.01)
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
 
 
 def _read_line(proc: subprocess.Popen, timeout_s: float) -> str:
