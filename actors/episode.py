@@ -21,11 +21,13 @@ from actors.code_extraction import code_fingerprint
 from actors.config import EpisodeConfig
 from actors.context import choose_exemplar, context_item, credited_ids, showable, shown_items
 from actors.evaluator import Evaluation
+from actors.families import template_names
 from actors.lessons import Failure, LessonWriter
 from actors.llm_client import LLMAuthError, LLMModelNotFound, LLMUnreachable
 from actors.messages import (
     Attempt,
     DraftRequest,
+    Exemplar,
     EpisodeResult,
     Feedback,
     Proposal,
@@ -46,6 +48,7 @@ log = structlog.get_logger("evokernel.episode")
 
 DRAFT_KINDS = ["experience", "trace", "practice"]
 REFINE_KINDS = ["trace", "practice", "experience"]
+EXEMPLAR_RECALL = 3  # feasible kernels of other operators recalled for the worked example
 FATAL_LLM_ERRORS = (LLMAuthError, LLMModelNotFound, LLMUnreachable)
 
 
@@ -183,12 +186,15 @@ class Episode:
     # -- the two stages ---------------------------------------------------------------------
 
     async def _draft(self) -> _Outcome:
-        retrieval = await self._retrieve("draft", self._task_query(), DRAFT_KINDS)
+        retrieval = await self._retrieve("draft", self._task_query(), DRAFT_KINDS,
+                                         api_names=template_names(self.brief.reference_source))
         items = [item for item in retrieval.items if showable(item, self.brief.candidate_format)]
+        exemplar, exemplar_item = await self._exemplar(retrieval)
+        if exemplar_item is not None and all(i.id != exemplar_item.id for i in items):
+            items.insert(0, exemplar_item)  # the kernel slot: a worked example, or else the first context item
         request = DraftRequest(task=self.brief, context=[context_item(i, "draft") for i in items],
                                api=[context_item(i, "draft") for i in retrieval.api_items], previous=self.previous,
-                               exemplar=choose_exemplar(items, self.brief, getattr(self.task, "path", None)),
-                               avoid=list(self.seen))
+                               exemplar=exemplar, avoid=list(self.seen))
         proposal = await self.drafter.propose(request)
         known = {i.id: (i, "context") for i in items} | {i.id: (i, "api") for i in retrieval.api_items}
         outcome = _Outcome("draft", proposal, retrieval,
@@ -329,12 +335,31 @@ class Episode:
         outcome.extra_tokens[0] += tokens[0]
         outcome.extra_tokens[1] += tokens[1]
 
-    async def _retrieve(self, stage: Stage, query: str, kinds: list[str]) -> Retrieval:
+    async def _retrieve(self, stage: Stage, query: str, kinds: list[str], api_names: list[str] | None = None,
+                        **request: Any) -> Retrieval:
         # Feasible traces only: exemplar code never comes from a failed kernel (failures come
         # back as lessons); refine children have their own, marked, section.
         return await self.memory.retrieve(RetrievalRequest(query=query, stage=stage, backend=self.brief.backend,
-                                                           kinds=kinds, n=self.n,  # type: ignore[arg-type]
-                                                           trace_verdicts="feasible"))
+                                                           kinds=kinds, trace_verdicts="feasible",  # type: ignore[arg-type]
+                                                           api_names=api_names or [], **{"n": self.n, **request}))
+
+    async def _exemplar(self, retrieval: Retrieval) -> tuple[Exemplar | None, MemoryItem | None]:
+        """The worked example for drafting: the best-ranked feasible kernel of another operator,
+        from a recall of its own over feasible traces only. In the shared recall, knowledge items
+        (seeded practices, lessons) compete for the same N slots and, once credited, can push every
+        kernel out, so that the one item a small model copies from would never reach it."""
+        if retrieval.mode == "none":
+            return None, None
+        task_path = getattr(self.task, "path", None)
+        found = choose_exemplar(retrieval.items, self.brief, task_path)
+        if found is None:
+            traces = await self._retrieve("draft", self._task_query(), ["trace"], n=EXEMPLAR_RECALL,
+                                          exclude_task_id=self.brief.task_id, include_api=False)
+            found = choose_exemplar(traces.items, self.brief, task_path)
+            retrieval = traces
+        if found is None:
+            return None, None
+        return found, next(item for item in retrieval.items if item.id == found.item_id)
 
     async def _update(self, outcome: _Outcome) -> None:
         """Credit exactly what the prompt showed (after truncation and deduplication), the start

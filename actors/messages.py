@@ -77,7 +77,7 @@ class DraftRequest(BaseModel):
     context: list[ContextItem] = Field(default_factory=list)
     api: list[ContextItem] = Field(default_factory=list)
     previous: Feedback | None = None
-    exemplar: Exemplar | None = Field(None, description="one of `context`, for llm.exemplar_as_example")
+    exemplar: Exemplar | None = Field(None, description="a feasible kernel of another operator, for llm.exemplar_as_example")
     avoid: list[str] = Field(default_factory=list, description="code_fingerprint of this operator's earlier attempts")
 
 

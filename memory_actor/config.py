@@ -19,7 +19,11 @@ class MemoryConfig(BaseModel):
     retrieval: Literal["value", "similarity", "none"] = Field(
         "value", description="value: recall then Q-rank; similarity: recall only; none: no memory"
     )
-    ranker: Literal["q", "mixed"] = Field("q", description="q: epsilon-greedy on Q; mixed: MemRL-style score")
+    # mixed by default: on a bank of hundreds of items the recall pool is most of the bank, and a
+    # ranking by Q alone then ignores similarity (tests/launch/test_memory_mechanism.py: with `q`
+    # the kernel slot of LayerNorm went to a ReLU kernel whose Q was higher than Softmax's).
+    ranker: Literal["q", "mixed"] = Field("mixed", description="mixed: MemRL-style score of similarity and Q; "
+                                          "q: epsilon-greedy on Q alone")
     items_per_prompt: int = Field(5, ge=1, description="N items per retrieval")
     recall_lambda: float = Field(3.0, ge=1, description="recall pool K = lambda * N")
     lambda_growth: float = Field(

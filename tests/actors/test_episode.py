@@ -291,3 +291,35 @@ def test_credit_goes_to_exactly_what_the_prompt_showed(llm_server, relu_task, ha
     assert {r["id"] for r in record["shown"]} == shown
     assert all({"id", "kind", "task", "q", "role"} <= set(r) for r in record["shown"])
     assert {r["q"] for r in record["shown"] if r["kind"] == "experience"} == {0.0}
+
+
+def test_the_kernel_slot_and_the_family_template_survive_a_recall_full_of_knowledge(
+        llm_server, relu_task, sigmoid_task, harness_config, memory_config):
+    """Two slots, Q-ranked, and seeded practices (prior 0.3) above a new feasible kernel (0.2):
+    the shared recall returns practices only, yet Sigmoid's draft gets ReLU's working kernel as
+    its worked example (from the recall of its own) and the elementwise template as API text."""
+    from memory_actor.seeding import seed_items
+
+    config = memory_config.model_copy(update={"items_per_prompt": 2, "ranker": "q", "epsilon": 0.0})
+    bank = MemoryBank(config)
+    bank.add(seed_items("cpu", set()))
+    llm = {"exemplar_as_example": True}
+    llm_server.responder = ScriptedAgent([replies.FAST])
+    _, [relu], bank = run_episode(llm_server, relu_task, harness_config, config, iterations=1,
+                                  llm_overrides=llm, lessons=False, bank=bank)
+    assert relu.feasible
+
+    agent = ScriptedAgent([replies.WRONG])
+    llm_server.responder = agent
+    since = len(llm_server.chat_requests)
+    _, [attempt], _ = run_episode(llm_server, sigmoid_task, harness_config, config, iterations=1,
+                                  llm_overrides=llm, lessons=False, bank=bank)
+    [body] = drafts(llm_server, agent, since)
+    _, example_user, example_assistant, user = body["messages"]
+    assert example_user["content"].startswith("## Task 4_ReLU")
+    assert "#pragma omp parallel for simd" in example_assistant["content"]
+    assert "template kernel, elementwise family" in user["content"]
+    roles = {s.id: s.role for s in attempt.shown}
+    assert roles[relu.attempt_id] == "example"
+    assert relu.attempt_id not in attempt.retrieved_item_ids[:2]  # not from the shared recall
+    assert bank.get(relu.attempt_id).visits_draft == 1  # credited like any shown item

@@ -94,7 +94,7 @@ def _campaign_of_failures(bank, rounds):
 
 def test_uniform_failures_keep_seeded_items_above_new_failures(memory_config):
     seeded = [_item(f"seed{i}", kind="practice", sim=0.5, stage="seed") for i in range(2)]
-    bank = MemoryBank(memory_config(recall_lambda=100))  # the whole bank is the pool: this is about ranking
+    bank = MemoryBank(memory_config(recall_lambda=100, ranker="q"))  # the whole bank is the pool: this is about Q
     bank.add(seeded)
     ranking = _campaign_of_failures(bank, 12)
     assert ranking[:2] == ["seed0", "seed1"]
@@ -106,7 +106,7 @@ def test_uniform_failures_keep_seeded_items_above_new_failures(memory_config):
     assert bank.get("seed0").visits_draft == 12
 
     # without the baseline every shown item sinks below the unshown ones: "least shown first"
-    plain = MemoryBank(memory_config(recall_lambda=100, baseline=False, uri=bank.config.uri + "-plain"))
+    plain = MemoryBank(memory_config(recall_lambda=100, ranker="q", baseline=False, uri=bank.config.uri + "-plain"))
     plain.add([item.model_copy() for item in seeded])
     ranking = _campaign_of_failures(plain, 12)
     assert ranking[0] == "lesson11" and ranking.index("seed0") > ranking.index("lesson11")

@@ -35,7 +35,7 @@ def _request(**fields) -> RetrievalRequest:
 
 
 def test_epsilon_zero_picks_the_highest_q_of_the_pool(memory_config):
-    bank, ids = _graded_bank(memory_config, retrieval="value", recall_lambda=8 / 3, lambda_growth=0)
+    bank, ids = _graded_bank(memory_config, retrieval="value", ranker="q", recall_lambda=8 / 3, lambda_growth=0)
     retrieval = bank.retrieve(_request())
     assert retrieval.pool_size == 8
     assert retrieval.item_ids == ["item7", "item6", "item5"]
@@ -43,7 +43,7 @@ def test_epsilon_zero_picks_the_highest_q_of_the_pool(memory_config):
 
 
 def test_recall_pool_limits_what_value_ranking_sees(memory_config):
-    bank, _ = _graded_bank(memory_config, retrieval="value", recall_lambda=2, lambda_growth=0)
+    bank, _ = _graded_bank(memory_config, retrieval="value", ranker="q", recall_lambda=2, lambda_growth=0)
     retrieval = bank.retrieve(_request())  # pool: the 6 most similar (K = 2 * 3)
     assert retrieval.pool_size == 6
     assert retrieval.item_ids == ["item5", "item4", "item3"]
