@@ -66,6 +66,8 @@ class MemoryConfig(BaseModel):
     embed_base_url: str | None = Field(None, description="embeddings endpoint for embedder=openai")
     embed_model: str = Field("text-embedding-3-small")
     embed_api_key_env: str = Field("OPENAI_API_KEY", description="environment variable holding the endpoint's key")
+    seed_fresh_bank: bool = Field(True, description="`evokernel run` loads the backend's bundle into a bank "
+                                  "that holds no item yet (what `evokernel memory seed BACKEND` does)")
     preload_embedder: bool = Field(True, description="actor: load the embedding model in the background at start")
     embed_batch_size: int = Field(64, ge=1, description="texts per embedding call")
     embed_cache_size: int = Field(20000, ge=0, description="embeddings cached by content hash")

@@ -8,6 +8,7 @@ from importlib import resources
 
 import yaml
 
+from memory_actor.config import MemoryConfig
 from memory_actor.items import MemoryItem
 
 BUNDLE_BACKENDS = ("cpu", "cuda", "npu")
@@ -34,3 +35,22 @@ def bundle_items(backend: str) -> list[MemoryItem]:
 def seed_items(backend: str, known_ids: set[str], refresh: bool = False) -> list[MemoryItem]:
     """Bundle items to add: those the bank lacks, or all of them with `refresh` (resets values)."""
     return [item for item in bundle_items(backend) if refresh or item.id not in known_ids]
+
+
+def seed_fresh_bank(config: MemoryConfig, backend: str) -> int:
+    """Load `backend`'s bundle into the bank at `config.uri` when it holds no item yet, so that a
+    first run has API knowledge and templates to show; the items added (0: a bank in use, a
+    run without retrieval, `seed_fresh_bank` off, or a backend without a bundle)."""
+    if not config.seed_fresh_bank or config.retrieval == "none" or backend not in BUNDLE_BACKENDS:
+        return 0
+    from memory_actor.bank import MemoryBank  # the bank imports the embedder: only when needed
+
+    bank = MemoryBank(config.model_copy(update={"preload_embedder": False}))
+    try:
+        if bank.items:
+            return 0
+        items = seed_items(backend, set())
+        bank.add(items)
+        return len(items)
+    finally:
+        bank.close()

@@ -45,6 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     _check_sandbox(settings)
+    _seed_fresh_bank(settings)
     if not args.no_ray:
         return _run_concurrent(args, settings)
     if args.resume or settings.ray.fake_devices:
@@ -72,6 +73,21 @@ def _check_sandbox(settings: Settings) -> None:
         check_confinement(settings.harness.confinement)
     except SandboxUnavailable as exc:
         raise UsageError(str(exc)) from None
+
+
+def _seed_fresh_bank(settings: Settings) -> None:
+    """A first run starts from the backend's bundle, not from an empty bank (nothing to show)."""
+    from memory_actor.seeding import seed_fresh_bank
+    from npu_pool.backends import BackendUnavailable, get_backend
+
+    try:
+        backend = get_backend(settings.harness.backend).name
+    except BackendUnavailable:
+        return  # the run itself says what is missing
+    added = seed_fresh_bank(settings.memory, backend)
+    if added:
+        print(f"evokernel run: the memory bank {settings.memory.uri} was empty: seeded {added} {backend} bundle "
+              "items (memory.seed_fresh_bank: false starts empty)", file=sys.stderr)
 
 
 def _plan(settings: Settings) -> tuple[list[Path], str, Path]:

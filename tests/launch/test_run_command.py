@@ -38,7 +38,27 @@ def test_run_writes_summary_and_attempts(tmp_path, capsys):
     assert summary["settings"]["episode"]["iterations"] == 2
     attempts = [json.loads(line) for line in (tmp_path / "run" / "attempts.jsonl").read_text().splitlines()]
     assert [(a["iteration"], a["gate"]) for a in attempts] == [(1, "compile"), (2, "ok")]
-    assert "1/1 operators feasible" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert "1/1 operators feasible" in out
+    # A first run starts from the backend's bundle: the drafts were shown its knowledge.
+    assert f"the memory bank {tmp_path / 'bank'} was empty: seeded 24 cpu bundle items" in err
+    assert any(s["id"].startswith("bundle-") for s in attempts[0]["shown"])
+    assert any(s["role"] == "api" and s["kind"] == "api" for s in attempts[0]["shown"])
+
+
+def test_a_bank_in_use_is_not_seeded_again(tmp_path, capsys):
+    from memory_actor.bank import MemoryBank
+    from memory_actor.config import MemoryConfig
+    from memory_actor.items import MemoryItem
+
+    bank = MemoryBank(MemoryConfig(uri=str(tmp_path / "bank"), preload_embedder=False))
+    bank.add([MemoryItem(kind="experience", backend="cpu", content="a lesson of an earlier run", summary="lesson")])
+    bank.close()
+    with OpenAITestServer() as server:
+        server.responder = ScriptedAgent([replies.FAST])
+        assert run_cli(server, tmp_path, "--iterations", "1") == 0
+    assert "seeded" not in capsys.readouterr().err
+    assert len(MemoryBank(MemoryConfig(uri=str(tmp_path / "bank"), preload_embedder=False)).items) == 2
 
 
 def test_fatal_llm_configuration_stops_the_run_with_a_clear_message(tmp_path, capsys):
