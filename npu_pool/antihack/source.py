@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from npu_pool.antihack import Finding
+from npu_pool.antihack.findings import Finding
 
 # --- lexing ------------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from npu_pool.antihack_torch import (
+from npu_pool.antihack.torch_names import (
     ALLOC_FUNCTIONS,
     CAST_METHODS_LOW,
     CAST_METHODS_OTHER,
@@ -22,7 +22,7 @@ from npu_pool.antihack_torch import (
     TENSOR_METHODS_WARN,
     VIEW_FUNCTIONS,
 )
-from npu_pool.antihack_values import (
+from npu_pool.antihack.values import (
     NONE,
     SCALAR,
     TENSOR,
@@ -42,7 +42,7 @@ _ARITH_DUNDERS = {
 
 
 class CallRules:
-    """The calls on the forward path (mixed into the scope analysis of antihack_forward)."""
+    """The calls on the forward path (mixed into the scope analysis of forward.py)."""
 
     def e_Call(self, e: ast.Call) -> Val:
         if isinstance(e.func, ast.Name) and e.func.id == "getattr" and len(e.args) >= 2 and const_str(e.args[1]) is not None:

@@ -1,4 +1,4 @@
-"""The abstract values of the forward-path analysis (antihack_forward) and the facts about
+"""The abstract values of the forward-path analysis (forward.py) and the facts about
 the file they refer to: its functions, classes and module-level bindings.
 
 Every value gets a kind: a tensor, a plain number (sizes, strides, pointers), a torch path
@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from npu_pool.antihack_torch import (
+from npu_pool.antihack.torch_names import (
     ALLOC_FUNCTIONS,
     META_FUNCTIONS,
     VIEW_FUNCTIONS,

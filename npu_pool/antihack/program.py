@@ -1,14 +1,14 @@
 """The structure of a ModelNew file for the forward-path analysis: its functions (nested
 ones and decorators included), classes and their members, the module body, and the entry
-points that `nn.Module.__call__` reaches; then the analysis itself (antihack_forward)."""
+points that `nn.Module.__call__` reaches; then the analysis itself (forward.py)."""
 
 from __future__ import annotations
 
 import ast
 
-from npu_pool.antihack import Finding
-from npu_pool.antihack_forward import ForwardChecker
-from npu_pool.antihack_values import (
+from npu_pool.antihack.findings import Finding
+from npu_pool.antihack.forward import ForwardChecker
+from npu_pool.antihack.values import (
     MODULE_SCOPE,
     SCALAR,
     TENSOR,

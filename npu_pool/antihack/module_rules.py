@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import ast
 
-from npu_pool.antihack import Finding
-from npu_pool.antihack_torch import (
+from npu_pool.antihack.findings import Finding
+from npu_pool.antihack.torch_names import (
     FORBIDDEN_ATTRIBUTES,
     FORBIDDEN_BUILTINS,
     FORBIDDEN_PATHS,

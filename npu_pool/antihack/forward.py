@@ -9,17 +9,17 @@ cannot be proven to be numbers is flagged for review. Types flow into helpers th
 their call sites and into methods through `self` attributes, iterated to a fixed point.
 
 This module holds the driver (`ForwardChecker`) and the statements of one function body;
-expressions are in antihack_exprs and calls in antihack_calls.
+expressions are in exprs.py and calls in calls.py.
 """
 
 from __future__ import annotations
 
 import ast
 
-from npu_pool.antihack import Finding
-from npu_pool.antihack_calls import CallRules
-from npu_pool.antihack_exprs import ExprRules
-from npu_pool.antihack_values import (
+from npu_pool.antihack.calls import CallRules
+from npu_pool.antihack.exprs import ExprRules
+from npu_pool.antihack.findings import Finding
+from npu_pool.antihack.values import (
     MODULE_SCOPE,
     NONE,
     SCALAR,

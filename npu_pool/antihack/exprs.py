@@ -1,20 +1,20 @@
 """Expressions on the forward path: the kind each expression evaluates to (names and
 closures, containers, comprehensions, attributes of tensors, nn layers and the file's own
 classes, subscripts) and the torch compute and pointer- or shape-keyed caches that operators,
-comparisons and lookups reveal (mixed into the scope analysis of antihack_forward)."""
+comparisons and lookups reveal (mixed into the scope analysis of forward.py)."""
 
 from __future__ import annotations
 
 import ast
 
-from npu_pool.antihack_torch import (
+from npu_pool.antihack.torch_names import (
     COMPUTE_BUILTINS,
     NEUTRAL_BUILTINS,
     NN_SCALAR_ATTRS,
     TENSOR_ATTRS_SCALAR,
     TENSOR_ATTRS_TENSOR,
 )
-from npu_pool.antihack_values import (
+from npu_pool.antihack.values import (
     NONE,
     OPERATOR_SYMBOLS,
     SCALAR,
@@ -28,7 +28,7 @@ from npu_pool.antihack_values import (
 
 
 class ExprRules:
-    """The expressions on the forward path (mixed into the scope analysis of antihack_forward)."""
+    """The expressions on the forward path (mixed into the scope analysis of forward.py)."""
 
     def expr(self, e: ast.expr | None) -> Val:
         if e is None:

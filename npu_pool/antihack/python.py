@@ -1,16 +1,16 @@
 """Anti-hack rules for a `ModelNew` file: rules that hold anywhere in the file (module code
 runs inside the harness at import), the structure of `ModelNew`, the C/C++/CUDA strings
-handed to `load_inline` (here), and the forward path (antihack_program, antihack_forward)."""
+handed to `load_inline` (here), and the forward path (program.py, forward.py)."""
 
 from __future__ import annotations
 
 import ast
 import re
 
-from npu_pool.antihack import Finding
-from npu_pool.antihack_module_rules import check_module_rules, collect_aliases, paths_of
-from npu_pool.antihack_program import check_forward
-from npu_pool.antihack_source import check_source
+from npu_pool.antihack.findings import Finding
+from npu_pool.antihack.module_rules import check_module_rules, collect_aliases, paths_of
+from npu_pool.antihack.program import check_forward
+from npu_pool.antihack.source import check_source
 
 _LOAD_INLINE = "torch.utils.cpp_extension.load_inline"
 _LOAD = "torch.utils.cpp_extension.load"
