@@ -256,8 +256,10 @@ def _with_llm(settings, stack) -> tuple[Any, dict[str, Any]]:
     """The endpoint given, or the local model served for the whole benchmark (one server, every arm)."""
     if settings.llm.base_url:
         return settings, {"name": settings.llm.model, "endpoint": settings.llm.base_url, "gguf_sha256": None}
-    from launch.local_llm import LocalLLMError, local_llm_server, local_llm_settings
-    from launch.local_llm_fetch import is_verified
+    from launch.local_llm.fetch import is_verified
+    from launch.local_llm.process import LocalLLMError
+    from launch.local_llm.server import local_llm_server
+    from launch.local_llm.settings import local_llm_settings
 
     config = settings.local_llm
     try:

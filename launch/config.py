@@ -20,7 +20,7 @@ from pydantic_settings import (
 )
 
 from actors.config import EpisodeConfig, LLMConfig
-from launch.local_llm import LocalLLMConfig
+from launch.local_llm.config import LocalLLMConfig
 from memory_actor.config import MemoryConfig
 from npu_pool.config import HarnessConfig
 

@@ -118,7 +118,7 @@ def run_doctor(args: argparse.Namespace, settings: Settings) -> int:
     if settings.llm.base_url:
         print(f"  info  {'llm':<11} endpoint {settings.llm.base_url}, model {settings.llm.model}")
     else:
-        from launch.local_llm import local_llm_status
+        from launch.local_llm.server import local_llm_status
 
         print(f"  info  {'llm':<11} no endpoint configured: the local model is used; {local_llm_status(settings.local_llm)}")
     print(f"{len(checks) - failures}/{len(checks)} checks passed")

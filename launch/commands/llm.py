@@ -8,8 +8,9 @@ import sys
 
 from launch.cli import add_config_flag
 from launch.config import Settings
-from launch.local_llm import LocalLLMError, ensure_model, prepare_server
-from launch.local_llm_fetch import FetchError, is_verified, remove_model
+from launch.local_llm.fetch import FetchError, is_verified, remove_model
+from launch.local_llm.process import LocalLLMError
+from launch.local_llm.server import ensure_model, prepare_server
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

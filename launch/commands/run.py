@@ -185,7 +185,9 @@ def _stop_cleanly_on_sigterm(stack: ExitStack) -> None:
 
 def _with_local_llm(settings: Settings, stack: ExitStack) -> Settings:
     """No endpoint configured: serve the offline default model for the duration of the run."""
-    from launch.local_llm import LocalLLMError, local_llm_server, local_llm_settings
+    from launch.local_llm.process import LocalLLMError
+    from launch.local_llm.server import local_llm_server
+    from launch.local_llm.settings import local_llm_settings
 
     try:
         base_url = stack.enter_context(local_llm_server(settings))

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from launch.cli import main
-from launch.local_llm import QWEN25_CODER_15B, LocalModelSpec
-from launch.local_llm_fetch import FetchError, fetch_model, is_verified, sidecar_path
+from launch.local_llm.fetch import FetchError, fetch_model, is_verified, sidecar_path
+from launch.local_llm.models import QWEN25_CODER_15B, LocalModelSpec
 from tests.launch.local_llm_standin import reset_structlog
 
 VERSION = QWEN25_CODER_15B.part_version

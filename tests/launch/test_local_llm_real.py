@@ -12,8 +12,9 @@ import openai
 import pytest
 
 from launch.config import load_settings
-from launch.local_llm import QWEN25_CODER_15B, local_llm_server
-from launch.local_llm_fetch import is_verified
+from launch.local_llm.fetch import is_verified
+from launch.local_llm.models import QWEN25_CODER_15B
+from launch.local_llm.server import local_llm_server
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from launch.cli import main
-from launch.local_llm import QWEN25_CODER_15B
+from launch.local_llm.models import QWEN25_CODER_15B
 from tests.launch.local_llm_standin import (
     install_standin,
     port_is_closed,

@@ -19,16 +19,11 @@ import pytest
 
 from actors.config import LLMConfig
 from launch.config import load_settings
-from launch.local_llm import (
-    QWEN25_CODER_15B,
-    LocalLLMConfig,
-    LocalLLMError,
-    local_llm_config_for_agent,
-    local_llm_server,
-    local_llm_settings,
-    local_llm_status,
-    prepare_server,
-)
+from launch.local_llm.config import LocalLLMConfig
+from launch.local_llm.models import QWEN25_CODER_15B
+from launch.local_llm.process import LocalLLMError
+from launch.local_llm.server import local_llm_server, local_llm_status, prepare_server
+from launch.local_llm.settings import local_llm_config_for_agent, local_llm_settings
 from tests.launch.local_llm_standin import (
     FIXED_REPLY,
     install_standin,
@@ -100,7 +95,7 @@ def test_server_stops_itself_when_evokernel_is_killed(standin):
     holder = subprocess.Popen(
         [sys.executable, "-c", (
             "from launch.config import load_settings\n"
-            "from launch.local_llm import local_llm_server\n"
+            "from launch.local_llm.server import local_llm_server\n"
             "from launch.logging import configure_logging\n"
             "configure_logging(json_logs=True)\n"
             "import time\n"

