@@ -122,9 +122,23 @@ def _clone(inputs: list[Any], device: str) -> list[Any]:
     return [x.detach().to(device).clone() if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
+class HarnessDeviceError(RuntimeError):
+    """The harness itself compared tensors on two devices: its bug, never the candidate's
+    (the worker reports it with gate `infra`)."""
+
+
+def same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """torch.equal, for two tensors the gate holds on one device. Every equality test of the
+    gate goes through here, so a comparison across devices (a host copy against a device
+    tensor) is a harness error on every backend, not only where torch itself refuses it."""
+    if a.device != b.device:
+        raise HarnessDeviceError(f"the correctness gate compared a tensor on {a.device} with one on {b.device}")
+    return torch.equal(a, b)
+
+
 def _unchanged(before: list[Any], after: list[Any]) -> bool:
     return all(
-        torch.equal(a, b) or torch.equal(torch.nan_to_num(a), torch.nan_to_num(b)) if isinstance(a, torch.Tensor) else True
+        same_values(a, b) or same_values(torch.nan_to_num(a), torch.nan_to_num(b)) if isinstance(a, torch.Tensor) else True
         for a, b in zip(before, after, strict=True)
     )
 
@@ -247,14 +261,15 @@ def check(
         produced = as_output_list(raw)
         if previous is not None and not perturbed:
             ref_prev, cand_prev = previous
-            if any(not torch.equal(a, b) for a, b in zip(ref_prev, expected, strict=False)) and all(
-                torch.equal(a, b.detach().cpu()) for a, b in zip(cand_prev, produced, strict=False)
+            if any(not same_values(a, b) for a, b in zip(ref_prev, expected, strict=False)) and all(
+                same_values(a, b) for a, b in zip(cand_prev, produced, strict=False)
             ):
                 return _outcome(False, "correctness", "constant_output",
                                f"outputs do not change when the inputs change ({label})",
                                "the reference's outputs differ between trials but the candidate's are identical\n" + shapes_note)
         if not perturbed:
-            previous = ([e.cpu() for e in expected], [p.detach().cpu().clone() for p in produced])
+            # Kept where they are (on the device), so the next trial compares on one device.
+            previous = (expected, [p.detach().clone() for p in produced])
             last_cand_inputs = cand_inputs
     return _outcome(True, "ok", "ok", f"{total} trials matched", shapes_note)
 
@@ -269,8 +284,8 @@ def _check_outputs(raw, expected, cand_inputs, originals, ref_inputs, candidate,
         where = f"output {i}"
         if type(out) is not torch.Tensor:
             return "output_type", f"{where} is a {type(out).__name__}, not a plain torch.Tensor", ""
-        if out.device.type != torch.device(device).type:
-            return "output_device", f"{where} is on {out.device}, expected {device}", ""
+        if out.device != ref.device:  # also another device of the same kind: every comparison below is on one device
+            return "output_device", f"{where} is on {out.device}, expected {ref.device}", ""
         if out.shape != ref.shape:
             return "shape", f"{where} has shape {list(out.shape)}, expected {list(ref.shape)}", ""
         if out.dtype != ref.dtype:
