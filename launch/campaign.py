@@ -1,18 +1,19 @@
 """A campaign: one episode per selected operator, written to a run folder as it goes.
 
 The run folder holds `attempts.jsonl` (one Attempt per line, appended and flushed as each
-attempt finishes: nothing is lost on a crash) and `summary.json` (rewritten atomically
-after every operator). Operators run one after another, in this process (`evokernel run
---no-ray`, the learning benchmark); launch.concurrent_campaign runs them over Ray.
+attempt finishes: nothing is lost on a crash) and `summary.json` (a launch.run_summary.RunSummary,
+rewritten atomically after every operator). Operators run one after another, in this process
+(`evokernel run --no-ray`, the learning benchmark); launch.concurrent_campaign runs them over Ray.
+Ctrl-C (and SIGTERM, which `evokernel run` turns into Ctrl-C) keeps what the operator in flight
+did, marked `interrupted`, and leaves `finished_at` empty; `evokernel run --resume` continues.
 """
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
-import json
 import os
 import re
-import statistics
 import uuid
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime
@@ -29,6 +30,7 @@ from actors.messages import Attempt, EpisodeResult, utc_now
 from actors.ports import InProcess
 from actors.refiner import Refiner
 from launch.config import Settings
+from launch.run_summary import INTERRUPTED, RunSummary
 
 log = structlog.get_logger("evokernel.campaign")
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -80,26 +82,8 @@ class RunFolder:
             stream.flush()
             os.fsync(stream.fileno())
 
-    def write_summary(self, summary: dict[str, Any]) -> None:
-        partial = self.summary_path.with_suffix(".json.tmp")
-        partial.write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
-        os.replace(partial, self.summary_path)
-
-
-def totals(operators: list[EpisodeResult]) -> dict[str, Any]:
-    feasible = [op for op in operators if op.feasible]
-    speedups = [op.speedup_vs_eager for op in feasible if op.speedup_vs_eager]
-    gains = [op.speedup_best_over_first for op in feasible if op.speedup_best_over_first]
-    return {
-        "operators": len(operators),
-        "feasible": len(feasible),
-        "feasible_rate": round(len(feasible) / len(operators), 4) if operators else 0.0,
-        "attempts": sum(op.attempts for op in operators),
-        "tokens": sum(op.tokens for op in operators),
-        "errors": sum(1 for op in operators if op.error),
-        "median_speedup_vs_eager": statistics.median(speedups) if speedups else None,
-        "median_speedup_best_over_first": statistics.median(gains) if gains else None,
-    }
+    def write_summary(self, summary: RunSummary) -> None:
+        summary.write(self.path)
 
 
 class Campaign:
@@ -110,22 +94,33 @@ class Campaign:
         self.folder = RunFolder(run_dir)
         self.run_id = run_id or new_run_id()
         self.operators: list[EpisodeResult] = []
+        self.planned: list[Path] = []
         self.started_at = utc_now()
         self.error: str | None = None
+        self.interrupted = False
 
-    def summary(self, finished: bool) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "started_at": self.started_at,
-            "finished_at": utc_now() if finished else None,
-            "mode": "single-process",
-            "settings": self.settings.redacted(),
-            "operators": [op.model_dump() for op in self.operators],
-            "totals": totals(self.operators),
-            "error": self.error,
-        }
+    def summary(self, finished: bool) -> RunSummary:
+        return RunSummary(
+            run_id=self.run_id, started_at=self.started_at, finished_at=utc_now() if finished else None,
+            mode="single-process", settings=self.settings.redacted(), planned=[p.stem for p in self.planned],
+            planned_paths=[str(p.resolve()) for p in self.planned], operators=self.operators, error=self.error,
+            interrupted=self.interrupted,
+        )
 
     async def run(self, task_paths: list[Path]) -> dict[str, Any]:
+        """Run every operator; returns the final summary as summary.json holds it. Interrupted
+        (Ctrl-C, task cancelled), it records that and re-raises."""
+        self.planned = list(task_paths)
+        try:
+            return await self._run(task_paths)
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            self.interrupted = True
+            self.folder.write_summary(self.summary(False))
+            log.warning("campaign_interrupted", run_id=self.run_id, done=len(self.operators),
+                        not_started=len(task_paths) - len(self.operators))
+            raise
+
+    async def _run(self, task_paths: list[Path]) -> dict[str, Any]:
         from npu_pool.backends import get_backend
         from npu_pool.tasks import load_task
 
@@ -153,16 +148,21 @@ class Campaign:
                 log.info("operator_start", task=task.task_id, format=fmt, sizes=task.sizes)
                 try:
                     result = await episode.run()
+                except (KeyboardInterrupt, asyncio.CancelledError):
+                    self.operators.append(episode.result.model_copy(
+                        update={"stopped_by": INTERRUPTED, "error": INTERRUPTED}))
+                    raise
                 except FATAL_LLM_ERRORS as exc:
                     self.error = str(exc)
                     self._finish(episode.result.model_copy(update={"error": str(exc), "stopped_by": "error"}))
                     raise CampaignError(str(exc)) from None
                 self._finish(result)
-        self.folder.write_summary(self.summary(True))
-        done = totals(self.operators)
+        summary = self.summary(True)
+        self.folder.write_summary(summary)
+        done = summary.totals.model_dump()
         done["usage"] = f"{done.pop('tokens')} tok"  # a key named like 'token' would be redacted
         log.info("campaign_done", run_id=self.run_id, **done)
-        return self.summary(True)
+        return summary.model_dump(mode="json")
 
     def _finish(self, result: EpisodeResult) -> None:
         self.operators.append(result)

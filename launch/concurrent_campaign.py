@@ -8,14 +8,18 @@ rewritten atomically after each one finishes. Ctrl-C cancels the episodes in fli
 what they did (marked `interrupted`) and flushes everything; `resume()` continues a run
 folder without redoing finished operators. A lost LLM endpoint fails the operator that met
 it, pauses new starts until the endpoint answers again, and stops the campaign if it stays
-away (the rest can be resumed later).
+away (the rest can be resumed later). SIGTERM stops the run as Ctrl-C does where the caller
+made it so (`evokernel run` does): `ray.init` replaces that handler with its own, which exits
+on the spot, and `connect_ray` puts the caller's back.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import signal
 import sys
+import threading
 import time
 from collections import deque
 from pathlib import Path
@@ -29,15 +33,15 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from actors.drafter import DrafterActor
 from actors.messages import EpisodeResult, utc_now
 from actors.refiner import RefinerActor
-from launch.campaign import CampaignError, RunFolder, new_run_id, totals
+from launch.campaign import CampaignError, RunFolder, new_run_id
 from launch.campaign_services import EpisodeOutcome, EpisodeServices, RunRecorder, run_episode
 from launch.config import Settings
 from launch.metrics import CampaignCounters
+from launch.run_summary import INTERRUPTED, Placement, RunSummary, RunSummaryError
 from npu_pool.devices import FakeDevices, local_devices
 from npu_pool.pools import DevicePools, PoolError
 
 log = structlog.get_logger("evokernel.campaign")
-INTERRUPTED = "interrupted"
 
 
 class ProgressDisplay:
@@ -82,10 +86,27 @@ def connect_ray(settings: Settings, fake: FakeDevices | None) -> bool:
                 kwargs["resources"] = {"NPU": found.npu}
             if found.cuda:
                 kwargs["num_gpus"] = found.cuda
-        ray.init(address="local", **kwargs)  # a fresh instance, never another one on this machine
+        with _keeping_sigterm_handler():
+            ray.init(address="local", **kwargs)  # a fresh instance, never another one on this machine
     else:
-        ray.init(address=address, **kwargs)
+        with _keeping_sigterm_handler():
+            ray.init(address=address, **kwargs)
     return True
+
+
+class _keeping_sigterm_handler:
+    """Around `ray.init`: put back a SIGTERM handler the caller installed. Ray installs one that
+    exits on the spot (and its core worker a fatal-signal handler underneath), which would skip
+    the clean stop `evokernel run` makes of SIGTERM: no summary marked interrupted, no resume
+    hint, the local model server left running. Without a handler of the caller's, Ray's stays."""
+
+    def __enter__(self) -> None:
+        main = threading.current_thread() is threading.main_thread()
+        self.previous = signal.getsignal(signal.SIGTERM) if main else None
+
+    def __exit__(self, *exc: object) -> None:
+        if callable(self.previous) or self.previous == signal.SIG_IGN:
+            signal.signal(signal.SIGTERM, self.previous)
 
 
 class ConcurrentCampaign:
@@ -115,15 +136,14 @@ class ConcurrentCampaign:
 
     # -- summary ----------------------------------------------------------------------------
 
-    def summary(self, finished: bool) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id, "started_at": self.started_at, "finished_at": utc_now() if finished else None,
-            "mode": "ray", "settings": self.settings.redacted(),
-            "planned": [p.stem for p in self.planned], "planned_paths": [str(p) for p in self.planned],
-            "operators": [op.model_dump() for op in self.operators], "totals": totals(self.operators),
-            "error": self.error, "interrupted": self.interrupted, "resumed_at": self.resumed,
-            "placement": {"episodes": self.episode_nodes, "devices": self.devices}, "timings": self.timings,
-        }
+    def summary(self, finished: bool) -> RunSummary:
+        return RunSummary(
+            run_id=self.run_id, started_at=self.started_at, finished_at=utc_now() if finished else None,
+            mode="ray", settings=self.settings.redacted(), planned=[p.stem for p in self.planned],
+            planned_paths=[str(p.resolve()) for p in self.planned], operators=self.operators, error=self.error,
+            interrupted=self.interrupted, resumed_at=self.resumed,
+            placement=Placement(episodes=self.episode_nodes, devices=self.devices), timings=self.timings,
+        )
 
     def _write(self, finished: bool = False) -> None:
         self.folder.write_summary(self.summary(finished))
@@ -135,6 +155,7 @@ class ConcurrentCampaign:
     # -- the run ----------------------------------------------------------------------------
 
     def run(self, task_paths: list[Path]) -> dict[str, Any]:
+        """Run the operators not finished yet; returns the final summary as summary.json holds it."""
         done = {op.task for op in self.operators}
         self.planned = self.planned or list(task_paths)
         todo = deque(p for p in task_paths if p.stem not in done)
@@ -157,6 +178,9 @@ class ConcurrentCampaign:
         except PoolError as exc:
             self.error = str(exc)
             raise CampaignError(str(exc)) from None
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM before the episodes started (the loop has its own)
+            log.warning("campaign_interrupted", in_flight=0, not_started=len(todo))
+            self.interrupted = True
         finally:
             self.progress.clear()
             if pools is not None and pools.pool is not None:
@@ -172,8 +196,8 @@ class ConcurrentCampaign:
                 ray.shutdown()
         summary = self.summary(True)
         log.info("campaign_done", run_id=self.run_id, interrupted=self.interrupted, error=self.error,
-                 feasible=summary["totals"]["feasible"], operators=summary["totals"]["operators"])
-        return summary
+                 feasible=summary.totals.feasible, operators=summary.totals.operators)
+        return summary.model_dump(mode="json")
 
     def _services(self, pools: DevicePools) -> tuple[Any, EpisodeServices, list[Any]]:
         from memory_actor.actor import get_or_create_memory_actor
@@ -290,31 +314,28 @@ class ConcurrentCampaign:
         """A campaign that continues RUN_DIR: finished operators are kept, the others run again
         (their earlier attempts move to attempts.discarded.jsonl), with the same run id."""
         summary = load_summary(run_dir)
-        paths = [Path(p) for p in summary.get("planned_paths") or []]
+        paths = [Path(p) for p in summary.planned_paths]
         if not paths:
             raise CampaignError(f"{run_dir}/summary.json lists no planned operators: not a resumable run folder")
         missing = [str(p) for p in paths if not p.is_file()]
         if missing:
             raise CampaignError(f"task files of the run are gone: {', '.join(missing[:3])}")
-        kept = [EpisodeResult.model_validate(op) for op in summary.get("operators", [])
-                if op.get("stopped_by") not in (INTERRUPTED, "error")]
-        campaign = cls(settings, run_dir, run_id=summary.get("run_id"), **kwargs)
-        campaign.started_at = summary.get("started_at") or campaign.started_at
+        kept = [op for op in summary.operators if op.stopped_by not in (INTERRUPTED, "error")]
+        campaign = cls(settings, run_dir, run_id=summary.run_id, **kwargs)
+        campaign.started_at = summary.started_at or campaign.started_at
         campaign.planned, campaign.operators = paths, kept
-        campaign.episode_nodes = dict((summary.get("placement") or {}).get("episodes") or {})
-        campaign.resumed = [*summary.get("resumed_at", []), utc_now()]
+        campaign.episode_nodes = dict(summary.placement.episodes)
+        campaign.resumed = [*summary.resumed_at, utc_now()]
         _discard_attempts(campaign.folder, {op.task for op in kept})
         log.info("campaign_resume", run_id=campaign.run_id, finished=len(kept), remaining=len(paths) - len(kept))
         return campaign, paths
 
 
-def load_summary(run_dir: Path) -> dict[str, Any]:
-    import json
-
+def load_summary(run_dir: Path) -> RunSummary:
     try:
-        return json.loads((Path(run_dir) / "summary.json").read_text())
-    except (OSError, ValueError) as exc:
-        raise CampaignError(f"cannot read {run_dir}/summary.json: {exc}") from None
+        return RunSummary.load(run_dir)
+    except RunSummaryError as exc:
+        raise CampaignError(str(exc)) from None
 
 
 def _discard_attempts(folder: RunFolder, keep: set[str]) -> None:

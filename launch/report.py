@@ -1,8 +1,11 @@
 """Read run folders and compute what a report shows: correctness curves, speedups, a table.
 
-A run folder (docs/contracts.md) holds summary.json and attempts.jsonl. Both may be
-damaged (a killed campaign leaves a half-written last line and no summary); whatever can
-be read is used, and every problem is stated in the report instead of stopping it.
+A run folder (docs/contracts.md) holds summary.json (a launch.run_summary.RunSummary) and
+attempts.jsonl (one actors.messages.Attempt per line); both are validated as those models.
+What a killed or unfinished campaign leaves (a half-written last line, no summary, a summary
+without finished_at) is used as far as it goes, and every such problem is stated in the report
+instead of stopping it. A line in the middle of attempts.jsonl that is not an Attempt is
+corruption, not a crash: `CorruptRunFolder` names the file and the line.
 """
 
 from __future__ import annotations
@@ -14,7 +17,14 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
+
+from actors.messages import Attempt, EpisodeResult
+from launch.run_summary import RunSummary, RunSummaryError
+
+
+class CorruptRunFolder(Exception):
+    """A line of attempts.jsonl, other than a half-written last one, is not an Attempt."""
 
 
 class Distribution(BaseModel):
@@ -133,65 +143,56 @@ def _positive(value: Any) -> float | None:
     return number if number is not None and number > 0 else None
 
 
-def read_summary(run_dir: Path, problems: list[str]) -> dict[str, Any]:
-    path = run_dir / "summary.json"
-    if not path.is_file():
+def read_summary(run_dir: Path, problems: list[str]) -> RunSummary | None:
+    """summary.json as a RunSummary; None (and a problem stated) where there is none to use."""
+    if not (run_dir / "summary.json").is_file():
         problems.append("no summary.json (the campaign did not finish?): figures come from attempts.jsonl alone")
-        return {}
+        return None
     try:
-        summary = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        problems.append(f"summary.json is not valid JSON ({exc}): ignored")
-        return {}
-    if not isinstance(summary, dict):
-        problems.append("summary.json does not hold an object: ignored")
-        return {}
-    return summary
+        return RunSummary.load(run_dir)
+    except RunSummaryError as exc:
+        problems.append(f"{exc}: ignored")
+        return None
 
 
-def read_attempts(run_dir: Path, problems: list[str]) -> list[dict[str, Any]]:
-    """The attempts, one dict per readable line; unreadable lines are skipped and reported."""
+def read_attempts(run_dir: Path, problems: list[str]) -> list[Attempt]:
+    """Every line of attempts.jsonl as an Attempt. A half-written last line (a killed campaign,
+    or one still writing) is skipped and stated; any other bad line raises CorruptRunFolder."""
     path = run_dir / "attempts.jsonl"
     if not path.is_file():
         problems.append("no attempts.jsonl: no attempt was recorded")
         return []
     lines = path.read_text(errors="replace").splitlines()
-    attempts: list[dict[str, Any]] = []
+    attempts: list[Attempt] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            attempt = json.loads(line)
-        except json.JSONDecodeError:
-            last = number == len(lines)
-            problems.append(f"attempts.jsonl line {number}: "
-                            + ("half-written last line (campaign killed?): ignored" if last else "not JSON: ignored"))
-            continue
-        if not isinstance(attempt, dict) or not isinstance(attempt.get("task"), str) or not attempt["task"]:
-            problems.append(f"attempts.jsonl line {number}: no task name: ignored")
-            continue
-        attempts.append(attempt)
+            json.loads(line)
+        except json.JSONDecodeError as exc:
+            if number == len(lines):
+                problems.append(f"attempts.jsonl line {number}: half-written last line (campaign killed?): ignored")
+                continue
+            raise CorruptRunFolder(f"{path} line {number}: not JSON ({exc})") from None
+        try:
+            attempts.append(Attempt.model_validate_json(line))
+        except ValidationError as exc:
+            wrong = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'the line'}: {e['msg']}" for e in exc.errors()[:3])
+            raise CorruptRunFolder(f"{path} line {number}: not an Attempt ({wrong})") from None
     return attempts
 
 
-def _iterations_in_order(attempts: list[dict[str, Any]], problems: list[str]) -> dict[str, list[tuple[int, dict]]]:
-    """Attempts grouped by task, each with its iteration (recorded, or its position when missing)."""
-    by_task: dict[str, list[tuple[int, dict]]] = defaultdict(list)
-    missing_iteration = duplicates = 0
+def _iterations_in_order(attempts: list[Attempt], problems: list[str]) -> dict[str, list[tuple[int, Attempt]]]:
+    """Attempts grouped by task, in the order of their iteration."""
+    by_task: dict[str, list[tuple[int, Attempt]]] = defaultdict(list)
+    duplicates = 0
     seen: set[tuple[str, int]] = set()
     for attempt in attempts:
-        task = attempt["task"]
-        iteration = attempt.get("iteration")
-        if isinstance(iteration, bool) or not isinstance(iteration, int):
-            missing_iteration += 1
-            iteration = (by_task[task][-1][0] + 1) if by_task[task] else 1
-        if (task, iteration) in seen:
+        if (attempt.task, attempt.iteration) in seen:
             duplicates += 1
             continue
-        seen.add((task, iteration))
-        by_task[task].append((iteration, attempt))
-    if missing_iteration:
-        problems.append(f"{missing_iteration} attempt(s) without an iteration number: numbered by their order in the file")
+        seen.add((attempt.task, attempt.iteration))
+        by_task[attempt.task].append((attempt.iteration, attempt))
     if duplicates:
         problems.append(f"{duplicates} duplicate attempt(s) (same task and iteration): only the first was counted")
     for entries in by_task.values():
@@ -199,21 +200,17 @@ def _iterations_in_order(attempts: list[dict[str, Any]], problems: list[str]) ->
     return by_task
 
 
-def _operator_row(task: str, entries: list[tuple[int, dict]], counts: Counter) -> OperatorRow:
+def _operator_row(task: str, entries: list[tuple[int, Attempt]], counts: Counter) -> OperatorRow:
     row = OperatorRow(task=task, attempts=len(entries))
     failures: Counter = Counter()
     for iteration, attempt in entries:
-        row.tokens += int(_number(attempt.get("tokens_prompt")) or 0) + int(_number(attempt.get("tokens_completion")) or 0)
-        feasible = attempt.get("feasible")
-        if not isinstance(feasible, bool):
-            counts["no feasible field (counted as infeasible)"] += 1
-            feasible = False
-        if not feasible:
-            failures[str(attempt.get("gate") or "unknown")] += 1
-            row.last_reason = str(attempt.get("reason") or "")
+        row.tokens += attempt.tokens_prompt + attempt.tokens_completion
+        if not attempt.feasible:
+            failures[attempt.gate or "unknown"] += 1
+            row.last_reason = attempt.reason
             continue
-        latency = _positive(attempt.get("latency_ms"))
-        speedup = _positive(attempt.get("speedup_vs_eager"))
+        latency = _positive(attempt.latency_ms)
+        speedup = _positive(attempt.speedup_vs_eager)
         if latency is None:
             counts["feasible but no latency_ms"] += 1
         if speedup is None:
@@ -236,22 +233,20 @@ def _operator_row(task: str, entries: list[tuple[int, dict]], counts: Counter) -
     return row
 
 
-def _row_from_summary(entry: dict[str, Any], problems: list[str]) -> OperatorRow:
+def _row_from_summary(entry: EpisodeResult, problems: list[str]) -> OperatorRow:
     """An operator without attempts in attempts.jsonl, described by its summary.json entry alone."""
-    row = OperatorRow(task=entry["task"])
-    attempts = _number(entry.get("attempts"))
-    if not attempts:
+    row = OperatorRow(task=entry.task)
+    if not entry.attempts:
         return row
-    row.attempts = int(attempts)
-    first = entry.get("first_feasible_iteration")
-    row.first_feasible_iteration = first if isinstance(first, int) and not isinstance(first, bool) else None
-    row.feasible = entry.get("feasible") is True and row.first_feasible_iteration is not None
-    row.first_feasible_latency_ms = _positive(entry.get("first_feasible_latency_ms"))
-    row.best_latency_ms = _positive(entry.get("best_latency_ms"))
-    row.speedup_best_over_first = _positive(entry.get("speedup_best_over_first"))
-    row.speedup_vs_eager = _positive(entry.get("speedup_vs_eager"))
-    row.tokens = int(_number(entry.get("tokens")) or 0)
-    problems.append(f"{row.task}: {int(attempts)} attempt(s) in summary.json but none in attempts.jsonl: "
+    row.attempts = entry.attempts
+    row.first_feasible_iteration = entry.first_feasible_iteration
+    row.feasible = entry.feasible and row.first_feasible_iteration is not None
+    row.first_feasible_latency_ms = _positive(entry.first_feasible_latency_ms)
+    row.best_latency_ms = _positive(entry.best_latency_ms)
+    row.speedup_best_over_first = _positive(entry.speedup_best_over_first)
+    row.speedup_vs_eager = _positive(entry.speedup_vs_eager)
+    row.tokens = entry.tokens
+    problems.append(f"{row.task}: {entry.attempts} attempt(s) in summary.json but none in attempts.jsonl: "
                     "figures from summary.json (fast_1 unknown)")
     return row
 
@@ -274,7 +269,7 @@ TOP_ITEMS = 10
 TRAJECTORIES = 5
 
 
-def memory_use(attempts: list[dict[str, Any]]) -> MemoryUse:
+def memory_use(attempts: list[Attempt]) -> MemoryUse:
     """Count the items each attempt's prompt showed (its `shown` provenance), most often in the
     prompts of feasible attempts first; the Q values recorded with them trace how the values of
     the top items moved over the run (attempts in file order, which is the order they ended)."""
@@ -282,20 +277,16 @@ def memory_use(attempts: list[dict[str, Any]]) -> MemoryUse:
     points: dict[str, list[QPoint]] = defaultdict(list)
     with_provenance = 0
     for position, attempt in enumerate(attempts, start=1):
-        shown = attempt.get("shown")
-        if not isinstance(shown, list) or not shown:
+        if not attempt.shown:
             continue
         with_provenance += 1
-        for record in shown:
-            if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-                continue
-            use = uses.setdefault(record["id"], ItemUse(id=record["id"], kind=str(record.get("kind") or ""),
-                                                        task=record.get("task")))
+        for record in attempt.shown:
+            use = uses.setdefault(record.id, ItemUse(id=record.id, kind=record.kind, task=record.task))
             use.attempts += 1
-            use.feasible_attempts += attempt.get("feasible") is True
-            q = _number(record.get("q"))
+            use.feasible_attempts += attempt.feasible
+            q = _number(record.q)
             if q is not None:
-                points[record["id"]].append(QPoint(attempt=position, stage=str(attempt.get("stage") or "?"), q=q))
+                points[record.id].append(QPoint(attempt=position, stage=attempt.stage, q=q))
     top = sorted(uses.values(), key=lambda u: (-u.feasible_attempts, -u.attempts, u.id))[:TOP_ITEMS]
     return MemoryUse(attempts_with_provenance=with_provenance, top_items=top,
                      trajectories={u.id: points[u.id] for u in top[:TRAJECTORIES] if points[u.id]})
@@ -310,9 +301,11 @@ def _setting(settings: Any, *path: str) -> Any:
 
 
 def analyse_run(run_dir: Path) -> RunReport:
-    """Read one run folder and compute its figures; problems are listed, never raised."""
+    """Read one run folder and compute its figures; what a killed or unfinished campaign leaves
+    is listed as a problem; a corrupt attempts.jsonl raises CorruptRunFolder."""
     problems: list[str] = []
-    summary = read_summary(run_dir, problems)
+    loaded = read_summary(run_dir, problems)
+    summary = loaded or RunSummary()
     attempts = read_attempts(run_dir, problems)
     by_task = _iterations_in_order(attempts, problems)
     counts: Counter = Counter()
@@ -321,21 +314,17 @@ def analyse_run(run_dir: Path) -> RunReport:
 
     # Operators the summary knows but no attempt reached (an episode that failed early)
     # still count: the denominator is every operator of the run.
-    listed = summary.get("operators") if isinstance(summary.get("operators"), list) else []
-    for entry in listed:
-        if not isinstance(entry, dict) or not isinstance(entry.get("task"), str):
-            continue
-        if entry["task"] not in rows:
-            rows[entry["task"]] = _row_from_summary(entry, problems)
-        row = rows[entry["task"]]
-        if entry.get("error"):
-            row.error = str(entry["error"])
+    for entry in summary.operators:
+        if entry.task not in rows:
+            rows[entry.task] = _row_from_summary(entry, problems)
+        row = rows[entry.task]
+        if entry.error:
+            row.error = entry.error
             problems.append(f"{row.task}: episode error: {row.error}")
-        if entry.get("feasible") is True and not row.feasible and row.attempts:
+        if entry.feasible and not row.feasible and row.attempts:
             problems.append(f"{row.task}: summary.json says feasible but no feasible attempt was recorded")
     # A campaign lists its planned operators up front: those never started count as unsolved.
-    planned = summary.get("planned") if isinstance(summary.get("planned"), list) else []
-    unstarted = [task for task in planned if isinstance(task, str) and task not in rows]
+    unstarted = [task for task in summary.planned if task not in rows]
     for task in unstarted:
         rows[task] = OperatorRow(task=task, error="not started")
     if unstarted:
@@ -348,23 +337,25 @@ def analyse_run(run_dir: Path) -> RunReport:
 
     operators = sorted(rows.values(), key=lambda row: row.task)
     recorded = [it for entries in by_task.values() for it, _ in entries]
-    budget = _setting(summary.get("settings"), "episode", "iterations")
+    settings = summary.settings
+    budget = _setting(settings, "episode", "iterations")
     first = min(recorded, default=1)
     last = max(recorded + ([budget + first - 1] if isinstance(budget, int) else []), default=0)
-    if summary.get("error"):
-        problems.append(f"campaign error: {summary['error']}")
-    if not isinstance(summary.get("finished_at"), str) and summary:
+    if summary.error:
+        problems.append(f"campaign error: {summary.error}")
+    if summary.interrupted:
+        problems.append("the campaign was interrupted (Ctrl-C or SIGTERM): evokernel run --resume continues it")
+    elif loaded is not None and loaded.finished_at is None:
         problems.append("summary.json has no finished_at: the campaign did not finish")
-    settings = summary.get("settings")
     return RunReport(
         run_dir=str(run_dir),
         label=run_dir.name,
-        run_id=summary.get("run_id") or next((a.get("run_id") for a in attempts if a.get("run_id")), None),
+        run_id=summary.run_id or next((a.run_id for a in attempts if a.run_id), None),
         retrieval=_setting(settings, "memory", "retrieval"),
         model=_setting(settings, "llm", "model"),
         backend=_setting(settings, "harness", "backend"),
-        started_at=summary.get("started_at"),
-        finished_at=summary.get("finished_at"),
+        started_at=summary.started_at,
+        finished_at=summary.finished_at,
         operators=operators,
         attempts=sum(row.attempts for row in operators),
         feasible_operators=sum(row.feasible for row in operators),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -28,6 +29,7 @@ def default_out_dir(run_dirs: list[Path]) -> Path:
 
 
 def run_report(args: argparse.Namespace, settings: Settings) -> int:
+    from launch.report import CorruptRunFolder
     from launch.report_writer import write_report  # matplotlib loads only for this command
 
     run_dirs: list[Path] = args.run_dirs
@@ -38,7 +40,11 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
     # The report's summary.json must never replace a run's own summary.json.
     if any(out_dir.resolve() == run_dir.resolve() for run_dir in run_dirs):
         raise UsageError(f"--out {out_dir} is a run folder: its summary.json would be overwritten")
-    reports, files = write_report(run_dirs, out_dir)
+    try:
+        reports, files = write_report(run_dirs, out_dir)
+    except CorruptRunFolder as exc:  # figures from a damaged file would mislead: nothing is written
+        print(f"evokernel report: {exc}", file=sys.stderr)
+        return 1
     for report in reports:
         print(f"{report.label}: {len(report.operators)} operators, {report.attempts} attempts, "
               f"fast_0 {report.feasible_operators}/{len(report.operators)}, "

@@ -13,6 +13,7 @@ from typing import Any
 from launch.campaign import Campaign, CampaignError, default_suite, new_run_id, select_tasks
 from launch.cli import UsageError, add_config_flag
 from launch.config import Settings
+from launch.run_summary import RunSummary
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -61,7 +62,10 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         except CampaignError as exc:
             print(f"evokernel run: stopped: {exc}\n  partial results in {run_dir}", file=sys.stderr)
             return 1
-    _print_summary(summary, run_dir)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the campaign recorded it in summary.json
+            print(f"interrupted: continue with  evokernel run --resume {run_dir}  (over Ray)", file=sys.stderr)
+            return 130
+    _print_summary(RunSummary.model_validate(summary), run_dir)
     return 0
 
 
@@ -123,16 +127,16 @@ def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
                 campaign, tasks = ConcurrentCampaign.resume(settings, run_dir, **options)
             else:
                 campaign = ConcurrentCampaign(settings, run_dir, run_id=run_id, **options)
-            summary = campaign.run(tasks)
+            summary = RunSummary.model_validate(campaign.run(tasks))
         except CampaignError as exc:
             print(f"evokernel run: stopped: {exc}", file=sys.stderr)
             return 1
     _print_summary(summary, run_dir)
-    if summary.get("interrupted"):
+    if summary.interrupted:
         print(f"interrupted: continue with  evokernel run --resume {run_dir}", file=sys.stderr)
         return 130
-    if summary.get("error"):
-        print(f"evokernel run: stopped: {summary['error']}\n  continue with  evokernel run --resume {run_dir}",
+    if summary.error:
+        print(f"evokernel run: stopped: {summary.error}\n  continue with  evokernel run --resume {run_dir}",
               file=sys.stderr)
         return 1
     return 0
@@ -144,7 +148,7 @@ def _resumed_settings(args: argparse.Namespace, current: Settings, run_dir: Path
     from launch.concurrent_campaign import llm_reachable, load_summary
 
     try:
-        recorded = load_summary(run_dir).get("settings") or {}
+        recorded = load_summary(run_dir).settings
     except CampaignError as exc:
         raise UsageError(str(exc)) from None
     given = config_overrides(args)
@@ -173,11 +177,19 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
 
 
 def _stop_cleanly_on_sigterm(stack: ExitStack) -> None:
-    """SIGTERM (a scheduler, `timeout`, `kill`) unwinds like Ctrl-C, so the local model server
-    and Ray are stopped and the run folder is left consistent, instead of dying on the spot."""
+    """SIGTERM (a scheduler, `timeout`, `kill`, `ray job stop`) unwinds like Ctrl-C, so the local
+    model server and Ray are stopped and the run folder is left consistent (summary.json marked
+    interrupted, a resume hint), instead of dying on the spot. It is handed to whatever handles
+    SIGINT at that moment: asyncio.run's handler cancels the single-process campaign's task, the
+    default one raises KeyboardInterrupt. The Ray campaign keeps this handler over ray.init's
+    (launch.concurrent_campaign.connect_ray)."""
 
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+    def interrupt(signum: int, frame: Any) -> None:
+        as_ctrl_c = signal.getsignal(signal.SIGINT)
+        if callable(as_ctrl_c):
+            as_ctrl_c(signal.SIGINT, frame)
+        else:  # SIGINT ignored or left to the C default: still stop cleanly
+            raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, interrupt)
     stack.callback(signal.signal, signal.SIGTERM, previous)
@@ -197,13 +209,13 @@ def _with_local_llm(settings: Settings, stack: ExitStack) -> Settings:
     return local_llm_settings(settings, base_url)
 
 
-def _print_summary(summary: dict, run_dir: Path) -> None:
-    for op in summary["operators"]:
-        if op["feasible"]:
-            outcome = f"{op['best_latency_ms']:.4g} ms, {op['speedup_vs_eager'] or 0:.2f}x eager"
+def _print_summary(summary: RunSummary, run_dir: Path) -> None:
+    for op in summary.operators:
+        if op.feasible:
+            outcome = f"{op.best_latency_ms:.4g} ms, {op.speedup_vs_eager or 0:.2f}x eager"
         else:
-            outcome = "no feasible kernel" + (f" ({op['error']})" if op.get("error") else "")
-        print(f"{op['task']:<32} {outcome:<36} {op['attempts']:>3} attempts {op['tokens']:>8} tokens")
-    t = summary["totals"]
-    print(f"{t['feasible']}/{t['operators']} operators feasible; {t['attempts']} attempts, {t['tokens']} tokens")
+            outcome = "no feasible kernel" + (f" ({op.error})" if op.error else "")
+        print(f"{op.task:<32} {outcome:<36} {op.attempts:>3} attempts {op.tokens:>8} tokens")
+    t = summary.totals
+    print(f"{t.feasible}/{t.operators} operators feasible; {t.attempts} attempts, {t.tokens} tokens")
     print(f"run folder: {run_dir}  (summary.json, attempts.jsonl)")
