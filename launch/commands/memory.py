@@ -26,6 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     search.add_argument("--kinds", default="experience,trace,practice,api", help="comma-separated item kinds")
     search.add_argument("-n", type=int, default=None, help="items wanted (default: memory.items_per_prompt)")
     search.add_argument("--exclude-task", default=None, metavar="TASK_ID")
+    search.add_argument("--failed-traces", action="store_true",
+                        help="recall failed traces too (a prompt never shows them: only feasible ones by default)")
     search.add_argument("--json", action="store_true")
     search.set_defaults(handler=memory_search)
 
@@ -87,7 +89,8 @@ def memory_search(args: argparse.Namespace, settings: Settings) -> int:
     if args.n is not None and args.n < 0:
         raise UsageError("-n must be at least 0")
     request = RetrievalRequest(query=args.text, stage=args.stage, backend=args.backend, kinds=kinds, n=args.n,
-                               exclude_task_id=args.exclude_task, include_api=False)
+                               exclude_task_id=args.exclude_task, include_api=False,
+                               trace_verdicts="any" if args.failed_traces else "feasible")
     retrieval = _open_bank(settings).retrieve(request, record=False)
     if args.json:
         print(retrieval.model_dump_json())
@@ -96,7 +99,8 @@ def memory_search(args: argparse.Namespace, settings: Settings) -> int:
         print(f"no items (mode {retrieval.mode}, backend {args.backend}, kinds {','.join(kinds)})")
     for item, score, sim in zip(retrieval.items, retrieval.scores, retrieval.similarities, strict=True):
         q = item.q_draft if args.stage == "draft" else item.q_refine
-        print(f"{item.id}  {item.kind:<10} score {score:+.3f}  sim {sim:.3f}  Q {q:+.3f}  {item.name or item.summary[:70]}")
+        gate = f" [{item.verdict.gate}]" if item.kind == "trace" and item.verdict is not None else ""
+        print(f"{item.id}  {item.kind + gate:<18} score {score:+.3f}  sim {sim:.3f}  Q {q:+.3f}  {item.name or item.summary[:70]}")
     return 0
 
 

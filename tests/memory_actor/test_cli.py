@@ -78,3 +78,20 @@ def test_bench_memory_at_100k_items(ray_cluster, capsys):
     assert main(["bench", "memory", "--items", "100000", "--json"]) == 0
     result = _json_out(capsys)
     assert result["lost_updates"] == 0 and result["value_mismatches"] == 0
+
+
+def test_search_shows_failed_traces_only_when_asked(tmp_path, capsys, minilm):
+    from memory_actor.bank import MemoryBank
+    from memory_actor.config import MemoryConfig
+    from memory_actor.items import ItemVerdict, MemoryItem
+
+    uri = str(tmp_path / "bank")
+    bank = MemoryBank(MemoryConfig(uri=uri, preload_embedder=False))
+    bank.add([MemoryItem(id=f"trace-{gate}", kind="trace", backend="cpu", task_id="4_ReLU", summary=f"relu {gate}",
+                         content=f"// relu kernel, {gate}", verdict=ItemVerdict(gate=gate)) for gate in ("ok", "compile")])
+    bank.close()
+    assert main(["memory", "--memory", uri, "search", "relu kernel", "--kinds", "trace", "--json"]) == 0
+    assert [item["id"] for item in _json_out(capsys)["items"]] == ["trace-ok"]
+    assert main(["memory", "--memory", uri, "search", "relu kernel", "--kinds", "trace", "--failed-traces"]) == 0
+    out = capsys.readouterr().out
+    assert "trace [ok]" in out and "trace [compile]" in out
