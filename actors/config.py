@@ -23,7 +23,12 @@ class LLMConfig(BaseModel):
     temperature: float = Field(0.7, ge=0, le=2)
     max_tokens: int = Field(2048, ge=16, description="completion tokens per request")
     candidate_format: Literal["auto", "kernel", "modelnew"] = Field(
-        "auto", description="what the LLM writes: a C kernel function, or a full ModelNew file"
+        "auto", description="what the LLM writes: a C kernel function, or a full ModelNew file; "
+        "auto: the kernel function for a small model (small_model), ModelNew otherwise"
+    )
+    small_model: bool = Field(
+        False, description="the model has a few billion parameters (the local default has 1.5B): candidate_format "
+        "auto gives it the kernel format, the only one such models get right; the local model's settings turn it on"
     )
     prompt_char_budget: int = Field(
         16000, ge=2000, description="characters of one prompt (all turns); longer sections are cut with a marker"

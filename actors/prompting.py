@@ -40,7 +40,6 @@ EXAMPLE_SPLIT = "=== assistant ==="
 # the generic example (which is small) is shown instead and the exemplar stays a context item.
 EXEMPLAR_BUDGET_SHARE = 1 / 3
 KERNEL_LANGUAGES = {"cpu": "C++ with OpenMP", "cuda": "CUDA C++", "npu": "Ascend C"}
-SMALL_MODEL = re.compile(r"(0\.5b|1\.5b|\b3b|\b7b|qwen|local|gguf)", re.IGNORECASE)
 
 
 @cache
@@ -58,11 +57,11 @@ def render(name: str, **values: str) -> str:
 
 
 def resolve_candidate_format(config: LLMConfig) -> CandidateFormat:
-    """auto: the kernel format for small local models, ModelNew otherwise."""
+    """auto: the kernel format for a small model (`llm.small_model`, set by the local model's
+    settings), ModelNew otherwise. Not guessed from the model's name: "qwen" is also a 72B model."""
     if config.candidate_format != "auto":
         return config.candidate_format
-    small = bool(SMALL_MODEL.search(config.model)) or config.model == LLMConfig.model_fields["model"].default
-    return "kernel" if small else "modelnew"
+    return "kernel" if config.small_model else "modelnew"
 
 
 def format_sizes(sizes: dict[str, int]) -> str:

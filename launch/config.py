@@ -126,7 +126,9 @@ def load_settings(config_file: str | Path | None = None, overrides: dict[str, An
             return tuple(sources)
 
     built = _FileBackedSettings(**(overrides or {}))
-    return Settings.model_validate(built.model_dump())
+    # exclude_unset keeps `model_fields_set` meaningful: what the user set (file, environment,
+    # flags), even to a default value, is told apart from defaults (launch.local_llm.settings).
+    return Settings.model_validate(built.model_dump(exclude_unset=True))
 
 
 def set_dotted(target: dict[str, Any], dotted_key: str, value: Any) -> None:

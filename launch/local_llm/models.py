@@ -27,6 +27,7 @@ class LocalModelSpec(BaseModel):
     temperature: float = Field(ge=0, le=2)
     max_tokens: int = Field(ge=16, description="completion tokens per request")
     candidate_format: Literal["auto", "kernel", "modelnew"]
+    small_model: bool = Field(description="a model of a few billion parameters (llm.small_model)")
     request_timeout_s: float = Field(gt=0, description="per-request timeout: CPU generation is slow")
     max_concurrency: int = Field(ge=1, description="requests in flight: the server decodes one at a time")
     max_in_flight: int = Field(
@@ -60,6 +61,7 @@ QWEN25_CODER_15B = LocalModelSpec(
     temperature=0.7,
     max_tokens=512,
     candidate_format="kernel",
+    small_model=True,
     request_timeout_s=600.0,
     max_concurrency=1,
     max_in_flight=2,

@@ -11,18 +11,19 @@ from launch.local_llm.models import LocalModelSpec
 
 
 def local_llm_config_for_agent(llm: LLMConfig, spec: LocalModelSpec, base_url: str) -> LLMConfig:
-    """The agent's LLM settings for the local server: the spec's values where the user kept the defaults."""
-    defaults = type(llm)()
+    """The agent's LLM settings for the local server: the spec's values where the user set none
+    (`model_fields_set`: an explicit value wins even when it equals the default)."""
     wanted: dict[str, Any] = {
         "model": spec.name,
         "temperature": spec.temperature,
         "max_tokens": spec.max_tokens,
         "candidate_format": spec.candidate_format,
+        "small_model": spec.small_model,
         "timeout_s": spec.request_timeout_s,
         "max_concurrency": spec.max_concurrency,
         "prompt_char_budget": spec.prompt_char_budget,
     }
-    update = {k: v for k, v in wanted.items() if k in type(llm).model_fields and getattr(llm, k) == getattr(defaults, k)}
+    update = {k: v for k, v in wanted.items() if k not in llm.model_fields_set}
     if llm.prompt_style is None:  # unset (not merely equal to a default), so an explicit "full" stays
         update["prompt_style"] = spec.prompt_style
     if llm.exemplar_as_example is None:  # likewise: an explicit false stays
@@ -32,13 +33,13 @@ def local_llm_config_for_agent(llm: LLMConfig, spec: LocalModelSpec, base_url: s
 
 def local_llm_settings(settings: Settings, base_url: str) -> Settings:
     """The run's settings against the local server: the agent's LLM settings and lessons from the
-    model's spec, and no more operators in flight than it can serve (all only where the user kept
-    the defaults)."""
+    model's spec, and no more operators in flight than it can serve (all only where the user set
+    no value)."""
     spec = settings.local_llm.spec()
     update: dict[str, Any] = {"llm": local_llm_config_for_agent(settings.llm, spec, base_url)}
     if settings.episode.lessons is None:
         update["episode"] = settings.episode.model_copy(update={"lessons": spec.lessons})
     ray = settings.ray
-    if ray.max_in_flight == type(ray).model_fields["max_in_flight"].default:
+    if "max_in_flight" not in ray.model_fields_set:
         update["ray"] = ray.model_copy(update={"max_in_flight": min(ray.max_in_flight, spec.max_in_flight)})
     return settings.model_copy(update=update)

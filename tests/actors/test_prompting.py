@@ -21,12 +21,14 @@ TASK = TaskBrief(task_id="19_ReLU", backend="cpu", reference_source="class Model
                  sizes={"batch_size": 16, "dim": 1024}, signature=SIGNATURE)
 
 
-def test_format_is_chosen_per_model():
-    assert resolve_candidate_format(LLMConfig()) == "kernel"  # the local default
-    assert resolve_candidate_format(LLMConfig(model="Qwen2.5-Coder-7B-Instruct")) == "kernel"
-    assert resolve_candidate_format(LLMConfig(model="deepseek-coder-1.5b")) == "kernel"
+def test_format_is_chosen_by_the_small_model_setting_not_the_name():
+    assert resolve_candidate_format(LLMConfig(small_model=True)) == "kernel"  # what the local model's settings set
+    assert resolve_candidate_format(LLMConfig(model="deepseek-coder-1.5b", small_model=True)) == "kernel"
+    # A large Qwen behind an API is not a small model because its name says "qwen".
+    assert resolve_candidate_format(LLMConfig(model="Qwen2.5-72B-Instruct")) == "modelnew"
     assert resolve_candidate_format(LLMConfig(model="gpt-4o")) == "modelnew"
     assert resolve_candidate_format(LLMConfig(model="gpt-4o", candidate_format="kernel")) == "kernel"
+    assert resolve_candidate_format(LLMConfig(small_model=True, candidate_format="modelnew")) == "modelnew"
 
 
 def test_draft_prompt_layout_for_small_models():

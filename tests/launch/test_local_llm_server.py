@@ -153,6 +153,23 @@ def test_agent_settings_take_the_model_settings_where_the_user_kept_defaults():
     assert merged.candidate_format == "kernel"
     assert merged.max_concurrency == 1 and merged.model == QWEN25_CODER_15B.name
     assert merged.prompt_char_budget == QWEN25_CODER_15B.prompt_char_budget
+    assert merged.small_model is True
+
+
+def test_a_value_set_to_its_default_still_counts_as_set():
+    url = "http://127.0.0.1:1234/v1"
+    default_temperature = LLMConfig.model_fields["temperature"].default
+    default_format = LLMConfig.model_fields["candidate_format"].default
+    merged = local_llm_config_for_agent(LLMConfig(temperature=default_temperature, max_tokens=2048,
+                                                  candidate_format=default_format, small_model=False),
+                                        QWEN25_CODER_15B, url)
+    assert (merged.temperature, merged.max_tokens) == (default_temperature, 2048)
+    assert (merged.candidate_format, merged.small_model) == (default_format, False)
+    assert merged.timeout_s == QWEN25_CODER_15B.request_timeout_s  # not set: the model's value
+    # Through the whole settings path (file, environment and flags): load_settings keeps what was set.
+    settings = local_llm_settings(load_settings(overrides={"ray": {"max_in_flight": 8}, "llm": {"max_tokens": 2048}}), url)
+    assert settings.ray.max_in_flight == 8 and settings.llm.max_tokens == 2048
+    assert settings.llm.temperature == QWEN25_CODER_15B.temperature
 
 
 def test_run_settings_cap_operators_in_flight_unless_the_user_chose():
