@@ -1,8 +1,9 @@
 """A stand-in for `python -m llama_cpp.server`, used by the local LLM tests.
 
 A real HTTP server in a real process, started through the same command line; it answers
-the OpenAI API with a fixed reply (and records each request), or never becomes ready, or
-exits early, as the environment variable STANDIN_MODE says.
+the OpenAI API with a fixed reply (and records each request, and takes STANDIN_DELAY_S
+seconds over each), or never becomes ready, or exits early, as the environment variable
+STANDIN_MODE says.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ STANDIN_SOURCE = textwrap.dedent('''
             request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             with open(os.environ["STANDIN_REQUESTS_FILE"], "a") as handle:
                 handle.write(json.dumps(request) + "\\n")
+            time.sleep(float(os.environ.get("STANDIN_DELAY_S", "0")))  # busy with the request
             self._send({
                 "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": request["model"],
                 "choices": [{"index": 0, "finish_reason": "stop",

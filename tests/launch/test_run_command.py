@@ -108,6 +108,9 @@ def test_sigterm_stops_the_run_cleanly(tmp_path):
         run.send_signal(signal.SIGTERM)
         _, err = run.communicate(timeout=60)
     assert run.returncode == 130, err[-2000:]
-    assert "interrupted" in err
+    assert f"interrupted: continue with  evokernel run --resume {tmp_path / 'run'}" in err
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert summary["finished_at"] is None  # the run did not finish, and says so
+    assert summary["finished_at"] is None and summary["interrupted"]  # the run did not finish, and says so
+    [operator] = summary["operators"]  # what the operator in flight did is kept, marked
+    assert operator["task"] == "4_ReLU" and operator["stopped_by"] == "interrupted"
+    assert summary["planned_paths"] and summary["planned"] == ["4_ReLU"]  # what --resume needs
