@@ -12,7 +12,10 @@ Candidates pick their own extension names, so two candidates called "relu_ext" w
 overwrite each other's build and reuse each other's module. Inside the sandboxed worker,
 `load_inline` is wrapped so that its build directory and module name are keyed by a hash
 of everything that determines the binary (sources, functions, flags, torch and Python
-versions, the host's `-march=native` target); the same source compiles once and loads instantly in every later process.
+versions, the host's `-march=native` target, and the backend's toolchain identity: the
+compiler's version line; on CUDA the device's compute capability, nvcc's and torch's CUDA
+versions and TORCH_CUDA_ARCH_LIST; on an NPU the SoC and the CANN version); the same source
+compiles once and loads instantly in every later process.
 """
 
 from __future__ import annotations
@@ -52,19 +55,23 @@ def host_target(compiler: str = "g++") -> str:
         return platform.machine()
 
 
-def build_key(name: str, kwargs: dict[str, Any]) -> str:
+def build_key(name: str, kwargs: dict[str, Any], identity: dict[str, str] | None = None) -> str:
+    """The cache key of one load_inline build; `identity` is `Backend.toolchain_identity()`."""
     import torch
 
     material = {k: kwargs.get(k) for k in _KEYED}
-    material.update(name=name, torch=torch.__version__, python=sys.version, host=host_target())
+    material.update(name=name, torch=torch.__version__, python=sys.version, host=host_target(),
+                    toolchain=dict(sorted((identity or {}).items())))
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
 
-def install(cache_dir: Path, defaults: dict[str, Any], record: list[dict[str, Any]]) -> None:
+def install(cache_dir: Path, defaults: dict[str, Any], record: list[dict[str, Any]],
+            identity: dict[str, str] | None = None) -> None:
     """Wrap torch.utils.cpp_extension.load_inline for the rest of this process.
 
     `defaults` (e.g. use_pch) apply where the candidate did not say; every build is
-    appended to `record` with its key and whether it was already cached.
+    appended to `record` with its key and whether it was already cached; `identity` (the
+    backend's toolchain identity) is part of every key.
     """
     import time
 
@@ -79,7 +86,7 @@ def install(cache_dir: Path, defaults: dict[str, Any], record: list[dict[str, An
         for key, value in defaults.items():
             kwargs.setdefault(key, value)
         kwargs["cpp_sources"] = cpp_sources
-        key = build_key(name, kwargs)
+        key = build_key(name, kwargs, identity)
         module_name = f"{name}_{key}"
         build_dir = cache_dir / f"{name}-{key}"
         built = build_dir / f"{module_name}.so"
@@ -128,8 +135,11 @@ def precompiled_header_dir(cache_dir: Path, extra_cflags: Any, extra_include_pat
 
     flags = [str(f) for f in (extra_cflags or [])]
     includes = [os.path.abspath(str(p)) for p in (extra_include_paths or [])]
+    from npu_pool.backends.cpu import compiler_identity
+
     compiler = get_cxx_compiler()
-    key = hashlib.sha256(json.dumps([flags, includes, torch.__version__, compiler, host_target()]).encode()).hexdigest()[:16]
+    key = hashlib.sha256(json.dumps([flags, includes, torch.__version__, compiler, compiler_identity(compiler),
+                                     host_target()]).encode()).hexdigest()[:16]
     root = cache_dir / "pch" / key
     target = root / "torch" / "extension.h.gch"
     if target.exists() and target.with_suffix("").exists():

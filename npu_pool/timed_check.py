@@ -13,6 +13,12 @@ allocator. A candidate whose timing implies more than `peak_margin` times the me
 peak bandwidth or FLOP rate is re-verified on fresh inputs after all the timed calls.
 Either failure raises `ChangedUnderTiming`, which the worker reports as an infeasible
 verdict (gate `correctness`, category `changed_under_timing`).
+
+On accelerators, `untimed_work` then times a few more calls and asks how long the device
+stays busy after each timed region's end event has completed (`Timer.lingering_ms`): work a
+candidate leaves running on another stream is invisible to the current stream's events, so
+a candidate whose calls leave the device busy well beyond what the reference's calls do is
+infeasible (gate `hack`, category `untimed_work`). The static `stream` rule still stands.
 """
 
 from __future__ import annotations
@@ -30,6 +36,9 @@ from npu_pool.protocol import WorkerOutcome
 from npu_pool.sizing import as_output_list
 
 CATEGORY = "changed_under_timing"
+UNTIMED_CATEGORY = "untimed_work"
+LINGER_MIN_MS = 0.05  # below this, lingering is the host's own wait latency, not work
+STREAM_AUDIT_CALLS = 5
 REVERIFY_SEED_OFFSET = 2000  # the gate uses seed + trial, the timed input sets seed + 1000 + k
 
 
@@ -54,7 +63,7 @@ def reference_outputs(reference: torch.nn.Module, input_sets: list[list[Any]]) -
         for inputs in input_sets:
             clones = [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inputs]
             outputs = as_output_list(reference(*clones))
-            if not all(torch.equal(a, b) or torch.equal(torch.nan_to_num(a), torch.nan_to_num(b))
+            if not all(correctness.same_values(a, b) or correctness.same_values(torch.nan_to_num(a), torch.nan_to_num(b))
                        for a, b in zip(inputs, clones, strict=True) if isinstance(a, torch.Tensor)):
                 return None
             expected.append([o.detach().clone() for o in outputs])
@@ -149,3 +158,49 @@ def reverify(task_module: Any, make_candidate: Callable[[torch.nn.Module, int], 
         raise ChangedUnderTiming(outcome.model_copy(update={"reason": f"after timing, {outcome.reason}"[:300],
                                                             "details": details}))
     raise _changed(f"re-verified after an implausible timing, {outcome.reason} [{outcome.category}]", details)
+
+
+def lingering_problem(candidate: list[tuple[float, float]], reference: list[tuple[float, float]]) -> str | None:
+    """From (event ms, lingering ms) pairs of candidate and reference calls: what is wrong when
+    the candidate's calls leave the device busy after their timed region (median over calls,
+    beyond max(LINGER_MIN_MS, 3 x the reference's own median lingering)), else None."""
+    import statistics
+
+    c_ms = statistics.median(ms for ms, _ in candidate)
+    c_lin = statistics.median(lin for _, lin in candidate)
+    r_lin = statistics.median(lin for _, lin in reference) if reference else 0.0
+    allowance = max(LINGER_MIN_MS, 3 * r_lin)
+    if c_lin <= allowance:
+        return None
+    return (f"the device stayed busy {c_lin:.3g} ms after each timed region ended (median of {len(candidate)} calls; "
+            f"the events measured {c_ms:.3g} ms; the reference's calls leave {r_lin:.3g} ms): work launched on "
+            "another stream, which the timer cannot see")
+
+
+def untimed_work(task_module: Any, make_candidate: Callable[[torch.nn.Module, int], torch.nn.Module],
+                 backend: Any, config: Any, calls: int = STREAM_AUDIT_CALLS) -> WorkerOutcome | None:
+    """Time `calls` calls each of the candidate and the reference with the backend's timer, and
+    judge the device's lingering work (`lingering_problem`); an infeasible outcome or None."""
+    device = backend.device
+    torch.manual_seed(config.seed + REVERIFY_SEED_OFFSET + 1)
+    inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task_module.get_inputs()]
+    torch.manual_seed(config.seed)
+    reference = task_module.Model(*task_module.get_init_inputs()).to(device).eval()
+    candidate = make_candidate(reference, config.seed)
+    samples: dict[str, list[tuple[float, float]]] = {"candidate": [], "reference": []}
+    with torch.no_grad():
+        for _ in range(calls):
+            for name, module in (("candidate", candidate), ("reference", reference)):
+                timer = backend.timer()
+                timer.start()
+                out = module(*inputs)
+                timer.stop()
+                samples[name].append((timer.elapsed_ms(), timer.lingering_ms()))
+                del out
+    problem = lingering_problem(samples["candidate"], samples["reference"])
+    if problem is None:
+        return None
+    return WorkerOutcome(feasible=False, gate="hack", category=UNTIMED_CATEGORY,
+                         reason=f"work left running after the timed region: {problem}"[:300],
+                         details=problem + "\nlaunch every kernel on the current stream (or make it wait for "
+                                           "yours) so the timed region contains all the work")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-from npu_pool.backends.base import Backend, DevicePeaks, KernelBuildError, Timer
+from npu_pool.backends.base import Backend, DevicePeaks, KernelBuildError, Timer, ToolchainMissing
 
 # name -> "module:Class"; detect_backend() tries them in this order.
 REGISTRY: dict[str, str] = {
@@ -51,6 +51,18 @@ def backend_status(name: str) -> tuple[bool, str]:
         return False, str(exc)
 
 
+def backend_ready(name: str, candidate_format: str | None = None) -> tuple[bool, str]:
+    """(ready, what is missing) for building and running `candidate_format` candidates on
+    backend `name` ("auto" detects one); `None` or "auto" checks the device alone. Never raises."""
+    try:
+        backend = get_backend(name)
+    except BackendUnavailable as exc:
+        return False, str(exc)
+    fmt = None if candidate_format in (None, "auto") else candidate_format
+    ready, why = backend.ready(fmt)
+    return ready, (f"the {backend.name} backend cannot run here: {why}" if not ready else "")
+
+
 def detect_backend() -> Backend:
     """The first available backend of npu, cuda, cpu."""
     reasons = []
@@ -68,7 +80,9 @@ __all__ = [
     "DevicePeaks",
     "KernelBuildError",
     "Timer",
+    "ToolchainMissing",
     "REGISTRY",
+    "backend_ready",
     "backend_status",
     "detect_backend",
     "get_backend",

@@ -28,6 +28,11 @@ class KernelBuildError(Exception):
         self.log = log
 
 
+class ToolchainMissing(KernelBuildError):
+    """The toolchain a build needs is not installed here: an infrastructure failure, never
+    the candidate's (the verdict's gate is `infra`)."""
+
+
 class Timer(ABC):
     """Times one region of device work: start(), the work, stop(), then elapsed_ms()."""
 
@@ -40,6 +45,12 @@ class Timer(ABC):
     @abstractmethod
     def elapsed_ms(self) -> float:
         """Milliseconds between start and stop; waits for the device when it must."""
+
+    def lingering_ms(self) -> float:
+        """How long the device stayed busy after the timed region's end (work the region
+        launched on other streams, which its end marker does not wait for); 0 where the
+        clock itself waits for all work (the CPU)."""
+        return 0.0
 
 
 @dataclass(frozen=True)
@@ -66,6 +77,26 @@ class Backend(ABC):
     @abstractmethod
     def is_available(self) -> tuple[bool, str]:
         """(True, "") when this backend can run here, else (False, why not)."""
+
+    def toolchain_problem(self, candidate_format: str | None) -> str | None:
+        """What is missing to build candidates of `candidate_format` here (a compiler, a
+        toolkit), or None; None for `None` (any format, the device alone)."""
+        return None
+
+    def ready(self, candidate_format: str | None = None) -> tuple[bool, str]:
+        """(True, "") when the device is usable and the format's toolchain is installed,
+        else (False, what is missing): checked before anything is compiled."""
+        available, why = self.is_available()
+        if not available:
+            return False, why
+        problem = self.toolchain_problem(candidate_format)
+        return (False, problem) if problem else (True, "")
+
+    def toolchain_identity(self) -> dict[str, str]:
+        """What determines the binaries built here besides the source and flags (device
+        architecture, compiler and toolkit versions): part of every build-cache key, so a
+        cache shared between machines never serves one device another's binary."""
+        return {}
 
     @property
     @abstractmethod

@@ -71,6 +71,12 @@ def compiler_identity(compiler: str) -> str:
         return compiler
 
 
+def _load_inline_compiler() -> str:
+    from torch.utils.cpp_extension import get_cxx_compiler
+
+    return get_cxx_compiler()
+
+
 class CpuBackend(Backend):
     name = "cpu"
     compile_routes = ("modelnew", "kernel")
@@ -83,6 +89,20 @@ class CpuBackend(Backend):
 
     def is_available(self) -> tuple[bool, str]:
         return True, ""
+
+    def toolchain_problem(self, candidate_format: str | None) -> str | None:
+        if candidate_format == "kernel" and shutil.which(self.compiler) is None:
+            return f"no C++ compiler: {self.compiler} not found (install g++ or set CXX)"
+        if candidate_format == "modelnew":
+            compiler = _load_inline_compiler()
+            if shutil.which(compiler) is None:
+                return f"no C++ compiler for load_inline: {compiler} not found (install g++ or set CXX)"
+        return None
+
+    def toolchain_identity(self) -> dict[str, str]:
+        """load_inline's compiler (its `--version` line) and what `-march=native` means here."""
+        compiler = _load_inline_compiler()
+        return {"cxx": compiler_identity(compiler), "target": host_target(compiler)}
 
     @property
     def device(self) -> str:

@@ -8,6 +8,7 @@ torch's C base class, which Python code cannot patch.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -15,7 +16,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from npu_pool.backends.base import DevicePeaks, KernelBuildError
+from npu_pool.backends.base import DevicePeaks, KernelBuildError, ToolchainMissing
 from npu_pool.backends.events import EventApi, EventBackend, measure_peaks, visible_device_problem
 
 if TYPE_CHECKING:
@@ -52,6 +53,25 @@ def find_nvcc() -> str | None:
     return shutil.which("nvcc")
 
 
+@functools.cache
+def nvcc_version(nvcc: str) -> str:
+    """The last line of `nvcc --version` (e.g. `Build cuda_13.0.r13.0/compiler.36424714_0`)."""
+    try:
+        lines = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout.strip().splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return lines[-1] if lines else "unknown"
+
+
+def torch_cuda_home() -> str | None:
+    """The CUDA toolkit torch's extension builder (load_inline) uses, or None."""
+    try:
+        from torch.utils.cpp_extension import CUDA_HOME
+    except ImportError:
+        return None
+    return CUDA_HOME if CUDA_HOME and Path(CUDA_HOME, "bin", "nvcc").is_file() else None
+
+
 class CudaBackend(EventBackend):
     name = "cuda"
     compile_routes = ("modelnew", "kernel")
@@ -75,6 +95,26 @@ class CudaBackend(EventBackend):
             return False, f"this torch build ({torch.__version__}) has no CUDA support; install a CUDA build of torch"
         problem = visible_device_problem(torch.cuda, self.index, "no CUDA device visible", "CUDA_VISIBLE_DEVICES", "CUDA device")
         return (False, problem) if problem else (True, "")
+
+    def toolchain_problem(self, candidate_format: str | None) -> str | None:
+        if candidate_format == "kernel" and find_nvcc() is None:
+            return "nvcc not found: install the CUDA toolkit or set CUDA_HOME"
+        if candidate_format == "modelnew" and torch_cuda_home() is None:
+            return ("the CUDA toolkit is not found (CUDA_HOME is not set and no nvcc under it): load_inline "
+                    "cannot build CUDA sources; install the CUDA toolkit or set CUDA_HOME")
+        return None
+
+    def toolchain_identity(self) -> dict[str, str]:
+        import torch
+        from torch.utils.cpp_extension import get_cxx_compiler
+
+        from npu_pool.backends.cpu import compiler_identity
+
+        major, minor = torch.cuda.get_device_capability(self.index)
+        nvcc = find_nvcc()
+        return {"capability": f"sm_{major}{minor}", "nvcc": nvcc_version(nvcc) if nvcc else "none",
+                "torch_cuda": str(torch.version.cuda), "arch_list": os.environ.get("TORCH_CUDA_ARCH_LIST", ""),
+                "cxx": compiler_identity(get_cxx_compiler())}
 
     @property
     def device(self) -> str:
@@ -144,11 +184,10 @@ class CudaBackend(EventBackend):
     def compile_kernel(self, source: str, signature: KernelSignature, work_dir: Path, cache_dir: Path) -> Path:
         nvcc = find_nvcc()
         if nvcc is None:
-            raise KernelBuildError("nvcc not found: install the CUDA toolkit or set CUDA_HOME")
+            raise ToolchainMissing("nvcc not found: install the CUDA toolkit or set CUDA_HOME")
         full = KERNEL_PRELUDE + signature.declaration() + '\n#line 1 "kernel.cu"\n' + source
-        flags = [*NVCC_FLAGS, *self.arch_flags()]
-        version = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout.strip().splitlines()[-1:]
-        key = hashlib.sha256("\0".join([full, *flags, *version]).encode()).hexdigest()[:24]
+        flags = [*NVCC_FLAGS, *self.arch_flags()]  # the device's compute capability
+        key = hashlib.sha256("\0".join([full, *flags, nvcc_version(nvcc)]).encode()).hexdigest()[:24]
         artifact = cache_dir / f"kernel-{key}.so"
         if artifact.exists():
             return artifact

@@ -9,12 +9,16 @@ calls.
 from __future__ import annotations
 
 import os
+import time
 from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from npu_pool.backends.base import Backend, DevicePeaks, Timer
+
+# Bound at import, before any candidate code runs (as the CPU backend's clock).
+_clock_ns = time.perf_counter_ns
 
 
 @dataclass(frozen=True)
@@ -24,8 +28,9 @@ class EventApi:
     event_class: Any
     record: Callable[[Any, Any], Any]  # record(event, stream)
     elapsed_time: Callable[[Any, Any], float]  # elapsed_time(start, end) in ms
+    wait_event: Callable[[Any], Any]  # event.synchronize(): the host waits for this event only
     current_stream: Callable[[str], Any]
-    synchronize: Callable[[str], Any]
+    synchronize: Callable[[str], Any]  # the whole device: every stream
 
     @classmethod
     def capture(cls, device_module: Any, event_base: Any = None) -> EventApi:
@@ -33,28 +38,41 @@ class EventApi:
         class, which Python code cannot patch), else from the module's Event class."""
         base = event_base or device_module.Event
         return cls(event_class=device_module.Event, record=base.record, elapsed_time=base.elapsed_time,
-                   current_stream=device_module.current_stream, synchronize=device_module.synchronize)
+                   wait_event=base.synchronize, current_stream=device_module.current_stream,
+                   synchronize=device_module.synchronize)
 
 
 class EventTimer(Timer):
-    """Events around the region on the device's current stream, read after a device-wide
-    synchronise (so work queued on any stream has finished)."""
+    """Events around the region on the device's current stream, with the whole device
+    synchronised around it: before the start event (no earlier work on any stream runs into
+    the region) and after the end event. Right after the end event has completed, the host
+    waits for the whole device and times that wait: work the region left running on another
+    stream (which the current stream's events cannot see) shows as `lingering_ms`."""
 
     def __init__(self, api: EventApi, device: str):
         self._api = api
         self._device = device
         self._start = api.event_class(enable_timing=True)
         self._stop = api.event_class(enable_timing=True)
+        self._lingering_ns = 0
 
     def start(self) -> None:
+        self._api.synchronize(self._device)
         self._api.record(self._start, self._api.current_stream(self._device))
 
     def stop(self) -> None:
         self._api.record(self._stop, self._api.current_stream(self._device))
+        self._api.wait_event(self._stop)  # the current stream has reached the end of the region
+        ended = _clock_ns()
+        self._api.synchronize(self._device)  # every stream: returns at once when the device is idle
+        self._lingering_ns = _clock_ns() - ended
 
     def elapsed_ms(self) -> float:
         self._api.synchronize(self._device)
         return float(self._api.elapsed_time(self._start, self._stop))
+
+    def lingering_ms(self) -> float:
+        return self._lingering_ns / 1e6
 
 
 def best_ms(make_timer: Callable[[], Timer], fn: Callable[[], Any], repeats: int = 10) -> float:

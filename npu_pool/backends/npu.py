@@ -31,7 +31,7 @@ from npu_pool.backends.ascendc import (
     tiling_fields,
     tiling_type,
 )
-from npu_pool.backends.base import DevicePeaks, KernelBuildError
+from npu_pool.backends.base import DevicePeaks, KernelBuildError, ToolchainMissing
 from npu_pool.backends.events import EventApi, EventBackend, measure_peaks, visible_device_problem
 
 if TYPE_CHECKING:
@@ -128,6 +128,15 @@ class NpuBackend(EventBackend):
         problem = visible_device_problem(torch.npu, self.index, "no Ascend NPU visible", "ASCEND_RT_VISIBLE_DEVICES", "NPU")
         return (False, problem) if problem else (True, "")
 
+    def toolchain_problem(self, candidate_format: str | None) -> str | None:
+        if candidate_format == "kernel" and shutil.which("cmake") is None:
+            return "cmake not found on PATH: CANN's ascendc_library needs it"
+        return None
+
+    def toolchain_identity(self) -> dict[str, str]:
+        home = cann_home()
+        return {"soc": self.soc_version(), "cann": cann_version(home) if home else "none"}
+
     @property
     def device(self) -> str:
         return f"npu:{self.index}"
@@ -195,9 +204,9 @@ class NpuBackend(EventBackend):
     def compile_kernel(self, source: str, signature: KernelSignature, work_dir: Path, cache_dir: Path) -> Path:
         home = cann_home()
         if home is None:
-            raise KernelBuildError("CANN toolkit not found (set ASCEND_HOME_PATH): cannot build Ascend C kernels")
+            raise ToolchainMissing("CANN toolkit not found (set ASCEND_HOME_PATH): cannot build Ascend C kernels")
         if shutil.which("cmake") is None:
-            raise KernelBuildError("cmake not found on PATH: CANN's ascendc_library needs it")
+            raise ToolchainMissing("cmake not found on PATH: CANN's ascendc_library needs it")
         return build_ascendc_library(source, signature, self.soc_version(), home, work_dir, cache_dir)
 
     def wrap_kernel(self, artifact: Path, signature: KernelSignature, reference: torch.nn.Module) -> torch.nn.Module:

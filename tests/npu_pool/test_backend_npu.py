@@ -57,6 +57,9 @@ class FakeEvent:
     def elapsed_time(self, end):
         return end.when - self.when
 
+    def synchronize(self):
+        FakeEvent.log.append(("wait", "event"))
+
 
 class FakeStream:
     def __init__(self, name: str):
@@ -182,8 +185,10 @@ def test_selects_its_device_and_times_with_npu_events(fake_torch_npu, fake_cann)
     timer.start()
     timer.stop()
     assert timer.elapsed_ms() == 2.5
-    assert FakeEvent.log == [("record", "current"), ("record", "current")]
-    assert fake.calls[-1] == ("synchronize", "npu:0")  # read only after the device drained
+    # the device drained before the start event; after the end event, the host waits for it, then for the device
+    assert FakeEvent.log == [("record", "current"), ("record", "current"), ("wait", "event")]
+    assert fake.calls[-3:] == [("synchronize", "npu:0")] * 3  # before start, after stop, before reading
+    assert timer.lingering_ms() >= 0.0
     assert backend.memory_stats() == {"allocated": 10, "peak": 30, "reserved": 64, "free": 100, "total": 200}
     assert backend.block_dim() == 40
     assert backend.soc_version() == "Ascend910B3"

@@ -44,3 +44,59 @@ def test_precompiled_header_is_built_once_per_flag_set_and_used(tmp_path):
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert f"! {pch_dir}/torch/extension.h.gch" in out.stderr  # GCC marks a used precompiled header with "!"
+
+
+# --- the toolchain in the key (issue 15, point 5) ---------------------------------------------
+
+
+def _fake_version_compiler(tmp_path, version: str):
+    """A real compiler (g++) that names another version: as an upgraded toolchain would."""
+    script = tmp_path / "g++-other"
+    script.write_text(f'#!/bin/sh\nif [ "$1" = "--version" ]; then echo "{version}"; exit 0; fi\nexec g++ "$@"\n')
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_build_key_follows_the_toolchain_identity():
+    base = {"cpp_sources": "int f();", "functions": ["f"], "cuda_sources": "__global__ void k() {}"}
+    h100 = {"capability": "sm_90", "nvcc": "Build cuda_13.0.r13.0/compiler.36424714_0", "cxx": "g++ 13.2.0"}
+    assert build_key("ext", base, h100) == build_key("ext", base, dict(h100))
+    assert build_key("ext", base, h100) != build_key("ext", base, dict(h100, capability="sm_80"))
+    assert build_key("ext", base, h100) != build_key("ext", base, dict(h100, nvcc="Build cuda_12.4.r12.4/compiler.0"))
+    assert build_key("ext", base, h100) != build_key("ext", base, dict(h100, cxx="g++ 14.1.0"))
+    ascend = {"soc": "Ascend910B3", "cann": "version=8.0.RC2"}
+    assert build_key("ext", base, ascend) != build_key("ext", base, dict(ascend, soc="Ascend910B4"))
+    assert build_key("ext", base, ascend) != build_key("ext", base, dict(ascend, cann="version=8.1.0"))
+
+
+def test_another_compiler_version_gives_another_load_inline_key(tmp_path, monkeypatch):
+    from npu_pool.backends.cpu import CpuBackend
+
+    base = {"cpp_sources": "int f();", "functions": ["f"]}
+    monkeypatch.setenv("CXX", "g++")
+    here = CpuBackend().toolchain_identity()
+    assert here["cxx"].startswith("g++") and here["target"]
+    monkeypatch.setenv("CXX", _fake_version_compiler(tmp_path, "g++ (Other) 99.1.0"))
+    other = CpuBackend().toolchain_identity()
+    assert other["cxx"] == "g++ (Other) 99.1.0" and other["target"] == here["target"]
+    assert build_key("ext", base, here) != build_key("ext", base, other)
+
+
+def test_another_compiler_version_builds_its_own_kernel(tmp_path, monkeypatch):
+    """The kernel format's cache: the same source, built by a compiler that names another
+    version, is another artifact (both real builds)."""
+    import torch
+
+    from npu_pool.backends.cpu import CpuBackend
+    from npu_pool.signature import derive_signature
+
+    reference = torch.nn.ReLU()
+    x = torch.randn(8, 16)
+    signature = derive_signature(reference, ["x"], [x], [reference(x)], [], [])
+    source = ('extern "C" void kernel(const float* x, float* out, int64_t x_d0, int64_t x_d1, int64_t out_d0, '
+              "int64_t out_d1) { for (int64_t i = 0; i < x_d0 * x_d1; ++i) out[i] = x[i] > 0 ? x[i] : 0; }\n")
+    monkeypatch.setenv("CXX", "g++")
+    first = CpuBackend().compile_kernel(source, signature, tmp_path, tmp_path / "kernels")
+    monkeypatch.setenv("CXX", _fake_version_compiler(tmp_path, "g++ (Other) 99.1.0"))
+    second = CpuBackend().compile_kernel(source, signature, tmp_path, tmp_path / "kernels")
+    assert first != second and first.exists() and second.exists()
