@@ -12,7 +12,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 CandidateFormat = Literal["modelnew", "kernel"]
-Gate = Literal["hack", "compile", "correctness", "runtime", "ok"]
+# `infra`: the harness or the machine failed (device unavailable, driver or runtime
+# initialisation, a missing toolchain, a harness bug), not the candidate: never a reward.
+Gate = Literal["hack", "compile", "correctness", "runtime", "ok", "infra"]
 Bound = Literal["memory", "compute", "unknown"]
 
 _MODELNEW_CLASS = re.compile(r"^\s*class\s+ModelNew\b", re.MULTILINE)

@@ -2,7 +2,9 @@
 
 `verify(task, candidate, config) -> Verdict` and `evaluate(task, candidate, config,
 profile=True) -> (Verdict, ProfileReport | None)`; the latter verifies and profiles in one
-worker process, so torch is imported once.
+worker process, so torch is imported once. A backend that cannot run here (no device, no
+toolchain for the format) gives a verdict with gate `infra` at once, before anything is
+compiled; so does a device or harness failure inside the worker: never the candidate's.
 """
 
 from __future__ import annotations
@@ -54,6 +56,11 @@ def evaluate(task: TaskSpec, candidate: Candidate, config: HarnessConfig,
     """Verify `candidate` and, when feasible and asked, profile it, in one sandboxed worker."""
     started = time.perf_counter()
     backend = get_backend(config.backend)
+    ready, why = backend.ready(candidate.format)
+    if not ready:  # fail fast: nothing is compiled, and the candidate is not blamed
+        return Verdict(feasible=False, gate="infra", category="backend_unavailable",
+                       reason=f"the {backend.name} backend cannot run here: {why}"[:300], sizes=task.sizes,
+                       timings={"total_s": time.perf_counter() - started}), None
     if candidate.format not in backend.compile_routes:
         return Verdict(feasible=False, gate="compile", category="unsupported_format",
                        reason=f"the {backend.name} backend cannot build the {candidate.format} format",

@@ -20,6 +20,47 @@ from typing import Any
 
 PROCESS_LIMIT = 1024
 
+# Messages of device runtimes and toolchains that failed to start: the machine's fault, not the
+# candidate's. Matched only where no candidate code has run yet (startup, the device probe) or
+# where the harness's own check confirms the toolchain is missing (compile).
+INFRA_PATTERNS = (
+    ("toolchain_missing", re.compile(r"CUDA_HOME environment variable is not set|nvcc not found|"
+                                     r"CANN toolkit not found|cmake not found", re.IGNORECASE)),
+    ("device_unavailable", re.compile(r"no CUDA-capable device|Torch not compiled with CUDA|Found no NVIDIA driver|"
+                                      r"no backend available|cannot run here|no Ascend NPU visible|"
+                                      r"torch_npu is not installed", re.IGNORECASE)),
+    ("device_init", re.compile(r"initialization error|CUDA driver initialization failed|"
+                               r"driver version is insufficient|cudaGetDeviceCount|CUDA driver|"
+                               r"aclInit|ACL error|aclrt\w+ failed|drvErr|NPU function error|"
+                               r"(init|initiali[sz]e) (npu|device)", re.IGNORECASE)),
+)
+
+
+def infra_category(text: str) -> str | None:
+    """The infrastructure failure a message names (`toolchain_missing`, `device_unavailable`,
+    `device_init`), or None."""
+    for category, pattern in INFRA_PATTERNS:
+        if pattern.search(text):
+            return category
+    return None
+
+
+def device_problem(backend: Any, candidate_format: str, torch: Any) -> tuple[str, str] | None:
+    """(category, why) when this backend's device or the format's toolchain cannot be used here,
+    else None. Runs before any candidate code: every failure here is the machine's."""
+    ready, why = backend.ready(candidate_format)
+    if not ready:
+        return infra_category(why) or "backend_unavailable", f"the {backend.name} backend cannot run here: {why}"
+    try:
+        if hasattr(backend, "select"):
+            backend.select()
+        torch.ones(1, device=backend.device).add_(1)
+        backend.synchronize()
+    except Exception as exc:
+        text = f"{type(exc).__name__}: {exc}"
+        return infra_category(text) or "device_init", f"the {backend.device} device did not start: {text.splitlines()[0][:300]}"
+    return None
+
 
 def _set_limits(memory_mb: int, cpu_s: int) -> None:
     # RLIMIT_DATA, not RLIMIT_AS: it counts what is written to (heap, anonymous maps), not
@@ -85,8 +126,10 @@ class Worker:
         self.seal = seal  # after the build: only the sandbox folder stays writable
         self.confinement = confinement or {}
         self._last: tuple[Any, ...] | None = None
+        self.current_stage = "startup"  # ours, not the STAGE file a candidate could overwrite
 
     def stage(self, name: str) -> None:
+        self.current_stage = name
         tmp = self.stage_path.with_suffix(".tmp")
         tmp.write_text(name)
         os.replace(tmp, self.stage_path)
@@ -120,6 +163,12 @@ class Worker:
         from npu_pool.sizing import exec_task
 
         backend = get_backend(req.backend)
+        self.stage("device")
+        problem = device_problem(backend, req.candidate.format, torch)
+        if problem is not None:
+            self.emit(_infra(*problem), complete=True)
+            return
+        self.stage("startup")
         cache_dir = Path(req.cache_dir)
         task = exec_task(req.task.source, req.task.path)
         init_inputs = list(task.get_init_inputs())
@@ -172,6 +221,16 @@ class Worker:
             self.emit(outcome, profile_error=f"{type(exc).__name__}: {exc}"[:500], complete=True)
             return
         self.timings["profile_s"] = time.perf_counter() - t0
+        from npu_pool.backends.events import EventBackend
+
+        if isinstance(backend, EventBackend):  # device events see one stream: was work left running?
+            from npu_pool.timed_check import untimed_work
+
+            self.stage("profile: stream audit")
+            untimed = untimed_work(task, make_candidate, backend, cfg)
+            if untimed is not None:
+                self.emit(untimed, complete=True)
+                return
         self.emit(outcome, profile=report, complete=True)
 
     def _wait_for_timing_slot(self) -> None:
@@ -183,7 +242,7 @@ class Worker:
             time.sleep(0.005)
 
     def _build(self, req: Any, backend: Any, cache_dir: Path, init_inputs: list[Any], build_cache: Any, torch: Any) -> Any:
-        from npu_pool.backends.base import KernelBuildError
+        from npu_pool.backends.base import KernelBuildError, ToolchainMissing
         from npu_pool.protocol import WorkerOutcome
 
         if req.candidate.format == "kernel":
@@ -199,6 +258,8 @@ class Worker:
                 cached = artifact in known
                 self.seal()  # loading runs the library's constructors: candidate code from here on
                 backend.wrap_kernel(artifact, signature, torch.nn.Module())  # loads and resolves the symbol
+            except ToolchainMissing as exc:
+                raise _GateFailure(_infra("toolchain_missing", str(exc))) from exc
             except KernelBuildError as exc:
                 raise _GateFailure(WorkerOutcome(feasible=False, gate="compile", category="compile_error",
                                                  reason=str(exc), details=first_compiler_errors(exc.log) if exc.log else str(exc))) from exc
@@ -206,7 +267,7 @@ class Worker:
             return lambda reference, seed: backend.wrap_kernel(artifact, signature, reference)
 
         build_cache.install(cache_dir / "torch_extensions", backend.load_inline_defaults() | {"use_pch": req.config.use_pch},
-                            self.builds)
+                            self.builds, backend.toolchain_identity())
         path = Path.cwd() / "candidate.py"
         path.write_text(req.candidate.source)
         try:
@@ -217,6 +278,10 @@ class Worker:
                                              details=f"{exc.text or ''}".rstrip())) from exc
         except Exception as exc:
             text = str(exc)
+            missing = backend.toolchain_problem("modelnew")  # the harness's own check, not the candidate's words
+            if missing is not None and infra_category(f"{type(exc).__name__}: {text}") is not None:
+                raise _GateFailure(_infra("toolchain_missing", f"{missing} ({type(exc).__name__}: {text.splitlines()[0] if text else ''})"[:300],
+                                          _tail_traceback(exc))) from exc
             if "Error building extension" in text or "error:" in text:
                 raise _GateFailure(WorkerOutcome(feasible=False, gate="compile", category="compile_error",
                                                  reason="the C++ extension did not compile",
@@ -240,6 +305,13 @@ class Worker:
             return model.to(device).eval()
 
         return make
+
+
+def _infra(category: str, reason: str, details: str = "") -> Any:
+    from npu_pool.protocol import WorkerOutcome
+
+    return WorkerOutcome(feasible=False, gate="infra", category=category, reason=reason[:300],
+                         details=details or "an infrastructure failure, not the candidate's: fix the machine and run it again")
 
 
 class _GateFailure(Exception):
@@ -279,8 +351,17 @@ def run_child(request_path: str, result_path: str, stage_path: str, nonce: str, 
     except SystemExit as exc:
         _report_crash(worker, f"the candidate called exit({exc.code})")
     except BaseException as exc:  # anything else the candidate raised outside the gates
-        kind = "out_of_memory" if isinstance(exc, MemoryError) else "exception"
-        _report_crash(worker, f"{type(exc).__name__}: {exc}"[:300], kind, _tail_traceback(exc))
+        from npu_pool.correctness import HarnessDeviceError
+
+        text = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, HarnessDeviceError) or worker.current_stage in ("startup", "device"):
+            # no candidate code has run yet, or the harness itself failed: never the candidate's verdict
+            category = "harness_error" if isinstance(exc, HarnessDeviceError) else infra_category(text) or "harness_error"
+            worker.emit(_infra(category, f"{text.splitlines()[0]} during {worker.current_stage}", _tail_traceback(exc)),
+                        complete=True)
+        else:
+            kind = "out_of_memory" if isinstance(exc, MemoryError) else "exception"
+            _report_crash(worker, text[:300], kind, _tail_traceback(exc))
     sys.stdout.flush()
     os._exit(0)  # skip interpreter teardown: a candidate's atexit hooks and threads get no say
 
@@ -288,7 +369,7 @@ def run_child(request_path: str, result_path: str, stage_path: str, nonce: str, 
 def _report_crash(worker: Worker, reason: str, category: str = "exit", details: str = "") -> None:
     from npu_pool.protocol import WorkerOutcome
 
-    stage = worker.stage_path.read_text() if worker.stage_path.exists() else "startup"
+    stage = worker.current_stage
     gate = "compile" if stage == "compile" else "runtime"
     worker.emit(WorkerOutcome(feasible=False, gate=gate, category=category, reason=f"{reason} during {stage}",
                               details=details), complete=True)

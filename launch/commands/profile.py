@@ -27,12 +27,13 @@ def _ms(value: float | None) -> str:
 
 
 def handle(args: argparse.Namespace, settings: Settings) -> int:
-    from launch.commands.verify import run_gates
+    from launch.commands.verify import exit_code, run_gates
 
     task, candidate, verdict, report = run_gates(args, settings, profile=True)
     print(f"{task.task_id} ({candidate.format} format, sizes {task.sizes})")
     if report is None:
-        print(f"  INFEASIBLE at the {verdict.gate} gate: {verdict.category}: {verdict.reason}")
+        where = "NOT JUDGED (infrastructure failure)" if verdict.gate == "infra" else f"INFEASIBLE at the {verdict.gate} gate"
+        print(f"  {where}: {verdict.category}: {verdict.reason}")
         if verdict.details:
             print("  " + verdict.details.replace("\n", "\n  "))
     else:
@@ -51,4 +52,4 @@ def handle(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps({"task": task.task_id, "format": candidate.format, "feasible": verdict.feasible,
                           "gate": verdict.gate, "reason": verdict.reason, "verdict": verdict.model_dump(),
                           "profile": report.model_dump() if report else None}))
-    return 0 if report is not None else 1
+    return exit_code(verdict, report is not None)

@@ -24,7 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def load_inputs(args: argparse.Namespace, settings: Settings):
-    """(task, candidate) from the command line; UsageError for what the user got wrong."""
+    """(task, candidate) from the command line; UsageError for what the user got wrong, and
+    before the task is loaded, for a backend that cannot run here (what is missing)."""
     from npu_pool.tasks import TaskLoadError, load_task_for
     from npu_pool.verdict import Candidate, detect_format
 
@@ -33,13 +34,25 @@ def load_inputs(args: argparse.Namespace, settings: Settings):
         raise UsageError(f"candidate file not found: {candidate_path}")
     if not Path(args.task_file).is_file():
         raise UsageError(f"task file not found: {args.task_file}")
+    source = candidate_path.read_text()
+    fmt = settings.harness.candidate_format
+    candidate = Candidate(source=source, format=detect_format(source) if fmt == "auto" else fmt)
+    require_backend(settings.harness.backend, candidate.format)
     try:
         task = load_task_for(args.task_file, settings.harness)
     except TaskLoadError as exc:
         raise UsageError(str(exc)) from exc
-    source = candidate_path.read_text()
-    fmt = settings.harness.candidate_format
-    return task, Candidate(source=source, format=detect_format(source) if fmt == "auto" else fmt)
+    return task, candidate
+
+
+def require_backend(name: str, candidate_format: str | None) -> None:
+    """Fail fast (UsageError, exit 2) when backend `name` cannot build and run `candidate_format`
+    candidates here, saying what is missing; nothing has been compiled yet."""
+    from npu_pool.backends import backend_ready
+
+    ready, why = backend_ready(name, candidate_format)
+    if not ready:
+        raise UsageError(why)
 
 
 def run_gates(args: argparse.Namespace, settings: Settings, profile: bool):
@@ -57,9 +70,16 @@ def run_gates(args: argparse.Namespace, settings: Settings, profile: bool):
     return task, candidate, verdict, report
 
 
+def exit_code(verdict, passed: bool) -> int:
+    """0 passed, 1 the candidate failed, 2 the machine or the harness failed (gate `infra`)."""
+    return 2 if verdict.gate == "infra" else 0 if passed else 1
+
+
 def handle(args: argparse.Namespace, settings: Settings) -> int:
     task, candidate, verdict, _ = run_gates(args, settings, profile=False)
-    status = "FEASIBLE" if verdict.feasible else f"INFEASIBLE at the {verdict.gate} gate"
+    status = "FEASIBLE" if verdict.feasible else (
+        "NOT JUDGED: an infrastructure failure, not the candidate's" if verdict.gate == "infra"
+        else f"INFEASIBLE at the {verdict.gate} gate")
     print(f"{task.task_id} ({candidate.format} format, sizes {task.sizes}): {status}")
     print(f"  {verdict.category}: {verdict.reason}")
     if verdict.details and not verdict.feasible:
@@ -68,4 +88,4 @@ def handle(args: argparse.Namespace, settings: Settings) -> int:
         print(f"  flags: {', '.join(verdict.flags)}")
     if args.json:
         print(json.dumps({"task": task.task_id, "format": candidate.format, **verdict.model_dump()}))
-    return 0 if verdict.feasible else 1
+    return exit_code(verdict, verdict.feasible)

@@ -9,7 +9,7 @@ def test_verdict_fields_are_stable():
     assert list(Verdict.model_json_schema()["properties"]) == [
         "feasible", "gate", "category", "reason", "details", "sizes", "flags", "sandbox", "timings"]
     gate = Verdict.model_json_schema()["properties"]["gate"]
-    assert gate["enum"] == ["hack", "compile", "correctness", "runtime", "ok"]
+    assert gate["enum"] == ["hack", "compile", "correctness", "runtime", "ok", "infra"]
 
 
 def test_profile_report_fields_are_stable():
