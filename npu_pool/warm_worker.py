@@ -49,10 +49,26 @@ class RunOrder(BaseModel):
     env: dict[str, str]  # per-run variables (TMPDIR, caches)
 
 
+def _import_without_driver(module_name: str) -> None:
+    """Import `module_name` with torch.cuda.is_available answering True without asking the driver.
+    torch.utils.cpp_extension asks it at import on a CUDA build of torch that finds a toolkit (only
+    to print a warning); by default that is cudaGetDeviceCount, which runs cuInit, and CUDA then
+    fails in every child the server forks ("initialization error")."""
+    import torch
+
+    real = torch.cuda.is_available
+    torch.cuda.is_available = lambda: True
+    try:
+        importlib.import_module(module_name)
+    finally:
+        torch.cuda.is_available = real
+
+
 def _preload(backend: str) -> None:
     """Import what every child needs, so children start warm; no device runtime is touched."""
     import torch  # noqa: F401
-    import torch.utils.cpp_extension  # noqa: F401
+
+    _import_without_driver("torch.utils.cpp_extension")
 
     from npu_pool import build_cache, correctness, profiler, sizing, worker  # noqa: F401
     from npu_pool.backends import REGISTRY, get_backend
