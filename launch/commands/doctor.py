@@ -46,13 +46,33 @@ def _check_compiler() -> str:
 
 
 def _backends_line() -> str:
-    from npu_pool.backends import backend_status
+    from npu_pool.backends import backend_status, get_backend
 
     parts = []
     for name in ("npu", "cuda", "cpu"):
         available, why = backend_status(name)
-        parts.append(f"{name}: {'available' if available else 'unavailable (' + why + ')'}")
+        if not available:
+            parts.append(f"{name}: unavailable ({why})")
+            continue
+        backend = get_backend(name)
+        missing = [f"{fmt}: {problem}" for fmt in backend.compile_routes
+                   if (problem := backend.toolchain_problem(fmt)) is not None]
+        parts.append(f"{name}: available" + (f" (but {'; '.join(missing)})" if missing else ""))
     return "; ".join(parts)
+
+
+def _configured_backend_check(settings: Settings) -> Callable[[], str]:
+    """FAIL where the configured backend (harness.backend) cannot build and run the configured
+    format here: what verify, profile and run would refuse at once."""
+    def check() -> str:
+        from npu_pool.backends import backend_ready, get_backend
+
+        harness = settings.harness
+        ready, why = backend_ready(harness.backend, harness.candidate_format)
+        if not ready:
+            raise RuntimeError(why)
+        return f"harness.backend {harness.backend} -> {get_backend(harness.backend).name}, formats {harness.candidate_format}: ready"
+    return check
 
 
 def _sandbox_check(policy: str) -> Callable[[], str]:
@@ -102,6 +122,7 @@ def run_doctor(args: argparse.Namespace, settings: Settings) -> int:
         ("torch", _check_torch),
         ("compiler", _check_compiler),
         ("backends", _backends_line),
+        ("backend", _configured_backend_check(settings)),
         ("sandbox", _sandbox_check(settings.harness.confinement)),
         ("lancedb", _check_lancedb),
         ("embeddings", _check_embedding_model),

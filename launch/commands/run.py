@@ -46,6 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     _check_sandbox(settings)
+    _check_backend(args, settings)
     _seed_fresh_bank(settings)
     if not args.no_ray:
         return _run_concurrent(args, settings)
@@ -92,6 +93,17 @@ def _seed_fresh_bank(settings: Settings) -> None:
     if added:
         print(f"evokernel run: the memory bank {settings.memory.uri} was empty: seeded {added} {backend} bundle "
               "items (memory.seed_fresh_bank: false starts empty)", file=sys.stderr)
+
+
+def _check_backend(args: argparse.Namespace, settings: Settings) -> None:
+    """Before any model call: refuse at once where the configured backend cannot run here,
+    saying what is missing. Not where kernels are evaluated elsewhere (a Ray cluster, whose
+    head may have no device) or on fake devices (evaluated with the cpu backend)."""
+    from launch.commands.verify import require_backend
+
+    if settings.ray.fake_devices or (not args.no_ray and settings.ray.address != "local"):
+        return
+    require_backend(settings.harness.backend, settings.harness.candidate_format)
 
 
 def _plan(settings: Settings) -> tuple[list[Path], str, Path]:
