@@ -200,7 +200,7 @@ class Episode:
         outcome = _Outcome("draft", proposal, retrieval,
                            shown=shown_items(proposal.shown_ids, known, "draft", proposal.example_id))
         await self._judge(outcome, self.drafter)
-        if outcome.proposal.llm_error is None:
+        if outcome.proposal.llm_error is None and outcome.gate != "infra":
             outcome.reward = 1.0 if outcome.feasible else -1.0
             await self._update(outcome)
         if outcome.feasible:
@@ -209,7 +209,7 @@ class Episode:
             earlier = outcome.repeat_of
             self.previous = Feedback(gate=earlier.gate, reason=earlier.reason, code=outcome.proposal.code,
                                      details=earlier.details)
-        elif outcome.gate != "llm":
+        elif outcome.gate not in ("llm", "infra"):
             self.previous = Feedback(gate=outcome.gate, reason=outcome.reason, code=outcome.proposal.code,
                                      details=outcome.evaluation.verdict.details if outcome.evaluation else "")
         return outcome
@@ -241,7 +241,7 @@ class Episode:
         outcome = _Outcome("refine", proposal, retrieval, parent_id=start.id, start_code=start.code,
                            shown=[start_record, *shown_items(proposal.shown_ids, known, "refine", None)])
         await self._judge(outcome, self.refiner, improved_over=best_before)
-        if outcome.proposal.llm_error is None:
+        if outcome.proposal.llm_error is None and outcome.gate != "infra":
             latency = self._latency(outcome)
             outcome.reward = refine_reward(best_before, latency) if outcome.feasible and latency else -1.0
             await self._update(outcome)
@@ -284,6 +284,8 @@ class Episode:
         verdict = evaluation.verdict
         outcome.feasible, outcome.gate = verdict.feasible, verdict.gate
         outcome.category, outcome.reason = verdict.category, verdict.reason
+        if verdict.gate == "infra":  # the machine failed, not the candidate: no trace, lesson or reward
+            return
         self.seen[fingerprint] = _Seen(len(self.attempts) + 1, verdict.gate, verdict.reason, verdict.details)
         flags = evaluation.flags
         if outcome.feasible and flags and self.config.review_flagged:
