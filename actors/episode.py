@@ -20,7 +20,6 @@ import structlog
 from actors.code_extraction import code_fingerprint
 from actors.config import EpisodeConfig
 from actors.context import choose_exemplar, context_item, credited_ids, showable, shown_items
-from actors.evaluator import Evaluation
 from actors.families import template_names
 from actors.lessons import Failure, LessonWriter
 from actors.llm_client import LLMAuthError, LLMModelNotFound, LLMUnreachable
@@ -42,7 +41,7 @@ from actors.messages import (
 from actors.ports import EvaluatorPort, MemoryPort, WorkerPort
 from memory_actor.items import ItemVerdict, MemoryItem
 from memory_actor.messages import Retrieval, RetrievalRequest, ValueUpdate
-from npu_pool.verdict import Candidate, ProfileReport
+from npu_pool.verdict import Candidate, Evaluation, ProfileReport
 
 log = structlog.get_logger("evokernel.episode")
 

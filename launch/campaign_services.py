@@ -19,9 +19,10 @@ import structlog
 from pydantic import BaseModel, ConfigDict
 from ray.exceptions import RayActorError
 
-from actors.evaluator import Evaluation
 from actors.messages import Attempt, EpisodeResult
 from launch.metrics import CampaignCounters, RayCampaignMetrics
+from npu_pool.tasks import TaskSpec
+from npu_pool.verdict import Candidate, Evaluation
 
 log = structlog.get_logger("evokernel.campaign")
 
@@ -88,9 +89,8 @@ class PoolEvaluator:
     def __init__(self, pool: Any):
         self._pool = pool
 
-    async def evaluate(self, task: Any, candidate: Any) -> Evaluation:
-        done = await self._pool.evaluate.remote(task, candidate)
-        return Evaluation(verdict=done.verdict, profile=done.profile)
+    async def evaluate(self, task: TaskSpec, candidate: Candidate) -> Evaluation:
+        return await self._pool.evaluate.remote(task, candidate)
 
 
 class WorkerPort:

@@ -9,7 +9,7 @@ evaluation, so a device never verifies one kernel while timing another. Where ke
 on the CPU (CPU slots, fake devices), slots of one node share its cores: timing then takes
 the node exclusively (a reader-writer gate), so measurements stay undisturbed there too.
 A device actor that dies is restarted by Ray in its bundle (same device) and the candidate
-is retried once on the next idle device; a second loss becomes a `runtime` verdict.
+is retried once on the next idle device; a second loss becomes an `infra` verdict (no reward).
 A candidate is checked and timed in one sandboxed child by the profiler (verification
 alone goes to the verifier); on CPU slots the child holds the node shared while it builds
 and checks, and alone while it is timed (npu_pool.node_gate: a lock across processes).
@@ -40,7 +40,7 @@ from npu_pool.devices import (
 )
 from npu_pool.node_gate import NodeLock
 from npu_pool.tasks import TaskSpec
-from npu_pool.verdict import Candidate, ProfileReport, Verdict
+from npu_pool.verdict import Candidate, Evaluation, ProfileReport, Verdict
 
 log = structlog.get_logger("npu_pool.pools")
 _EVAL_SECONDS = [0.5, 1, 2, 5, 10, 30, 60, 120, 300]
@@ -61,26 +61,18 @@ class DeviceInfo(BaseModel):
     backend: str = Field(description="the harness backend that evaluates here (cpu for fake devices)")
 
 
-class PoolEvaluation(BaseModel):
-    """A verdict, the profile of a feasible candidate, and where it ran."""
-
-    verdict: Verdict
-    profile: ProfileReport | None = None
-    device: str
-    node_id: str
-    retried: bool = False
-
-
 def _device_name(role: str, kind: str, device_id: str, host: str | None) -> str:
     return f"{role}/{host}/{kind}:{device_id}" if host else f"{role}/{kind}:{device_id}"
 
 
 class DeviceActor:
-    """A verifier or profiler pinned to one device; one candidate at a time (a sync actor)."""
+    """What a Verifier and a Profiler share: one device, one candidate at a time (a sync actor),
+    the node gate where kernels run on the CPU, and the history of what ran when."""
 
-    def __init__(self, name: str, role: str, kind: DeviceKind, config: HarnessConfig, fake: bool,
-                 node_gate: bool = True):
-        self.name, self.role, self.kind, self.fake = name, role, kind, fake
+    ROLE = ""
+
+    def __init__(self, name: str, kind: DeviceKind, config: HarnessConfig, fake: bool, node_gate: bool = True):
+        self.name, self.role, self.kind, self.fake = name, self.ROLE, kind, fake
         backend = "cpu" if fake or kind == "cpu" else kind
         self.config = config.model_copy(update={"backend": backend})
         # Kernels that run on the CPU share the node's cores with every other slot there.
@@ -104,29 +96,6 @@ class DeviceActor:
                           visible_devices=os.environ.get(env) if env else None, fake=self.fake,
                           backend=self.config.backend)
 
-    def verify(self, task: TaskSpec, candidate: Candidate) -> Verdict:
-        from npu_pool.verifier import verify
-
-        started = time.time()
-        try:
-            verdict = verify(task, candidate, self.config, node_lock=self._node_lock())
-            self._note_holds(verdict)
-            return verdict
-        finally:
-            self._note("verify", started)
-
-    def profile(self, task: TaskSpec, candidate: Candidate) -> tuple[Verdict, ProfileReport | None]:
-        """Check, then time, in one sandboxed child: a kernel is never timed unchecked."""
-        from npu_pool.verifier import evaluate
-
-        started = time.time()
-        try:
-            verdict, report = evaluate(task, candidate, self.config, profile=True, node_lock=self._node_lock())
-            self._note_holds(verdict)
-            return verdict, report
-        finally:
-            self._note("profile", started)
-
     def _note_holds(self, verdict: Verdict) -> None:
         """When this actor's child held the node (node-shared, node-exclusive): for history()."""
         for kind, begin, end in verdict.sandbox.get("node_holds", []):
@@ -141,6 +110,48 @@ class DeviceActor:
     def history(self) -> list[tuple[str, float, float]]:
         """(phase, start, end) of the last 1000 evaluations, wall clock: what ran here and when."""
         return list(self.intervals)
+
+
+class Verifier(DeviceActor):
+    """`verifier/<device>`: anti-hack, compile and correctness gates for a candidate that needs no
+    timing, in a sandboxed child on its device."""
+
+    ROLE = "verifier"
+
+    def verify(self, task: TaskSpec, candidate: Candidate) -> Verdict:
+        from npu_pool.verifier import verify
+
+        started = time.time()
+        try:
+            verdict = verify(task, candidate, self.config, node_lock=self._node_lock())
+            self._note_holds(verdict)
+            return verdict
+        finally:
+            self._note("verify", started)
+
+
+class Profiler(DeviceActor):
+    """`profiler/<device>`: checks and times a candidate in one sandboxed child on its device
+    (the same device as its verifier's, which it shares)."""
+
+    ROLE = "profiler"
+
+    def profile(self, task: TaskSpec, candidate: Candidate) -> tuple[Verdict, ProfileReport | None]:
+        """Check, then time, in one sandboxed child: a kernel is never timed unchecked."""
+        from npu_pool.verifier import evaluate
+
+        started = time.time()
+        try:
+            verdict, report = evaluate(task, candidate, self.config, profile=True, node_lock=self._node_lock())
+            self._note_holds(verdict)
+            return verdict, report
+        finally:
+            self._note("profile", started)
+
+
+# Which class plays which role, and what it asks of a device slot: half of its accelerator each
+# (so Ray pins both to the same device), or half of its CPU cores where kernels run on the CPU.
+DEVICE_ROLES: dict[str, type[DeviceActor]] = {"verifier": Verifier, "profiler": Profiler}
 
 
 class _Metrics:
@@ -184,7 +195,7 @@ class DevicePoolActor:
                 self._idle.put_nowait(index)
         return self._idle
 
-    async def evaluate(self, task: TaskSpec, candidate: Candidate, profile: bool = True) -> PoolEvaluation:
+    async def evaluate(self, task: TaskSpec, candidate: Candidate, profile: bool = True) -> Evaluation:
         lost: list[str] = []
         while len(lost) < 2:
             index = await self._take()
@@ -204,9 +215,10 @@ class DevicePoolActor:
             self._put_back(index)
             self.counts[info.name] += 1
             self.busy_s[info.name] += time.perf_counter() - held
-            return PoolEvaluation(verdict=verdict, profile=report, device=info.device, node_id=info.node_id,
+            return Evaluation(verdict=verdict, profile=report, device=info.device, node_id=info.node_id,
                                   retried=bool(lost))
-        return PoolEvaluation(verdict=Verdict(feasible=False, gate="runtime", category="device_lost",
+        # Two devices lost under one candidate: the machine, not the candidate (never a reward).
+        return Evaluation(verdict=Verdict(feasible=False, gate="infra", category="device_lost",
                                               reason="the device actor died twice while evaluating this candidate",
                                               details="\n".join(lost), sizes=task.sizes),
                               device="", node_id="", retried=True)
@@ -315,7 +327,6 @@ class DevicePools:
         several = len(set(bundle_nodes.values())) > 1
         unique_ips = len({ips.get(n) for n in set(bundle_nodes.values())}) == len(set(bundle_nodes.values()))
         per_node_ordinal: dict[str, int] = {}
-        actor_class = ray.remote(DeviceActor)
         for index, slot in enumerate(slots):
             node_id = bundle_nodes[index]
             strategy = PlacementGroupSchedulingStrategy(self.group, placement_group_bundle_index=index)
@@ -329,11 +340,11 @@ class DevicePools:
                 device_id = ",".join(ray.get(probe.remote(resource), timeout=self.ready_timeout_s))
                 share = {"num_cpus": 0, **_ask(resource, 0.5)}
             host = (ips.get(node_id) if unique_ips else node_id[:8]) if several else None
-            for role in ("verifier", "profiler"):
+            for role, actor_class in DEVICE_ROLES.items():
                 name = _device_name(role, self.kind, device_id, host)
-                self.handles.append(actor_class.options(
+                self.handles.append(ray.remote(actor_class).options(
                     name=name, scheduling_strategy=strategy, max_restarts=self.max_restarts, max_task_retries=0,
-                    **share).remote(name, role, self.kind, self.config, self.fake is not None, self.cpu_node_gate))
+                    **share).remote(name, self.kind, self.config, self.fake is not None, self.cpu_node_gate))
         described = ray.get([h.describe.remote() for h in self.handles], timeout=self.ready_timeout_s)
         self.verifiers, self.profilers = described[0::2], described[1::2]
         members = [(info, self.profilers[i].name) for i, info in enumerate(self.verifiers)]

@@ -69,3 +69,22 @@ class ProfileReport(BaseModel):
     hints: list[str] = Field(default_factory=list)
     flags: list[str] = Field(default_factory=list)
     sizes: dict[str, int] = Field(default_factory=dict)
+
+
+class Evaluation(BaseModel):
+    """What evaluating one candidate gives back, in-process or from a device pool: the verdict,
+    the profile of a feasible candidate, and where it ran (empty in-process)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    verdict: Verdict
+    profile: ProfileReport | None = None
+    device: str = Field("", description="the device that judged it, e.g. npu:3 (pools only)")
+    node_id: str = Field("", description="the Ray node it ran on (pools only)")
+    retried: bool = Field(False, description="a device actor died during it and another device judged it")
+
+    @property
+    def flags(self) -> list[str]:
+        """Reasons for an LLM review, from the gates and the profiler, without repeats."""
+        found = list(self.verdict.flags) + (list(self.profile.flags) if self.profile else [])
+        return list(dict.fromkeys(found))

@@ -11,7 +11,7 @@ from actors.briefing import task_brief
 from actors.config import EpisodeConfig
 from actors.drafter import DrafterActor
 from actors.episode import Episode
-from actors.evaluator import EvaluatorActor
+from actors.evaluator import Evaluator
 from actors.ports import RayActor
 from actors.refiner import RefinerActor
 from memory_actor.actor import get_or_create_memory_actor
@@ -40,7 +40,7 @@ def test_episode_through_ray_actors(local_ray, llm_server, relu_task, harness_co
     episode = Episode(
         task=relu_task, brief=task_brief(relu_task, get_backend("cpu"), "kernel"), memory=RayActor(memory),
         drafter=RayActor(DrafterActor.remote(llm)), refiner=RayActor(RefinerActor.remote(llm)),
-        evaluator=RayActor(EvaluatorActor.remote(harness_config)), config=EpisodeConfig(iterations=2),
+        evaluator=RayActor(ray.remote(num_cpus=1)(Evaluator).remote(harness_config)), config=EpisodeConfig(iterations=2),
         run_id="ray-test",
     )
     result = asyncio.run(episode.run())
