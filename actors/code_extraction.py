@@ -11,9 +11,8 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Literal
 
-CandidateFormat = Literal["kernel", "modelnew"]
+from npu_pool.verdict import CandidateFormat
 
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+#.\-]*)[^\n]*$", re.MULTILINE)

@@ -26,8 +26,8 @@ from actors.llm_client import LLMAuthError, LLMModelNotFound, LLMUnreachable
 from actors.messages import (
     Attempt,
     DraftRequest,
-    Exemplar,
     EpisodeResult,
+    Exemplar,
     Feedback,
     Proposal,
     RefineRequest,

@@ -11,7 +11,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-CandidateFormat = Literal["kernel", "modelnew"]
+# Defined by the harness (what it can judge), re-exported for the agent's messages.
+from npu_pool.verdict import CandidateFormat as CandidateFormat
+
 Stage = Literal["draft", "refine"]
 
 
