@@ -17,6 +17,8 @@ class LLMConfig(BaseModel):
     api_key: SecretStr | None = Field(None, description="API key; falls back to OPENAI_API_KEY")
     timeout_s: float = Field(120.0, gt=0, description="per-request timeout")
     max_retries: int = Field(5, ge=0, description="retries on 429, 5xx, timeouts, connection errors")
+    endpoint_wait_s: float = Field(300.0, ge=0, description="a campaign whose endpoint stops answering through all "
+                                   "retries pauses this long for it to come back, then stops (partial results kept)")
     backoff_base_s: float = Field(1.0, ge=0, description="first retry delay; doubles each retry, with jitter")
     backoff_max_s: float = Field(60.0, ge=0, description="cap of one retry delay (also caps Retry-After)")
     max_concurrency: int = Field(4, ge=1, description="requests in flight per client")

@@ -227,3 +227,33 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
         return float(value) if value is not None else None
     except ValueError:
         return None
+
+
+def llm_reachable(base_url: str | None, timeout_s: float = 5.0) -> bool:
+    """Whether the endpoint answers HTTP at all (any status: this checks the connection only)."""
+    import urllib.error
+    import urllib.request
+
+    if not base_url:
+        return False
+    try:
+        urllib.request.urlopen(base_url.rstrip("/") + "/models", timeout=timeout_s).close()
+    except urllib.error.HTTPError:  # an HTTP answer, even 401 or 404: the endpoint is there
+        return True
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def wait_for_endpoint(base_url: str | None, wait_s: float, poll_s: float = 5.0) -> bool:
+    """Block until the endpoint answers (True) or `wait_s` has passed (False)."""
+    log.warning("llm_endpoint_lost", waiting_s=wait_s, base_url=base_url)
+    deadline = time.monotonic() + wait_s
+    while True:
+        if llm_reachable(base_url):
+            log.info("llm_endpoint_back")
+            return True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(poll_s, left))

@@ -1,9 +1,11 @@
-"""The three things an episode talks to, as protocols, and two ways of providing them.
+"""The three things an episode talks to, as protocols, and the ways of providing them.
 
 The episode awaits `memory.retrieve(...)`, `drafter.propose(...)`, `evaluator.evaluate(...)`.
 `InProcess` serves those awaits from plain objects in this process (sync methods run in a
-worker thread so the event loop stays free); `RayActor` serves them from Ray actor handles.
-The same episode code runs in both modes.
+worker thread so the event loop stays free); `RayActor` serves them from Ray actor handles;
+`ResilientMemory` is the memory port of the Ray campaign (calls survive a memory actor
+restart) and `PoolEvaluator` its evaluator port over the device pool. The same episode code
+runs over all of them; launch/ only wires them.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
+
+import structlog
 
 from actors.messages import (
     DraftRequest,
@@ -22,15 +26,22 @@ from actors.messages import (
     Review,
     ReviewRequest,
 )
+from memory_actor.config import MemoryConfig
+from memory_actor.items import MemoryItem
+from memory_actor.messages import Retrieval, RetrievalRequest, UpdateAck, ValueUpdate
+from npu_pool.tasks import TaskSpec
+from npu_pool.verdict import Candidate, Evaluation
+
+log = structlog.get_logger("evokernel.ports")
 
 
 class MemoryPort(Protocol):
-    async def add(self, items: list[Any]) -> list[str]: ...
-    async def retrieve(self, request: Any) -> Any: ...
-    async def update(self, update: Any) -> Any: ...
-    async def get(self, item_id: str) -> Any: ...
-    async def children(self, item_id: str) -> list[Any]: ...
-    async def api_items(self, backend: str, names: list[str]) -> list[Any]: ...
+    async def add(self, items: list[MemoryItem]) -> list[str]: ...
+    async def retrieve(self, request: RetrievalRequest) -> Retrieval: ...
+    async def update(self, update: ValueUpdate) -> UpdateAck | None: ...
+    async def get(self, item_id: str) -> MemoryItem | None: ...
+    async def children(self, item_id: str) -> list[MemoryItem]: ...
+    async def api_items(self, backend: str, names: list[str]) -> list[MemoryItem]: ...
 
 
 class WorkerPort(Protocol):
@@ -40,7 +51,7 @@ class WorkerPort(Protocol):
 
 
 class EvaluatorPort(Protocol):
-    async def evaluate(self, task: Any, candidate: Any) -> Any: ...
+    async def evaluate(self, task: TaskSpec, candidate: Candidate) -> Evaluation: ...
 
 
 class InProcess:
@@ -83,3 +94,50 @@ class RayActor:
             return await remote_method.remote(*args, **kwargs)
 
         return call
+
+
+class ResilientMemory:
+    """The memory port over the named memory actor: a call that meets a dead or restarting actor
+    is retried (the handle looked up again) until the actor is back; an update whose retrieval
+    the restarted actor no longer knows is dropped with a warning."""
+
+    def __init__(self, config: MemoryConfig, attempts: int = 8, first_pause_s: float = 0.5):
+        from memory_actor.actor import get_or_create_memory_actor
+
+        self._config, self._attempts, self._pause = config, attempts, first_pause_s
+        self._connect = get_or_create_memory_actor
+        self._handle = get_or_create_memory_actor(config)
+
+    def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
+        from ray.exceptions import RayActorError
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            pause = self._pause
+            for attempt in range(1, self._attempts + 1):
+                try:
+                    return await getattr(self._handle, name).remote(*args, **kwargs)
+                except KeyError as exc:  # Ray re-raises the actor's KeyError as a KeyError subclass
+                    if name != "update":
+                        raise
+                    log.warning("memory_update_dropped", reason=str(exc)[:200])
+                    return None
+                except RayActorError as exc:
+                    if attempt == self._attempts:
+                        raise
+                    log.warning("memory_actor_unavailable", call=name, attempt=attempt, error=str(exc)[:200])
+                    await asyncio.sleep(pause)
+                    pause = min(pause * 2, 10.0)
+                    self._handle = self._connect(self._config)
+            raise AssertionError("unreachable")
+
+        return call
+
+
+class PoolEvaluator:
+    """The evaluator port over the device pool actor (npu_pool.pools.DevicePoolActor)."""
+
+    def __init__(self, pool: Any):
+        self._pool = pool
+
+    async def evaluate(self, task: TaskSpec, candidate: Candidate) -> Evaluation:
+        return await self._pool.evaluate.remote(task, candidate)

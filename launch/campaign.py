@@ -22,10 +22,10 @@ from typing import Any
 
 import structlog
 
-from actors.briefing import candidate_format_for, task_brief
 from actors.drafter import Drafter
-from actors.episode import FATAL_LLM_ERRORS, Episode
+from actors.episode_factory import build_episode, run_to_end
 from actors.evaluator import Evaluator
+from actors.llm_client import wait_for_endpoint
 from actors.messages import Attempt, EpisodeResult, utc_now
 from actors.ports import InProcess
 from actors.refiner import Refiner
@@ -122,7 +122,6 @@ class Campaign:
 
     async def _run(self, task_paths: list[Path]) -> dict[str, Any]:
         from npu_pool.backends import get_backend
-        from npu_pool.tasks import load_task
 
         backend = get_backend(self.settings.harness.backend)
         log.info("campaign_start", run_id=self.run_id, operators=len(task_paths), backend=backend.name,
@@ -131,38 +130,44 @@ class Campaign:
         async with AsyncExitStack() as stack:
             memory, drafter, refiner, evaluator = await self._components(stack)
             for path in task_paths:
-                try:
-                    harness = self.settings.harness
-                    task = load_task(path, sizes=harness.sizes, max_bytes=harness.fit_max_bytes,
-                                     max_gflop=harness.fit_max_gflop, min_dim=harness.fit_min_dim)
-                except Exception as exc:  # a broken task file is that operator's failure only
-                    log.error("task_load_failed", task=path.stem, error=str(exc))
-                    self._finish(EpisodeResult(task=path.stem, stopped_by="error", error=f"task load: {exc}"))
+                episode = build_episode(path, self.settings, backend, memory=memory, drafter=drafter,
+                                        refiner=refiner, evaluator=evaluator, run_id=self.run_id,
+                                        on_attempt=self.folder.append_attempt)
+                if isinstance(episode, EpisodeResult):  # the task file did not load: that operator only
+                    log.error("task_load_failed", task=path.stem, error=episode.error)
+                    self._finish(episode)
                     continue
-                fmt = candidate_format_for(self.settings.llm, backend, task)
-                episode = Episode(
-                    task=task, brief=task_brief(task, backend, fmt), memory=memory, drafter=drafter,
-                    refiner=refiner, evaluator=evaluator, config=self.settings.episode, run_id=self.run_id,
-                    items_per_prompt=self.settings.memory.items_per_prompt, on_attempt=self.folder.append_attempt,
-                )
-                log.info("operator_start", task=task.task_id, format=fmt, sizes=task.sizes)
+                log.info("operator_start", task=episode.brief.task_id, format=episode.brief.candidate_format,
+                         sizes=episode.brief.sizes)
                 try:
-                    result = await episode.run()
+                    end = await run_to_end(episode)
                 except (KeyboardInterrupt, asyncio.CancelledError):
                     self.operators.append(episode.result.model_copy(
                         update={"stopped_by": INTERRUPTED, "error": INTERRUPTED}))
                     raise
-                except FATAL_LLM_ERRORS as exc:
-                    self.error = str(exc)
-                    self._finish(episode.result.model_copy(update={"error": str(exc), "stopped_by": "error"}))
-                    raise CampaignError(str(exc)) from None
-                self._finish(result)
+                self._finish(end.result)
+                if end.fatal:
+                    self.error = end.fatal
+                    self.folder.write_summary(self.summary(False))
+                    raise CampaignError(end.fatal)
+                if end.llm_lost:
+                    await self._wait_for_llm()
         summary = self.summary(True)
         self.folder.write_summary(summary)
         done = summary.totals.model_dump()
         done["usage"] = f"{done.pop('tokens')} tok"  # a key named like 'token' would be redacted
         log.info("campaign_done", run_id=self.run_id, **done)
         return summary.model_dump(mode="json")
+
+    async def _wait_for_llm(self) -> None:
+        """The campaigns' one lost-endpoint policy: pause until the endpoint answers again, and
+        stop (partial results kept) if it does not within llm.endpoint_wait_s."""
+        llm = self.settings.llm
+        if await asyncio.to_thread(wait_for_endpoint, llm.base_url, llm.endpoint_wait_s):
+            return
+        self.error = f"the LLM endpoint {llm.base_url} did not come back within {llm.endpoint_wait_s:.0f} s"
+        self.folder.write_summary(self.summary(False))
+        raise CampaignError(self.error)
 
     def _finish(self, result: EpisodeResult) -> None:
         self.operators.append(result)

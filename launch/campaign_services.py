@@ -1,9 +1,10 @@
 """What a concurrent campaign's episodes run on: the episode task, its ports, the run recorder.
 
 Each operator's episode is a Ray task named `episode/<task id>` that may run on any node.
-It reaches the memory actor through `ResilientMemory` (calls survive a memory actor restart),
-the device pools through `PoolEvaluator`, the drafter and refiner actors through plain
-ports, and streams every attempt to the run recorder (`run/<run id>`), the single writer of
+It is built by actors.episode_factory like the single-process campaign's, and reaches the
+memory actor through `ResilientMemory` (calls survive a memory actor restart), the device
+pools through `PoolEvaluator`, the drafter and refiner actors through `RayActor` (all in
+actors/ports.py), and streams every attempt to the run recorder (`run/<run id>`), the single writer of
 attempts.jsonl, which lives on the driver's node and keeps the live counters and metrics.
 """
 
@@ -17,12 +18,13 @@ from typing import Any
 import ray
 import structlog
 from pydantic import BaseModel, ConfigDict
-from ray.exceptions import RayActorError
+from ray.actor import ActorHandle
 
+from actors.episode_factory import EpisodeEnd
 from actors.messages import Attempt, EpisodeResult
+from actors.ports import PoolEvaluator, RayActor, ResilientMemory
 from launch.metrics import CampaignCounters, RayCampaignMetrics
-from npu_pool.tasks import TaskSpec
-from npu_pool.verdict import Candidate, Evaluation
+from memory_actor.config import MemoryConfig
 
 log = structlog.get_logger("evokernel.campaign")
 
@@ -32,78 +34,17 @@ class EpisodeServices(BaseModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    memory_config: Any  # memory_actor.config.MemoryConfig
-    pool: Any
-    drafter: Any
-    refiner: Any
-    recorder: Any
+    memory_config: MemoryConfig
+    pool: ActorHandle  # pool/evaluator (npu_pool.pools.DevicePoolActor)
+    drafter: ActorHandle  # drafter/<run id>/<i> (actors.drafter.DrafterActor)
+    refiner: ActorHandle
+    recorder: ActorHandle  # run/<run id> (RunRecorder)
 
 
-class EpisodeOutcome(BaseModel):
-    """What an episode task returns: its result, where it ran, and whether the campaign must react."""
+class EpisodeOutcome(EpisodeEnd):
+    """What an episode task returns: how it ended (actors.episode_factory.EpisodeEnd) and where it ran."""
 
-    result: EpisodeResult
     node_id: str
-    fatal: str | None = None  # the LLM configuration is wrong (key, model): stop the campaign
-    llm_lost: bool = False  # the endpoint stopped answering through all retries
-
-
-class ResilientMemory:
-    """The memory port over the named actor: a call that meets a dead or restarting actor is
-    retried (with the handle looked up again) until the actor is back; an update whose
-    retrieval the restarted actor no longer knows is dropped with a warning."""
-
-    def __init__(self, config: Any, attempts: int = 8, first_pause_s: float = 0.5):
-        from memory_actor.actor import get_or_create_memory_actor
-
-        self._config, self._attempts, self._pause = config, attempts, first_pause_s
-        self._connect = get_or_create_memory_actor
-        self._handle = get_or_create_memory_actor(config)
-
-    def __getattr__(self, name: str) -> Any:
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            pause = self._pause
-            for attempt in range(1, self._attempts + 1):
-                try:
-                    return await getattr(self._handle, name).remote(*args, **kwargs)
-                except KeyError as exc:  # Ray re-raises the actor's KeyError as a KeyError subclass
-                    if name != "update":
-                        raise
-                    log.warning("memory_update_dropped", reason=str(exc)[:200])
-                    return None
-                except RayActorError as exc:
-                    if attempt == self._attempts:
-                        raise
-                    log.warning("memory_actor_unavailable", call=name, attempt=attempt, error=str(exc)[:200])
-                    await asyncio.sleep(pause)
-                    pause = min(pause * 2, 10.0)
-                    self._handle = self._connect(self._config)
-            raise AssertionError("unreachable")
-
-        return call
-
-
-class PoolEvaluator:
-    """The evaluator port over the device pool actor."""
-
-    def __init__(self, pool: Any):
-        self._pool = pool
-
-    async def evaluate(self, task: TaskSpec, candidate: Candidate) -> Evaluation:
-        return await self._pool.evaluate.remote(task, candidate)
-
-
-class WorkerPort:
-    """propose / lesson / review over a drafter or refiner actor handle."""
-
-    def __init__(self, handle: Any):
-        self._handle = handle
-
-    def __getattr__(self, name: str) -> Any:
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            return await getattr(self._handle, name).remote(*args, **kwargs)
-
-        return call
 
 
 class RunRecorder:
@@ -150,42 +91,23 @@ class RunRecorder:
 
 async def _episode(task_path: str, settings: Any, backend_name: str, run_id: str,
                    services: EpisodeServices) -> EpisodeOutcome:
-    from actors.briefing import candidate_format_for, task_brief
-    from actors.episode import Episode
-    from actors.llm_client import LLMUnreachable
+    from actors.episode_factory import build_episode, run_to_end
     from npu_pool.backends import get_backend
-    from npu_pool.tasks import load_task
 
     node_id = ray.get_runtime_context().get_node_id()
-    harness = settings.harness
-    try:
-        task = load_task(Path(task_path), sizes=harness.sizes, max_bytes=harness.fit_max_bytes,
-                         max_gflop=harness.fit_max_gflop, min_dim=harness.fit_min_dim)
-    except Exception as exc:  # a broken task file is that operator's failure only
-        return EpisodeOutcome(result=EpisodeResult(task=Path(task_path).stem, stopped_by="error",
-                                                   error=f"task load: {exc}"), node_id=node_id)
-    backend = get_backend(backend_name)
-    fmt = candidate_format_for(settings.llm, backend, task)
     appended: list[Any] = []
-    episode = Episode(
-        task=task, brief=task_brief(task, backend, fmt), memory=ResilientMemory(services.memory_config),
-        drafter=WorkerPort(services.drafter), refiner=WorkerPort(services.refiner),
-        evaluator=PoolEvaluator(services.pool), config=settings.episode, run_id=run_id,
-        items_per_prompt=settings.memory.items_per_prompt,
-        on_attempt=lambda attempt: appended.append(services.recorder.append.remote(attempt)),
-    )
-    log.info("operator_start", task=task.task_id, format=fmt, node=node_id[:8], pid=os.getpid())
-    outcome = EpisodeOutcome(result=episode.result, node_id=node_id)
-    try:
-        outcome.result = await episode.run()
-    except LLMUnreachable as exc:
-        outcome.llm_lost = True
-        outcome.result = episode.result.model_copy(update={"error": f"LLM endpoint lost: {exc}", "stopped_by": "error"})
-    except Exception as exc:  # LLMAuthError, LLMModelNotFound: the configuration, not this operator
-        outcome.fatal = str(exc)
-        outcome.result = episode.result.model_copy(update={"error": str(exc), "stopped_by": "error"})
+    episode = build_episode(
+        task_path, settings, get_backend(backend_name), memory=ResilientMemory(services.memory_config),
+        drafter=RayActor(services.drafter), refiner=RayActor(services.refiner),
+        evaluator=PoolEvaluator(services.pool), run_id=run_id,
+        on_attempt=lambda attempt: appended.append(services.recorder.append.remote(attempt)))
+    if isinstance(episode, EpisodeResult):  # the task file did not load
+        return EpisodeOutcome(result=episode, node_id=node_id)
+    log.info("operator_start", task=episode.brief.task_id, format=episode.brief.candidate_format,
+             node=node_id[:8], pid=os.getpid())
+    end = await run_to_end(episode)
     await asyncio.gather(*appended)  # every attempt is on disk before the driver hears of the result
-    return outcome
+    return EpisodeOutcome(result=end.result, node_id=node_id, fatal=end.fatal, llm_lost=end.llm_lost)
 
 
 async def _with_wakeups(coroutine: Any) -> Any:

@@ -31,6 +31,7 @@ from pydantic import SecretStr
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from actors.drafter import DrafterActor
+from actors.llm_client import wait_for_endpoint
 from actors.messages import EpisodeResult, utc_now
 from actors.refiner import RefinerActor
 from launch.campaign import CampaignError, RunFolder, new_run_id
@@ -94,6 +95,34 @@ def connect_ray(settings: Settings, fake: FakeDevices | None) -> bool:
     return True
 
 
+class _ctrl_c_requests_stop:
+    """Around the episode loop: Ctrl-C (and SIGTERM, which `evokernel run` hands to the Ctrl-C
+    handler) also sets the campaign's stop flag, checked at least once a second, so the run stops
+    cleanly even when the KeyboardInterrupt lands in a Ray call that turns it into a status."""
+
+    def __init__(self, campaign: ConcurrentCampaign):
+        self.campaign = campaign
+        self.previous: Any = None
+
+    def __enter__(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        previous = signal.getsignal(signal.SIGINT)
+        if not callable(previous):  # ignored (a background job), or not Python's: leave it
+            return
+
+        def on_ctrl_c(signum: int, frame: Any) -> None:
+            self.campaign.request_stop()
+            previous(signum, frame)
+
+        self.previous = previous
+        signal.signal(signal.SIGINT, on_ctrl_c)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
+
 class _keeping_sigterm_handler:
     """Around `ray.init`: put back a SIGTERM handler the caller installed. Ray installs one that
     exits on the spot (and its core worker a fatal-signal handler underneath), which would skip
@@ -114,13 +143,13 @@ class ConcurrentCampaign:
 
     def __init__(self, settings: Settings, run_dir: Path, *, run_id: str | None = None,
                  fake: FakeDevices | None = None, cpus_per_slot: float = 1.0, max_devices: int | None = None,
-                 progress: ProgressDisplay | None = None, llm_wait_s: float = 300.0):
+                 progress: ProgressDisplay | None = None, llm_wait_s: float | None = None):
         self.settings = settings
         self.folder = RunFolder(Path(run_dir).resolve())
         self.run_id = run_id or new_run_id()
         self.fake, self.cpus_per_slot, self.max_devices = fake, cpus_per_slot, max_devices
         self.progress = progress or ProgressDisplay()
-        self.llm_wait_s = llm_wait_s
+        self.llm_wait_s = settings.llm.endpoint_wait_s if llm_wait_s is None else llm_wait_s
         self.started_at = utc_now()
         self.planned: list[Path] = []
         self.operators: list[EpisodeResult] = []
@@ -224,6 +253,10 @@ class ConcurrentCampaign:
         return recorder, services, drafters + refiners
 
     def _loop(self, todo: deque[Path], pools: DevicePools, recorder: Any, services: EpisodeServices) -> None:
+        with _ctrl_c_requests_stop(self):
+            self._run_episodes(todo, pools, recorder, services)
+
+    def _run_episodes(self, todo: deque[Path], pools: DevicePools, recorder: Any, services: EpisodeServices) -> None:
         pending: dict[Any, Path] = {}
         drafters, refiners = self._llm_workers
         submitted = 0
@@ -296,15 +329,11 @@ class ConcurrentCampaign:
         self._write()
 
     def _wait_for_llm(self) -> None:
-        """Hold new starts until the endpoint answers again; stop the campaign if it does not."""
-        log.warning("llm_endpoint_lost", waiting_s=self.llm_wait_s, base_url=self.settings.llm.base_url)
-        deadline = time.monotonic() + self.llm_wait_s
-        while time.monotonic() < deadline:
-            if llm_reachable(self.settings.llm.base_url):
-                log.info("llm_endpoint_back")
-                self._llm_lost = False
-                return
-            time.sleep(min(5.0, max(0.0, deadline - time.monotonic())))
+        """Hold new starts until the endpoint answers again; stop the campaign if it does not
+        (the single-process campaign's policy too: actors.llm_client.wait_for_endpoint)."""
+        if wait_for_endpoint(self.settings.llm.base_url, self.llm_wait_s):
+            self._llm_lost = False
+            return
         self.error = f"the LLM endpoint {self.settings.llm.base_url} did not come back within {self.llm_wait_s:.0f} s"
 
     # -- resuming ---------------------------------------------------------------------------
@@ -358,19 +387,3 @@ def _discard_attempts(folder: RunFolder, keep: set[str]) -> None:
     partial = folder.attempts_path.with_suffix(".jsonl.tmp")
     partial.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
     os.replace(partial, folder.attempts_path)
-
-
-def llm_reachable(base_url: str | None, timeout_s: float = 5.0) -> bool:
-    """Whether the endpoint answers HTTP at all (any status: this checks the connection only)."""
-    import urllib.error
-    import urllib.request
-
-    if not base_url:
-        return False
-    try:
-        urllib.request.urlopen(base_url.rstrip("/") + "/models", timeout=timeout_s).close()
-    except urllib.error.HTTPError:  # an HTTP answer, even 401 or 404: the endpoint is there
-        return True
-    except (OSError, ValueError):
-        return False
-    return True

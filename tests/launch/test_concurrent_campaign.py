@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 import ray
 
+from actors.llm_client import llm_reachable
 from actors.messages import Attempt, EpisodeResult
 from launch.campaign import CampaignError
-from launch.concurrent_campaign import ConcurrentCampaign, ProgressDisplay, llm_reachable
+from launch.concurrent_campaign import ConcurrentCampaign, ProgressDisplay
 from launch.config import load_settings
 from launch.logging import configure_logging
 from launch.metrics import CampaignCounters

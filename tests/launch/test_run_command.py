@@ -114,3 +114,48 @@ def test_sigterm_stops_the_run_cleanly(tmp_path):
     [operator] = summary["operators"]  # what the operator in flight did is kept, marked
     assert operator["task"] == "4_ReLU" and operator["stopped_by"] == "interrupted"
     assert summary["planned_paths"] and summary["planned"] == ["4_ReLU"]  # what --resume needs
+
+
+def test_a_lost_endpoint_pauses_then_stops_the_single_process_run(tmp_path, capsys):
+    """The Ray campaign's policy, here too: the operator in flight fails, the run waits
+    llm.endpoint_wait_s for the endpoint, then stops with what it has."""
+    import threading
+
+    server = OpenAITestServer().__enter__()
+    server.responder = ScriptedAgent([replies.WRONG] * 8)
+    attempts = tmp_path / "run" / "attempts.jsonl"
+
+    def cut_when_an_attempt_is_on_disk() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (attempts.exists() and attempts.read_text().strip()):
+            time.sleep(0.1)
+        server.__exit__(None, None, None)
+
+    threading.Thread(target=cut_when_an_attempt_is_on_disk, daemon=True).start()
+    code = main([*FAST_HARNESS, "--set", "llm.max_retries=1", "--set", "llm.backoff_base_s=0.05",
+                 "--set", "llm.backoff_max_s=0.1", "--set", "llm.endpoint_wait_s=1", "run", "--no-ray",
+                 "--tasks", "4_ReLU*,6_SiLU*,7_Sigmoid*", "--llm-base-url", server.base_url, "--llm-model",
+                 server.model, "--memory", str(tmp_path / "bank"), "--out", str(tmp_path / "run"), "--backend", "cpu",
+                 "--iterations", "4"])
+    assert code == 1
+    assert "did not come back within 1 s" in capsys.readouterr().err
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    # The server's open keep-alive connection may still serve the first operator: the loss shows
+    # at the latest when the second one connects, and the third never starts.
+    *done, lost = summary["operators"]
+    assert len(done) <= 1 and all(op["error"] is None for op in done)
+    assert lost["error"].startswith("LLM endpoint lost")
+    assert summary["planned"] == ["4_ReLU", "6_SiLU", "7_Sigmoid"]
+    assert summary["error"].startswith("the LLM endpoint") and summary["finished_at"] is None
+
+
+def test_waiting_for_an_endpoint_returns_as_soon_as_it_answers():
+    from actors.llm_client import wait_for_endpoint
+
+    with OpenAITestServer() as server:
+        started = time.monotonic()
+        assert wait_for_endpoint(server.base_url, 30)
+        assert time.monotonic() - started < 5
+    started = time.monotonic()
+    assert not wait_for_endpoint(server.base_url, 0.3, poll_s=0.1)
+    assert 0.3 <= time.monotonic() - started < 5
