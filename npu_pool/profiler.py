@@ -5,8 +5,9 @@ candidate and the eager reference, each after a cache flush, rotating through se
 input sets, timed by the backend's timer (device events, or the monotonic clock on the
 CPU). Outputs of some timed calls are compared with the reference, and an implausibly fast
 candidate is re-verified after timing (npu_pool.timed_check). The torch.compile baseline
-is slow to build, so it is measured once per task, sizes and device and cached. `profile`
-is the public entry: it runs verify and profile in one sandboxed worker.
+is slow to build, so it is measured once per task, sizes and device and cached. The entry
+from outside the sandbox is npu_pool.verifier.evaluate(..., profile=True): checks and timing
+in one sandboxed worker.
 """
 
 from __future__ import annotations
@@ -27,25 +28,6 @@ from npu_pool.verdict import ProfileReport
 if TYPE_CHECKING:
     from npu_pool.config import HarnessConfig
     from npu_pool.tasks import TaskSpec
-    from npu_pool.verdict import Candidate
-
-
-class ProfileError(Exception):
-    """The candidate is not feasible, so there is nothing to profile; `verdict` says why."""
-
-    def __init__(self, verdict: Any):
-        super().__init__(f"not feasible: {verdict.reason}")
-        self.verdict = verdict
-
-
-def profile(task: TaskSpec, candidate: Candidate, config: HarnessConfig) -> ProfileReport:
-    """Verify then time `candidate` in one sandboxed worker; raise ProfileError if infeasible."""
-    from npu_pool.verifier import evaluate
-
-    verdict, report = evaluate(task, candidate, config, profile=True)
-    if report is None:
-        raise ProfileError(verdict)
-    return report
 
 
 def time_once(backend: Backend, fn: Callable[..., Any], args: list[Any]) -> float:

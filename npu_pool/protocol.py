@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,7 +21,6 @@ class WorkerLimits(BaseModel):
 class WorkerRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    mode: Literal["evaluate"] = "evaluate"
     task: TaskSpec
     candidate: Candidate
     backend: str
