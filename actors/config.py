@@ -24,6 +24,9 @@ class LLMConfig(BaseModel):
     max_concurrency: int = Field(4, ge=1, description="requests in flight per client")
     temperature: float = Field(0.7, ge=0, le=2)
     max_tokens: int = Field(2048, ge=16, description="completion tokens per request")
+    lesson_max_tokens: int = Field(200, ge=16, description="completion tokens of a model-written lesson")
+    lesson_max_chars: int = Field(600, ge=80, description="a model-written lesson is cut to this length")
+    review_max_tokens: int = Field(400, ge=16, description="completion tokens of a review of a flagged attempt")
     candidate_format: Literal["auto", "kernel", "modelnew"] = Field(
         "auto", description="what the LLM writes: a C kernel function, or a full ModelNew file; "
         "auto: the kernel function for a small model (small_model), ModelNew otherwise"
@@ -61,6 +64,12 @@ class EpisodeConfig(BaseModel):
     max_tokens_per_operator: int | None = Field(None, ge=1, description="LLM token budget per operator")
     max_wall_s_per_operator: float | None = Field(None, gt=0, description="wall-time budget per operator")
     start_point_epsilon: float = Field(0.1, ge=0, le=1, description="epsilon-greedy start-point choice")
+    draft_kinds: list[Literal["experience", "trace", "practice"]] = Field(
+        default_factory=lambda: ["experience", "trace", "practice"], min_length=1,
+        description="memory item kinds a draft's recall draws from (api items come by name, apart)")
+    refine_kinds: list[Literal["experience", "trace", "practice"]] = Field(
+        default_factory=lambda: ["trace", "practice", "experience"], min_length=1,
+        description="memory item kinds a refinement's recall draws from")
     review_flagged: bool = Field(True, description="LLM review of attempts flagged by the harness")
     lessons: bool | None = Field(
         None, description="ask the LLM for a lesson after failed drafts and faster refinements (experience items); "

@@ -45,8 +45,6 @@ from npu_pool.verdict import Candidate, Evaluation, ProfileReport
 
 log = structlog.get_logger("evokernel.episode")
 
-DRAFT_KINDS = ["experience", "trace", "practice"]
-REFINE_KINDS = ["trace", "practice", "experience"]
 EXEMPLAR_RECALL = 3  # feasible kernels of other operators recalled for the worked example
 FATAL_LLM_ERRORS = (LLMAuthError, LLMModelNotFound, LLMUnreachable)
 
@@ -185,7 +183,7 @@ class Episode:
     # -- the two stages ---------------------------------------------------------------------
 
     async def _draft(self) -> _Outcome:
-        retrieval = await self._retrieve("draft", self._task_query(), DRAFT_KINDS,
+        retrieval = await self._retrieve("draft", self._task_query(), list(self.config.draft_kinds),
                                          api_names=template_names(self.brief.reference_source))
         items = [item for item in retrieval.items if showable(item, self.brief.candidate_format)]
         exemplar, exemplar_item = await self._exemplar(retrieval)
@@ -215,7 +213,8 @@ class Episode:
 
     async def _refine(self) -> _Outcome:
         start, start_item = await self._choose_start_point()
-        retrieval = await self._retrieve("refine", f"{self._task_query()}\n{start.code}", REFINE_KINDS)
+        retrieval = await self._retrieve("refine", f"{self._task_query()}\n{start.code}",
+                                         list(self.config.refine_kinds))
         shown = self.config.max_children_in_prompt
         # Newest first: the prompt budget drops the last listed, and old variants say least.
         children = [c for c in await self.memory.children(start.id) if c.kind == "trace"][-shown:][::-1] if shown else []

@@ -101,10 +101,10 @@ class ResilientMemory:
     is retried (the handle looked up again) until the actor is back; an update whose retrieval
     the restarted actor no longer knows is dropped with a warning."""
 
-    def __init__(self, config: MemoryConfig, attempts: int = 8, first_pause_s: float = 0.5):
+    def __init__(self, config: MemoryConfig, first_pause_s: float = 0.5):
         from memory_actor.actor import get_or_create_memory_actor
 
-        self._config, self._attempts, self._pause = config, attempts, first_pause_s
+        self._config, self._attempts, self._pause = config, config.actor_call_attempts, first_pause_s
         self._connect = get_or_create_memory_actor
         self._handle = get_or_create_memory_actor(config)
 

@@ -17,9 +17,6 @@ from actors.prompting import Messages, Prompt, PromptBuilder, template
 
 _VERDICT = re.compile(r"VERDICT\s*[:=]?\s*\**\s*(LEGITIMATE|HACK)", re.IGNORECASE)
 _FENCE_LINE = re.compile(r"^\s*(`{3,}|~{3,}).*$", re.MULTILINE)
-LESSON_MAX_CHARS = 600
-REVIEW_MAX_TOKENS = 400
-LESSON_MAX_TOKENS = 200
 
 
 class LLMWorker:
@@ -80,16 +77,18 @@ class LLMWorker:
 
     async def lesson(self, request: LessonRequest) -> Lesson:
         """A few lines on why an attempt failed or what made it faster; no text when the LLM fails."""
-        reply = await self._quiet_chat(self.prompts(request.task.candidate_format).lesson(request), LESSON_MAX_TOKENS)
+        reply = await self._quiet_chat(self.prompts(request.task.candidate_format).lesson(request),
+                                        self.config.lesson_max_tokens)
         if reply is None:
             return Lesson()
         text = _FENCE_LINE.sub("", reply.text).strip()
-        return Lesson(text=text[:LESSON_MAX_CHARS] or None, tokens_prompt=reply.prompt_tokens,
+        return Lesson(text=text[:self.config.lesson_max_chars] or None, tokens_prompt=reply.prompt_tokens,
                       tokens_completion=reply.completion_tokens)
 
     async def review(self, request: ReviewRequest) -> Review:
         """LEGITIMATE or HACK for a flagged attempt; `unsure` when the reply says neither."""
-        reply = await self._quiet_chat(self.prompts(request.task.candidate_format).review(request), REVIEW_MAX_TOKENS)
+        reply = await self._quiet_chat(self.prompts(request.task.candidate_format).review(request),
+                                        self.config.review_max_tokens)
         if reply is None:
             return Review(verdict="unsure", reasoning="the review request failed")
         match = _VERDICT.search(reply.text)

@@ -86,6 +86,8 @@ class MemoryConfig(BaseModel):
     actor_namespace: str | None = Field(None, description="Ray namespace of the actor; default: the driver's")
     actor_detached: bool = Field(False, description="keep the actor alive after the driver exits")
     actor_max_restarts: int = Field(-1, ge=-1, description="restarts after a crash (-1: unlimited)")
+    actor_call_attempts: int = Field(8, ge=1, description="an episode's call to a dead or restarting memory actor is "
+                                     "tried this many times (backoff from 0.5 s, doubling up to 10 s) before it fails")
     actor_max_task_retries: int = Field(-1, ge=-1, description="calls retried on a restarted actor (updates are deduplicated)")
     actor_max_concurrency: int = Field(1000, ge=1, description="calls the async actor serves at once")
     recall_batch: int = Field(

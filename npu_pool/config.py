@@ -47,3 +47,5 @@ class HarnessConfig(BaseModel):
     fit_max_bytes: int = Field(64 * 2**20, ge=2**16, description="fitted sizes: tensor bytes (inputs, parameters, outputs)")
     fit_max_gflop: float = Field(2.0, gt=0, description="fitted sizes: GFLOP of one reference call")
     fit_min_dim: int = Field(8, ge=1, description="fitted sizes never shrink a size constant below this")
+    device_recover_s: float = Field(900.0, gt=0, description="Ray pools: how long a lost device actor may take to "
+                                    "come back before its device leaves the pool")

@@ -172,7 +172,7 @@ class DevicePoolActor:
     """`pool/evaluator`: FIFO over idle devices; the device's profiler checks and times a
     candidate in one sandboxed child, its verifier checks what needs no timing."""
 
-    def __init__(self, members: list[tuple[DeviceInfo, str]]):
+    def __init__(self, members: list[tuple[DeviceInfo, str]], recover_s: float = 900.0):
         # (verifier info, profiler name) per device; handles looked up by name, so that a restarted
         # pool needs nothing from the object store
         namespace = ray.get_runtime_context().namespace
@@ -184,6 +184,7 @@ class DevicePoolActor:
         self._waiting = 0
         self._recovering: set[asyncio.Future[None]] = set()  # keeps the recovery tasks referenced
         self.metrics = _Metrics()
+        self.recover_s = recover_s  # harness.device_recover_s
 
     def __repr__(self) -> str:
         return "pool/evaluator"
@@ -235,17 +236,17 @@ class DevicePoolActor:
             return False
         return True
 
-    async def _recover(self, index: int, give_up_s: float = 900.0) -> None:
+    async def _recover(self, index: int) -> None:
         """Back in the idle queue once both actors of the device answer again (restarted by Ray)."""
         info = self.members[index][0]
-        deadline = time.monotonic() + give_up_s
+        deadline = time.monotonic() + self.recover_s
         while time.monotonic() < deadline:
             if await self._alive(index):
                 log.info("device_back", device=info.name)
                 self._put_back(index)
                 return
             await asyncio.sleep(0.5)
-        log.error("device_dropped", device=info.name, reason=f"its actors did not come back in {give_up_s:.0f} s")
+        log.error("device_dropped", device=info.name, reason=f"its actors did not come back in {self.recover_s:.0f} s")
 
     async def _take(self) -> int:
         self._waiting += 1
@@ -350,7 +351,7 @@ class DevicePools:
         members = [(info, self.profilers[i].name) for i, info in enumerate(self.verifiers)]
         self.pool = ray.remote(DevicePoolActor).options(
             name=self.pool_name, num_cpus=0, max_restarts=-1, max_task_retries=1, max_concurrency=10000,
-        ).remote(members)
+        ).remote(members, self.config.device_recover_s)
         ray.get(self.pool.stats.remote(), timeout=self.ready_timeout_s)
         log.info("device_pools_ready", kind=self.kind, devices=[v.device for v in self.verifiers],
                  nodes=len(set(bundle_nodes.values())), backend=self.evaluating_backend, fake=self.fake is not None)
