@@ -1,10 +1,12 @@
-"""The `evokernel` command: global options, config flags, and one module per subcommand."""
+"""The `evokernel` command: global options, config flags, and one module per subcommand, imported
+only when that subcommand runs."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import yaml
@@ -13,8 +15,24 @@ from launch import __version__
 from launch.config import Settings, load_settings, set_dotted
 from launch.logging import configure_logging
 
-# Subcommand modules, in the order `--help` lists them.
-COMMAND_MODULES = ("run", "verify", "profile", "tasks", "memory", "llm", "report", "bench", "doctor", "config")
+# Subcommands, in the order `--help` lists them, with the line `--help` shows for each. Each is a
+# module launch.commands.<name> with `register(subparsers)`, imported only when its command runs
+# (or its own --help is asked for): `evokernel verify` and `profile` must start where Ray, LanceDB
+# and the embedding model are not installed. tests/launch/test_cli_lazy.py checks that these lines
+# are the ones the modules register.
+COMMAND_HELP = {
+    "run": "run draft-and-refine episodes over a task suite",
+    "verify": "verify a candidate kernel against a task",
+    "profile": "time a candidate kernel against the eager and compiled baselines",
+    "tasks": "load, fit and run every task of a suite",
+    "memory": "inspect, seed, export and import the memory bank",
+    "llm": "fetch and serve the offline default model",
+    "report": "write summary.json and report.html for run folders",
+    "bench": "benchmarks of EvoKernel's own components",
+    "doctor": "check torch, compilers, Ray, LanceDB, embeddings and the LLM endpoint",
+    "config": "show the effective configuration (secrets redacted)",
+}
+COMMAND_MODULES = tuple(COMMAND_HELP)
 CONFIG_DEST_PREFIX = "cfg:"
 
 
@@ -41,7 +59,11 @@ def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return overrides
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """The full parser for the subcommands in `commands` (default: every one), whose modules are
+    imported here; every other subcommand is a stand-in that lists it in `--help` and accepts any
+    arguments, so that `chosen_command` can find the command without importing anything."""
+    real = set(COMMAND_MODULES if commands is None else commands)
     parser = argparse.ArgumentParser(
         prog="evokernel",
         description="Self-evolving kernel synthesis: draft, verify and refine kernels with a value-driven memory.",
@@ -50,14 +72,26 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common_options(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
+    registered = []
     for name in COMMAND_MODULES:
-        module = __import__(f"launch.commands.{name}", fromlist=["register"])
-        module.register(subparsers)
+        if name in real:
+            module = importlib.import_module(f"launch.commands.{name}")
+            module.register(subparsers)
+            registered.append(subparsers.choices[name])
+        else:
+            subparsers.add_parser(name, help=COMMAND_HELP[name], add_help=False)
     # The common options work after the subcommand too (`evokernel run --set k=v`); there they
     # default to nothing, so they never erase what was given before the subcommand.
-    for subparser in set(subparsers.choices.values()):
+    for subparser in registered:
         _add_common_options(subparser, suppress=True)
     return parser
+
+
+def chosen_command(argv: Sequence[str] | None) -> str:
+    """The subcommand `argv` names, found with stand-ins only (no command module is imported).
+    `--help`, `--version` and a missing or unknown command end here, as argparse ends them."""
+    namespace, _ = build_parser(commands=()).parse_known_args(argv)
+    return namespace.command
 
 
 def _add_common_options(parser: argparse.ArgumentParser, suppress: bool = False) -> None:
@@ -73,7 +107,7 @@ def _add_common_options(parser: argparse.ArgumentParser, suppress: bool = False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(commands=(chosen_command(argv),))
     args = parser.parse_args(argv)
     try:
         settings: Settings = load_settings(args.config, config_overrides(args))
@@ -95,4 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m launch.cli`: run the imported module's main, not this __main__ copy's, so that the
+    # UsageError the command modules raise (launch.cli.UsageError) is the one main catches.
+    from launch.cli import main as _main
+
+    sys.exit(_main())
