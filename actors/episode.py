@@ -39,6 +39,7 @@ from actors.messages import (
     TaskBrief,
 )
 from actors.ports import EvaluatorPort, MemoryPort, WorkerPort
+from actors.prompt_sections import profile_text
 from memory_actor.items import ItemVerdict, MemoryItem
 from memory_actor.messages import Retrieval, RetrievalRequest, ValueUpdate
 from npu_pool.verdict import Candidate, Evaluation, ProfileReport
@@ -52,20 +53,6 @@ FATAL_LLM_ERRORS = (LLMAuthError, LLMModelNotFound, LLMUnreachable)
 def refine_reward(best_ms: float, new_ms: float) -> float:
     """tanh(log b - log l): positive when faster than the best so far, bounded in (-1, 1)."""
     return math.tanh(math.log(best_ms) - math.log(new_ms))
-
-
-def profile_text(profile: ProfileReport | None) -> str:
-    if profile is None:
-        return ""
-    parts = [f"median {profile.median_ms:.4g} ms (IQR {profile.iqr_ms:.3g} ms over {profile.trials} trials); "
-             f"PyTorch eager {profile.baseline_eager_ms:.4g} ms"]
-    if profile.achieved_gbps is not None:
-        parts.append(f"achieved {profile.achieved_gbps:.3g} GB/s")
-    if profile.achieved_gflops is not None:
-        parts.append(f"achieved {profile.achieved_gflops:.3g} GFLOP/s")
-    parts.append(f"bound: {profile.bound}")
-    parts += [f"hint: {hint}" for hint in profile.hints]
-    return "\n".join(parts)
 
 
 @dataclass

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from npu_pool.verdict import ProfileReport
+
 log = structlog.get_logger("evokernel.prompts")
 
 NONE = "(none)"
@@ -116,3 +118,18 @@ def fit_sections(sections: list[Section], room: int) -> bool:
         truncated = truncated or freed > 0
         excess -= freed
     return truncated
+
+
+def profile_text(profile: ProfileReport | None) -> str:
+    """The start point's profile as a refine prompt shows it."""
+    if profile is None:
+        return ""
+    parts = [f"median {profile.median_ms:.4g} ms (IQR {profile.iqr_ms:.3g} ms over {profile.trials} trials); "
+             f"PyTorch eager {profile.baseline_eager_ms:.4g} ms"]
+    if profile.achieved_gbps is not None:
+        parts.append(f"achieved {profile.achieved_gbps:.3g} GB/s")
+    if profile.achieved_gflops is not None:
+        parts.append(f"achieved {profile.achieved_gflops:.3g} GFLOP/s")
+    parts.append(f"bound: {profile.bound}")
+    parts += [f"hint: {hint}" for hint in profile.hints]
+    return "\n".join(parts)

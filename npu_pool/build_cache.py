@@ -32,6 +32,17 @@ _KEYED = ("cpp_sources", "cuda_sources", "functions", "extra_cflags", "extra_cud
 
 
 @functools.cache
+def compiler_identity(compiler: str) -> str:
+    """The compiler's version line: part of every build key."""
+    import subprocess
+
+    try:
+        return subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=30).stdout.splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return compiler
+
+
+@functools.cache
 def host_target(compiler: str = "g++") -> str:
     """What `-march=native` means on this host (e.g. `skylake-avx512 skylake-avx512`), or
     the CPU model: part of every build key, so a cache shared between machines (an NFS
@@ -135,8 +146,6 @@ def precompiled_header_dir(cache_dir: Path, extra_cflags: Any, extra_include_pat
 
     flags = [str(f) for f in (extra_cflags or [])]
     includes = [os.path.abspath(str(p)) for p in (extra_include_paths or [])]
-    from npu_pool.backends.cpu import compiler_identity
-
     compiler = get_cxx_compiler()
     key = hashlib.sha256(json.dumps([flags, includes, torch.__version__, compiler, compiler_identity(compiler),
                                      host_target()]).encode()).hexdigest()[:16]

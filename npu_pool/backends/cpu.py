@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import shutil
@@ -12,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from npu_pool.backends.base import Backend, DevicePeaks, KernelBuildError, Timer
-from npu_pool.build_cache import host_target
+from npu_pool.build_cache import compiler_identity, host_target
 
 if TYPE_CHECKING:
     import torch
@@ -61,14 +60,6 @@ def _last_level_cache_bytes() -> int:
         scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:], 1)
         return int(text.rstrip("KMG")) * scale
     return 32 * 2**20
-
-
-@functools.cache
-def compiler_identity(compiler: str) -> str:
-    try:
-        return subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=30).stdout.splitlines()[0]
-    except (OSError, subprocess.SubprocessError, IndexError):
-        return compiler
 
 
 def _load_inline_compiler() -> str:
