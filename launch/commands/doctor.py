@@ -62,16 +62,17 @@ def _backends_line() -> str:
 
 
 def _configured_backend_check(settings: Settings) -> Callable[[], str]:
-    """FAIL where the configured backend (harness.backend) cannot build and run the configured
-    format here: what verify, profile and run would refuse at once."""
+    """FAIL where the configured backend (harness.backend) cannot build and run the format the
+    model writes (llm.candidate_format) here: what run would refuse at once."""
     def check() -> str:
+        from actors.prompting import resolve_candidate_format
         from npu_pool.backends import backend_ready, get_backend
 
-        harness = settings.harness
-        ready, why = backend_ready(harness.backend, harness.candidate_format)
+        harness, fmt = settings.harness, resolve_candidate_format(settings.llm)
+        ready, why = backend_ready(harness.backend, fmt)
         if not ready:
             raise RuntimeError(why)
-        return f"harness.backend {harness.backend} -> {get_backend(harness.backend).name}, formats {harness.candidate_format}: ready"
+        return f"harness.backend {harness.backend} -> {get_backend(harness.backend).name}, {fmt} format: ready"
     return check
 
 

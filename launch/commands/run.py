@@ -99,11 +99,12 @@ def _check_backend(args: argparse.Namespace, settings: Settings) -> None:
     """Before any model call: refuse at once where the configured backend cannot run here,
     saying what is missing. Not where kernels are evaluated elsewhere (a Ray cluster, whose
     head may have no device) or on fake devices (evaluated with the cpu backend)."""
+    from actors.prompting import resolve_candidate_format
     from launch.commands.verify import require_backend
 
     if settings.ray.fake_devices or (not args.no_ray and settings.ray.address != "local"):
         return
-    require_backend(settings.harness.backend, settings.harness.candidate_format)
+    require_backend(settings.harness.backend, resolve_candidate_format(settings.llm))
 
 
 def _plan(settings: Settings) -> tuple[list[Path], str, Path]:

@@ -16,7 +16,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("task_file", metavar="TASK_FILE")
     parser.add_argument("candidate_file", metavar="CANDIDATE_FILE")
     add_config_flag(parser, "--backend", "harness.backend", choices=["auto", "cpu", "cuda", "npu"])
-    add_config_flag(parser, "--format", "harness.candidate_format", choices=["auto", "modelnew", "kernel"])
+    parser.add_argument("--format", choices=["auto", "modelnew", "kernel"], default="auto",
+                        help="the candidate's format (default auto: ModelNew when it defines class ModelNew)")
     add_config_flag(parser, "--sizes", "harness.sizes", choices=["fit", "original"],
                     help="fit (default): shrink the task's sizes to the budget; original: keep them")
     parser.add_argument("--json", action="store_true", help="last line: one JSON verdict")
@@ -35,7 +36,7 @@ def load_inputs(args: argparse.Namespace, settings: Settings):
     if not Path(args.task_file).is_file():
         raise UsageError(f"task file not found: {args.task_file}")
     source = candidate_path.read_text()
-    fmt = settings.harness.candidate_format
+    fmt = args.format
     candidate = Candidate(source=source, format=detect_format(source) if fmt == "auto" else fmt)
     require_backend(settings.harness.backend, candidate.format)
     try:
