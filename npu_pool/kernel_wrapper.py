@@ -3,13 +3,15 @@
 It reads the reference's parameters on every call, allocates fresh outputs filled with NaN
 (or the dtype's minimum for integers) so an output the kernel forgets stays visible, and
 passes data pointers, scalars and every dimension in the order of the KernelSignature.
-Device-agnostic: the CPU backend calls the kernel itself; a CUDA backend can reuse it for
-a host entry point that launches its kernels on device pointers.
+Device-agnostic: the CPU backend calls the kernel itself; the CUDA backend reuses it for a
+host entry point that launches its kernels on device pointers, appending the current stream
+(`extra_args`) and checking the launch (`after_call`).
 """
 
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +31,13 @@ def poisoned(shape: list[int], dtype: torch.dtype, device: str) -> torch.Tensor:
     return torch.full(shape, torch.iinfo(dtype).min, dtype=dtype, device=device)
 
 
-def load_entry(artifact: Path, signature: KernelSignature) -> Any:
-    """The entry point of a shared library, with its argument types set."""
+def load_entry(artifact: Path, signature: KernelSignature, extra_argtypes: Sequence[Any] = ()) -> Any:
+    """The entry point of a shared library, with its argument types set (`extra_argtypes`:
+    ctypes of parameters a backend appends after the signature's, e.g. a stream)."""
     lib = ctypes.CDLL(str(artifact))
     fn = getattr(lib, signature.function)
     fn.restype = None
-    fn.argtypes = [ctypes.c_void_p if "*" in a.ctype else _CTYPES[a.ctype] for a in signature.args]
+    fn.argtypes = [ctypes.c_void_p if "*" in a.ctype else _CTYPES[a.ctype] for a in signature.args] + list(extra_argtypes)
     fn._evokernel_lib = lib  # keep the library loaded as long as the function lives
     return fn
 
@@ -42,11 +45,17 @@ def load_entry(artifact: Path, signature: KernelSignature) -> Any:
 class KernelModule(torch.nn.Module):
     """Has the reference's forward signature; runs the compiled kernel."""
 
-    def __init__(self, entry: Any, signature: KernelSignature, reference: torch.nn.Module, device: str):
+    def __init__(self, entry: Any, signature: KernelSignature, reference: torch.nn.Module, device: str,
+                 extra_args: Callable[[], Sequence[Any]] | None = None, after_call: Callable[[], None] | None = None):
         super().__init__()
         self._entry = entry
         self._signature = signature
         self._device = device
+        self._torch_device = torch.device(device)
+        # Values appended after the signature's arguments on every call (CUDA: the current
+        # stream), and a check run right after the call (CUDA: the launch status).
+        self._extra_args = extra_args
+        self._after_call = after_call
         # NaN-filled outputs for correctness; the profiler turns this off so the timed call
         # allocates the way the reference does (torch.empty).
         self.poison_outputs = True
@@ -67,6 +76,8 @@ class KernelModule(torch.nn.Module):
             if arg.role in ("input", "parameter"):
                 t = call[arg.source] if arg.role == "input" else tensors[arg.source]
                 t = t.detach().contiguous()
+                if t.device != self._torch_device:  # a host pointer on a device (or back) is never valid
+                    raise RuntimeError(f"{arg.name} is on {t.device}, the kernel runs on {self._device}")
                 keep.append(t)
                 shapes[arg.name] = tuple(t.shape)
                 values.append(t.data_ptr())
@@ -83,6 +94,12 @@ class KernelModule(torch.nn.Module):
                 values.append(float(value) if arg.ctype == "double" else int(value))
             else:  # size
                 values.append(int(shapes[arg.source][arg.index]))
-        self._entry(*values)
+        extra = tuple(self._extra_args()) if self._extra_args is not None else ()
+        self._entry(*values, *extra)
+        if self._after_call is not None:
+            self._after_call()
+        # On a device the launch is asynchronous: the contiguous copies go back to torch's
+        # caching allocator, which reuses their memory only for later work on the same
+        # stream (the one the kernel was launched on), so no later write races the kernel.
         del keep
         return outputs[0] if len(outputs) == 1 else tuple(outputs)

@@ -8,6 +8,7 @@ reference's outputs; `KernelSignature.render_c()` is the text the LLM sees.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import torch
@@ -61,25 +62,39 @@ class KernelSignature(BaseModel):
     def by_role(self, role: ArgRole) -> list[KernelArg]:
         return [a for a in self.args if a.role == role]
 
-    def declaration(self) -> str:
-        """`extern "C" void kernel(...);` on one line (prepended to the compiled source)."""
-        params = ", ".join(f"{a.ctype} {a.name}" for a in self.args)
+    def declaration(self, extra: Sequence[tuple[str, str, str]] = ()) -> str:
+        """`extern "C" void kernel(...);` on one line (prepended to the compiled source).
+        `extra`: (ctype, name, doc) parameters a backend appends (e.g. CUDA's stream)."""
+        params = ", ".join([f"{a.ctype} {a.name}" for a in self.args] + [f"{ctype} {name}" for ctype, name, _ in extra])
         return f'extern "C" void {self.function}({params});'
 
-    def render_c(self) -> str:
-        """The entry point with one documentation comment per argument, for the prompt."""
-        lines = [
+    def render_c(self, header: Sequence[str] | None = None, extra: Sequence[tuple[str, str, str]] = ()) -> str:
+        """The entry point with one documentation comment per argument, for the prompt;
+        `header` replaces the CPU comment lines above it, `extra` as in `declaration`."""
+        lines = list(header) if header is not None else [
             "// Write this function (C++17, OpenMP allowed). All tensors are contiguous, row-major.",
             "// Outputs are pre-allocated and filled with NaN: write every element.",
-            f'extern "C" void {self.function}(',
         ]
-        width = max((len(f"{a.ctype} {a.name}") for a in self.args), default=0) + 2
-        for i, arg in enumerate(self.args):
-            sep = "," if i < len(self.args) - 1 else ""
-            decl = f"    {arg.ctype} {arg.name}{sep}"
-            lines.append(f"{decl:<{width + 5}}// {arg.doc}")
+        lines.append(f'extern "C" void {self.function}(')
+        params = [(f"{a.ctype} {a.name}", a.doc) for a in self.args] + [(f"{ctype} {name}", doc) for ctype, name, doc in extra]
+        width = max((len(decl) for decl, _ in params), default=0) + 2
+        for i, (decl, doc) in enumerate(params):
+            sep = "," if i < len(params) - 1 else ""
+            text = f"    {decl}{sep}"
+            lines.append(f"{text:<{width + 5}}// {doc}")
         lines.append(");")
         return "\n".join(lines)
+
+    def retyped(self, types: Mapping[str, str]) -> KernelSignature:
+        """The same entry point with the C element types renamed (`types` maps a C type of
+        C_TYPES to a backend's spelling, e.g. `_Float16` -> `__half` for CUDA); pointers keep
+        their `const` and `*`."""
+        def rename(ctype: str) -> str:
+            const = ctype.startswith("const ")
+            base = ctype.removeprefix("const ").rstrip("*").strip()
+            stars = ctype[len(ctype.rstrip("*")):]
+            return f"{'const ' if const else ''}{types.get(base, base)}{stars}"
+        return self.model_copy(update={"args": [a.model_copy(update={"ctype": rename(a.ctype)}) for a in self.args]})
 
 
 def _tensor_doc(kind: str, name: str, tensor: torch.Tensor) -> str:

@@ -1,6 +1,7 @@
 """The CUDA backend: load_inline CUDA C++ and Triton for ModelNew candidates, nvcc for the
 kernel format (a host entry point, called through ctypes, that launches the LLM's
-`__global__` kernels on device pointers).
+`__global__` kernels on device pointers and the stream it is given: backends/cuda_kernel.py).
+The kernel format is a compile route only where nvcc is found.
 
 Timing uses device events (npu_pool.backends.events) with the event methods taken from
 torch's C base class, which Python code cannot patch.
@@ -8,31 +9,20 @@ torch's C base class, which Python code cannot patch.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from npu_pool.backends import cuda_kernel
 from npu_pool.backends.base import DevicePeaks, KernelBuildError, ToolchainMissing
+from npu_pool.backends.cuda_kernel import nvcc_version
 from npu_pool.backends.events import EventApi, EventBackend, measure_peaks, visible_device_problem
 
 if TYPE_CHECKING:
     import torch
 
     from npu_pool.signature import KernelSignature
-
-NVCC_FLAGS = ("-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-lineinfo")
-KERNEL_PRELUDE = """#include <cstdint>
-#include <cstddef>
-#include <cmath>
-#include <cfloat>
-#include <cuda_runtime.h>
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-"""
 
 
 def _capture_events() -> EventApi:
@@ -53,16 +43,6 @@ def find_nvcc() -> str | None:
     return shutil.which("nvcc")
 
 
-@functools.cache
-def nvcc_version(nvcc: str) -> str:
-    """The last line of `nvcc --version` (e.g. `Build cuda_13.0.r13.0/compiler.36424714_0`)."""
-    try:
-        lines = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout.strip().splitlines()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return lines[-1] if lines else "unknown"
-
-
 def torch_cuda_home() -> str | None:
     """The CUDA toolkit torch's extension builder (load_inline) uses, or None."""
     try:
@@ -72,9 +52,11 @@ def torch_cuda_home() -> str | None:
     return CUDA_HOME if CUDA_HOME and Path(CUDA_HOME, "bin", "nvcc").is_file() else None
 
 
+NVCC_MISSING = "nvcc not found: install the CUDA toolkit or set CUDA_HOME"
+
+
 class CudaBackend(EventBackend):
     name = "cuda"
-    compile_routes = ("modelnew", "kernel")
     kernel_language = "cuda"
     sandbox_env_allow = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH",
                          "TORCH_CUDA_ARCH_LIST", "TRITON_CACHE_DIR", "NVIDIA_VISIBLE_DEVICES")
@@ -88,6 +70,12 @@ class CudaBackend(EventBackend):
         if self.is_available()[0]:
             self._api = _capture_events()
 
+    @property
+    def compile_routes(self) -> tuple[str, ...]:  # type: ignore[override]
+        """ModelNew always (its own check names a missing toolkit); the kernel format only
+        where nvcc is found, so a model is never asked for a format that cannot build here."""
+        return ("modelnew", "kernel") if find_nvcc() is not None else ("modelnew",)
+
     def is_available(self) -> tuple[bool, str]:
         import torch
 
@@ -98,7 +86,7 @@ class CudaBackend(EventBackend):
 
     def toolchain_problem(self, candidate_format: str | None) -> str | None:
         if candidate_format == "kernel" and find_nvcc() is None:
-            return "nvcc not found: install the CUDA toolkit or set CUDA_HOME"
+            return NVCC_MISSING
         if candidate_format == "modelnew" and torch_cuda_home() is None:
             return ("the CUDA toolkit is not found (CUDA_HOME is not set and no nvcc under it): load_inline "
                     "cannot build CUDA sources; install the CUDA toolkit or set CUDA_HOME")
@@ -165,52 +153,28 @@ class CudaBackend(EventBackend):
     # --- the kernel-source format --------------------------------------------------------
 
     def render_kernel_signature(self, signature: KernelSignature) -> str:
-        # the argument list is the CPU format's; only the guidance above it differs
-        arguments = [line for line in signature.render_c().splitlines() if not line.startswith("//")]
-        return "\n".join([
-            "// Write this host function (CUDA C++17) and the __global__ kernels it launches.",
-            "// Pointers are device pointers; all tensors are contiguous, row-major.",
-            "// Launch with <<<grid, block>>> on the default stream; do not synchronise or allocate.",
-            "// Outputs are pre-allocated and filled with NaN: write every element.",
-            *arguments,
-        ])
+        return cuda_kernel.render_cuda_signature(signature)
 
-    def arch_flags(self) -> list[str]:
+    def capability(self) -> tuple[int, int]:
         import torch
 
         major, minor = torch.cuda.get_device_capability(self.index)
-        return ["-gencode", f"arch=compute_{major}{minor},code=sm_{major}{minor}"]
+        return major, minor
+
+    def arch_flags(self) -> list[str]:
+        return cuda_kernel.arch_flags(self.capability())
 
     def compile_kernel(self, source: str, signature: KernelSignature, work_dir: Path, cache_dir: Path) -> Path:
         nvcc = find_nvcc()
         if nvcc is None:
-            raise ToolchainMissing("nvcc not found: install the CUDA toolkit or set CUDA_HOME")
-        full = KERNEL_PRELUDE + signature.declaration() + '\n#line 1 "kernel.cu"\n' + source
-        flags = [*NVCC_FLAGS, *self.arch_flags()]  # the device's compute capability
-        key = hashlib.sha256("\0".join([full, *flags, nvcc_version(nvcc)]).encode()).hexdigest()[:24]
-        artifact = cache_dir / f"kernel-{key}.so"
-        if artifact.exists():
-            return artifact
-        src = work_dir / "kernel_full.cu"
-        src.write_text(full)
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = cache_dir / f".kernel-{key}-{os.getpid()}.so"
-        try:
-            done = subprocess.run([nvcc, *flags, "-o", str(tmp), str(src)], capture_output=True, text=True,
-                                  timeout=600, cwd=work_dir)
-        except subprocess.TimeoutExpired as exc:
-            raise KernelBuildError("nvcc timed out after 600 s") from exc
-        if done.returncode != 0:
-            raise KernelBuildError(f"nvcc exited with {done.returncode}", done.stderr + done.stdout)
-        os.replace(tmp, artifact)
-        return artifact
+            raise ToolchainMissing(NVCC_MISSING)
+        return cuda_kernel.build_kernel(source, signature, nvcc, self.capability(), work_dir, cache_dir)
 
     def wrap_kernel(self, artifact: Path, signature: KernelSignature, reference: torch.nn.Module) -> torch.nn.Module:
-        from npu_pool.kernel_wrapper import KernelModule, load_entry
-
         self.select()
         try:
-            entry = load_entry(artifact, signature)
+            entry, check = cuda_kernel.load_cuda_entry(artifact, signature)
         except (OSError, AttributeError) as exc:
             raise KernelBuildError(f"cannot load {signature.function} from the compiled library: {exc}") from exc
-        return KernelModule(entry, signature, reference, self.device)
+        return cuda_kernel.make_cuda_kernel_module(entry, check, signature, reference, self.device,
+                                                   self._api.current_stream)

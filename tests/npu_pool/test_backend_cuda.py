@@ -25,9 +25,10 @@ __global__ void relu_kernel(const float* x, float* out, int64_t n) {
     if (i < n) out[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
-extern "C" void kernel(const float* x, float* out, int64_t x_d0, int64_t x_d1, int64_t out_d0, int64_t out_d1) {
+extern "C" void kernel(const float* x, float* out, int64_t x_d0, int64_t x_d1, int64_t out_d0, int64_t out_d1,
+                       cudaStream_t stream) {
     const int64_t n = x_d0 * x_d1;
-    relu_kernel<<<(unsigned)((n + 255) / 256), 256>>>(x, out, n);
+    relu_kernel<<<(unsigned)((n + 255) / 256), 256, 0, stream>>>(x, out, n);
 }
 """
 
@@ -50,7 +51,8 @@ def test_without_a_gpu_the_backend_says_why():
 def test_rendered_host_entry_point(relu_signature):
     text = cuda_backend.CudaBackend().render_kernel_signature(relu_signature)
     assert 'extern "C" void kernel(' in text and "device pointers" in text
-    assert "const float* x," in text and "float* out," in text and "int64_t out_d1" in text
+    assert "const float* x," in text and "float* out," in text and "int64_t out_d1," in text
+    assert "cudaStream_t stream" in text  # the stream the harness times, last
 
 
 def test_missing_nvcc_is_a_build_error(relu_signature, tmp_path, monkeypatch):
