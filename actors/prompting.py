@@ -48,6 +48,16 @@ def template(name: str) -> str:
     return resources.files("actors").joinpath("prompts", f"{name}.md").read_text(encoding="utf-8")
 
 
+def _exists(name: str) -> bool:
+    return resources.files("actors").joinpath("prompts", f"{name}.md").is_file()
+
+
+def first_template(*names: str) -> str:
+    """The first of `names` that has a template: the most specific variant wins (a backend's
+    own kernel-format instructions, e.g. system_kernel_cuda, before the generic ones)."""
+    return next((n for n in names if _exists(n)), names[-1])
+
+
 def render(name: str, **values: str) -> str:
     text = template(name)
     missing = set(_SLOT.findall(text)) - set(values)
@@ -108,9 +118,13 @@ class PromptBuilder:
         self.lang = "cpp" if candidate_format == "kernel" else "python"
 
     def _system(self, task: TaskBrief) -> str:
-        name = f"system_{self.format}"
-        if self.config.prompt_style == "plain" and resources.files("actors").joinpath("prompts", f"{name}_plain.md").is_file():
-            name += "_plain"  # the modelnew format has no plain variant: it is not a small model's format
+        # The backend's own variant of the format's instructions first (the kernel format is
+        # C++ with OpenMP on the CPU, host launch code plus __global__ kernels on CUDA), then
+        # the generic one; plain variants only for the plain style (the modelnew format has
+        # none: it is not a small model's format).
+        base, own = f"system_{self.format}", f"system_{self.format}_{task.backend}"
+        plain = [f"{own}_plain", f"{base}_plain"] if self.config.prompt_style == "plain" else []
+        name = first_template(*plain[:1], own, *plain[1:], base)
         return render(
             name,
             backend=task.backend,
@@ -123,8 +137,9 @@ class PromptBuilder:
         return render("target_modelnew").strip()
 
     def _guide(self, task: TaskBrief) -> str:
+        name = first_template(f"guide_{task.backend}_{self.format}", f"guide_{task.backend}")
         try:
-            return template(f"guide_{task.backend}").strip()
+            return template(name).strip()
         except FileNotFoundError:
             return NONE
 
@@ -157,7 +172,7 @@ class PromptBuilder:
 
     # -- the worked example --------------------------------------------------------------------
 
-    def _example(self, exemplar: Exemplar | None, dedupe: _Dedupe) -> tuple[Messages, str | None]:
+    def _example(self, exemplar: Exemplar | None, dedupe: _Dedupe, backend: str) -> tuple[Messages, str | None]:
         """The worked example turns: a feasible kernel of another operator, as that operator's
         own task and answer (llm.exemplar_as_example), or the generic one. Never cut."""
         if not self.config.one_shot_example:
@@ -171,7 +186,8 @@ class PromptBuilder:
                 dedupe.add(exemplar.code)
                 return [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}], exemplar.item_id
             log.info("exemplar_too_large", item_id=exemplar.item_id, chars=len(user) + len(assistant))
-        user, _, assistant = template(f"example_{self.format}").partition(EXAMPLE_SPLIT)
+        name = first_template(f"example_{self.format}_{backend}", f"example_{self.format}")
+        user, _, assistant = template(name).partition(EXAMPLE_SPLIT)
         fenced = _FENCED.match(assistant)
         dedupe.add(fenced.group(1) if fenced else assistant)
         return [{"role": "user", "content": user.strip()}, {"role": "assistant", "content": assistant.strip()}], None
@@ -193,7 +209,7 @@ class PromptBuilder:
     def draft(self, request: DraftRequest) -> Prompt:
         task = request.task
         dedupe = _Dedupe()
-        example, example_id = self._example(request.exemplar, dedupe)
+        example, example_id = self._example(request.exemplar, dedupe, task.backend)
         previous = NONE
         if request.previous is not None:
             p = request.previous
@@ -213,7 +229,7 @@ class PromptBuilder:
     def refine(self, request: RefineRequest) -> Prompt:
         task, start = request.task, request.start
         dedupe = _Dedupe()
-        example, example_id = self._example(None, dedupe)
+        example, example_id = self._example(None, dedupe, task.backend)
         dedupe.add(start.code)
         latency = f"{start.latency_ms:.4g} ms"
         if start.speedup_vs_eager:
