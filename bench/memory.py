@@ -1,12 +1,292 @@
-"""Memory actor benchmark as a script: `python bench/memory.py --items 100000`.
+"""Memory actor benchmark: retrieval latency in the actor under concurrent callers, sustained
+update throughput from concurrent writers, and lost updates against a serial replay.
 
-Same as `evokernel bench memory --json`: progress on stderr, one JSON line on stdout.
+    python -m bench.memory [--items 100000] [--updates N] [--writers N] [--bank URI]
+
+Progress and a human summary on stderr, one JSON line on stdout.
+
+The bank is built from synthetic items whose embeddings are random unit vectors (so a
+100,000-item bank builds in seconds without running the embedding model); queries are random
+unit vectors too. Recall cost does not depend on what the vectors mean.
 """
 
-import sys
+from __future__ import annotations
 
-from launch.cli import main
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import ray
+from pydantic import BaseModel
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+if str(REPOSITORY) not in sys.path:
+    sys.path.insert(0, str(REPOSITORY))
+
+from bench.memory_client import MemoryClient  # noqa: E402
+from memory_actor.actor import get_or_create_memory_actor  # noqa: E402
+from memory_actor.bank import MemoryBank  # noqa: E402
+from memory_actor.config import MemoryConfig  # noqa: E402
+from memory_actor.embeddings import MINILM_DIM  # noqa: E402
+from memory_actor.items import ItemVerdict, MemoryItem, items_to_arrow  # noqa: E402
+from memory_actor.messages import RetrievalRequest, ValueUpdate  # noqa: E402
+from memory_actor.store import BankStore  # noqa: E402
+from memory_actor.values import RewardShaper, q_update  # noqa: E402
+
+BUILD_BATCH = 10_000
+WINDOW_PER_WRITER = 32  # updates a writer keeps in flight (fire-and-forget with a bounded window)
+
+
+class MemoryBenchResult(BaseModel):
+    items: int
+    synthetic_embeddings: bool = True
+    build_s: float
+    actor_start_s: float
+    retrievals: int
+    callers: int
+    retrieve_p50_ms: float  # the actor's work for one retrieval: its pass over the matrix, ranking, reply
+    retrieve_p99_ms: float
+    retrieve_queued_p50_ms: float  # arrival at the actor to reply: also the wait behind other callers
+    retrieve_queued_p99_ms: float
+    roundtrip_p50_ms: float  # the caller's view, Ray transport included
+    roundtrip_p99_ms: float
+    updates: int
+    writers: int
+    updates_per_s: float
+    updates_per_s_unbatched: float
+    ack_p50_ms: float
+    ack_p99_ms: float
+    lost_updates: int
+    value_mismatches: int
+    bank_bytes: int
+    versions: int
+    bank_bytes_compacted: int
+    versions_compacted: int
+    reopen_s: float
+
+
+def _unit(rng: np.random.Generator, rows: int) -> np.ndarray:
+    vectors = rng.standard_normal((rows, MINILM_DIM)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def build_synthetic_bank(uri: str, count: int, seed: int = 0) -> list[str]:
+    """Write `count` synthetic trace/experience/practice items straight into a new bank."""
+    rng = np.random.default_rng(seed)
+    store = BankStore(uri)
+    store.open(MINILM_DIM)
+    kinds = ["trace", "experience", "practice"]
+    ids: list[str] = []
+    for start in range(0, count, BUILD_BATCH):
+        rows = min(BUILD_BATCH, count - start)
+        # Every other trace passed the gates: drafting recall filters the others out.
+        items = [MemoryItem(kind=kinds[i % 3], backend="cpu", task_id=f"task{i % 200}", stage="draft",
+                            content=f"synthetic item {i}", summary=f"synthetic {i}", q_draft=0.0, q_refine=0.0,
+                            verdict=ItemVerdict(gate="ok" if i % 6 == 0 else "compile") if i % 3 == 0 else None)
+                 for i in range(start, start + rows)]
+        store.items.add(items_to_arrow(items, MINILM_DIM, _unit(rng, rows)))
+        ids += [item.id for item in items]
+    return ids
+
+
+def _ms(values: list[float], q: float) -> float:
+    return round(float(np.percentile(values, q)), 3) if values else 0.0
+
+
+def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, updates: int = 20_000,
+                     retrievals: int = 2_000, callers: int = 8, seed: int = 0, unbatched_updates: int = 3_000,
+                     progress: Callable[[str], None] = lambda message: None) -> MemoryBenchResult:
+    """Build the bank, start an actor on it, measure; a temporary bank (uri None) is removed after."""
+    own_dir = tempfile.mkdtemp(prefix="evokernel-bench-memory-") if uri is None else None
+    uri = uri or own_dir
+    config = MemoryConfig(uri=uri, seed=seed, preload_embedder=False, actor_name=f"evokernel-memory-bench-{time.time_ns()}")
+    started_ray = not ray.is_initialized()
+    if started_ray:
+        ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    try:
+        progress(f"building {items} synthetic items in {uri}")
+        started = time.perf_counter()
+        ids = build_synthetic_bank(uri, items, seed)
+        build_s = time.perf_counter() - started
+
+        started = time.perf_counter()
+        actor = get_or_create_memory_actor(config)
+        ray.get(actor.pid.remote())
+        actor_start_s = time.perf_counter() - started
+        progress(f"actor up in {actor_start_s:.1f}s; {retrievals} retrievals from {callers} callers")
+
+        rng = np.random.default_rng(seed + 1)
+        queries = _unit(rng, retrievals)
+
+        def retrieve(i: int) -> tuple[float, float]:
+            request = RetrievalRequest(query="", stage="draft" if i % 2 else "refine", backend="cpu",
+                                       query_embedding=queries[i].tolist(), seed=i)
+            sent = time.perf_counter()
+            reply = ray.get(actor.retrieve.remote(request))
+            return reply.elapsed_ms or 0.0, (time.perf_counter() - sent) * 1000, reply.service_ms or 0.0
+
+        ray.get(actor.retrieve.remote(RetrievalRequest(query="", stage="draft", backend="cpu",
+                                                       query_embedding=queries[0].tolist())))  # warm-up
+        with ThreadPoolExecutor(callers) as pool:
+            timings = list(pool.map(retrieve, range(retrievals)))
+        in_actor = [t[0] for t in timings]
+        roundtrip = [t[1] for t in timings]
+        service = [t[2] for t in timings]
+
+        stream = [ValueUpdate(shown_ids=[ids[j] for j in rng.choice(len(ids), size=3, replace=False)],
+                              stage="refine" if k % 3 == 0 else "draft", reward=float(rng.uniform(-1, 1)))
+                  for k in range(updates + unbatched_updates)]
+        acks: list = [None] * len(stream)
+        ack_ms: list[float] = [0.0] * len(stream)
+
+        def direct_writer(w: int, first: int, count: int) -> None:
+            in_flight: dict = {}
+            for k in range(first + w, first + count, writers):
+                if len(in_flight) >= WINDOW_PER_WRITER:
+                    done, _ = ray.wait(list(in_flight), num_returns=1)
+                    index, sent = in_flight.pop(done[0])
+                    acks[index], ack_ms[index] = ray.get(done[0]), (time.perf_counter() - sent) * 1000
+                in_flight[actor.update.remote(stream[k])] = (k, time.perf_counter())
+            for ref, (index, sent) in in_flight.items():
+                acks[index], ack_ms[index] = ray.get(ref), (time.perf_counter() - sent) * 1000
+
+        def client_writer(w: int, first: int, count: int) -> None:
+            in_flight = []
+            for k in range(first + w, first + count, writers):
+                if len(in_flight) >= WINDOW_PER_WRITER:
+                    index, sent, future = in_flight.pop(0)
+                    acks[index], ack_ms[index] = future.result(), (time.perf_counter() - sent) * 1000
+                in_flight.append((k, time.perf_counter(), client.update(stream[k])))
+            for index, sent, future in in_flight:
+                acks[index], ack_ms[index] = future.result(), (time.perf_counter() - sent) * 1000
+
+        def run_writers(target: Callable[[int, int, int], None], first: int, count: int) -> float:
+            started = time.perf_counter()
+            threads = [threading.Thread(target=target, args=(w, first, count)) for w in range(writers)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            return count / (time.perf_counter() - started)
+
+        progress(f"{unbatched_updates} updates from {writers} writers, one actor call each")
+        unbatched_rate = run_writers(direct_writer, updates, unbatched_updates) if unbatched_updates else 0.0
+        progress(f"{updates} updates from {writers} writers through a MemoryClient")
+        client = MemoryClient(actor)
+        rate = run_writers(client_writer, 0, updates)
+        client.close()
+        ray.get(actor.flush.remote())
+        ray.kill(actor)
+
+        progress("reopening the bank from disk and replaying the update stream serially")
+        started = time.perf_counter()
+        reopened = MemoryBank(config)
+        reopen_s = time.perf_counter() - started
+        lost, mismatches = _compare_with_serial_replay(reopened, stream, acks, config)
+        stats = reopened.stats()
+        reopened.compact(retention_s=0)  # the benchmark's bank has no other readers
+        compacted = reopened.stats()
+        return MemoryBenchResult(
+            items=items, build_s=round(build_s, 2), actor_start_s=round(actor_start_s, 2), retrievals=retrievals,
+            callers=callers, retrieve_p50_ms=_ms(service, 50), retrieve_p99_ms=_ms(service, 99),
+            retrieve_queued_p50_ms=_ms(in_actor, 50), retrieve_queued_p99_ms=_ms(in_actor, 99),
+            roundtrip_p50_ms=_ms(roundtrip, 50), roundtrip_p99_ms=_ms(roundtrip, 99),
+            updates=updates, writers=writers, updates_per_s=round(rate, 1),
+            updates_per_s_unbatched=round(unbatched_rate, 1), ack_p50_ms=_ms(ack_ms, 50), ack_p99_ms=_ms(ack_ms, 99),
+            lost_updates=lost, value_mismatches=mismatches, bank_bytes=stats.bank_bytes or 0,
+            versions=sum(stats.versions.values()), bank_bytes_compacted=compacted.bank_bytes or 0,
+            versions_compacted=sum(compacted.versions.values()), reopen_s=round(reopen_s, 2),
+        )
+    finally:
+        if started_ray:
+            ray.shutdown()
+        if own_dir is not None:
+            shutil.rmtree(own_dir, ignore_errors=True)
+
+
+def _compare_with_serial_replay(bank: MemoryBank, stream: list[ValueUpdate], acks: list,
+                                config: MemoryConfig) -> tuple[int, int]:
+    """Replay the stream one update at a time in the bank's order; count missing applications
+    (lost updates) and items whose value differs from the replay."""
+    order = sorted(range(len(stream)), key=lambda k: acks[k].seq)
+    expected_q: dict[tuple[str, str], float] = {}
+    expected_visits: dict[tuple[str, str], int] = {}
+    shaper = RewardShaper(config)
+    for k in order:
+        update = stream[k]
+        _, advantage = shaper.shape(update.stage, update.reward)
+        for item_id in update.shown_ids or []:
+            key = (item_id, update.stage)
+            expected_q[key] = q_update(expected_q.get(key, 0.0), advantage, config.alpha)  # built with Q 0
+            expected_visits[key] = expected_visits.get(key, 0) + 1
+    lost = mismatches = 0
+    for (item_id, stage), q in expected_q.items():
+        item = bank.get(item_id)
+        visits = item.visits_draft if stage == "draft" else item.visits_refine
+        value = item.q_draft if stage == "draft" else item.q_refine
+        lost += max(0, expected_visits[(item_id, stage)] - visits)
+        mismatches += int(abs(value - q) > 1e-9)
+    return lost, mismatches
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.memory", description=__doc__.splitlines()[0])
+    p.add_argument("--items", type=int, default=100_000, help="synthetic items in the bank (default 100000)")
+    p.add_argument("--updates", type=int, default=20_000, help="updates sent through a MemoryClient")
+    p.add_argument("--unbatched-updates", type=int, default=3_000, help="updates sent one actor call each")
+    p.add_argument("--writers", type=int, default=32, help="concurrent update writers")
+    p.add_argument("--retrievals", type=int, default=2_000)
+    p.add_argument("--callers", type=int, default=8, help="concurrent retrieval callers")
+    p.add_argument("--seed", type=int, default=0, help="seed of the synthetic bank, queries and updates")
+    p.add_argument("--bank", metavar="URI", default=None,
+                   help="build the bank here and keep it (default: a temporary directory, removed after)")
+    args = p.parse_args(argv)
+    for name in ("items", "updates", "writers", "retrievals", "callers"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name} must be at least 1")
+    if args.unbatched_updates < 0:
+        p.error("--unbatched-updates must be at least 0")
+    return args
+
+
+def summary(result: MemoryBenchResult) -> str:
+    return "\n".join([
+        f"items                {result.items:,} (synthetic random unit-vector embeddings)",
+        f"retrieve in actor    p50 {result.retrieve_p50_ms:.2f} ms   p99 {result.retrieve_p99_ms:.2f} ms "
+        "(serving one retrieval)",
+        f"  with queueing      p50 {result.retrieve_queued_p50_ms:.2f} ms   p99 {result.retrieve_queued_p99_ms:.2f} ms "
+        f"(behind the other {result.callers - 1} callers)",
+        f"retrieve round trip  p50 {result.roundtrip_p50_ms:.2f} ms   p99 {result.roundtrip_p99_ms:.2f} ms",
+        f"updates              {result.updates_per_s:,.0f}/s through MemoryClient, "
+        f"{result.updates_per_s_unbatched:,.0f}/s one call each ({result.writers} writers)",
+        f"lost updates         {result.lost_updates}   value mismatches {result.value_mismatches}",
+        f"bank on disk         {result.bank_bytes:,} bytes in {result.versions} versions; "
+        f"{result.bank_bytes_compacted:,} bytes after compaction",
+    ])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from launch.logging import configure_logging
+
+    args = parse_args(argv)
+    configure_logging(level="warning")  # to stderr: stdout carries the JSON line alone
+    result = run_memory_bench(
+        args.items, uri=args.bank, writers=args.writers, updates=args.updates, retrievals=args.retrievals,
+        callers=args.callers, unbatched_updates=args.unbatched_updates, seed=args.seed,
+        progress=lambda message: print(f"bench.memory: {message}", file=sys.stderr, flush=True),
+    )
+    print(summary(result), file=sys.stderr, flush=True)
+    print(json.dumps({"bench": "memory", **result.model_dump()}), flush=True)
+    return 0
+
 
 if __name__ == "__main__":
-    flags = sys.argv[1:]
-    sys.exit(main(["bench", "memory", *flags, *([] if "--json" in flags else ["--json"])]))
+    sys.exit(main())

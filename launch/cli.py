@@ -28,7 +28,6 @@ COMMAND_HELP = {
     "memory": "inspect, seed, export and import the memory bank",
     "llm": "fetch and serve the offline default model",
     "report": "write summary.json and report.html for run folders",
-    "bench": "benchmarks of EvoKernel's own components",
     "doctor": "check torch, compilers, Ray, LanceDB, embeddings and the LLM endpoint",
     "config": "show the effective configuration (secrets redacted)",
 }

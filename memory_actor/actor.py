@@ -237,8 +237,11 @@ class MemoryActor:
         return ack.model_copy(update={"durable": True})
 
     async def update_batch(self, updates: list[ValueUpdate]) -> list[UpdateAck]:
-        """Many updates in one call (see MemoryClient), applied in list order; one reply when all are
-        durable. A refused update (unknown ids) gets an ack with `error` set and changes nothing."""
+        """Many updates in one call, applied in list order; one reply when all are durable. A refused
+        update (unknown ids) gets an ack with `error` set and changes nothing.
+
+        Called by bench/memory_client.py's MemoryClient, which the memory benchmark
+        (bench/memory.py) uses to measure batched updates; campaigns send one `update` per attempt."""
         acks = []
         for update in updates:
             try:

@@ -1,5 +1,6 @@
 """The Ray actor on a real local cluster: named get-or-create, embedding inside the actor,
-concurrent writers without lost updates, batched clients, and SIGKILL mid-stream."""
+concurrent writers without lost updates, and SIGKILL mid-stream (batched updates through
+update_batch: tests/bench/test_memory.py)."""
 
 import os
 import signal
@@ -12,7 +13,6 @@ import pytest
 import ray
 
 from memory_actor.actor import get_or_create_memory_actor
-from memory_actor.client import MemoryClient
 from memory_actor.items import ItemVerdict, MemoryItem
 from memory_actor.messages import RetrievalRequest, ValueUpdate
 from memory_actor.values import RewardShaper, q_update
@@ -67,7 +67,7 @@ def test_named_actor_is_shared_and_embeds_inside(ray_cluster, memory_config):
 
 
 def test_importing_the_actor_api_loads_no_embedding_model():
-    code = ("import sys, memory_actor.actor, memory_actor.client, memory_actor.messages; "
+    code = ("import sys, memory_actor.actor, memory_actor.messages; "
             "bad = [m for m in ('sentence_transformers', 'torch', 'transformers') if m in sys.modules]; "
             "assert not bad, bad")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -92,33 +92,6 @@ def test_concurrent_writers_lose_no_update(ray_cluster, memory_config):
     for thread in threads:
         thread.join()
     assert len({ack.seq for ack in acks}) == len(updates) and all(ack.durable for ack in acks)
-    expected = _serial_replay(config, updates, acks)
-    assert _actual(actor, expected) == expected
-    ray.kill(actor)
-
-
-def test_client_batches_updates_in_order(ray_cluster, memory_config):
-    config = memory_config()
-    actor = get_or_create_memory_actor(config)
-    ids = ray.get(actor.add.remote(_synthetic(5)))
-    client = MemoryClient(actor, max_batch=16)
-    updates = [ValueUpdate(item_ids=[ids[k % 5]], stage="draft", reward=(k % 3) - 1.0) for k in range(300)]
-    futures = [None] * len(updates)
-
-    def writer(w):
-        for k in range(w, len(updates), 10):
-            futures[k] = client.update(updates[k])
-
-    threads = [threading.Thread(target=writer, args=(w,)) for w in range(10)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    refused = client.update(ValueUpdate(item_ids=["missing"], stage="draft", reward=1.0))
-    acks = [future.result(timeout=60) for future in futures]
-    with pytest.raises(KeyError, match="missing"):
-        refused.result(timeout=60)
-    client.close()
     expected = _serial_replay(config, updates, acks)
     assert _actual(actor, expected) == expected
     ray.kill(actor)

@@ -1,8 +1,6 @@
-"""`evokernel memory ...` and `evokernel bench memory` on real banks in tmp_path."""
+"""`evokernel memory ...` on real banks in tmp_path."""
 
 import json
-
-import pytest
 
 from launch.cli import main
 from memory_actor.seeding import bundle_items
@@ -60,24 +58,6 @@ def test_memory_command_errors_are_clear(tmp_path, capsys):
     (tmp_path / "junk.jsonl").write_text("{}\n")
     assert main(["memory", "--memory", bank, "import", str(tmp_path / "junk.jsonl")]) == 2
     assert "not an EvoKernel memory export" in capsys.readouterr().err
-
-
-def test_bench_memory_small(ray_cluster, tmp_path, capsys):
-    assert main(["bench", "memory", "--items", "2000", "--updates", "1500", "--unbatched-updates", "300",
-                 "--retrievals", "200", "--callers", "4", "--writers", "8", "--json"]) == 0
-    result = _json_out(capsys)
-    for key in ("items", "retrieve_p50_ms", "retrieve_p99_ms", "updates_per_s", "lost_updates", "bank_bytes",
-                "versions"):
-        assert key in result
-    assert result["items"] == 2000 and result["lost_updates"] == 0 and result["value_mismatches"] == 0
-    assert result["retrieve_p99_ms"] >= result["retrieve_p50_ms"] > 0
-
-
-@pytest.mark.slow
-def test_bench_memory_at_100k_items(ray_cluster, capsys):
-    assert main(["bench", "memory", "--items", "100000", "--json"]) == 0
-    result = _json_out(capsys)
-    assert result["lost_updates"] == 0 and result["value_mismatches"] == 0
 
 
 def test_search_shows_failed_traces_only_when_asked(tmp_path, capsys, minilm):

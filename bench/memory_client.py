@@ -1,10 +1,14 @@
-"""MemoryClient: a per-process front of the memory actor that coalesces value updates.
+"""MemoryClient: a per-process front of the memory actor that coalesces value updates, used by
+the memory benchmark (bench/memory.py) to measure the actor's batched update path.
 
 One Ray call costs about a millisecond of CPU across caller, raylet and actor, which caps a
-single actor near 1,500 calls per second on a small machine. Episodes in one process share a
-client; it sends their updates as one `update_batch` call per short linger window, keeping the
-actor's order (list order within a batch, send order across batches) and acknowledging each
-update with its own future once the batch is durable.
+single actor near 1,500 calls per second on a small machine. Writers in one process share a
+client; it sends their updates as one `MemoryActor.update_batch` call per short linger window,
+keeping the actor's order (list order within a batch, send order across batches) and
+acknowledging each update with its own future once the batch is durable.
+
+Campaigns do not use it: they send one update per attempt (actors.ports.ResilientMemory), far
+below the rate where batching pays.
 """
 
 from __future__ import annotations
