@@ -8,7 +8,10 @@ filled, each verify + profile in one sandboxed child; medians, and per run the c
 correctness and profiling seconds, and the harness overhead beyond compile and kernel run
 time. Without --quick it also times load_inline routes for a ModelNew candidate: no
 precompiled header, torch's precompiled header (already built), and our content-addressed
-cache hit. Prints a human summary, then one JSON line last.
+cache hit. The CUDA case (a kernel-format LeakyReLU built by nvcc) runs where the cuda backend
+is ready for the kernel format (a GPU and nvcc), else it is reported as skipped with the
+reason; where nvcc alone is installed, the cold nvcc build of that kernel is still timed (for
+sm_90 when no GPU says otherwise). Prints a human summary, then one JSON line last.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from npu_pool.backends import get_backend  # noqa: E402
+from npu_pool.backends import backend_ready, get_backend  # noqa: E402
 from npu_pool.config import HarnessConfig  # noqa: E402
 from npu_pool.sandbox import network_namespace_available, warm_server  # noqa: E402
 from npu_pool.tasks import load_task  # noqa: E402
@@ -38,6 +41,9 @@ CASES = [  # (name, task, candidate)
     ("leaky_relu.kernel", SUITE / "9_LeakyReLU.py", CANDIDATES / "good_kernel" / "9_LeakyReLU.cpp"),
     ("softmax.kernel", SUITE / "18_Softmax.py", CANDIDATES / "good_kernel" / "18_Softmax.cpp"),
     ("leaky_relu.modelnew", SUITE / "9_LeakyReLU.py", CANDIDATES / "good_modelnew" / "9_LeakyReLU.py"),
+]
+CUDA_CASES = [  # run on the cuda backend
+    ("leaky_relu.cuda_kernel", SUITE / "9_LeakyReLU.py", CANDIDATES / "cuda_kernel" / "9_LeakyReLU.cu"),
 ]
 
 
@@ -95,6 +101,60 @@ print(time.perf_counter() - start)
     return results
 
 
+def run_case(name: str, task_path: Path, candidate_path: Path, args: argparse.Namespace, backend: str) -> dict:
+    """Cold (empty build cache) and cached evaluations of one candidate; medians and rows."""
+    source = candidate_path.read_text()
+    candidate = Candidate(source=source, format=detect_format(source))
+    task = load_task(task_path)
+    # A kernel-format cold build is g++ or nvcc (seconds); a ModelNew one is load_inline (about a minute): once.
+    cold_repeats = args.repeats if candidate.format == "kernel" else 1
+    colds, cacheds = [], []
+    for repeat in range(max(cold_repeats, args.repeats)):
+        with tempfile.TemporaryDirectory() as cache:
+            config = HarnessConfig(backend=backend, build_cache_dir=cache, timed_trials=args.trials, warmup_trials=3,
+                                   compile_baseline=False)
+            calls = config.correctness_trials + 1
+            if repeat < cold_repeats:
+                colds.append(one_evaluation(task, candidate, config, calls))
+            else:
+                one_evaluation(task, candidate, config, calls)  # fills this cache
+            cacheds.append(one_evaluation(task, candidate, config, calls))
+    case = {
+        "backend": backend, "sizes": task.sizes, "cold_median_s": _median(colds, "wall_s"),
+        "cached_median_s": _median(cacheds, "wall_s"),
+        "cached_process_start_s": _median(cacheds, "process_start_s"),
+        "cached_correctness_s": _median(cacheds, "correctness_s"), "cached_profile_s": _median(cacheds, "profile_s"),
+        "cached_overhead_s": _median(cacheds, "overhead_s"), "repeats": len(cacheds), "cold": colds, "cached": cacheds}
+    print(f"{name}: cold {case['cold_median_s']:.2f} s, cached {case['cached_median_s']:.2f} s (medians; "
+          f"child start {case['cached_process_start_s']:.3f} s, correctness {case['cached_correctness_s']:.2f} s, "
+          f"profile {case['cached_profile_s'] or 0:.2f} s, overhead {case['cached_overhead_s'] or 0:.2f} s)",
+          flush=True)
+    return case
+
+
+def nvcc_build(task_path: Path, candidate_path: Path) -> dict:
+    """One cold nvcc build of a CUDA kernel-format candidate, in this process (no sandbox),
+    where nvcc is installed: for the GPU's capability, or sm_90 without a GPU."""
+    from npu_pool.backends import cuda_kernel
+    from npu_pool.backends.cuda import find_nvcc
+
+    nvcc = find_nvcc()
+    if nvcc is None:
+        print("nvcc build: skipped (nvcc not found)", flush=True)
+        return {"skipped": "nvcc not found"}
+    import torch
+
+    capability = torch.cuda.get_device_capability(0) if torch.cuda.is_available() else (9, 0)
+    signature = load_task(task_path).kernel_signature
+    with tempfile.TemporaryDirectory() as work:
+        started = time.perf_counter()
+        cuda_kernel.build_kernel(candidate_path.read_text(), signature, nvcc, capability, Path(work), Path(work) / "cache")
+        seconds = time.perf_counter() - started
+    arch = f"sm_{capability[0]}{capability[1]}"
+    print(f"nvcc build ({arch}, {cuda_kernel.nvcc_version(nvcc)}): {seconds:.2f} s cold", flush=True)
+    return {"arch": arch, "nvcc": cuda_kernel.nvcc_version(nvcc), "cold_s": seconds}
+
+
 def _median(rows: list[dict], key: str) -> float | None:
     values = [r[key] for r in rows if r.get(key) is not None]
     return statistics.median(values) if values else None
@@ -111,33 +171,18 @@ def main() -> int:
     warm_server("cpu", get_backend("cpu").sandbox_env_allow, network_namespace_available()).start()
     results["warm_server_start_s"] = time.perf_counter() - started  # once per device worker, not per candidate
     for name, task_path, candidate_path in CASES:
-        source = candidate_path.read_text()
-        candidate = Candidate(source=source, format=detect_format(source))
-        task = load_task(task_path)
-        # A kernel-format cold build is g++ (a second); a ModelNew one is load_inline (about a minute): once.
-        cold_repeats = args.repeats if candidate.format == "kernel" else 1
-        colds, cacheds = [], []
-        for repeat in range(max(cold_repeats, args.repeats)):
-            with tempfile.TemporaryDirectory() as cache:
-                config = HarnessConfig(build_cache_dir=cache, timed_trials=args.trials, warmup_trials=3,
-                                       compile_baseline=False)
-                calls = config.correctness_trials + 1
-                if repeat < cold_repeats:
-                    colds.append(one_evaluation(task, candidate, config, calls))
-                else:
-                    one_evaluation(task, candidate, config, calls)  # fills this cache
-                cacheds.append(one_evaluation(task, candidate, config, calls))
-        summary = {key: _median(rows, key) for rows, key in ((colds, "wall_s"),)}
-        results["cases"][name] = {
-            "sizes": task.sizes, "cold_median_s": summary["wall_s"], "cached_median_s": _median(cacheds, "wall_s"),
-            "cached_process_start_s": _median(cacheds, "process_start_s"),
-            "cached_correctness_s": _median(cacheds, "correctness_s"), "cached_profile_s": _median(cacheds, "profile_s"),
-            "cached_overhead_s": _median(cacheds, "overhead_s"), "repeats": len(cacheds), "cold": colds, "cached": cacheds}
-        case = results["cases"][name]
-        print(f"{name}: cold {case['cold_median_s']:.2f} s, cached {case['cached_median_s']:.2f} s (medians; "
-              f"child start {case['cached_process_start_s']:.3f} s, correctness {case['cached_correctness_s']:.2f} s, "
-              f"profile {case['cached_profile_s'] or 0:.2f} s, overhead {case['cached_overhead_s'] or 0:.2f} s)",
-              flush=True)
+        results["cases"][name] = run_case(name, task_path, candidate_path, args, "cpu")
+    ready, why = backend_ready("cuda", "kernel")
+    for name, task_path, candidate_path in CUDA_CASES:
+        if not ready:
+            print(f"{name}: skipped ({why})", flush=True)
+            results["cases"][name] = {"skipped": why}
+            continue
+        started = time.perf_counter()
+        warm_server("cuda", get_backend("cuda").sandbox_env_allow, network_namespace_available()).start()
+        results["cuda_warm_server_start_s"] = time.perf_counter() - started
+        results["cases"][name] = run_case(name, task_path, candidate_path, args, "cuda")
+    results["nvcc_build"] = nvcc_build(CUDA_CASES[0][1], CUDA_CASES[0][2])  # after the sandboxed runs
     if not args.quick:
         results["load_inline"] = load_inline_routes(CANDIDATES / "good_modelnew" / "9_LeakyReLU.py")
     print(json.dumps(results))
