@@ -30,7 +30,7 @@ from actors.messages import Attempt, EpisodeResult, utc_now
 from actors.ports import InProcess
 from actors.refiner import Refiner
 from launch.config import Settings
-from launch.run_summary import INTERRUPTED, RunSummary
+from launch.run_summary import INTERRUPTED, RunSummary, RunSummaryError
 
 log = structlog.get_logger("evokernel.campaign")
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -98,21 +98,36 @@ class Campaign:
         self.started_at = utc_now()
         self.error: str | None = None
         self.interrupted = False
+        self.resumed: list[str] = []
+
+    @classmethod
+    def resume(cls, settings: Settings, run_dir: Path) -> tuple[Campaign, list[Path]]:
+        """A campaign that continues RUN_DIR in this process: finished operators are kept, the
+        others run again (their earlier attempts move to attempts.discarded.jsonl)."""
+        summary, paths, kept = resume_plan(run_dir)
+        campaign = cls(settings, run_dir, run_id=summary.run_id)
+        campaign.started_at = summary.started_at or campaign.started_at
+        campaign.operators = kept
+        campaign.resumed = [*summary.resumed_at, utc_now()]
+        discard_attempts(campaign.folder, {op.task for op in kept})
+        log.info("campaign_resume", run_id=campaign.run_id, finished=len(kept), remaining=len(paths) - len(kept))
+        return campaign, paths
 
     def summary(self, finished: bool) -> RunSummary:
         return RunSummary(
             run_id=self.run_id, started_at=self.started_at, finished_at=utc_now() if finished else None,
             mode="single-process", settings=self.settings.redacted(), planned=[p.stem for p in self.planned],
             planned_paths=[str(p.resolve()) for p in self.planned], operators=self.operators, error=self.error,
-            interrupted=self.interrupted,
+            interrupted=self.interrupted, resumed_at=self.resumed,
         )
 
     async def run(self, task_paths: list[Path]) -> dict[str, Any]:
         """Run every operator; returns the final summary as summary.json holds it. Interrupted
         (Ctrl-C, task cancelled), it records that and re-raises."""
         self.planned = list(task_paths)
+        done = {op.task for op in self.operators}  # a resumed run's finished operators
         try:
-            return await self._run(task_paths)
+            return await self._run([p for p in task_paths if p.stem not in done])
         except (KeyboardInterrupt, asyncio.CancelledError):
             self.interrupted = True
             self.folder.write_summary(self.summary(False))
@@ -186,3 +201,45 @@ class Campaign:
         stack.push_async_callback(drafter.aclose)
         stack.push_async_callback(refiner.aclose)
         return InProcess(bank), InProcess(drafter), InProcess(refiner), InProcess(Evaluator(settings.harness))
+
+
+def resume_plan(run_dir: Path) -> tuple[RunSummary, list[Path], list[EpisodeResult]]:
+    """What continuing RUN_DIR means, in either mode: its summary, the planned task files, and
+    the operators finished there (kept; the others run again)."""
+    summary = load_summary(run_dir)
+    paths = [Path(p) for p in summary.planned_paths]
+    if not paths:
+        raise CampaignError(f"{run_dir}/summary.json lists no planned operators: not a resumable run folder")
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise CampaignError(f"task files of the run are gone: {', '.join(missing[:3])}")
+    return summary, paths, [op for op in summary.operators if op.stopped_by not in (INTERRUPTED, "error")]
+
+
+def load_summary(run_dir: Path) -> RunSummary:
+    try:
+        return RunSummary.load(run_dir)
+    except RunSummaryError as exc:
+        raise CampaignError(str(exc)) from None
+
+
+def discard_attempts(folder: RunFolder, keep: set[str]) -> None:
+    """Keep the attempts of finished operators; move the rest aside (they will run again)."""
+    import json
+    import os
+
+    if not folder.attempts_path.exists():
+        return
+    kept, dropped = [], []
+    for line in folder.attempts_path.read_text(encoding="utf-8").splitlines():
+        try:
+            task = json.loads(line).get("task")
+        except ValueError:  # the half-written last line of a killed run
+            task = None
+        (kept if task in keep else dropped).append(line)
+    if dropped:
+        with (folder.path / "attempts.discarded.jsonl").open("a", encoding="utf-8") as stream:
+            stream.write("\n".join(dropped) + "\n")
+    partial = folder.attempts_path.with_suffix(".jsonl.tmp")
+    partial.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+    os.replace(partial, folder.attempts_path)

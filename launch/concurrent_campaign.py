@@ -34,11 +34,11 @@ from actors.drafter import DrafterActor
 from actors.llm_client import wait_for_endpoint
 from actors.messages import EpisodeResult, utc_now
 from actors.refiner import RefinerActor
-from launch.campaign import CampaignError, RunFolder, new_run_id
+from launch.campaign import CampaignError, RunFolder, discard_attempts, new_run_id, resume_plan
 from launch.campaign_services import EpisodeOutcome, EpisodeServices, RunRecorder, run_episode
 from launch.config import Settings
 from launch.metrics import CampaignCounters
-from launch.run_summary import INTERRUPTED, Placement, RunSummary, RunSummaryError
+from launch.run_summary import INTERRUPTED, Placement, RunSummary
 from npu_pool.devices import FakeDevices, local_devices
 from npu_pool.pools import DevicePools, PoolError
 
@@ -342,48 +342,12 @@ class ConcurrentCampaign:
     def resume(cls, settings: Settings, run_dir: Path, **kwargs: Any) -> tuple[ConcurrentCampaign, list[Path]]:
         """A campaign that continues RUN_DIR: finished operators are kept, the others run again
         (their earlier attempts move to attempts.discarded.jsonl), with the same run id."""
-        summary = load_summary(run_dir)
-        paths = [Path(p) for p in summary.planned_paths]
-        if not paths:
-            raise CampaignError(f"{run_dir}/summary.json lists no planned operators: not a resumable run folder")
-        missing = [str(p) for p in paths if not p.is_file()]
-        if missing:
-            raise CampaignError(f"task files of the run are gone: {', '.join(missing[:3])}")
-        kept = [op for op in summary.operators if op.stopped_by not in (INTERRUPTED, "error")]
+        summary, paths, kept = resume_plan(run_dir)
         campaign = cls(settings, run_dir, run_id=summary.run_id, **kwargs)
         campaign.started_at = summary.started_at or campaign.started_at
         campaign.planned, campaign.operators = paths, kept
         campaign.episode_nodes = dict(summary.placement.episodes)
         campaign.resumed = [*summary.resumed_at, utc_now()]
-        _discard_attempts(campaign.folder, {op.task for op in kept})
+        discard_attempts(campaign.folder, {op.task for op in kept})
         log.info("campaign_resume", run_id=campaign.run_id, finished=len(kept), remaining=len(paths) - len(kept))
         return campaign, paths
-
-
-def load_summary(run_dir: Path) -> RunSummary:
-    try:
-        return RunSummary.load(run_dir)
-    except RunSummaryError as exc:
-        raise CampaignError(str(exc)) from None
-
-
-def _discard_attempts(folder: RunFolder, keep: set[str]) -> None:
-    """Keep the attempts of finished operators; move the rest aside (they will run again)."""
-    import json
-    import os
-
-    if not folder.attempts_path.exists():
-        return
-    kept, dropped = [], []
-    for line in folder.attempts_path.read_text(encoding="utf-8").splitlines():
-        try:
-            task = json.loads(line).get("task")
-        except ValueError:  # the half-written last line of a killed run
-            task = None
-        (kept if task in keep else dropped).append(line)
-    if dropped:
-        with (folder.path / "attempts.discarded.jsonl").open("a", encoding="utf-8") as stream:
-            stream.write("\n".join(dropped) + "\n")
-    partial = folder.attempts_path.with_suffix(".jsonl.tmp")
-    partial.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
-    os.replace(partial, folder.attempts_path)

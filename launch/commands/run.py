@@ -50,21 +50,29 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     _seed_fresh_bank(settings)
     if not args.no_ray:
         return _run_concurrent(args, settings)
-    if args.resume or settings.ray.fake_devices:
-        raise UsageError("--resume and fake devices (ray.fake_devices) need Ray (leave out --no-ray)")
-    tasks, run_id, run_dir = _plan(settings)
+    if settings.ray.fake_devices:
+        raise UsageError("fake devices (ray.fake_devices) need Ray (leave out --no-ray)")
+    if args.resume:
+        run_dir = Path(args.resume).expanduser()
+        settings = _resumed_settings(args, settings, run_dir)
+    else:
+        tasks, run_id, run_dir = _plan(settings)
+    again = f"evokernel run --no-ray --resume {run_dir}"
     with ExitStack() as stack:
         _stop_cleanly_on_sigterm(stack)
         if settings.llm.base_url is None:
             settings = _with_local_llm(settings, stack)
-        campaign = Campaign(settings, run_dir, run_id=run_id)
         try:
+            if args.resume:
+                campaign, tasks = Campaign.resume(settings, run_dir)
+            else:
+                campaign = Campaign(settings, run_dir, run_id=run_id)
             summary = asyncio.run(campaign.run(tasks))
         except CampaignError as exc:
-            print(f"evokernel run: stopped: {exc}\n  partial results in {run_dir}", file=sys.stderr)
+            print(f"evokernel run: stopped: {exc}\n  continue with  {again}", file=sys.stderr)
             return 1
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the campaign recorded it in summary.json
-            print(f"interrupted: continue with  evokernel run --resume {run_dir}  (over Ray)", file=sys.stderr)
+            print(f"interrupted: continue with  {again}", file=sys.stderr)
             return 130
     _print_summary(RunSummary.model_validate(summary), run_dir)
     return 0
@@ -159,7 +167,7 @@ def _resumed_settings(args: argparse.Namespace, current: Settings, run_dir: Path
     """The run's recorded settings (secrets from here), with the flags given now on top."""
     from actors.llm_client import llm_reachable
     from launch.cli import config_overrides
-    from launch.concurrent_campaign import load_summary
+    from launch.campaign import load_summary
 
     try:
         recorded = load_summary(run_dir).settings

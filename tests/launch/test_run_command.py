@@ -108,12 +108,22 @@ def test_sigterm_stops_the_run_cleanly(tmp_path):
         run.send_signal(signal.SIGTERM)
         _, err = run.communicate(timeout=60)
     assert run.returncode == 130, err[-2000:]
-    assert f"interrupted: continue with  evokernel run --resume {tmp_path / 'run'}" in err
+    assert f"interrupted: continue with  evokernel run --no-ray --resume {tmp_path / 'run'}" in err
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["finished_at"] is None and summary["interrupted"]  # the run did not finish, and says so
     [operator] = summary["operators"]  # what the operator in flight did is kept, marked
     assert operator["task"] == "4_ReLU" and operator["stopped_by"] == "interrupted"
     assert summary["planned_paths"] and summary["planned"] == ["4_ReLU"]  # what --resume needs
+
+    # The hint works: the same run continues in this process, the interrupted operator again.
+    with OpenAITestServer() as server:
+        server.responder = ScriptedAgent([replies.FAST])
+        assert main([*FAST_HARNESS, "run", "--no-ray", "--resume", str(tmp_path / "run"),
+                     "--llm-base-url", server.base_url, "--iterations", "1"]) == 0
+    resumed = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert resumed["run_id"] == summary["run_id"] and resumed["resumed_at"] and resumed["finished_at"]
+    [operator] = resumed["operators"]
+    assert operator["task"] == "4_ReLU" and operator["feasible"] and operator["stopped_by"] != "interrupted"
 
 
 def test_a_lost_endpoint_pauses_then_stops_the_single_process_run(tmp_path, capsys):
