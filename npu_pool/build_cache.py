@@ -24,6 +24,7 @@ import functools
 import hashlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -175,3 +176,22 @@ def precompiled_header_dir(cache_dir: Path, extra_cflags: Any, extra_include_pat
             return None
         os.replace(tmp, target)
     return str(root)
+
+
+def cached_library(cache_dir: Path, key: str, work_dir: Path, source_name: str, text: str,
+                   build: Callable[[Path, Path], None]) -> Path:
+    """`cache_dir/kernel-<key>.so`, made by `build(source, target)` unless it is there. The
+    source is written to `work_dir/source_name`; the target is a temporary name on the cache's
+    filesystem, renamed into place after the build, so concurrent builds of one source agree."""
+    import os
+
+    artifact = cache_dir / f"kernel-{key}.so"
+    if artifact.exists():
+        return artifact
+    source = work_dir / source_name
+    source.write_text(text)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    target = cache_dir / f".kernel-{key}-{os.getpid()}.so"
+    build(source, target)
+    os.replace(target, artifact)
+    return artifact

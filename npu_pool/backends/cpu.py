@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from npu_pool.backends.base import Backend, DevicePeaks, KernelBuildError, Timer
-from npu_pool.build_cache import compiler_identity, host_target
+from npu_pool.build_cache import cached_library, compiler_identity, host_target
 
 if TYPE_CHECKING:
     import torch
@@ -134,22 +134,18 @@ class CpuBackend(Backend):
         full = KERNEL_PRELUDE + signature.declaration() + "\n#line 1 \"kernel.cpp\"\n" + source
         identity = [*KERNEL_CFLAGS, compiler_identity(self.compiler), host_target(self.compiler)]  # -march=native
         key = hashlib.sha256("\0".join([full, *identity]).encode()).hexdigest()[:24]
-        artifact = cache_dir / f"kernel-{key}.so"
-        if artifact.exists():
-            return artifact
-        src = work_dir / "kernel_full.cpp"
-        src.write_text(full)
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = cache_dir / f".kernel-{key}-{os.getpid()}.so"  # same filesystem: the rename is atomic
-        try:
-            done = subprocess.run([self.compiler, *KERNEL_CFLAGS, "-o", str(tmp), str(src)],
-                                  capture_output=True, text=True, timeout=300, cwd=work_dir)
-        except subprocess.TimeoutExpired as exc:
-            raise KernelBuildError("compiler timed out after 300 s") from exc
-        if done.returncode != 0:
-            raise KernelBuildError(f"the kernel did not compile ({Path(self.compiler).name} exit {done.returncode})", done.stderr)
-        os.replace(tmp, artifact)  # concurrent builds of one source agree
-        return artifact
+
+        def build(src: Path, target: Path) -> None:
+            try:
+                done = subprocess.run([self.compiler, *KERNEL_CFLAGS, "-o", str(target), str(src)],
+                                      capture_output=True, text=True, timeout=300, cwd=work_dir)
+            except subprocess.TimeoutExpired as exc:
+                raise KernelBuildError("compiler timed out after 300 s") from exc
+            if done.returncode != 0:
+                raise KernelBuildError(f"the kernel did not compile ({Path(self.compiler).name} exit "
+                                       f"{done.returncode})", done.stderr)
+
+        return cached_library(cache_dir, key, work_dir, "kernel_full.cpp", full, build)
 
     def wrap_kernel(self, artifact: Path, signature: KernelSignature, reference: torch.nn.Module) -> torch.nn.Module:
         from npu_pool.kernel_wrapper import KernelModule, load_entry

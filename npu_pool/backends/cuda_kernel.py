@@ -28,13 +28,13 @@ from __future__ import annotations
 import ctypes
 import functools
 import hashlib
-import os
 import re
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from npu_pool.backends.base import KernelBuildError, ToolchainMissing
+from npu_pool.build_cache import cached_library
 
 if TYPE_CHECKING:
     import torch
@@ -140,28 +140,23 @@ def build_kernel(source: str, signature: KernelSignature, nvcc: str, capability:
     toolkit cannot build for this device or host (an infrastructure failure)."""
     unit = kernel_translation_unit(source, signature)
     key = kernel_build_key(unit, kernel_build_identity(nvcc, capability))
-    artifact = cache_dir / f"kernel-{key}.so"
-    if artifact.exists():
-        return artifact
-    src = work_dir / "kernel_full.cu"
-    src.write_text(unit)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = cache_dir / f".kernel-{key}-{os.getpid()}.so"  # same filesystem: the rename is atomic
-    try:
-        done = subprocess.run(nvcc_command(nvcc, capability, src, tmp), capture_output=True, text=True,
-                              timeout=NVCC_TIMEOUT_S, cwd=work_dir)
-    except subprocess.TimeoutExpired as exc:
-        raise KernelBuildError(f"nvcc timed out after {NVCC_TIMEOUT_S} s") from exc
-    except OSError as exc:
-        raise ToolchainMissing(f"nvcc could not be started ({nvcc}): {exc}") from exc
-    log = (done.stderr + done.stdout).strip()
-    if done.returncode != 0:
-        if _TOOLCHAIN_ERRORS.search(log):
-            raise ToolchainMissing(f"nvcc ({nvcc_version(nvcc)}) cannot build for sm_{capability[0]}{capability[1]} "
-                                   f"on this host: {log.splitlines()[0] if log else ''}"[:300], log)
-        raise KernelBuildError(f"the kernel did not compile (nvcc exit {done.returncode})", log)
-    os.replace(tmp, artifact)  # concurrent builds of one source agree
-    return artifact
+
+    def build(src: Path, target: Path) -> None:
+        try:
+            done = subprocess.run(nvcc_command(nvcc, capability, src, target), capture_output=True, text=True,
+                                  timeout=NVCC_TIMEOUT_S, cwd=work_dir)
+        except subprocess.TimeoutExpired as exc:
+            raise KernelBuildError(f"nvcc timed out after {NVCC_TIMEOUT_S} s") from exc
+        except OSError as exc:
+            raise ToolchainMissing(f"nvcc could not be started ({nvcc}): {exc}") from exc
+        log = (done.stderr + done.stdout).strip()
+        if done.returncode != 0:
+            if _TOOLCHAIN_ERRORS.search(log):
+                raise ToolchainMissing(f"nvcc ({nvcc_version(nvcc)}) cannot build for sm_{capability[0]}"
+                                       f"{capability[1]} on this host: {log.splitlines()[0] if log else ''}"[:300], log)
+            raise KernelBuildError(f"the kernel did not compile (nvcc exit {done.returncode})", log)
+
+    return cached_library(cache_dir, key, work_dir, "kernel_full.cu", unit, build)
 
 
 class LaunchCheck:
