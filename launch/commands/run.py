@@ -47,7 +47,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     _check_sandbox(settings)
     _check_backend(args, settings)
-    _seed_fresh_bank(settings)
     if not args.no_ray:
         return _run_concurrent(args, settings)
     if settings.ray.fake_devices:
@@ -122,6 +121,7 @@ def _plan(settings: Settings) -> tuple[list[Path], str, Path]:
         tasks = select_tasks(suite, settings.run.tasks)
     except CampaignError as exc:
         raise UsageError(str(exc)) from None
+    _seed_fresh_bank(settings)  # a new run, once what the user asked for is known to be valid
     run_id = new_run_id()
     return tasks, run_id, Path(settings.run.out).expanduser() if settings.run.out else Path("runs") / run_id
 
