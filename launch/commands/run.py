@@ -96,7 +96,13 @@ def _seed_fresh_bank(settings: Settings) -> None:
         backend = get_backend(settings.harness.backend).name
     except BackendUnavailable:
         return  # the run itself says what is missing
-    added = seed_fresh_bank(settings.memory, backend)
+    # In a spawned child: LanceDB's runtime must not live in this process, which forks the local
+    # model server and Ray next (LanceDB warns that a fork can deadlock it).
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as child:
+        added = child.submit(seed_fresh_bank, settings.memory, backend).result()
     if added:
         print(f"evokernel run: the memory bank {settings.memory.uri} was empty: seeded {added} {backend} bundle "
               "items (memory.seed_fresh_bank: false starts empty)", file=sys.stderr)
