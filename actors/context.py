@@ -10,6 +10,7 @@ own task and answer. Credit and provenance follow what reached the prompt.
 from __future__ import annotations
 
 import ast
+from collections.abc import Awaitable, Callable
 from functools import cache
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import structlog
 from actors.code_extraction import defines_entry_point
 from actors.messages import CandidateFormat, ContextItem, Exemplar, ShownItem, Stage, TaskBrief
 from memory_actor.items import MemoryItem
+from memory_actor.messages import Retrieval
 
 log = structlog.get_logger("evokernel.context")
 
@@ -67,6 +69,27 @@ def choose_exemplar(items: list[MemoryItem], brief: TaskBrief, task_path: str | 
         if task is not None:
             return Exemplar(item_id=item.id, task=task, code=item.content)
     return None
+
+
+EXEMPLAR_RECALL = 3  # feasible kernels of other operators recalled for the kernel slot
+
+
+async def kernel_slot(retrieval: Retrieval, brief: TaskBrief, task_path: str | None,
+                      recall_traces: Callable[[], Awaitable[Retrieval]]) -> tuple[Exemplar | None, MemoryItem | None]:
+    """The worked example for drafting: the best-ranked feasible kernel of another operator in
+    the shared recall or, failing that, in `recall_traces()` (a recall of its own over feasible
+    traces). In the shared recall, knowledge items (seeded practices, lessons) compete for the
+    same N slots and, once credited, can push every kernel out, so that the one item a small
+    model copies from would never reach it."""
+    if retrieval.mode == "none":
+        return None, None
+    found = choose_exemplar(retrieval.items, brief, task_path)
+    if found is None:
+        retrieval = await recall_traces()
+        found = choose_exemplar(retrieval.items, brief, task_path)
+    if found is None:
+        return None, None
+    return found, next(item for item in retrieval.items if item.id == found.item_id)
 
 
 def exemplar_brief(item: MemoryItem, brief: TaskBrief, task_path: str | None) -> TaskBrief | None:

@@ -19,7 +19,14 @@ import structlog
 
 from actors.code_extraction import code_fingerprint
 from actors.config import EpisodeConfig
-from actors.context import choose_exemplar, context_item, credited_ids, showable, shown_items
+from actors.context import (
+    EXEMPLAR_RECALL,
+    context_item,
+    credited_ids,
+    kernel_slot,
+    showable,
+    shown_items,
+)
 from actors.families import template_names
 from actors.lessons import Failure, LessonWriter
 from actors.llm_client import LLMAuthError, LLMModelNotFound, LLMUnreachable
@@ -27,7 +34,6 @@ from actors.messages import (
     Attempt,
     DraftRequest,
     EpisodeResult,
-    Exemplar,
     Feedback,
     Proposal,
     RefineRequest,
@@ -46,7 +52,6 @@ from npu_pool.verdict import Candidate, Evaluation, ProfileReport
 
 log = structlog.get_logger("evokernel.episode")
 
-EXEMPLAR_RECALL = 3  # feasible kernels of other operators recalled for the worked example
 FATAL_LLM_ERRORS = (LLMAuthError, LLMModelNotFound, LLMUnreachable)
 
 
@@ -173,7 +178,10 @@ class Episode:
         retrieval = await self._retrieve("draft", self._task_query(), list(self.config.draft_kinds),
                                          api_names=template_names(self.brief.reference_source))
         items = [item for item in retrieval.items if showable(item, self.brief.candidate_format)]
-        exemplar, exemplar_item = await self._exemplar(retrieval)
+        exemplar, exemplar_item = await kernel_slot(
+            retrieval, self.brief, getattr(self.task, "path", None),
+            lambda: self._retrieve("draft", self._task_query(), ["trace"], n=EXEMPLAR_RECALL,
+                                   exclude_task_id=self.brief.task_id, include_api=False))
         if exemplar_item is not None and all(i.id != exemplar_item.id for i in items):
             items.insert(0, exemplar_item)  # the kernel slot: a worked example, or else the first context item
         request = DraftRequest(task=self.brief, context=[context_item(i, "draft") for i in items],
@@ -329,24 +337,6 @@ class Episode:
         return await self.memory.retrieve(RetrievalRequest(query=query, stage=stage, backend=self.brief.backend,
                                                            kinds=kinds, trace_verdicts="feasible",  # type: ignore[arg-type]
                                                            api_names=api_names or [], **{"n": self.n, **request}))
-
-    async def _exemplar(self, retrieval: Retrieval) -> tuple[Exemplar | None, MemoryItem | None]:
-        """The worked example for drafting: the best-ranked feasible kernel of another operator,
-        from a recall of its own over feasible traces only. In the shared recall, knowledge items
-        (seeded practices, lessons) compete for the same N slots and, once credited, can push every
-        kernel out, so that the one item a small model copies from would never reach it."""
-        if retrieval.mode == "none":
-            return None, None
-        task_path = getattr(self.task, "path", None)
-        found = choose_exemplar(retrieval.items, self.brief, task_path)
-        if found is None:
-            traces = await self._retrieve("draft", self._task_query(), ["trace"], n=EXEMPLAR_RECALL,
-                                          exclude_task_id=self.brief.task_id, include_api=False)
-            found = choose_exemplar(traces.items, self.brief, task_path)
-            retrieval = traces
-        if found is None:
-            return None, None
-        return found, next(item for item in retrieval.items if item.id == found.item_id)
 
     async def _update(self, outcome: _Outcome) -> None:
         """Credit exactly what the prompt showed (after truncation and deduplication), the start
