@@ -77,6 +77,18 @@ class InProcess:
         return call
 
 
+async def _remote(method: Any, *args: Any, **kwargs: Any) -> Any:
+    """`await method.remote(...)`; a call cancelled because the episode's own Ray task is being
+    cancelled (Ctrl-C, SIGTERM: Ray cancels the children too) is a cancellation here as well,
+    not an error of the operator."""
+    from ray.exceptions import TaskCancelledError
+
+    try:
+        return await method.remote(*args, **kwargs)
+    except TaskCancelledError as exc:  # RayTaskError(TaskCancelledError) too: Ray derives it from the cause
+        raise asyncio.CancelledError(str(exc).splitlines()[0] if str(exc) else "cancelled") from exc
+
+
 class RayActor:
     """Awaitable methods over a Ray actor handle: `await port.m(x)` is `await handle.m.remote(x)`."""
 
@@ -91,7 +103,7 @@ class RayActor:
         remote_method = getattr(self._handle, name)
 
         async def call(*args: Any, **kwargs: Any) -> Any:
-            return await remote_method.remote(*args, **kwargs)
+            return await _remote(remote_method, *args, **kwargs)
 
         return call
 
@@ -115,7 +127,7 @@ class ResilientMemory:
             pause = self._pause
             for attempt in range(1, self._attempts + 1):
                 try:
-                    return await getattr(self._handle, name).remote(*args, **kwargs)
+                    return await _remote(getattr(self._handle, name), *args, **kwargs)
                 except KeyError as exc:  # Ray re-raises the actor's KeyError as a KeyError subclass
                     if name != "update":
                         raise
@@ -140,4 +152,4 @@ class PoolEvaluator:
         self._pool = pool
 
     async def evaluate(self, task: TaskSpec, candidate: Candidate) -> Evaluation:
-        return await self._pool.evaluate.remote(task, candidate)
+        return await _remote(self._pool.evaluate, task, candidate)

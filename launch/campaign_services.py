@@ -24,6 +24,7 @@ from actors.episode_factory import EpisodeEnd
 from actors.messages import Attempt, EpisodeResult
 from actors.ports import PoolEvaluator, RayActor, ResilientMemory
 from launch.metrics import CampaignCounters, RayCampaignMetrics
+from launch.run_summary import INTERRUPTED
 from memory_actor.config import MemoryConfig
 
 log = structlog.get_logger("evokernel.campaign")
@@ -105,7 +106,10 @@ async def _episode(task_path: str, settings: Any, backend_name: str, run_id: str
         return EpisodeOutcome(result=episode, node_id=node_id)
     log.info("operator_start", task=episode.brief.task_id, format=episode.brief.candidate_format,
              node=node_id[:8], pid=os.getpid())
-    end = await run_to_end(episode)
+    try:
+        end = await run_to_end(episode)
+    except (asyncio.CancelledError, KeyboardInterrupt):  # the campaign cancelled this task (Ctrl-C, SIGTERM)
+        end = EpisodeEnd(result=episode.result.model_copy(update={"stopped_by": INTERRUPTED, "error": INTERRUPTED}))
     await asyncio.gather(*appended)  # every attempt is on disk before the driver hears of the result
     return EpisodeOutcome(result=end.result, node_id=node_id, fatal=end.fatal, llm_lost=end.llm_lost)
 
