@@ -86,6 +86,16 @@ class RunFolder:
         summary.write(self.path)
 
 
+def run_summary(campaign: Any, mode: str, finished: bool, **extra: Any) -> RunSummary:
+    """The summary of either campaign (they keep the same attributes: run_id, started_at,
+    settings, planned, operators, error, interrupted, resumed)."""
+    return RunSummary(
+        run_id=campaign.run_id, started_at=campaign.started_at, finished_at=utc_now() if finished else None,
+        mode=mode, settings=campaign.settings.redacted(), planned=[p.stem for p in campaign.planned],
+        planned_paths=[str(p.resolve()) for p in campaign.planned], operators=campaign.operators,
+        error=campaign.error, interrupted=campaign.interrupted, resumed_at=campaign.resumed, **extra)
+
+
 class Campaign:
     """Builds the memory, drafter, refiner and evaluator once, then runs the operators."""
 
@@ -114,12 +124,7 @@ class Campaign:
         return campaign, paths
 
     def summary(self, finished: bool) -> RunSummary:
-        return RunSummary(
-            run_id=self.run_id, started_at=self.started_at, finished_at=utc_now() if finished else None,
-            mode="single-process", settings=self.settings.redacted(), planned=[p.stem for p in self.planned],
-            planned_paths=[str(p.resolve()) for p in self.planned], operators=self.operators, error=self.error,
-            interrupted=self.interrupted, resumed_at=self.resumed,
-        )
+        return run_summary(self, "single-process", finished)
 
     async def run(self, task_paths: list[Path]) -> dict[str, Any]:
         """Run every operator; returns the final summary as summary.json holds it. Interrupted

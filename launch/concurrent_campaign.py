@@ -34,7 +34,14 @@ from actors.drafter import DrafterActor
 from actors.llm_client import wait_for_endpoint
 from actors.messages import EpisodeResult, utc_now
 from actors.refiner import RefinerActor
-from launch.campaign import CampaignError, RunFolder, discard_attempts, new_run_id, resume_plan
+from launch.campaign import (
+    CampaignError,
+    RunFolder,
+    discard_attempts,
+    new_run_id,
+    resume_plan,
+    run_summary,
+)
 from launch.campaign_services import EpisodeOutcome, EpisodeServices, RunRecorder, run_episode
 from launch.config import Settings
 from launch.metrics import CampaignCounters
@@ -166,13 +173,8 @@ class ConcurrentCampaign:
     # -- summary ----------------------------------------------------------------------------
 
     def summary(self, finished: bool) -> RunSummary:
-        return RunSummary(
-            run_id=self.run_id, started_at=self.started_at, finished_at=utc_now() if finished else None,
-            mode="ray", settings=self.settings.redacted(), planned=[p.stem for p in self.planned],
-            planned_paths=[str(p.resolve()) for p in self.planned], operators=self.operators, error=self.error,
-            interrupted=self.interrupted, resumed_at=self.resumed,
-            placement=Placement(episodes=self.episode_nodes, devices=self.devices), timings=self.timings,
-        )
+        return run_summary(self, "ray", finished, timings=self.timings,
+                           placement=Placement(episodes=self.episode_nodes, devices=self.devices))
 
     def _write(self, finished: bool = False) -> None:
         self.folder.write_summary(self.summary(finished))
