@@ -172,8 +172,8 @@ def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
 def _resumed_settings(args: argparse.Namespace, current: Settings, run_dir: Path) -> Settings:
     """The run's recorded settings (secrets from here), with the flags given now on top."""
     from actors.llm_client import llm_reachable
-    from launch.cli import config_overrides
     from launch.campaign import load_summary
+    from launch.cli import config_overrides
 
     try:
         recorded = load_summary(run_dir).settings
