@@ -30,10 +30,8 @@ import structlog
 from pydantic import SecretStr
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from actors.drafter import DrafterActor
 from actors.llm_client import wait_for_endpoint
 from actors.messages import EpisodeResult, utc_now
-from actors.refiner import RefinerActor
 from launch.campaign import (
     CampaignError,
     RunFolder,
@@ -42,9 +40,10 @@ from launch.campaign import (
     resume_plan,
     run_summary,
 )
-from launch.campaign_services import EpisodeOutcome, EpisodeServices, RunRecorder, run_episode
+from launch.campaign_services import EpisodeOutcome, EpisodeServices
 from launch.config import Settings
 from launch.metrics import CampaignCounters
+from launch.roles import ROLES, Role, device_roles
 from launch.run_summary import INTERRUPTED, Placement, RunSummary
 from npu_pool.devices import FakeDevices, local_devices
 from npu_pool.pools import DevicePools, PoolError
@@ -196,7 +195,7 @@ class ConcurrentCampaign:
         pools = recorder = None
         workers: list[Any] = []
         try:
-            pools = DevicePools(self.settings.harness, fake=self.fake, cpus_per_slot=self.cpus_per_slot,
+            pools = DevicePools(self.settings.harness, device_roles(), fake=self.fake, cpus_per_slot=self.cpus_per_slot,
                                 max_devices=self.max_devices).start()
             recorder, services, workers = self._services(pools)
             log.info("campaign_start", run_id=self.run_id, operators=len(todo), finished_before=len(done),
@@ -241,14 +240,13 @@ class ConcurrentCampaign:
         # The driver holds the memory actor's handle for the whole campaign: a named actor whose
         # handles all go away is destroyed, and episodes would then each create it anew.
         self.memory = get_or_create_memory_actor(self.settings.memory)
-        recorder = ray.remote(RunRecorder).options(
-            name=f"run/{self.run_id}", num_cpus=0, max_restarts=-1, max_task_retries=-1,
-            scheduling_strategy=NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False),
-        ).remote(str(self.folder.path), self.run_id, len(self.planned))
+        on_this_node = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+        recorder = ROLES[Role.RUN_RECORDER].remote({"scheduling_strategy": on_this_node}, run_id=self.run_id).remote(
+            str(self.folder.path), self.run_id, len(self.planned))
         # Enough LLM workers that every episode in flight can have a request out.
         size = max(1, math.ceil(in_flight / llm.max_concurrency))
-        drafters = [DrafterActor.options(name=f"drafter/{self.run_id}/{i}").remote(llm) for i in range(size)]
-        refiners = [RefinerActor.options(name=f"refiner/{self.run_id}/{i}").remote(llm) for i in range(size)]
+        drafters = [ROLES[Role.DRAFTER].remote(run_id=self.run_id, index=i).remote(llm) for i in range(size)]
+        refiners = [ROLES[Role.REFINER].remote(run_id=self.run_id, index=i).remote(llm) for i in range(size)]
         self._llm_workers = (drafters, refiners)
         services = EpisodeServices(memory_config=self.settings.memory, pool=pools.pool, drafter=drafters[0],
                                    refiner=refiners[0], recorder=recorder)
@@ -271,7 +269,7 @@ class ConcurrentCampaign:
                     mine = services.model_copy(update={"drafter": drafters[submitted % len(drafters)],
                                                        "refiner": refiners[submitted % len(refiners)]})
                     submitted += 1
-                    ref = run_episode.options(name=f"episode/{path.stem}", scheduling_strategy="SPREAD").remote(
+                    ref = ROLES[Role.EPISODE].remote(task=path.stem).remote(
                         str(path.resolve()), self.settings, pools.evaluating_backend, self.run_id, mine)
                     pending[ref] = path
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import ray
@@ -147,11 +148,6 @@ class Profiler(DeviceActor):
             return verdict, report
         finally:
             self._note("profile", started)
-
-
-# Which class plays which role, and what it asks of a device slot: half of its accelerator each
-# (so Ray pins both to the same device), or half of its CPU cores where kernels run on the CPU.
-DEVICE_ROLES: dict[str, type[DeviceActor]] = {"verifier": Verifier, "profiler": Profiler}
 
 
 class _Metrics:
@@ -291,12 +287,20 @@ def _device_ids(resource: str) -> list[str]:
 
 
 class DevicePools:
-    """Builds the device slots, their verifier and profiler actors and the pool actor."""
+    """Builds the device slots, their verifier and profiler actors and the pool actor.
 
-    def __init__(self, config: HarnessConfig, *, fake: FakeDevices | None = None, cpus_per_slot: float = 1.0,
+    `roles` names the class of each device role ("verifier", "profiler"; launch.roles has the
+    campaign's table). Each asks for half of its slot: half the accelerator (so Ray pins both to
+    the same device), or half the slot's CPU cores where kernels run on the CPU.
+    """
+
+    def __init__(self, config: HarnessConfig, roles: Mapping[str, type[DeviceActor]], *, fake: FakeDevices | None = None, cpus_per_slot: float = 1.0,
                  max_devices: int | None = None, max_restarts: int = -1, cpu_node_gate: bool = True,
                  ready_timeout_s: float = 120.0, pool_name: str = "pool/evaluator"):
-        self.config, self.fake = config, fake
+        missing = {"verifier", "profiler"} - set(roles)
+        if missing:
+            raise ValueError(f"DevicePools needs a class for the device roles {sorted(missing)}")
+        self.config, self.roles, self.fake = config, dict(roles), fake
         self.cpus_per_slot, self.max_devices, self.max_restarts = cpus_per_slot, max_devices, max_restarts
         self.cpu_node_gate, self.ready_timeout_s, self.pool_name = cpu_node_gate, ready_timeout_s, pool_name
         self.kind: DeviceKind = "cpu"
@@ -341,13 +345,13 @@ class DevicePools:
                 device_id = ",".join(ray.get(probe.remote(resource), timeout=self.ready_timeout_s))
                 share = {"num_cpus": 0, **_ask(resource, 0.5)}
             host = (ips.get(node_id) if unique_ips else node_id[:8]) if several else None
-            for role, actor_class in DEVICE_ROLES.items():
+            for role in ("verifier", "profiler"):
                 name = _device_name(role, self.kind, device_id, host)
-                self.handles.append(ray.remote(actor_class).options(
+                self.handles.append(ray.remote(self.roles[role]).options(
                     name=name, scheduling_strategy=strategy, max_restarts=self.max_restarts, max_task_retries=0,
                     **share).remote(name, self.kind, self.config, self.fake is not None, self.cpu_node_gate))
         described = ray.get([h.describe.remote() for h in self.handles], timeout=self.ready_timeout_s)
-        self.verifiers, self.profilers = described[0::2], described[1::2]
+        self.verifiers, self.profilers = described[0::2], described[1::2]  # the order they were started in
         members = [(info, self.profilers[i].name) for i, info in enumerate(self.verifiers)]
         self.pool = ray.remote(DevicePoolActor).options(
             name=self.pool_name, num_cpus=0, max_restarts=-1, max_task_retries=1, max_concurrency=10000,

@@ -15,7 +15,7 @@ import ray
 from actors.code_extraction import extract_code
 from npu_pool.config import HarnessConfig
 from npu_pool.devices import FakeDevices
-from npu_pool.pools import DevicePools
+from npu_pool.pools import DevicePools, Profiler, Verifier
 from npu_pool.tasks import load_task
 from npu_pool.verdict import Candidate
 from tests.actors import replies
@@ -39,7 +39,7 @@ def pools(tmp_path_factory):
     config = HarnessConfig(backend="auto", compile_baseline=False, correctness_trials=2, warmup_trials=1,
                            timed_trials=5, profile_input_sets=1,
                            build_cache_dir=str(tmp_path_factory.mktemp("build-cache")))
-    built = DevicePools(config, fake=FakeDevices(kind="npu", count=2)).start()
+    built = DevicePools(config, {"verifier": Verifier, "profiler": Profiler}, fake=FakeDevices(kind="npu", count=2)).start()
     yield built
     built.shutdown()
     if started:
