@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import signal
 import sys
 import time
@@ -59,13 +58,12 @@ from bench.learning_selection import (  # noqa: E402
     resolve,
 )
 from bench.learning_summary import (  # noqa: E402
-    arm_figures,
-    comparisons,
     file_sha256,
     git_commit,
-    headline,
     machine,
-    render_markdown,
+    publish_folder,
+    started_at_commit,
+    summarise,
 )
 from launch.campaign import CampaignError, default_suite  # noqa: E402
 
@@ -103,6 +101,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seconds-per-attempt", type=float, default=40.0, help="for the duration estimate")
     p.add_argument("--dry-run", action="store_true", help="print the plan and its estimated duration, run nothing")
     p.add_argument("--publish", action="store_true", help="copy summary.md/.json into bench/results/<date>-<model>/")
+    p.add_argument("--summary-so-far", action="store_true",
+                   help="run nothing: summarise the runs finished so far in --out (an interim table; with "
+                   "--publish, into bench/results/<date>-<model>-interim/)")
     return p.parse_args(argv)
 
 
@@ -187,6 +188,13 @@ def main(argv: list[str] | None = None) -> int:
 
     settings = build_settings(args)
     configure_logging(settings.log_json, settings.log_level)  # one line per attempt: progress
+    if args.summary_so_far:
+        if not args.out or not (Path(args.out) / "plan.json").is_file():
+            raise SystemExit("bench.learning: --summary-so-far needs --out naming a benchmark's results folder")
+        out = Path(args.out).expanduser().resolve()
+        _check_same_plan(out, plan, args)
+        print(json.dumps(_summary_so_far(args, plan, settings, out)))
+        return 0
     out = Path(args.out or f"runs/learning-{datetime.now(UTC):%Y%m%d-%H%M%S}").expanduser().resolve()
     out.mkdir(parents=True, exist_ok=True)
     _check_same_plan(out, plan, args)
@@ -234,20 +242,6 @@ def _check_same_plan(out: Path, plan: dict[str, Any], args: argparse.Namespace) 
     path.write_text(json.dumps({**recorded, "replicates": plan["replicates"]}, indent=2) + "\n")
 
 
-def publish_folder(results: Path, name: str, out: Path) -> Path:
-    """`results/name`, or `name-2`, `name-3`, ... when that folder holds another benchmark's
-    summary (two benchmarks on one day with one model); republishing the same one overwrites."""
-    for n in range(1, 1000):
-        target = results / (name if n == 1 else f"{name}-{n}")
-        try:
-            published = json.loads((target / "summary.json").read_text())
-        except (OSError, ValueError):
-            return target
-        if published.get("meta", {}).get("results") == str(out):
-            return target
-    raise SystemExit(f"bench.learning: too many published results named {name}")
-
-
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -255,25 +249,32 @@ def _interrupt(signum: int, frame: object) -> None:
 def _with_llm(settings, stack) -> tuple[Any, dict[str, Any]]:
     """The endpoint given, or the local model served for the whole benchmark (one server, every arm)."""
     if settings.llm.base_url:
-        return settings, {"name": settings.llm.model, "endpoint": settings.llm.base_url, "gguf_sha256": None}
-    from launch.local_llm.fetch import is_verified
+        return settings, _model_meta(settings)
     from launch.local_llm.process import LocalLLMError
     from launch.local_llm.server import local_llm_server
     from launch.local_llm.settings import local_llm_settings
 
-    config = settings.local_llm
     try:
         base_url = stack.enter_context(local_llm_server(settings))
     except LocalLLMError as exc:
         raise SystemExit(f"bench.learning: {exc}\n  or pass --llm-base-url URL") from None
+    return local_llm_settings(settings, base_url), _model_meta(settings)
+
+
+def _model_meta(settings) -> dict[str, Any]:
+    """Which model answered: the endpoint's name, or the local model and its file's sha256."""
+    if settings.llm.base_url:
+        return {"name": settings.llm.model, "endpoint": settings.llm.base_url, "gguf_sha256": None}
+    from launch.local_llm.fetch import is_verified
+
+    config = settings.local_llm
     spec = config.spec()
     if config.model_path:
         sha = file_sha256(Path(config.model_path).expanduser())
     else:
         path = config.cache_path() / spec.file_name
-        sha = spec.sha256 if is_verified(path, spec) else file_sha256(path)
-    return local_llm_settings(settings, base_url), {"name": spec.name, "endpoint": "local (llama-cpp-python)",
-                                                    "gguf_sha256": sha}
+        sha = spec.sha256 if is_verified(path, spec) else (file_sha256(path) if path.is_file() else None)
+    return {"name": spec.name, "endpoint": "local (llama-cpp-python)", "gguf_sha256": sha}
 
 
 def _select(bench: LearningBenchmark, plan: dict[str, Any], args: argparse.Namespace) -> tuple[list[Path], list[str]]:
@@ -312,10 +313,8 @@ def _planned_runs(plan: dict[str, Any], tasks: list[Path], seed: int) -> list[tu
 
 
 def _run(args: argparse.Namespace, plan: dict[str, Any], settings, model: dict[str, Any], out: Path) -> dict[str, Any]:
-    from launch.report import analyse_run
-    from launch.report_writer import write_report
-
     bench = LearningBenchmark(settings, out)
+    commit = started_at_commit(out)
     tasks, easy = (plan["tasks"], []) if plan["tasks"] else _select(bench, plan, args)
     print("[learning] operators: " + ", ".join(f"{p.stem} [{family(p)}]" for p in tasks), file=sys.stderr)
     if TRANSFER in plan["arms"] and not (any(level_of(p) == 1 for p in tasks) and any(level_of(p) == 2 for p in tasks)):
@@ -327,42 +326,48 @@ def _run(args: argparse.Namespace, plan: dict[str, Any], settings, model: dict[s
         memory = TRANSFER_MEMORY if arm == TRANSFER else ARMS[arm]
         bench.run_arm(run_name(replicate, arm), memory, order, plan["iterations"], args.seed + replicate)
         bench.write_state(names)
+    line = _summary(args, plan, bench, tasks, easy, settings, model, commit, interim=False)
+    print(f"[learning] results: {out} (summary.md, summary.json, report/report.html)", file=sys.stderr)
+    spent = [json.loads((run / "summary.json").read_text())["totals"] for run in sorted(bench.arms_dir.iterdir())
+             if (run / "summary.json").is_file()]  # the selection pass included
+    return {**line, "results": str(out), "attempts": sum(t["attempts"] for t in spent),
+            "tokens": sum(t["tokens"] for t in spent)}
 
-    level2 = [p.stem for p in tasks if level_of(p) == 2]
-    by_arm: dict[str, list[dict[str, Any]]] = {}
-    for replicate, arm, _ in runs:
-        report = analyse_run(bench.arm_dir(run_name(replicate, arm)))
-        by_arm.setdefault(arm, []).append({"replicate": replicate, "seed": args.seed + replicate, "report": report})
-    figures = {arm: arm_figures(arm, reps, plan["iterations"], level2) for arm, reps in by_arm.items()}
-    tests = comparisons(figures, level2)
-    line = headline(figures, tests)
-    write_report([bench.arm_dir(name) for name in names], out / "report")
+
+def _summary_so_far(args: argparse.Namespace, plan: dict[str, Any], settings, out: Path) -> dict[str, Any]:
+    """The interim table: what the finished runs show, without running anything."""
+    bench = LearningBenchmark(settings, out)
+    if not plan["tasks"] and not (out / "selection.json").is_file():
+        raise SystemExit(f"bench.learning: {out} has no finished selection pass yet: nothing to summarise")
+    tasks, easy = (plan["tasks"], []) if plan["tasks"] else _select(bench, plan, args)
+    commit = started_at_commit(out)
+    line = _summary(args, plan, bench, tasks, easy, settings, _model_meta(settings), commit, interim=True)
+    print(f"[learning] interim results: {out} (summary.md, summary.json)", file=sys.stderr)
+    return {**line, "results": str(out)}
+
+
+def _summary(args: argparse.Namespace, plan: dict[str, Any], bench: LearningBenchmark, tasks: list[Path],
+             easy: list[str], settings, model: dict[str, Any], commit: str | None, *, interim: bool) -> dict[str, Any]:
+    out = bench.out
+    runs = [(replicate, arm, run_name(replicate, arm)) for replicate, arm, _ in _planned_runs(plan, tasks, args.seed)]
     meta = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"), "git_commit": git_commit(), "machine": machine(),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"), "git_commit": commit,
+        "summarised_at_commit": git_commit(), "machine": machine(),
         "model": model, "seeds": [args.seed + r for r in range(plan["replicates"])], "suite": _portable(plan["suite"]),
         "results": str(out), "tasks": [p.stem for p in tasks], "families": {p.stem: family(p) for p in tasks},
-        "easy": easy, "transfer_tasks": level2,
+        "easy": easy, "transfer_tasks": [p.stem for p in tasks if level_of(p) == 2],
         "orders": {r: [p.stem for p in replicate_order(tasks, r, args.seed)] for r in range(plan["replicates"])},
         "budgets": {"operators": len(tasks), "iterations": plan["iterations"], "replicates": plan["replicates"],
                     "selection": f"{args.select_iterations} attempt(s) x {len(plan['pool'])} pool operators"
                     if plan["pool"] else "none (--tasks)",
                     "max_tokens": settings.llm.max_tokens, "temperature": settings.llm.temperature},
     }
-    arms = list(figures.values())
-    (out / "summary.json").write_text(json.dumps({"meta": meta, "arms": arms, "tests": tests, "headline": line},
-                                                 indent=2) + "\n")
-    (out / "summary.md").write_text(render_markdown(meta, arms, tests, line))
+    target = None
     if args.publish:
-        target = publish_folder(REPOSITORY / "bench" / "results", f"{meta['date'][:10]}-{model['name'].replace('/', '_')}",
-                                out)
-        target.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(out / "summary.md", target / "summary.md")
-        shutil.copyfile(out / "summary.json", target / "summary.json")
-    print(f"[learning] results: {out} (summary.md, summary.json, report/report.html)", file=sys.stderr)
-    spent = [json.loads((run / "summary.json").read_text())["totals"] for run in sorted(bench.arms_dir.iterdir())
-             if (run / "summary.json").is_file()]  # the selection pass included
-    return {**line, "results": str(out), "attempts": sum(t["attempts"] for t in spent),
-            "tokens": sum(t["tokens"] for t in spent)}
+        name = f"{meta['date'][:10]}-{model['name'].replace('/', '_')}" + ("-interim" if interim else "")
+        target = publish_folder(REPOSITORY / "bench" / "results", name, out)
+    finished = [name for _, _, name in runs if bench.finished(name)]
+    return summarise(out, runs, finished, meta, target)
 
 
 if __name__ == "__main__":

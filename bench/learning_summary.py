@@ -8,9 +8,12 @@ so the table and the comparison report never disagree; bench.learning_stats pool
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import platform
+import shutil
 import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 from statistics import median
@@ -175,6 +178,9 @@ def render_markdown(meta: dict[str, Any], arms: list[dict[str, Any]], tests: dic
         "# EvoKernel learning benchmark",
         "",
         f"- date: {meta['date']}; git commit: {meta['git_commit']}",
+        *([] if meta.get("complete", True) else [
+            f"- **interim**: {len(meta['runs_finished'])} of {len(meta['runs_finished']) + len(meta['runs_pending'])} "
+            f"runs finished ({', '.join(meta['runs_finished']) or '—'}); pending: {', '.join(meta['runs_pending'])}"]),
         f"- machine: {meta['machine']['nproc']} CPUs ({meta['machine']['cpu_model']}), "
         f"{meta['machine']['ram_gib']} GiB RAM",
         f"- model: {model['name']} ({model['endpoint']}; GGUF sha256 {model.get('gguf_sha256') or '—'})",
@@ -215,3 +221,64 @@ def render_markdown(meta: dict[str, Any], arms: list[dict[str, Any]], tests: dic
                      f"{test['ties']} | {diff} | {_p(test['p_sign'])} | {_p(test['p_wilcoxon'])} |")
     lines += ["", "Headline: " + ", ".join(f"{k}={v}" for k, v in line.items()), ""]
     return "\n".join(lines)
+
+
+def publish_folder(results: Path, name: str, out: Path) -> Path:
+    """`results/name`, or `name-2`, `name-3`, ... when that folder holds another benchmark's
+    summary (two benchmarks on one day with one model); republishing the same one overwrites."""
+    for n in range(1, 1000):
+        target = results / (name if n == 1 else f"{name}-{n}")
+        try:
+            published = json.loads((target / "summary.json").read_text())
+        except (OSError, ValueError):
+            return target
+        if published.get("meta", {}).get("results") == str(out):
+            return target
+    raise SystemExit(f"bench.learning: too many published results named {name}")
+
+
+def started_at_commit(out: Path) -> str | None:
+    """The commit the benchmark in `out` started at, recorded on its first start. Resuming with
+    other code is allowed (a fix may be needed) but said aloud: its arms may not compare."""
+    path = out / "git_commit"
+    now = git_commit()
+    if not path.is_file():
+        path.write_text(f"{now or 'unknown'}\n")
+        return now
+    recorded = path.read_text().strip()
+    if now and recorded != now:
+        print(f"[learning] note: {out} was started at commit {recorded[:12]}, this is {now[:12]}: arms run by "
+              "other code may not compare", file=sys.stderr)
+    return None if recorded == "unknown" else recorded
+
+
+def summarise(out: Path, runs: list[tuple[int, str, str]], finished: list[str], meta: dict[str, Any],
+              publish_to: Path | None) -> dict[str, Any]:
+    """summary.json/.md (and the comparison report) over the finished runs of `runs`
+    ((replicate, arm, run name)); copied to `publish_to` when given. Returns the headline."""
+    from launch.report import analyse_run
+    from launch.report_writer import write_report
+
+    done = [(replicate, arm, name) for replicate, arm, name in runs if name in finished]
+    by_arm: dict[str, list[dict[str, Any]]] = {}
+    for replicate, arm, name in done:
+        report = analyse_run(out / "arms" / name)
+        by_arm.setdefault(arm, []).append({"replicate": replicate, "seed": meta["seeds"][0] + replicate,
+                                           "report": report})
+    level2 = meta["transfer_tasks"]
+    figures = {arm: arm_figures(arm, reps, meta["budgets"]["iterations"], level2) for arm, reps in by_arm.items()}
+    tests = comparisons(figures, level2)
+    line = headline(figures, tests)
+    meta = {**meta, "complete": len(done) == len(runs),
+            "runs_finished": [name for _, _, name in done],
+            "runs_pending": [name for _, _, name in runs if name not in finished]}
+    write_report([out / "arms" / name for _, _, name in done], out / "report")
+    arms = list(figures.values())
+    (out / "summary.json").write_text(json.dumps({"meta": meta, "arms": arms, "tests": tests, "headline": line},
+                                                 indent=2) + "\n")
+    (out / "summary.md").write_text(render_markdown(meta, arms, tests, line))
+    if publish_to is not None:
+        publish_to.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(out / "summary.md", publish_to / "summary.md")
+        shutil.copyfile(out / "summary.json", publish_to / "summary.json")
+    return line

@@ -82,7 +82,7 @@ def test_selection_arms_replicates_tests_summary_and_resume(suite, tmp_path, cap
         meta = summary["meta"]
         assert meta["tasks"] == ["4_ReLU", "5_GELU", "8_Tanh"] and meta["transfer_tasks"] == ["8_Tanh"]
         assert meta["seeds"] == [0, 1] and meta["budgets"]["replicates"] == 2 and meta["git_commit"]
-        assert meta["model"]["name"] == server.model and meta["machine"]["nproc"] >= 1
+        assert meta["model"]["name"] == server.model and meta["machine"]["nproc"] >= 1 and meta["complete"]
 
         # Every run started from the seeded bank, with its own retrieval mode, seed and settings.
         for replicate in (0, 1):
@@ -117,6 +117,14 @@ def test_selection_arms_replicates_tests_summary_and_resume(suite, tmp_path, cap
         # An arm left unfinished (a killed benchmark) runs again, from a fresh copy of the seeded bank.
         summary_path = out / "arms" / "r1-transfer" / "summary.json"
         summary_path.write_text(json.dumps(json.loads(summary_path.read_text()) | {"finished_at": None}))
+        # The interim table meanwhile: the finished runs only, nothing run, and it says so.
+        assert learning.main([*argv, "--summary-so-far"]) == 0
+        assert sum(agent.counts.values()) == requests
+        interim = json.loads((out / "summary.json").read_text())
+        assert interim["meta"]["complete"] is False and interim["meta"]["runs_pending"] == ["r1-transfer"]
+        assert interim["meta"]["git_commit"] == meta["git_commit"] == (out / "git_commit").read_text().strip()
+        assert {arm["arm"]: arm["replicates"] for arm in interim["arms"]}["transfer"] == 1
+        assert "**interim**: 9 of 10 runs finished" in (out / "summary.md").read_text()
         assert learning.main(argv) == 0
         assert sum(agent.counts.values()) == requests + 2
         assert len((out / "arms" / "r1-transfer" / "attempts.jsonl").read_text().splitlines()) == 2
