@@ -68,12 +68,14 @@ from bench.learning_summary import (  # noqa: E402
 from launch.campaign import CampaignError, default_suite  # noqa: E402
 
 ALL_ARMS = (*ARMS, TRANSFER)
-# Per replicate: 4 arms x 6 x 6 + 2 level-2 operators x 6 (transfer) = 156 attempts, about
-# 104 min at the 40 s an attempt measured on 2 idle cores; the selection pass (35 pool
-# operators x 1 attempt, about 23 min) runs once for all replicates.
+# Per replicate: 4 arms x 6 x 6 + 2 level-2 operators x 6 (transfer) = 156 attempts; the
+# selection pass (35 pool operators x 1 attempt) runs once for all replicates. An attempt of
+# the local 1.5B model costs about 130 s on the 2-core machine (the v2 run, 2026-11-23: prompts
+# of 1,600-4,700 tokens, 340-620 generated, one llama.cpp thread): 5.6 h a replicate.
+SECONDS_PER_ATTEMPT = 130.0
 DEFAULT = {"operators": 6, "iterations": 6, "replicates": 2}
 FULL = {"operators": 16, "iterations": 30, "replicates": 3}
-# 4 arms x 3 x 2 + 1 x 2 = 26 attempts, about 17 min at 40 s an attempt; no selection pass.
+# 4 arms x 3 x 2 + 1 x 2 = 26 attempts, about 56 min at 130 s an attempt; no selection pass.
 QUICK = {"tasks": "4_ReLU,5_GELU,level2/1_GemmBiasReLU", "iterations": 2, "replicates": 1}
 
 
@@ -92,13 +94,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     size.add_argument("--full", action="store_true", help=f"paper size: {FULL['operators']} operators x "
                       f"{FULL['iterations']} iterations, {FULL['replicates']} replicates")
     size.add_argument("--quick", action="store_true", help=f"smoke size: {QUICK['tasks']}, {QUICK['iterations']} "
-                      "iterations, 1 replicate (about 17 min with the local model)")
+                      "iterations, 1 replicate (about 1 h with the local model)")
     p.add_argument("--arms", default=",".join(ALL_ARMS), help="comma-separated subset of the arms")
     p.add_argument("--seed", type=int, default=0, help="memory.seed of replicate 0 (replicate r: seed + r)")
     p.add_argument("--llm-base-url", default=None, help="OpenAI-compatible endpoint (default: serve the local model)")
     p.add_argument("--llm-model", default=None, help="model name at that endpoint")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="any other setting")
-    p.add_argument("--seconds-per-attempt", type=float, default=40.0, help="for the duration estimate")
+    p.add_argument("--seconds-per-attempt", type=float, default=SECONDS_PER_ATTEMPT,
+                   help=f"for the duration estimate (default {SECONDS_PER_ATTEMPT:.0f}: the local model here)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and its estimated duration, run nothing")
     p.add_argument("--publish", action="store_true", help="copy summary.md/.json into bench/results/<date>-<model>/")
     p.add_argument("--summary-so-far", action="store_true",
@@ -176,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
           f"x {plan['replicates']} replicate(s); {guess['attempts_per_replicate']} attempts per replicate "
           f"(about {guess['estimated_s_per_replicate'] / 60:.0f} min), selection pass {guess['selection_attempts']}; "
           f"{guess['attempts']} attempts in all, about {guess['estimated_s'] / 3600:.1f} h at "
-          f"{args.seconds_per_attempt:.0f} s per attempt (the local model: 20-60 s each on 2 idle cores)",
+          f"{args.seconds_per_attempt:.0f} s per attempt (the local 1.5B model on 2 cores: about 130 s)",
           file=sys.stderr)
     if args.dry_run:
         print(json.dumps({"bench": "learning", "dry_run": True, **guess,

@@ -144,18 +144,21 @@ def test_dry_run_prints_the_plan_and_estimate(capsys):
     assert plan["attempts"] == 2 * plan["attempts_per_replicate"] and plan["estimated_s"] == plan["attempts"] * 10
 
 
-def test_one_replicate_of_the_default_size_fits_in_two_hours_at_forty_seconds_an_attempt(capsys):
+def test_the_default_plan_is_estimated_at_the_measured_rate_of_the_local_model(capsys):
+    # 156 attempts a replicate at the 130 s measured in the v2 run: 5.6 h, not the 2 h issue 13
+    # hoped for (docs/learning_benchmark.md, "Sizes"); the estimate says what a run will take.
     assert learning.main(["--dry-run"]) == 0
     plan = last_json_line(capsys.readouterr().out)
-    assert plan["seconds_per_attempt"] == 40 and plan["replicates"] >= 2
-    assert plan["estimated_s_per_replicate"] <= 120 * 60
+    assert plan["seconds_per_attempt"] == learning.SECONDS_PER_ATTEMPT == 130 and plan["replicates"] >= 2
+    assert plan["attempts_per_replicate"] == 4 * 6 * 6 + 2 * 6
+    assert plan["estimated_s_per_replicate"] == 156 * 130
     assert plan["arms"] == ARMS and "4_ReLU" in plan["pool"] and "24_SquareMatmul" in plan["pool"]
 
 
-def test_the_quick_smoke_fits_in_twenty_minutes(capsys):
+def test_the_quick_smoke_is_one_replicate_of_three_operators(capsys):
     assert learning.main(["--dry-run", "--quick"]) == 0
     plan = last_json_line(capsys.readouterr().out)
-    assert plan["replicates"] == 1 and plan["selection_attempts"] == 0 and plan["estimated_s"] <= 20 * 60
+    assert plan["replicates"] == 1 and plan["selection_attempts"] == 0 and plan["attempts"] == 26
     assert plan["operators"] == ["4_ReLU", "5_GELU", "1_GemmBiasReLU"]
 
 
