@@ -349,6 +349,16 @@ def _summary_so_far(args: argparse.Namespace, plan: dict[str, Any], settings, ou
     return {**line, "results": str(out)}
 
 
+def _llm_budget(out: Path, settings) -> dict[str, Any]:
+    """max_tokens and temperature as the runs recorded them (the model's own settings apply only
+    once it is served, so the command line's settings may not say)."""
+    for summary in sorted((out / "arms").glob("*/summary.json")):
+        llm = json.loads(summary.read_text()).get("settings", {}).get("llm", {})
+        if "max_tokens" in llm:
+            return {"max_tokens": llm["max_tokens"], "temperature": llm.get("temperature")}
+    return {"max_tokens": settings.llm.max_tokens, "temperature": settings.llm.temperature}
+
+
 def _summary(args: argparse.Namespace, plan: dict[str, Any], bench: LearningBenchmark, tasks: list[Path],
              easy: list[str], settings, model: dict[str, Any], commit: str | None, *, interim: bool) -> dict[str, Any]:
     out = bench.out
@@ -363,7 +373,7 @@ def _summary(args: argparse.Namespace, plan: dict[str, Any], bench: LearningBenc
         "budgets": {"operators": len(tasks), "iterations": plan["iterations"], "replicates": plan["replicates"],
                     "selection": f"{args.select_iterations} attempt(s) x {len(plan['pool'])} pool operators"
                     if plan["pool"] else "none (--tasks)",
-                    "max_tokens": settings.llm.max_tokens, "temperature": settings.llm.temperature},
+                    **_llm_budget(out, settings)},
     }
     target = None
     if args.publish:

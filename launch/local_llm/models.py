@@ -56,10 +56,13 @@ QWEN25_CODER_15B = LocalModelSpec(
     n_ctx=8192,
     prompt_char_budget=8000,
     # Hand trials: a single C kernel function at 0.7 was correct 18/24 times; full ModelNew
-    # files never were. Useful answers were 100-250 tokens; those running past 500 were
-    # rambling intrinsics. At 4-8 tokens/s the cap bounds one answer at about 1-2 minutes.
+    # files never were. Elementwise answers are 100-250 tokens, but a fused level-2 kernel with
+    # the commented signature copied back runs past 512: at 512, every level-2 draft of the
+    # learning benchmark's similarity arm and 8 of its 35 selection drafts were cut off inside
+    # the code (2026-11-23). 1024 lets them end; at 4-8 tokens/s an answer takes 2-4 minutes
+    # at most.
     temperature=0.7,
-    max_tokens=512,
+    max_tokens=1024,
     candidate_format="kernel",
     small_model=True,
     request_timeout_s=600.0,
