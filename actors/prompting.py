@@ -136,6 +136,15 @@ class PromptBuilder:
             return render("target_kernel", signature=task.signature or 'extern "C" void kernel(...);').strip()
         return render("target_modelnew").strip()
 
+    def _signature_reminder(self, task: TaskBrief) -> str:
+        """The kernel's signature once more, on one line, as the prompt's last words: with a long
+        prompt a small model wrote another operator's parameter list (`x, y, out` for ReLU),
+        which the declaration the backend prepends then rejects."""
+        if self.format != "kernel" or not task.signature:
+            return ""
+        one_line = " ".join(re.sub(r"//[^\n]*", "", task.signature).split()).replace("( ", "(").replace(" )", ")")
+        return f" Keep exactly this signature (another parameter list does not compile): `{one_line}`"
+
     def _guide(self, task: TaskBrief) -> str:
         name = first_template(f"guide_{task.backend}_{self.format}", f"guide_{task.backend}")
         try:
@@ -219,7 +228,7 @@ class PromptBuilder:
             elif p.code:  # a small model copies the example: say so rather than print it again
                 previous += "\nIts code was the worked example's code, unchanged: that example is another task."
         fixed = {"task_id": task.task_id, "sizes": format_sizes(task.sizes), "target": self._target(task),
-                 "guide": self._guide(task)}
+                 "guide": self._guide(task), "signature_reminder": self._signature_reminder(task)}
         context = [c for c in request.context if c.id != example_id]
         sections: list[Section] = [TextSection("reference", task.reference_source.strip()),
                                    TextSection("previous", previous),
@@ -236,7 +245,8 @@ class PromptBuilder:
             latency += f", {start.speedup_vs_eager:.2f}x the speed of PyTorch eager"
         fixed = {"task_id": task.task_id, "sizes": format_sizes(task.sizes), "target": self._target(task),
                  "latency": latency, "lang": self.lang, "start_code": start.code.strip(),
-                 "best": f"{request.best_latency_ms:.4g} ms", "guide": self._guide(task)}
+                 "best": f"{request.best_latency_ms:.4g} ms", "guide": self._guide(task),
+                 "signature_reminder": self._signature_reminder(task)}
         children = ItemSection("children", [Block(c.id, self._child_block(c)) for c in request.children
                                             if dedupe.add(c.content)])
         sections: list[Section] = [TextSection("reference", task.reference_source.strip()),

@@ -45,6 +45,22 @@ def test_draft_prompt_layout_for_small_models():
     assert [m["role"] for m in no_example] == ["system", "user"]
 
 
+def test_kernel_prompts_end_with_the_signature_on_one_line():
+    commented = ('extern "C" void kernel(\n    const float* x,  // input, float32 [x_d0] (now 16)\n'
+                 '    float* out,      // output\n    int64_t x_d0     // size of dimension 0 of x\n);')
+    task = TASK.model_copy(update={"signature": commented})
+    one_line = 'extern "C" void kernel(const float* x, float* out, int64_t x_d0);'
+    builder = PromptBuilder(LLMConfig(), "kernel")
+    draft = builder.draft(DraftRequest(task=task)).messages[-1]["content"]
+    assert draft.rstrip().endswith(f"`{one_line}`")
+    refine = builder.refine(RefineRequest(task=task, start=StartPoint(id="s", code="void kernel() {}",
+                                                                      latency_ms=2.0),
+                                          best_latency_ms=2.0)).messages[-1]["content"]
+    assert refine.rstrip().endswith(f"`{one_line}`")
+    modelnew = PromptBuilder(LLMConfig(), "modelnew").draft(DraftRequest(task=task)).messages[-1]["content"]
+    assert "Keep exactly this signature" not in modelnew
+
+
 def test_plain_style_swaps_the_kernel_system_prompt_only():
     full = PromptBuilder(LLMConfig(), "kernel").draft(DraftRequest(task=TASK)).messages
     plain = PromptBuilder(LLMConfig(prompt_style="plain"), "kernel").draft(DraftRequest(task=TASK)).messages
