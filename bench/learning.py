@@ -179,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
           f"x {plan['replicates']} replicate(s); {guess['attempts_per_replicate']} attempts per replicate "
           f"(about {guess['estimated_s_per_replicate'] / 60:.0f} min), selection pass {guess['selection_attempts']}; "
           f"{guess['attempts']} attempts in all, about {guess['estimated_s'] / 3600:.1f} h at "
-          f"{args.seconds_per_attempt:.0f} s per attempt (the local 1.5B model on 2 cores: about 130 s)",
+          f"{args.seconds_per_attempt:.0f} s per attempt (the local 1.5B model on 2 cores: about "
+          f"{SECONDS_PER_ATTEMPT:.0f} s)",
           file=sys.stderr)
     if args.dry_run:
         print(json.dumps({"bench": "learning", "dry_run": True, **guess,
