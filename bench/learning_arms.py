@@ -2,24 +2,30 @@
 
 Every arm is a single-process campaign (launch.campaign.Campaign, the code of `evokernel run
 --no-ray`) from a fresh copy of one bank seeded with the backend's bundle. An arm is done when
-its run folder's summary.json has `finished_at` and no error; anything else is run again from
-scratch (a half-run arm's bank has learned from attempts that would be counted twice). The
-results folder is the whole state: finished arms' run folders (attempts.jsonl, summary.json),
-plan.json, selection.json and state.json. Banks are rebuilt from the bundle when missing, so a
-partial run can be committed without them and resumed on another machine.
+its run folder's summary.json has `finished_at` and no error. After every finished operator the
+arm's bank is copied (banks/<arm>.after-<k>, ArmCheckpoints), so an arm killed on operator k+1
+resumes there: its bank back as it was after operator k, the k operators' attempts kept, the cut
+operator's moved aside (launch.campaign.Campaign.resume). Without a matching copy the arm runs
+again from scratch (a half-run arm's bank has learned from attempts that would be counted twice).
+A resumed arm is the same experiment, not the same bits: the bank's random ranking stream and
+the model's sampling start again. The results folder is the whole state: the arms' run folders
+(attempts.jsonl, summary.json), plan.json, selection.json and state.json. Banks are rebuilt
+from the bundle when missing, so a partial run can be committed without them and resumed on
+another machine (an unfinished arm then starts over).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from launch.campaign import Campaign
+from launch.campaign import Campaign, CampaignError, finished_operators, load_summary
 
 # arm -> how its memory differs from the others (same model, budget, operators and seed bank)
 ARMS: dict[str, dict[str, Any]] = {
@@ -96,20 +102,58 @@ class LearningBenchmark:
             print(f"[learning] {name}: finished earlier, skipped", file=sys.stderr)
             return False
         bank = self.banks / name
-        shutil.rmtree(bank, ignore_errors=True)
-        shutil.rmtree(self.arm_dir(name), ignore_errors=True)
-        shutil.copytree(self.seed_bank(), bank)
         settings = self.settings.model_copy(update={
             "memory": arm_memory(self.settings, memory, bank, seed),
             "episode": self.settings.episode.model_copy(update={"iterations": iterations}),
         })
         print(f"[learning] {name}: {memory}, seed {seed}, {len(tasks)} operators x {iterations} iterations: "
               + ", ".join(p.stem for p in tasks), file=sys.stderr)
+        checkpoints = ArmCheckpoints(self.banks, name)
+        campaign = self._resumed(name, settings, checkpoints) or self._fresh(name, settings, checkpoints)
+
+        async def checkpoint(memory_port: Any) -> None:
+            await checkpoints.save(memory_port, [op.task for op in finished_operators(campaign.operators)])
+
+        campaign.after_operator = checkpoint
         started = time.perf_counter()
-        campaign = Campaign(settings, self.arm_dir(name), run_id=f"learning-{name}-{self.out.name}")
         asyncio.run(campaign.run(tasks))
+        checkpoints.clear()
         print(f"[learning] {name}: done in {time.perf_counter() - started:.0f} s", file=sys.stderr)
         return True
+
+    def _fresh(self, name: str, settings, checkpoints: ArmCheckpoints) -> Campaign:
+        """The arm from the start: a fresh copy of the seeded bank, an empty run folder."""
+        checkpoints.clear()
+        bank = self.banks / name
+        shutil.rmtree(bank, ignore_errors=True)
+        shutil.rmtree(self.arm_dir(name), ignore_errors=True)
+        shutil.copytree(self.seed_bank(), bank)
+        return Campaign(settings, self.arm_dir(name), run_id=f"learning-{name}-{self.out.name}")
+
+    def _resumed(self, name: str, settings, checkpoints: ArmCheckpoints) -> Campaign | None:
+        """The arm continued after its last finished operator, when a copy of its bank from
+        exactly then exists; None otherwise."""
+        run_dir = self.arm_dir(name)
+        if not (run_dir / "summary.json").is_file():
+            return None
+        try:
+            done = [op.task for op in finished_operators(load_summary(run_dir).operators)]
+        except CampaignError:
+            return None
+        copy = checkpoints.matching(done) if done else None
+        if copy is None:
+            return None
+        try:
+            campaign, _ = Campaign.resume(settings, run_dir)
+        except CampaignError as exc:  # say the task files moved: the arm starts over
+            print(f"[learning] {name}: cannot resume ({exc}); running it again", file=sys.stderr)
+            return None
+        bank = self.banks / name
+        shutil.rmtree(bank, ignore_errors=True)
+        shutil.copytree(copy, bank)
+        print(f"[learning] {name}: resumed after {len(done)} finished operator(s) ({', '.join(done)}), "
+              f"bank from {copy.name}", file=sys.stderr)
+        return campaign
 
     def write_state(self, planned: list[str]) -> dict[str, Any]:
         """state.json: which planned arms are done, for people and for the next session."""
@@ -117,6 +161,56 @@ class LearningBenchmark:
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "state.json").write_text(json.dumps(state, indent=2) + "\n")
         return state
+
+
+class ArmCheckpoints:
+    """Copies of an arm's bank after its k-th finished operator: folder banks/<arm>.after-<k>
+    plus <arm>.after-<k>.json naming the k operators (written last: a copy without it is
+    incomplete). Only the newest is kept."""
+
+    def __init__(self, banks: Path, name: str):
+        self.banks, self.name = banks, name
+
+    def _copies(self) -> list[tuple[int, Path]]:
+        found = []
+        for folder in self.banks.glob(f"{self.name}.after-*"):
+            count = folder.name.rsplit("-", 1)[1]
+            if folder.is_dir() and count.isdigit():
+                found.append((int(count), folder))
+        return sorted(found)
+
+    async def save(self, memory_port: Any, operators: list[str]) -> None:
+        final = self.banks / f"{self.name}.after-{len(operators)}"
+        partial = final.with_name(final.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        await memory_port.snapshot(str(partial))
+        self._remove(final)
+        os.replace(partial, final)
+        meta = final.with_name(final.name + ".json.partial")
+        meta.write_text(json.dumps({"operators": operators}) + "\n")
+        os.replace(meta, final.with_name(final.name + ".json"))
+        for count, folder in self._copies():
+            if count < len(operators):
+                self._remove(folder)
+
+    def matching(self, operators: list[str]) -> Path | None:
+        """The copy taken right after exactly these operators finished, if there is one."""
+        for _, folder in reversed(self._copies()):
+            meta = folder.with_name(folder.name + ".json")
+            if meta.is_file() and json.loads(meta.read_text()).get("operators") == operators:
+                return folder
+        return None
+
+    def clear(self) -> None:
+        for _, folder in self._copies():
+            self._remove(folder)
+        for leftover in self.banks.glob(f"{self.name}.after-*.partial"):
+            shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+
+    @staticmethod
+    def _remove(folder: Path) -> None:
+        folder.with_name(folder.name + ".json").unlink(missing_ok=True)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def run_name(replicate: int, arm: str) -> str:

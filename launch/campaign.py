@@ -15,6 +15,7 @@ import fnmatch
 import os
 import re
 import uuid
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from pathlib import Path
@@ -109,6 +110,9 @@ class Campaign:
         self.error: str | None = None
         self.interrupted = False
         self.resumed: list[str] = []
+        # awaited with the memory port after each finished operator (the learning benchmark
+        # checkpoints its bank there); None: nothing
+        self.after_operator: Callable[[Any], Awaitable[None]] | None = None
 
     @classmethod
     def resume(cls, settings: Settings, run_dir: Path) -> tuple[Campaign, list[Path]]:
@@ -170,6 +174,8 @@ class Campaign:
                     self.error = end.fatal
                     self.folder.write_summary(self.summary(False))
                     raise CampaignError(end.fatal)
+                if self.after_operator is not None:
+                    await self.after_operator(memory)
                 if end.llm_lost:
                     await self._wait_for_llm()
         summary = self.summary(True)
@@ -218,7 +224,12 @@ def resume_plan(run_dir: Path) -> tuple[RunSummary, list[Path], list[EpisodeResu
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         raise CampaignError(f"task files of the run are gone: {', '.join(missing[:3])}")
-    return summary, paths, [op for op in summary.operators if op.stopped_by not in (INTERRUPTED, "error")]
+    return summary, paths, finished_operators(summary.operators)
+
+
+def finished_operators(operators: list[EpisodeResult]) -> list[EpisodeResult]:
+    """The operators a resumed run keeps: not interrupted, not stopped by an error."""
+    return [op for op in operators if op.stopped_by not in (INTERRUPTED, "error")]
 
 
 def load_summary(run_dir: Path) -> RunSummary:

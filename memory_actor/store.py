@@ -132,9 +132,20 @@ class BankStore:
 
     def size_bytes(self) -> int:
         """Bytes under the bank's URI, through pyarrow's filesystems (local or object store)."""
-        try:
-            fs, root = pafs.FileSystem.from_uri(self.uri)
-        except (pa.ArrowInvalid, ValueError):
-            fs, root = pafs.LocalFileSystem(), os.path.abspath(self.uri)
+        fs, root = filesystem_of(self.uri)
         infos = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
         return sum(info.size or 0 for info in infos if info.type == pafs.FileType.File)
+
+    def copy_to(self, dest: str) -> None:
+        """Copy every file under the bank's URI to DEST (a folder or an object-store prefix)."""
+        source_fs, source = filesystem_of(self.uri)
+        dest_fs, target = filesystem_of(dest)
+        pafs.copy_files(source, target, source_filesystem=source_fs, destination_filesystem=dest_fs)
+
+
+def filesystem_of(uri: str) -> tuple[pafs.FileSystem, str]:
+    """pyarrow's filesystem and path for a URI; a plain path is a local folder."""
+    try:
+        return pafs.FileSystem.from_uri(uri)
+    except (pa.ArrowInvalid, ValueError):
+        return pafs.LocalFileSystem(), os.path.abspath(uri)

@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from bench import learning
-from tests.actors.openai_server import OpenAITestServer
+from bench.learning_arms import ARMS as ARMS_MEMORY
+from bench.learning_arms import LearningBenchmark
+from launch.campaign import CampaignError
+from tests.actors.openai_server import OpenAITestServer, Reply, last_user_message
 from tests.launch.kernel_agent import ElementwiseAgent
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "cpu" / "level1"
@@ -133,6 +136,53 @@ def test_selection_arms_replicates_tests_summary_and_resume(suite, tmp_path, cap
 
         with pytest.raises(SystemExit, match="another plan"):  # the folder belongs to that benchmark
             learning.main([*argv, "--iterations", "3"])
+
+
+def test_an_arm_killed_between_operators_resumes_at_the_next_one_with_its_bank_as_it_was(suite, tmp_path):
+    """The bank is copied after every finished operator; a rerun restores that copy (here the
+    live bank is even deleted) and asks the model nothing about the operators already done."""
+    from memory_actor.bank import MemoryBank
+
+    tasks = [suite / "level1" / "4_ReLU.py", suite / "level2" / "8_Tanh.py"]
+    asked: dict[str, int] = {}
+    with OpenAITestServer() as server:
+        agent = ElementwiseAgent()
+        outage = {"on": True}
+
+        def responder(body):
+            prompt = last_user_message(body)
+            operator = "tanh" if "torch.tanh(x)" in prompt else "relu"
+            asked[operator] = asked.get(operator, 0) + 1
+            if outage["on"] and operator == "tanh":  # a fatal endpoint error on the second operator
+                return Reply(status=401, error="scripted key revoked")
+            return agent(body)
+
+        server.responder = responder
+        args = learning.parse_args([*FAST, "--set", f"harness.build_cache_dir={tmp_path / 'build'}",
+                                    "--llm-base-url", server.base_url, "--llm-model", server.model])
+        bench = LearningBenchmark(learning.build_settings(args), tmp_path / "results")
+        banks, arm = bench.banks, bench.arm_dir("r0-value")
+        with pytest.raises(CampaignError, match="refused the API key"):
+            bench.run_arm("r0-value", ARMS_MEMORY["value"], tasks, iterations=2, seed=0)
+        assert json.loads((banks / "r0-value.after-1.json").read_text()) == {"operators": ["4_ReLU"]}
+        assert not bench.finished("r0-value") and asked["relu"] == 2
+        shutil.rmtree(banks / "r0-value")  # whatever the live bank holds now, the copy wins
+
+        outage["on"] = False
+        assert bench.run_arm("r0-value", ARMS_MEMORY["value"], tasks, iterations=2, seed=0)
+        assert asked["relu"] == 2 and bench.finished("r0-value")
+        attempts = [json.loads(line) for line in (arm / "attempts.jsonl").read_text().splitlines()]
+        assert [a["task"] for a in attempts] == ["4_ReLU", "4_ReLU", "8_Tanh", "8_Tanh"]
+        run = json.loads((arm / "summary.json").read_text())
+        assert len(run["resumed_at"]) == 1 and [op["task"] for op in run["operators"]] == ["4_ReLU", "8_Tanh"]
+        assert not list(banks.glob("r0-value.after-*"))  # a finished arm keeps no copies
+
+    bank = MemoryBank(bench.settings.memory.model_copy(update={"uri": str(banks / "r0-value")}))
+    try:  # the restored bank still holds what ReLU's attempts left, and Tanh's were added to it
+        traces = {item.task_id for item in bank.items.values() if item.kind == "trace"}
+    finally:
+        bank.close()
+    assert traces == {"4_ReLU", "8_Tanh"}
 
 
 def test_dry_run_prints_the_plan_and_estimate(capsys):

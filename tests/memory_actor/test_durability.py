@@ -93,3 +93,17 @@ def test_a_crash_between_folding_and_trimming_the_log_changes_nothing(memory_con
     assert reopened.updates_applied == 30
     reopened.compact()
     assert reopened.log_rows == 0 and _values(MemoryBank(config), ids) == expected
+
+
+def test_a_snapshot_opens_as_the_bank_was_and_later_updates_do_not_reach_it(memory_config, tmp_path):
+    config = memory_config()
+    bank = MemoryBank(config)
+    ids = bank.add(_items(4))
+    bank.stage_update(ValueUpdate(item_ids=ids[:2], stage="draft", reward=1.0))  # queued, not yet durable
+    before = _values(bank, ids)
+    bank.snapshot(str(tmp_path / "copy"))
+    bank.update(ValueUpdate(item_ids=ids, stage="refine", reward=-1.0))  # after the copy
+
+    copy = MemoryBank(config.model_copy(update={"uri": str(tmp_path / "copy")}))
+    assert _values(copy, ids) == before and copy.updates_applied == 1
+    assert _values(MemoryBank(config), ids) != before  # the original moved on
