@@ -18,8 +18,10 @@ def recall_pool_size(n: int, bank_size: int, config: MemoryConfig) -> int:
 
 
 def zscore(values: np.ndarray) -> np.ndarray:
+    if values.size == 0:  # an empty pool: numpy would warn about the mean of nothing
+        return np.zeros(0, dtype=np.float64)
     std = float(values.std())
-    if values.size == 0 or std < 1e-12:
+    if std < 1e-12:
         return np.zeros_like(values, dtype=np.float64)
     return (values - values.mean()) / std
 

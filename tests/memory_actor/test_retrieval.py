@@ -83,6 +83,12 @@ def test_mixed_ranker_trades_similarity_against_value(memory_config):
     assert retrieval.item_ids[0] == "item7"  # highest value wins with these weights
 
 
+def test_mixed_score_of_an_empty_or_flat_pool_is_quiet_and_zero(recwarn):
+    assert mixed_score(np.array([]), np.array([]), 1.0, 1.0).shape == (0,)
+    assert mixed_score(np.array([0.5, 0.5]), np.array([0.1, 0.1]), 1.0, 1.0).tolist() == [0.0, 0.0]
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
 def test_exploration_is_reproducible_with_a_seed(memory_config):
     picks = []
     for attempt in range(2):
