@@ -57,12 +57,16 @@ def showable(item: MemoryItem, fmt: CandidateFormat) -> bool:
 
 # -- the exemplar: a feasible kernel of another operator, with that operator's task -------------
 
-def choose_exemplar(items: list[MemoryItem], brief: TaskBrief, task_path: str | None) -> Exemplar | None:
+def choose_exemplar(items: list[MemoryItem], brief: TaskBrief, task_path: str | None,
+                    min_q: float | None = None) -> Exemplar | None:
     """The best-ranked feasible kernel of another operator whose task can be described the same
-    way as this one's (its reference source found next to this task's file); None otherwise."""
+    way as this one's (its reference source found next to this task's file) and whose draft Q
+    is not below `min_q`; None otherwise."""
     for item in items:
         if not is_feasible_trace(item) or not item.task_id or item.task_id == brief.task_id:
             continue
+        if min_q is not None and item.q_draft is not None and item.q_draft < min_q:
+            continue  # its value says drafts that showed it did worse: the generic example instead
         if not defines_entry_point(item.content, brief.candidate_format):
             continue
         task = exemplar_brief(item, brief, task_path)
@@ -75,18 +79,22 @@ EXEMPLAR_RECALL = 3  # feasible kernels of other operators recalled for the kern
 
 
 async def kernel_slot(retrieval: Retrieval, brief: TaskBrief, task_path: str | None,
-                      recall_traces: Callable[[], Awaitable[Retrieval]]) -> tuple[Exemplar | None, MemoryItem | None]:
+                      recall_traces: Callable[[], Awaitable[Retrieval]],
+                      min_q: float | None = None) -> tuple[Exemplar | None, MemoryItem | None]:
     """The worked example for drafting: the best-ranked feasible kernel of another operator in
     the shared recall or, failing that, in `recall_traces()` (a recall of its own over feasible
     traces). In the shared recall, knowledge items (seeded practices, lessons) compete for the
     same N slots and, once credited, can push every kernel out, so that the one item a small
-    model copies from would never reach it."""
+    model copies from would never reach it. In value retrieval a kernel whose draft Q is below
+    `min_q` is passed over: ranking alone would keep the only banked kernel in the slot however
+    often the drafts it led failed (a ReLU kernel as the example for every matmul)."""
     if retrieval.mode == "none":
         return None, None
-    found = choose_exemplar(retrieval.items, brief, task_path)
+    floor = min_q if retrieval.mode == "value" else None
+    found = choose_exemplar(retrieval.items, brief, task_path, floor)
     if found is None:
         retrieval = await recall_traces()
-        found = choose_exemplar(retrieval.items, brief, task_path)
+        found = choose_exemplar(retrieval.items, brief, task_path, floor)
     if found is None:
         return None, None
     return found, next(item for item in retrieval.items if item.id == found.item_id)

@@ -181,7 +181,8 @@ class Episode:
         exemplar, exemplar_item = await kernel_slot(
             retrieval, self.brief, getattr(self.task, "path", None),
             lambda: self._retrieve("draft", self._task_query(), ["trace"], n=EXEMPLAR_RECALL,
-                                   exclude_task_id=self.brief.task_id, include_api=False))
+                                   exclude_task_id=self.brief.task_id, include_api=False),
+            min_q=self.config.exemplar_min_q)
         if exemplar_item is not None and all(i.id != exemplar_item.id for i in items):
             items.insert(0, exemplar_item)  # the kernel slot: a worked example, or else the first context item
         request = DraftRequest(task=self.brief, context=[context_item(i, "draft") for i in items],

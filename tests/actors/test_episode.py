@@ -323,3 +323,34 @@ def test_the_kernel_slot_and_the_family_template_survive_a_recall_full_of_knowle
     assert roles[relu.attempt_id] == "example"
     assert relu.attempt_id not in attempt.retrieved_item_ids[:2]  # not from the shared recall
     assert bank.get(relu.attempt_id).visits_draft == 1  # credited like any shown item
+
+
+def test_a_kernel_whose_value_fell_below_the_floor_leaves_the_slot_to_the_generic_example(
+        llm_server, relu_task, sigmoid_task, harness_config, memory_config):
+    """Value retrieval: once drafts that showed ReLU's working kernel have pushed its draft Q
+    below exemplar_min_q (0), Sigmoid's draft gets the generic worked example instead; without
+    a floor the kernel would keep the slot however often it failed."""
+    from memory_actor.messages import ValueUpdate
+
+    assert memory_config.retrieval == "value"
+    llm = {"exemplar_as_example": True}
+    llm_server.responder = ScriptedAgent([replies.FAST])
+    _, [relu], bank = run_episode(llm_server, relu_task, harness_config, memory_config, iterations=1,
+                                  llm_overrides=llm, lessons=False)
+    assert relu.feasible and bank.get(relu.attempt_id).q_draft == 0.0  # at the floor: still eligible
+    bank.update(ValueUpdate(item_ids=[relu.attempt_id], stage="draft", reward=-1.0))
+    assert bank.get(relu.attempt_id).q_draft < 0
+
+    def sigmoid_example(**episode):
+        agent = ScriptedAgent([replies.WRONG])
+        llm_server.responder = agent
+        since = len(llm_server.chat_requests)
+        _, [attempt], _ = run_episode(llm_server, sigmoid_task, harness_config, memory_config, iterations=1,
+                                      llm_overrides=llm, lessons=False, bank=bank, **episode)
+        [body] = drafts(llm_server, agent, since)
+        return body["messages"][1]["content"], {s.id: s.role for s in attempt.shown}
+
+    example, roles = sigmoid_example()
+    assert "0_ScaledAdd" in example and roles.get(relu.attempt_id) != "example"
+    example, roles = sigmoid_example(exemplar_min_q=None)
+    assert example.startswith("## Task 4_ReLU") and roles[relu.attempt_id] == "example"
