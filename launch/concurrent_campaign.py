@@ -9,8 +9,8 @@ what they did (marked `interrupted`) and flushes everything; `resume()` continue
 folder without redoing finished operators. A lost LLM endpoint fails the operator that met
 it, pauses new starts until the endpoint answers again, and stops the campaign if it stays
 away (the rest can be resumed later). SIGTERM stops the run as Ctrl-C does where the caller
-made it so (`evokernel run` does): `ray.init` replaces that handler with its own, which exits
-on the spot, and `connect_ray` puts the caller's back.
+made it so (`evokernel run` does; launch.ray_session keeps that handler over Ray's), also when
+the signal reaches Ray's own processes as well.
 """
 
 from __future__ import annotations
@@ -43,9 +43,10 @@ from launch.campaign import (
 from launch.campaign_services import EpisodeOutcome, EpisodeServices
 from launch.config import Settings
 from launch.metrics import CampaignCounters
+from launch.ray_session import connect_ray, gcs_reachable
 from launch.roles import ROLES, Role, device_roles
 from launch.run_summary import INTERRUPTED, Placement, RunSummary
-from npu_pool.devices import FakeDevices, local_devices
+from npu_pool.devices import FakeDevices
 from npu_pool.pools import DevicePools, PoolError
 
 log = structlog.get_logger("evokernel.campaign")
@@ -76,31 +77,6 @@ class ProgressDisplay:
             self.stream.flush()
 
 
-def connect_ray(settings: Settings, fake: FakeDevices | None) -> bool:
-    """Join or start the cluster; True when this call started (and must shut down) Ray."""
-    if ray.is_initialized():
-        return False
-    address = settings.ray.address
-    if fake is not None and address != "local":
-        raise CampaignError("--fake-devices declares resources of a cluster started here: use --ray-address local")
-    kwargs: dict[str, Any] = {"namespace": settings.ray.namespace, "log_to_driver": False}
-    if address == "local":
-        if fake is not None:
-            kwargs.update(fake.ray_init_kwargs())
-        else:
-            found = local_devices()
-            if found.npu:
-                kwargs["resources"] = {"NPU": found.npu}
-            if found.cuda:
-                kwargs["num_gpus"] = found.cuda
-        with _keeping_sigterm_handler():
-            ray.init(address="local", **kwargs)  # a fresh instance, never another one on this machine
-    else:
-        with _keeping_sigterm_handler():
-            ray.init(address=address, **kwargs)
-    return True
-
-
 class _ctrl_c_requests_stop:
     """Around the episode loop: Ctrl-C (and SIGTERM, which `evokernel run` hands to the Ctrl-C
     handler) also sets the campaign's stop flag, checked at least once a second, so the run stops
@@ -127,21 +103,6 @@ class _ctrl_c_requests_stop:
     def __exit__(self, *exc: object) -> None:
         if self.previous is not None:
             signal.signal(signal.SIGINT, self.previous)
-
-
-class _keeping_sigterm_handler:
-    """Around `ray.init`: put back a SIGTERM handler the caller installed. Ray installs one that
-    exits on the spot (and its core worker a fatal-signal handler underneath), which would skip
-    the clean stop `evokernel run` makes of SIGTERM: no summary marked interrupted, no resume
-    hint, the local model server left running. Without a handler of the caller's, Ray's stays."""
-
-    def __enter__(self) -> None:
-        main = threading.current_thread() is threading.main_thread()
-        self.previous = signal.getsignal(signal.SIGTERM) if main else None
-
-    def __exit__(self, *exc: object) -> None:
-        if callable(self.previous) or self.previous == signal.SIG_IGN:
-            signal.signal(signal.SIGTERM, self.previous)
 
 
 class ConcurrentCampaign:
@@ -213,21 +174,36 @@ class ConcurrentCampaign:
             self.interrupted = True
         finally:
             self.progress.clear()
-            if pools is not None and pools.pool is not None:
-                self.devices = ray.get(pools.pool.stats.remote())["members"]
-            if self.memory is not None:
-                ray.get(self.memory.flush.remote())  # every value update durable before we leave
-            self._write(finished=True)
-            for handle in workers + ([recorder] if recorder is not None else []):
-                ray.kill(handle, no_restart=True)
-            if pools is not None:
-                pools.shutdown()
-            if started_ray:
-                ray.shutdown()
+            self._finish(pools, workers + ([recorder] if recorder is not None else []), started_ray)
         summary = self.summary(True)
         log.info("campaign_done", run_id=self.run_id, interrupted=self.interrupted, error=self.error,
                  feasible=summary.totals.feasible, operators=summary.totals.operators)
         return summary.model_dump(mode="json")
+
+    def _finish(self, pools: DevicePools | None, actors: list[Any], started_ray: bool) -> None:
+        """Flush the memory, write the final summary, then tear down. When the stop signal also
+        reached the GCS (a process-group signal), calls that need it would block until Ray's core
+        worker ends this process: the summary comes first, and those calls are skipped."""
+        ray_alive = gcs_reachable()
+        if not ray_alive:
+            log.warning("ray_lost", detail="the cluster's GCS is gone (a stop signal sent to the whole "
+                        "process group reaches Ray's own processes too): its teardown is skipped")
+        try:
+            if ray_alive and pools is not None and pools.pool is not None:
+                self.devices = ray.get(pools.pool.stats.remote(), timeout=30)["members"]
+            if self.memory is not None:  # every value update durable before we leave
+                ray.get(self.memory.flush.remote(), timeout=30)
+        except Exception as exc:  # noqa: BLE001 - the summary must still be written
+            log.warning("memory_flush_failed", error=str(exc).strip().splitlines()[-1][:300] if str(exc).strip()
+                        else type(exc).__name__)
+        self._write(finished=True)
+        if ray_alive:
+            for handle in actors:
+                ray.kill(handle, no_restart=True)
+            if pools is not None:
+                pools.shutdown()
+        if started_ray:
+            ray.shutdown()
 
     def _services(self, pools: DevicePools) -> tuple[Any, EpisodeServices, list[Any]]:
         from memory_actor.actor import get_or_create_memory_actor

@@ -210,7 +210,7 @@ def _stop_cleanly_on_sigterm(stack: ExitStack) -> None:
     interrupted, a resume hint), instead of dying on the spot. It is handed to whatever handles
     SIGINT at that moment: asyncio.run's handler cancels the single-process campaign's task, the
     default one raises KeyboardInterrupt. The Ray campaign keeps this handler over ray.init's
-    (launch.concurrent_campaign.connect_ray)."""
+    (launch.ray_session.connect_ray)."""
 
     def interrupt(signum: int, frame: Any) -> None:
         as_ctrl_c = signal.getsignal(signal.SIGINT)

@@ -26,8 +26,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
-def test_sigterm_stops_a_ray_run_cleanly(tmp_path, monkeypatch):
-    """About a minute: a fresh process starts Ray, the device pool and the memory actor."""
+@pytest.mark.parametrize("whole_group", [False, True], ids=["driver", "process-group"])
+def test_sigterm_stops_a_ray_run_cleanly(tmp_path, monkeypatch, whole_group):
+    """About a minute: a fresh process starts Ray, the device pool and the memory actor. With
+    `whole_group` the signal goes to the run's whole process group, as `timeout`, a shell's job
+    control and systemd's default stop send it: Ray's own processes get it at the same moment."""
     folder = install_standin(tmp_path, monkeypatch)
     monkeypatch.setenv("STANDIN_REPLY", RELU_KERNEL)
     monkeypatch.setenv("STANDIN_DELAY_S", "120")  # the run is waiting on the model when SIGTERM comes
@@ -39,20 +42,26 @@ def test_sigterm_stops_a_ray_run_cleanly(tmp_path, monkeypatch):
                "run", "--ray-address", "local", "--fake-devices", "npu:1", "--tasks", "4_ReLU*", "--iterations", "2",
                "--backend", "cpu", "--memory", str(tmp_path / "bank"), "--out", str(run_dir)]
     log = (tmp_path / "stderr.txt").open("w+")
-    run = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=log, text=True, env=os.environ.copy())
+    run = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=log, text=True, env=os.environ.copy(),
+                           start_new_session=whole_group)
     try:
         deadline = time.monotonic() + 240
         while not recorded_requests(folder) and time.monotonic() < deadline and run.poll() is None:
             time.sleep(0.5)
         assert recorded_requests(folder), f"the run never asked the model:\n{_tail(log)}"
         started = time.monotonic()
-        run.send_signal(signal.SIGTERM)
+        if whole_group:
+            os.killpg(run.pid, signal.SIGTERM)
+        else:
+            run.send_signal(signal.SIGTERM)
         out, _ = run.communicate(timeout=120)
         stopped_s = time.monotonic() - started
     finally:
         if run.poll() is None:
             run.kill()
             run.wait()
+        if whole_group:
+            _kill_group(run.pid)
     err = _tail(log)
     assert run.returncode == 130, err
     assert f"evokernel run --resume {run_dir}" in err
@@ -65,6 +74,14 @@ def test_sigterm_stops_a_ray_run_cleanly(tmp_path, monkeypatch):
     assert port_is_closed(f"http://127.0.0.1:{argv['port']}/v1"), "the local model server outlived the run"
     assert stopped_s < 90, f"the clean stop took {stopped_s:.0f} s"
     assert "0/1 operators feasible" in out
+
+
+def _kill_group(pgid: int) -> None:
+    """Whatever of the run's group outlived it (a Ray process) goes; the group may be gone."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _tail(log, chars: int = 4000) -> str:
