@@ -25,7 +25,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from actors.messages import utc_now
+from bench.learning_summary import git_commit
 from launch.campaign import Campaign, CampaignError, finished_operators, load_summary
+
+ARM_COMMITS = "git_commits"
 
 # arm -> how its memory differs from the others (same model, budget, operators and seed bank)
 ARMS: dict[str, dict[str, Any]] = {
@@ -109,7 +113,9 @@ class LearningBenchmark:
         print(f"[learning] {name}: {memory}, seed {seed}, {len(tasks)} operators x {iterations} iterations: "
               + ", ".join(p.stem for p in tasks), file=sys.stderr)
         checkpoints = ArmCheckpoints(self.banks, name)
-        campaign = self._resumed(name, settings, checkpoints) or self._fresh(name, settings, checkpoints)
+        resumed = self._resumed(name, settings, checkpoints)
+        campaign = resumed or self._fresh(name, settings, checkpoints)
+        note_commit(self.arm_dir(name), "resumed" if resumed else "started")
 
         async def checkpoint(memory_port: Any) -> None:
             await checkpoints.save(memory_port, [op.task for op in finished_operators(campaign.operators)])
@@ -161,6 +167,22 @@ class LearningBenchmark:
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "state.json").write_text(json.dumps(state, indent=2) + "\n")
         return state
+
+
+def note_commit(run_dir: Path, how: str) -> None:
+    """One line per start or resume of an arm in its `git_commits` (commit, time, how): the table
+    can then say which code ran each arm when a benchmark was resumed under other code."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with (run_dir / ARM_COMMITS).open("a") as log:
+        log.write(f"{git_commit() or 'unknown'} {utc_now()} {how}\n")
+
+
+def arm_commits(run_dir: Path) -> list[str]:
+    """The commits recorded by `note_commit`, oldest first, each once ([] for an arm run before
+    they were recorded)."""
+    path = run_dir / ARM_COMMITS
+    lines = path.read_text().splitlines() if path.is_file() else []
+    return list(dict.fromkeys(line.split()[0] for line in lines if line.strip()))
 
 
 class ArmCheckpoints:

@@ -171,6 +171,17 @@ def _p(value: float) -> str:
     return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
 
 
+def commit_lines(meta: dict[str, Any]) -> list[str]:
+    """Which code ran each arm, where it was recorded and is not only the start commit."""
+    ran = {name: commits for name, commits in meta.get("arm_commits", {}).items() if commits}
+    if not ran or all(commits == [meta["git_commit"]] for commits in ran.values()):
+        return []
+    unrecorded = [name for name in meta.get("arm_commits", {}) if name not in ran]
+    return ["- code per arm (commits, in order of the arm's starts and resumes): "
+            + "; ".join(f"{name} {', '.join(c[:9] for c in commits)}" for name, commits in ran.items())
+            + (f"; not recorded: {', '.join(unrecorded)}" if unrecorded else "")]
+
+
 def render_markdown(meta: dict[str, Any], arms: list[dict[str, Any]], tests: dict[str, dict[str, Any]],
                     line: dict[str, Any]) -> str:
     model, budgets = meta["model"], meta["budgets"]
@@ -181,6 +192,7 @@ def render_markdown(meta: dict[str, Any], arms: list[dict[str, Any]], tests: dic
         *([] if meta.get("complete", True) else [
             f"- **interim**: {len(meta['runs_finished'])} of {len(meta['runs_finished']) + len(meta['runs_pending'])} "
             f"runs finished ({', '.join(meta['runs_finished']) or '—'}); pending: {', '.join(meta['runs_pending'])}"]),
+        *commit_lines(meta),
         f"- machine: {meta['machine']['nproc']} CPUs ({meta['machine']['cpu_model']}), "
         f"{meta['machine']['ram_gib']} GiB RAM",
         f"- model: {model['name']} ({model['endpoint']}; GGUF sha256 {model.get('gguf_sha256') or '—'})",
@@ -269,7 +281,10 @@ def summarise(out: Path, runs: list[tuple[int, str, str]], finished: list[str], 
     figures = {arm: arm_figures(arm, reps, meta["budgets"]["iterations"], level2) for arm, reps in by_arm.items()}
     tests = comparisons(figures, level2)
     line = headline(figures, tests)
+    from bench.learning_arms import arm_commits
+
     meta = {**meta, "complete": len(done) == len(runs),
+            "arm_commits": {name: arm_commits(out / "arms" / name) for _, _, name in done},
             "runs_finished": [name for _, _, name in done],
             "runs_pending": [name for _, _, name in runs if name not in finished]}
     write_report([out / "arms" / name for _, _, name in done], out / "report")

@@ -10,7 +10,8 @@ import pytest
 
 from bench import learning
 from bench.learning_arms import ARMS as ARMS_MEMORY
-from bench.learning_arms import LearningBenchmark
+from bench.learning_arms import LearningBenchmark, arm_commits
+from bench.learning_summary import commit_lines, git_commit
 from launch.campaign import CampaignError
 from tests.actors.openai_server import OpenAITestServer, Reply, last_user_message
 from tests.launch.kernel_agent import ElementwiseAgent
@@ -85,6 +86,7 @@ def test_selection_arms_replicates_tests_summary_and_resume(suite, tmp_path, cap
         meta = summary["meta"]
         assert meta["tasks"] == ["4_ReLU", "5_GELU", "8_Tanh"] and meta["transfer_tasks"] == ["8_Tanh"]
         assert meta["seeds"] == [0, 1] and meta["budgets"]["replicates"] == 2 and meta["git_commit"]
+        assert meta["arm_commits"]["r0-none"] == [meta["git_commit"] or "unknown"]
         assert meta["model"]["name"] == server.model and meta["machine"]["nproc"] >= 1 and meta["complete"]
 
         # Every run started from the seeded bank, with its own retrieval mode, seed and settings.
@@ -176,6 +178,9 @@ def test_an_arm_killed_between_operators_resumes_at_the_next_one_with_its_bank_a
         run = json.loads((arm / "summary.json").read_text())
         assert len(run["resumed_at"]) == 1 and [op["task"] for op in run["operators"]] == ["4_ReLU", "8_Tanh"]
         assert not list(banks.glob("r0-value.after-*"))  # a finished arm keeps no copies
+        starts = [line.split() for line in (arm / "git_commits").read_text().splitlines()]
+        assert [how for _, _, how in starts] == ["started", "resumed"]
+        assert arm_commits(arm) == [git_commit() or "unknown"]  # the same code both times, listed once
 
     bank = MemoryBank(bench.settings.memory.model_copy(update={"uri": str(banks / "r0-value")}))
     try:  # the restored bank still holds what ReLU's attempts left, and Tanh's were added to it
@@ -237,3 +242,11 @@ def test_a_second_benchmark_on_the_same_day_publishes_beside_the_first(tmp_path)
     (first / "summary.json").write_text(json.dumps({"meta": {"results": str(tmp_path / "a")}}))
     assert learning.publish_folder(results, "2026-11-22-m", tmp_path / "a") == first  # republished in place
     assert learning.publish_folder(results, "2026-11-22-m", tmp_path / "b") == results / "2026-11-22-m-2"
+
+
+def test_the_table_names_the_code_of_arms_resumed_under_another_commit():
+    meta = {"git_commit": "a" * 40, "arm_commits": {"r0-none": [], "r0-value": ["a" * 40, "b" * 40],
+                                                     "r0-similarity": ["a" * 40]}}
+    [line] = commit_lines(meta)
+    assert "r0-value aaaaaaaaa, bbbbbbbbb" in line and "not recorded: r0-none" in line
+    assert commit_lines({**meta, "arm_commits": {"r0-none": ["a" * 40]}}) == []  # all at the start commit
