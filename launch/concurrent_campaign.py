@@ -188,14 +188,17 @@ class ConcurrentCampaign:
         if not ray_alive:
             log.warning("ray_lost", detail="the cluster's GCS is gone (a stop signal sent to the whole "
                         "process group reaches Ray's own processes too): its teardown is skipped")
+        # Without the GCS, Ray's core worker ends this process about 60 s on: keep the wait short.
+        wait_s = 30.0 if ray_alive else 10.0
         try:
             if ray_alive and pools is not None and pools.pool is not None:
-                self.devices = ray.get(pools.pool.stats.remote(), timeout=30)["members"]
+                self.devices = ray.get(pools.pool.stats.remote(), timeout=wait_s)["members"]
             if self.memory is not None:  # every value update durable before we leave
-                ray.get(self.memory.flush.remote(), timeout=30)
+                ray.get(self.memory.flush.remote(), timeout=wait_s)
         except Exception as exc:  # noqa: BLE001 - the summary must still be written
-            log.warning("memory_flush_failed", error=str(exc).strip().splitlines()[-1][:300] if str(exc).strip()
-                        else type(exc).__name__)
+            reason = str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else type(exc).__name__
+            log.warning("memory_flush_failed", error=reason, detail=f"no answer within {wait_s:.0f} s: the "
+                        "memory's last value updates may not be on disk (the bank stays readable)")
         self._write(finished=True)
         if ray_alive:
             for handle in actors:
