@@ -58,6 +58,7 @@ from bench.learning_selection import (  # noqa: E402
     resolve,
 )
 from bench.learning_summary import (  # noqa: E402
+    drop_interim_publication,
     file_sha256,
     git_commit,
     machine,
@@ -381,7 +382,10 @@ def _summary(args: argparse.Namespace, plan: dict[str, Any], bench: LearningBenc
         name = f"{meta['date'][:10]}-{model['name'].replace('/', '_')}" + ("-interim" if interim else "")
         target = publish_folder(REPOSITORY / "bench" / "results", name, out)
     finished = [name for _, _, name in runs if bench.finished(name)]
-    return summarise(out, runs, finished, meta, target)
+    line = summarise(out, runs, finished, meta, target)
+    if target is not None and not interim:
+        drop_interim_publication(REPOSITORY / "bench" / "results", out)
+    return line
 
 
 if __name__ == "__main__":

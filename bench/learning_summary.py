@@ -236,17 +236,36 @@ def render_markdown(meta: dict[str, Any], arms: list[dict[str, Any]], tests: dic
 
 
 def publish_folder(results: Path, name: str, out: Path) -> Path:
-    """`results/name`, or `name-2`, `name-3`, ... when that folder holds another benchmark's
-    summary (two benchmarks on one day with one model); republishing the same one overwrites."""
+    """Where `out`'s table was published before as the same kind (interim or final), whatever
+    its date: a benchmark running past midnight or across sessions republishes in place.
+    Otherwise `results/name`, or `name-2`, `name-3`, ... when that folder holds another
+    benchmark's summary (two benchmarks on one day with one model)."""
+    interim = "-interim" in name
+    for earlier in sorted(results.glob("*/summary.json")):
+        if ("-interim" in earlier.parent.name) == interim and _published_from(earlier) == str(out):
+            return earlier.parent
     for n in range(1, 1000):
         target = results / (name if n == 1 else f"{name}-{n}")
-        try:
-            published = json.loads((target / "summary.json").read_text())
-        except (OSError, ValueError):
-            return target
-        if published.get("meta", {}).get("results") == str(out):
+        if not (target / "summary.json").is_file() or _published_from(target / "summary.json") == str(out):
             return target
     raise SystemExit(f"bench.learning: too many published results named {name}")
+
+
+def drop_interim_publication(results: Path, out: Path) -> None:
+    """The final table of `out` supersedes its interim one: remove that folder, and say so."""
+    for earlier in sorted(results.glob("*-interim*/summary.json")):
+        if _published_from(earlier) == str(out):
+            shutil.rmtree(earlier.parent)
+            print(f"[learning] removed the interim table {earlier.parent} (superseded by the final one)",
+                  file=sys.stderr)
+
+
+def _published_from(summary: Path) -> str | None:
+    """The results folder a published summary.json was made from (None when unreadable)."""
+    try:
+        return json.loads(summary.read_text()).get("meta", {}).get("results")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def started_at_commit(out: Path) -> str | None:

@@ -250,3 +250,16 @@ def test_the_table_names_the_code_of_arms_resumed_under_another_commit():
     [line] = commit_lines(meta)
     assert "r0-value aaaaaaaaa, bbbbbbbbb" in line and "not recorded: r0-none" in line
     assert commit_lines({**meta, "arm_commits": {"r0-none": ["a" * 40]}}) == []  # all at the start commit
+
+
+def test_a_benchmark_running_past_midnight_republishes_where_it_published_before(tmp_path):
+    results = tmp_path / "results"
+    for name, out in [("2026-11-23-m-interim", "a"), ("2026-11-23-m", "b")]:
+        (results / name).mkdir(parents=True)
+        (results / name / "summary.json").write_text(json.dumps({"meta": {"results": str(tmp_path / out)}}))
+    assert learning.publish_folder(results, "2026-11-24-m-interim", tmp_path / "a") == results / "2026-11-23-m-interim"
+    # the final table of that benchmark is new (dated the day it completes); another benchmark's is not touched
+    assert learning.publish_folder(results, "2026-11-24-m", tmp_path / "a") == results / "2026-11-24-m"
+    assert learning.publish_folder(results, "2026-11-24-m-interim", tmp_path / "c") == results / "2026-11-24-m-interim"
+    learning.drop_interim_publication(results, tmp_path / "a")  # its final table supersedes the interim one
+    assert sorted(p.name for p in results.iterdir()) == ["2026-11-23-m"]
