@@ -26,10 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from actors.messages import utc_now
-from bench.learning_summary import git_commit
+from bench.learning_summary import ARM_COMMITS, git_commit
 from launch.campaign import Campaign, CampaignError, finished_operators, load_summary
-
-ARM_COMMITS = "git_commits"
 
 # arm -> how its memory differs from the others (same model, budget, operators and seed bank)
 ARMS: dict[str, dict[str, Any]] = {
@@ -175,14 +173,6 @@ def note_commit(run_dir: Path, how: str) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     with (run_dir / ARM_COMMITS).open("a") as log:
         log.write(f"{git_commit() or 'unknown'} {utc_now()} {how}\n")
-
-
-def arm_commits(run_dir: Path) -> list[str]:
-    """The commits recorded by `note_commit`, oldest first, each once ([] for an arm run before
-    they were recorded)."""
-    path = run_dir / ARM_COMMITS
-    lines = path.read_text().splitlines() if path.is_file() else []
-    return list(dict.fromkeys(line.split()[0] for line in lines if line.strip()))
 
 
 class ArmCheckpoints:

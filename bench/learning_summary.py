@@ -171,6 +171,17 @@ def _p(value: float) -> str:
     return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
 
 
+ARM_COMMITS = "git_commits"  # in each arm's run folder: one line per start or resume
+
+
+def arm_commits(run_dir: Path) -> list[str]:
+    """The commits an arm ran under (bench.learning_arms.note_commit), oldest first, each once
+    ([] for an arm run before they were recorded)."""
+    path = run_dir / ARM_COMMITS
+    lines = path.read_text().splitlines() if path.is_file() else []
+    return list(dict.fromkeys(line.split()[0] for line in lines if line.strip()))
+
+
 def commit_lines(meta: dict[str, Any]) -> list[str]:
     """Which code ran each arm, where it was recorded and is not only the start commit."""
     ran = {name: commits for name, commits in meta.get("arm_commits", {}).items() if commits}
@@ -246,7 +257,7 @@ def publish_folder(results: Path, name: str, out: Path) -> Path:
             return earlier.parent
     for n in range(1, 1000):
         target = results / (name if n == 1 else f"{name}-{n}")
-        if not (target / "summary.json").is_file() or _published_from(target / "summary.json") == str(out):
+        if not (target / "summary.json").is_file():  # `out`'s own was found above
             return target
     raise SystemExit(f"bench.learning: too many published results named {name}")
 
@@ -300,8 +311,6 @@ def summarise(out: Path, runs: list[tuple[int, str, str]], finished: list[str], 
     figures = {arm: arm_figures(arm, reps, meta["budgets"]["iterations"], level2) for arm, reps in by_arm.items()}
     tests = comparisons(figures, level2)
     line = headline(figures, tests)
-    from bench.learning_arms import arm_commits
-
     meta = {**meta, "complete": len(done) == len(runs),
             "arm_commits": {name: arm_commits(out / "arms" / name) for _, _, name in done},
             "runs_finished": [name for _, _, name in done],

@@ -190,9 +190,12 @@ class ConcurrentCampaign:
                         "process group reaches Ray's own processes too): its teardown is skipped")
         # Without the GCS, Ray's core worker ends this process about 60 s on: keep the wait short.
         wait_s = 30.0 if ray_alive else 10.0
-        try:
-            if ray_alive and pools is not None and pools.pool is not None:
+        if ray_alive and pools is not None and pools.pool is not None:
+            try:
                 self.devices = ray.get(pools.pool.stats.remote(), timeout=wait_s)["members"]
+            except Exception as exc:  # noqa: BLE001 - placement figures only; the summary must still be written
+                log.warning("device_stats_failed", error=type(exc).__name__)
+        try:
             if self.memory is not None:  # every value update durable before we leave
                 ray.get(self.memory.flush.remote(), timeout=wait_s)
         except Exception as exc:  # noqa: BLE001 - the summary must still be written

@@ -10,8 +10,8 @@ import pytest
 
 from bench import learning
 from bench.learning_arms import ARMS as ARMS_MEMORY
-from bench.learning_arms import LearningBenchmark, arm_commits
-from bench.learning_summary import commit_lines, git_commit
+from bench.learning_arms import LearningBenchmark
+from bench.learning_summary import arm_commits, commit_lines, git_commit
 from launch.campaign import CampaignError
 from tests.actors.openai_server import OpenAITestServer, Reply, last_user_message
 from tests.launch.kernel_agent import ElementwiseAgent
