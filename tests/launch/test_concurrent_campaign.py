@@ -10,6 +10,7 @@ from __future__ import annotations
 import _thread
 import io
 import json
+import signal
 import threading
 import time
 from pathlib import Path
@@ -155,8 +156,18 @@ def _operators_done(run_dir: Path) -> int:
         return 0
 
 
+@pytest.fixture
+def ctrl_c_reaches_python():
+    """A terminal's Ctrl-C reaches Python's handler, but a shell starts background jobs with
+    SIGINT ignored (then the campaign rightly leaves it alone and `interrupt_main` does
+    nothing): give SIGINT Python's handler for the test, as in a terminal."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.slow
-def test_ctrl_c_keeps_finished_work_and_resume_completes_the_run(local_cluster, tmp_path):
+def test_ctrl_c_keeps_finished_work_and_resume_completes_the_run(local_cluster, tmp_path, ctrl_c_reaches_python):
     run_dir = tmp_path / "run"
     tasks = [SUITE / f"{task}.py" for task in SUITE_TASKS[:3]]
     with OpenAITestServer() as server:
