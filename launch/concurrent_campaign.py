@@ -49,6 +49,8 @@ from launch.run_summary import INTERRUPTED, Placement, RunSummary
 from npu_pool.devices import FakeDevices
 from npu_pool.pools import DevicePools, PoolError
 
+STOP_CALL_TIMEOUT_S = 5.0  # a recorder call while stopping; Ray ends a driver ~60 s after losing its GCS
+
 log = structlog.get_logger("evokernel.campaign")
 
 
@@ -129,6 +131,7 @@ class ConcurrentCampaign:
         self.memory: Any = None
         self.timings: dict[str, float] = {}
         self._llm_lost = False  # the last finished episode lost the LLM endpoint
+        self._recorder_lost = False  # a call to the run recorder went unanswered while stopping
 
     # -- summary ----------------------------------------------------------------------------
 
@@ -269,8 +272,25 @@ class ConcurrentCampaign:
             log.warning("campaign_interrupted", in_flight=len(pending), not_started=len(todo))
             self.interrupted = True
             self._cancel(pending, recorder)
-        counters = ray.get(recorder.set_running.remote(0))
-        self.progress.show(counters, force=True)
+        counters = self._recorded(recorder.set_running.remote(0), None)
+        if counters is not None:
+            self.progress.show(counters, force=True)
+
+    def _recorded(self, call: Any, fallback: Any) -> Any:
+        """The run recorder's answer to `call`. While stopping, the wait is bounded and `fallback`
+        stands in: a stop signal sent to the whole process group also ends the recorder and Ray's
+        GCS, and an unbounded wait would last until Ray's core worker ends this process."""
+        if not self.interrupted:
+            return ray.get(call)
+        if self._recorder_lost:
+            return fallback
+        try:
+            return ray.get(call, timeout=STOP_CALL_TIMEOUT_S)
+        except Exception as exc:  # noqa: BLE001 - gone or silent: the stop goes on without it
+            self._recorder_lost = True
+            log.warning("run_recorder_lost", error=type(exc).__name__,
+                        detail="the summary of the operators in flight lacks their partial figures")
+            return fallback
 
     def _finished(self, path: Path, ref: Any, recorder: Any) -> None:
         try:
@@ -281,14 +301,13 @@ class ConcurrentCampaign:
                 self.error = outcome.fatal
             self._llm_lost = outcome.llm_lost
         except ray.exceptions.TaskCancelledError:
-            result = ray.get(recorder.partial_result.remote(path.stem)).model_copy(
-                update={"stopped_by": INTERRUPTED, "error": INTERRUPTED})
+            result = self._partial(recorder, path).model_copy(update={"stopped_by": INTERRUPTED, "error": INTERRUPTED})
         except Exception as exc:  # the episode's worker died (node lost, OOM): that operator fails
             reason = str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else type(exc).__name__
-            result = ray.get(recorder.partial_result.remote(path.stem)).model_copy(
+            result = self._partial(recorder, path).model_copy(
                 update={"stopped_by": "error", "error": f"episode task failed: {reason}"})
         self.operators.append(result)
-        ray.get(recorder.operator_done.remote(result))
+        self._recorded(recorder.operator_done.remote(result), None)
         self._write()
         self.progress.clear()
         log.info("operator_done", task=result.task, feasible=result.feasible, speedup_vs_eager=result.speedup_vs_eager,
@@ -296,6 +315,8 @@ class ConcurrentCampaign:
 
     def _cancel(self, pending: dict[Any, Path], recorder: Any, grace_s: float = 15.0) -> None:
         """Cancel the episodes in flight; what they did so far is kept as `interrupted` results."""
+        if not gcs_reachable():  # the stop signal reached Ray's processes too: nothing will answer
+            grace_s = 0.0
         for ref in pending:
             ray.cancel(ref)
         deadline = time.monotonic() + grace_s
@@ -305,10 +326,14 @@ class ConcurrentCampaign:
                 self._finished(pending.pop(ref), ref, recorder)
         for ref, path in list(pending.items()):  # did not stop in time: kill the worker
             ray.cancel(ref, force=True)
-            self.operators.append(ray.get(recorder.partial_result.remote(path.stem)).model_copy(
+            self.operators.append(self._partial(recorder, path).model_copy(
                 update={"stopped_by": INTERRUPTED, "error": INTERRUPTED}))
             pending.pop(ref)
         self._write()
+
+    def _partial(self, recorder: Any, path: Path) -> EpisodeResult:
+        """What the recorder holds of an operator stopped midway (attempts, tokens so far)."""
+        return self._recorded(recorder.partial_result.remote(path.stem), EpisodeResult(task=path.stem))
 
     def _wait_for_llm(self) -> None:
         """Hold new starts until the endpoint answers again; stop the campaign if it does not

@@ -21,7 +21,7 @@ import ray
 from actors.llm_client import llm_reachable
 from actors.messages import Attempt, EpisodeResult
 from launch.campaign import CampaignError
-from launch.concurrent_campaign import ConcurrentCampaign, ProgressDisplay
+from launch.concurrent_campaign import STOP_CALL_TIMEOUT_S, ConcurrentCampaign, ProgressDisplay
 from launch.config import load_settings
 from launch.logging import configure_logging
 from launch.metrics import CampaignCounters
@@ -267,3 +267,27 @@ def test_device_actors_killed_mid_campaign_lose_nothing(local_cluster, tmp_path)
     attempts = [json.loads(line) for line in (run_dir / "attempts.jsonl").read_text().splitlines()]
     # every attempt got a verdict from a device (retried after the kill), none was lost to it
     assert len(attempts) == 6 and all(a["gate"] == "ok" for a in attempts)
+
+
+@ray.remote
+class _SilentRecorder:
+    """A run recorder whose process is gone without Ray knowing (its GCS was stopped too)."""
+
+    def partial_result(self, task: str) -> None:
+        time.sleep(3600)
+
+
+@pytest.mark.slow
+def test_a_silent_recorder_bounds_the_stop(local_cluster, tmp_path):
+    """A stop signal sent to the whole process group ends the recorder with the GCS: the stop
+    waits for it once, briefly, and then goes on without its figures."""
+    campaign = ConcurrentCampaign(settings_for("http://127.0.0.1:9", "m", tmp_path), tmp_path / "run")
+    recorder = _SilentRecorder.remote()
+    campaign.interrupted = True
+    started = time.monotonic()
+    first = campaign._partial(recorder, Path("4_ReLU.py"))
+    waited_s = time.monotonic() - started
+    second = campaign._partial(recorder, Path("6_SiLU.py"))
+    assert first.task == "4_ReLU" and first.attempts == 0 and second.task == "6_SiLU"
+    assert waited_s < 3 * STOP_CALL_TIMEOUT_S and time.monotonic() - started - waited_s < 1.0  # no second wait
+    ray.kill(recorder)
