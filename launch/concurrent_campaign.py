@@ -301,11 +301,10 @@ class ConcurrentCampaign:
                 self.error = outcome.fatal
             self._llm_lost = outcome.llm_lost
         except ray.exceptions.TaskCancelledError:
-            result = self._partial(recorder, path).model_copy(update={"stopped_by": INTERRUPTED, "error": INTERRUPTED})
+            result = self._partial(recorder, path, stopped_by=INTERRUPTED, error=INTERRUPTED)
         except Exception as exc:  # the episode's worker died (node lost, OOM): that operator fails
             reason = str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else type(exc).__name__
-            result = self._partial(recorder, path).model_copy(
-                update={"stopped_by": "error", "error": f"episode task failed: {reason}"})
+            result = self._partial(recorder, path, stopped_by="error", error=f"episode task failed: {reason}")
         self.operators.append(result)
         self._recorded(recorder.operator_done.remote(result), None)
         self._write()
@@ -326,14 +325,15 @@ class ConcurrentCampaign:
                 self._finished(pending.pop(ref), ref, recorder)
         for ref, path in list(pending.items()):  # did not stop in time: kill the worker
             ray.cancel(ref, force=True)
-            self.operators.append(self._partial(recorder, path).model_copy(
-                update={"stopped_by": INTERRUPTED, "error": INTERRUPTED}))
+            self.operators.append(self._partial(recorder, path, stopped_by=INTERRUPTED, error=INTERRUPTED))
             pending.pop(ref)
         self._write()
 
-    def _partial(self, recorder: Any, path: Path) -> EpisodeResult:
-        """What the recorder holds of an operator stopped midway (attempts, tokens so far)."""
-        return self._recorded(recorder.partial_result.remote(path.stem), EpisodeResult(task=path.stem))
+    def _partial(self, recorder: Any, path: Path, stopped_by: str, error: str) -> EpisodeResult:
+        """An operator stopped midway: what the recorder holds of it (attempts, tokens so far),
+        marked with how it stopped."""
+        held = self._recorded(recorder.partial_result.remote(path.stem), EpisodeResult(task=path.stem))
+        return held.model_copy(update={"stopped_by": stopped_by, "error": error})
 
     def _wait_for_llm(self) -> None:
         """Hold new starts until the endpoint answers again; stop the campaign if it does not

@@ -25,6 +25,7 @@ from launch.concurrent_campaign import STOP_CALL_TIMEOUT_S, ConcurrentCampaign, 
 from launch.config import load_settings
 from launch.logging import configure_logging
 from launch.metrics import CampaignCounters
+from launch.run_summary import INTERRUPTED
 from npu_pool.devices import FakeDevices
 from tests.actors.openai_server import OpenAITestServer
 from tests.launch.kernel_agent import SUITE_TASKS, ElementwiseAgent
@@ -285,9 +286,9 @@ def test_a_silent_recorder_bounds_the_stop(local_cluster, tmp_path):
     recorder = _SilentRecorder.remote()
     campaign.interrupted = True
     started = time.monotonic()
-    first = campaign._partial(recorder, Path("4_ReLU.py"))
+    first = campaign._partial(recorder, Path("4_ReLU.py"), stopped_by=INTERRUPTED, error=INTERRUPTED)
     waited_s = time.monotonic() - started
-    second = campaign._partial(recorder, Path("6_SiLU.py"))
+    second = campaign._partial(recorder, Path("6_SiLU.py"), stopped_by=INTERRUPTED, error=INTERRUPTED)
     assert first.task == "4_ReLU" and first.attempts == 0 and second.task == "6_SiLU"
     assert waited_s < 3 * STOP_CALL_TIMEOUT_S and time.monotonic() - started - waited_s < 1.0  # no second wait
     ray.kill(recorder)
