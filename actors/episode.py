@@ -372,7 +372,7 @@ class Episode:
             tokens_prompt=proposal.tokens_prompt + outcome.extra_tokens[0],
             tokens_completion=proposal.tokens_completion + outcome.extra_tokens[1], wall_s=round(wall_s, 3),
             flags=outcome.evaluation.flags if outcome.evaluation else [], review=outcome.review,
-            lesson_id=outcome.lesson_id, shown=outcome.shown,
+            lesson_id=outcome.lesson_id, shown=outcome.shown, code=proposal.code if outcome.feasible else None,
         )
         self.attempts.append(attempt)
         self.result.record(attempt)

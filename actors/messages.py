@@ -176,6 +176,9 @@ class Attempt(BaseModel):
     lesson_id: str | None = None
     shown: list[ShownItem] = Field(default_factory=list, description="the memory items its prompt showed")
     timestamp: str = Field(default_factory=utc_now)
+    # The source of a feasible attempt, for the run folder's kernels/ (launch.kernel_files). It
+    # travels with the attempt to the run recorder but is left out of attempts.jsonl (exclude).
+    code: str | None = Field(None, exclude=True, description="the candidate source as verified (feasible only)")
 
 
 class EpisodeResult(BaseModel):
