@@ -20,6 +20,10 @@ def test_suite_has_both_levels_and_enough_tasks():
     level2 = [p for p in TASK_FILES if p.parent.name == "level2"]
     assert len(level1) + len(level2) >= 40
     assert len(level2) >= 10
+    # docs/suite.md states the counts; the learning benchmark's screening pool draws on them
+    guide = (SUITE.parents[1] / "docs" / "suite.md").read_text()
+    assert f"{len(level1) + len(level2)} operators in KernelBench's task format" in guide
+    assert f"`suites/cpu/level1/` ({len(level1)})" in guide and f"`suites/cpu/level2/` ({len(level2)})" in guide
 
 
 def test_task_file_names_are_unique_numbered_ids():
