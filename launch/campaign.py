@@ -31,6 +31,7 @@ from actors.messages import Attempt, EpisodeResult, utc_now
 from actors.ports import InProcess
 from actors.refiner import Refiner
 from launch.config import Settings
+from launch.kernel_files import KernelFolder, kernel_task
 from launch.run_summary import INTERRUPTED, RunSummary, RunSummaryError
 
 log = structlog.get_logger("evokernel.campaign")
@@ -69,19 +70,22 @@ def new_run_id() -> str:
 
 
 class RunFolder:
-    """attempts.jsonl appended line by line; summary.json replaced atomically."""
+    """attempts.jsonl appended line by line; summary.json replaced atomically; kernels/ kept
+    up to date (launch.kernel_files)."""
 
     def __init__(self, path: Path):
         self.path = path
         path.mkdir(parents=True, exist_ok=True)
         self.attempts_path = path / "attempts.jsonl"
         self.summary_path = path / "summary.json"
+        self.kernels = KernelFolder(path)
 
     def append_attempt(self, attempt: Attempt) -> None:
         with self.attempts_path.open("a", encoding="utf-8") as stream:
             stream.write(attempt.model_dump_json() + "\n")
             stream.flush()
             os.fsync(stream.fileno())
+        self.kernels.record(attempt)
 
     def write_summary(self, summary: RunSummary) -> None:
         summary.write(self.path)
@@ -163,6 +167,8 @@ class Campaign:
                     continue
                 log.info("operator_start", task=episode.brief.task_id, format=episode.brief.candidate_format,
                          sizes=episode.brief.sizes)
+                self.folder.kernels.operator_started(
+                    kernel_task(episode.task, backend.name, episode.brief.candidate_format))
                 try:
                     end = await run_to_end(episode)
                 except (KeyboardInterrupt, asyncio.CancelledError):
@@ -206,7 +212,7 @@ class Campaign:
         from memory_actor.bank import MemoryBank
 
         settings = self.settings
-        bank = MemoryBank(settings.memory)
+        bank = MemoryBank(settings.memory, owner=f"evokernel run {self.run_id}")  # the bank's one writer
         stack.callback(bank.close)
         drafter, refiner = Drafter(settings.llm), Refiner(settings.llm)
         stack.push_async_callback(drafter.aclose)

@@ -23,6 +23,7 @@ from ray.actor import ActorHandle
 from actors.episode_factory import EpisodeEnd
 from actors.messages import Attempt, EpisodeResult
 from actors.ports import PoolEvaluator, RayActor, ResilientMemory
+from launch.kernel_files import KernelTask, kernel_task
 from launch.metrics import CampaignCounters, RayCampaignMetrics
 from launch.run_summary import INTERRUPTED
 from memory_actor.config import MemoryConfig
@@ -74,6 +75,9 @@ class RunRecorder:
         """The operator's result so far, for one interrupted before it could report."""
         self.partial.setdefault(attempt.task, EpisodeResult(task=attempt.task)).record(attempt)
 
+    def operator_started(self, task: KernelTask) -> None:
+        self.folder.kernels.operator_started(task)
+
     def partial_result(self, task: str) -> EpisodeResult:
         return self.partial.get(task, EpisodeResult(task=task)).model_copy()
 
@@ -104,6 +108,9 @@ async def _episode(task_path: str, settings: Any, backend_name: str, run_id: str
         on_attempt=lambda attempt: appended.append(services.recorder.append.remote(attempt)))
     if isinstance(episode, EpisodeResult):  # the task file did not load
         return EpisodeOutcome(result=episode, node_id=node_id)
+    # What the run folder's kernels/ needs of the task (signature, reference), before any attempt.
+    appended.append(services.recorder.operator_started.remote(
+        kernel_task(episode.task, backend_name, episode.brief.candidate_format)))
     log.info("operator_start", task=episode.brief.task_id, format=episode.brief.candidate_format,
              node=node_id[:8], pid=os.getpid())
     try:

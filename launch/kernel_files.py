@@ -1,0 +1,246 @@
+"""RUN_DIR/kernels/: each operator's first feasible and best kernel, written as the run goes.
+
+For every operator with a feasible kernel the folder holds `<task>/first.<ext>` and
+`<task>/best.<ext>` (the candidate source exactly as verified: `.cpp`/`.cu` for the kernel
+format, `.py` for a ModelNew file) and, for kernel-format candidates, `<which>_modelnew.py`,
+a standalone KernelBench ModelNew that builds and calls the kernel (launch.kernel_dropin).
+`index.json` lists them with their figures. Every file is replaced atomically, so a killed
+run keeps what it had found. The source comes with the attempt (Attempt.code) and what the
+drop-in needs of the task (its signature, reference, output shapes) with `KernelTask`, sent
+once when the operator starts: nothing here reads the memory bank.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any, Literal
+
+import structlog
+from pydantic import BaseModel, Field
+
+from actors.messages import Attempt
+from launch.kernel_dropin import DropInError, OutputDim, render_dropin
+from npu_pool.signature import KernelSignature
+
+log = structlog.get_logger("evokernel.kernels")
+
+KERNELS_DIR = "kernels"
+INDEX_FILE = "index.json"
+Which = Literal["best", "first"]
+SOURCE_SUFFIX = {"cpu": ".cpp", "cuda": ".cu", "npu": ".cpp"}  # kernel format, by backend
+
+
+class KernelTask(BaseModel):
+    """What the kernels folder needs of an operator besides its kernels (from its TaskSpec)."""
+
+    task: str
+    path: str = ""
+    backend: str
+    candidate_format: str
+    sizes: dict[str, int] = Field(default_factory=dict, description="the size constants it is verified at")
+    input_shapes: dict[str, list[int]] = Field(default_factory=dict)
+    reference_source: str = Field("", description="the task file as written (original sizes)")
+    signature: KernelSignature | None = None
+    output_dims: list[list[OutputDim]] = Field(default_factory=list, description="per output, per dimension")
+    dropin_error: str | None = Field(None, description="why no drop-in ModelNew can be written")
+
+    @property
+    def level_problem(self) -> tuple[int, int] | None:
+        """KernelBench's (level, problem) from the task's path: .../level1/4_ReLU.py -> (1, 4)."""
+        level = re.fullmatch(r"level_?(\d+)", Path(self.path).parent.name)
+        problem = re.match(r"(\d+)_", Path(self.path).name)
+        return (int(level.group(1)), int(problem.group(1))) if level and problem else None
+
+
+def kernel_task(spec: Any, backend: str, candidate_format: str) -> KernelTask:
+    """The KernelTask of a loaded npu_pool.tasks.TaskSpec (in the episode's process)."""
+    task = KernelTask(task=spec.task_id, path=spec.path, backend=backend, candidate_format=candidate_format,
+                      sizes=dict(spec.sizes), input_shapes={t.name: list(t.shape) for t in spec.inputs},
+                      reference_source=spec.original_source, signature=spec.kernel_signature)
+    if candidate_format == "kernel" and spec.kernel_signature is not None:
+        try:
+            task.output_dims = output_dims(spec)
+        except Exception as exc:  # noqa: BLE001 - the kernels are still written, without a drop-in
+            task.dropin_error = f"the output shapes cannot be expressed in the input shapes: {exc}"
+    return task
+
+
+def _tensor_shapes(signature: KernelSignature, inputs: list[Any], params: dict[str, Any]) -> dict[str, list[int]]:
+    """Shapes of the signature's input and parameter tensors in one probe of the task."""
+    by_forward = dict(zip(signature.forward_args, inputs, strict=False))
+    shapes: dict[str, list[int]] = {}
+    for arg in signature.args:
+        if arg.role == "input" and hasattr(by_forward.get(arg.source), "shape"):
+            shapes[arg.name] = list(by_forward[arg.source].shape)
+        elif arg.role == "parameter" and arg.source in params:
+            shapes[arg.name] = list(params[arg.source][0])
+    return shapes
+
+
+def output_dims(spec: Any) -> list[list[OutputDim]]:
+    """Each output dimension as the dimension of an input or parameter tensor that equals it at
+    the verified sizes and at the task's original ones (probed on the meta device), else as a
+    constant where it is the same at both; anything else cannot be expressed."""
+    from npu_pool.sizing import exec_task, probe
+
+    signature: KernelSignature = spec.kernel_signature
+    fitted_tensors = {a.name: list(a.shape or []) for a in signature.args if a.role in ("input", "parameter")}
+    fitted_outputs = [list(a.shape or []) for a in signature.by_role("output")]
+    original = probe(exec_task(spec.original_source, spec.path))
+    if original.outputs is None:  # no meta kernel: only the verified sizes to go by
+        original_tensors, original_outputs = fitted_tensors, fitted_outputs
+    else:
+        original_tensors = _tensor_shapes(signature, original.inputs, original.params)
+        original_outputs = [list(t.shape) for t in original.outputs]
+    rules: list[list[OutputDim]] = []
+    for out, (fitted, orig) in enumerate(zip(fitted_outputs, original_outputs, strict=True)):
+        dims = []
+        for d, (size, size_then) in enumerate(zip(fitted, orig, strict=True)):
+            match = next(((name, k) for name, shape in fitted_tensors.items() for k, s in enumerate(shape)
+                          if s == size and k < len(original_tensors.get(name, [])) and original_tensors[name][k] == size_then),
+                         None)
+            if match is not None:
+                dims.append(OutputDim(arg=match[0], dim=match[1]))
+            elif size == size_then:
+                dims.append(OutputDim(value=size))
+            else:
+                raise DropInError(f"output {out} dimension {d} ({size}, originally {size_then}) is no input dimension")
+        rules.append(dims)
+    return rules
+
+
+class KernelEntry(BaseModel):
+    """One row of kernels/index.json."""
+
+    task: str
+    kernel: Which
+    source: str = Field(..., description="the candidate source as verified, relative to kernels/")
+    modelnew: str | None = Field(None, description="a standalone KernelBench ModelNew file, relative to kernels/")
+    modelnew_note: str | None = Field(None, description="why there is no ModelNew file")
+    latency_ms: float | None = None
+    speedup_vs_eager: float | None = None
+    iteration: int
+    attempt_id: str | None = None
+    backend: str
+    candidate_format: str
+    sizes: dict[str, int] = Field(default_factory=dict)
+    input_shapes: dict[str, list[int]] = Field(default_factory=dict)
+    level: int | None = None
+    problem: int | None = None
+    timestamp: str = ""
+
+
+class KernelIndex(BaseModel):
+    kernels: list[KernelEntry] = Field(default_factory=list)
+
+    @classmethod
+    def load(cls, kernels_dir: Path) -> KernelIndex:
+        path = Path(kernels_dir) / INDEX_FILE
+        if not path.is_file():
+            return cls()
+        return cls.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    partial = path.with_name(path.name + ".tmp")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
+
+
+class KernelFolder:
+    """Keeps RUN_DIR/kernels/ up to date from the run's attempts (one writer: the run recorder,
+    or the single-process campaign)."""
+
+    def __init__(self, run_dir: Path):
+        self.path = Path(run_dir) / KERNELS_DIR
+        self.tasks: dict[str, KernelTask] = {}
+        try:
+            index = KernelIndex.load(self.path)
+        except (ValueError, OSError) as exc:
+            log.warning("kernel_index_unreadable", path=str(self.path / INDEX_FILE), error=str(exc)[:200])
+            index = KernelIndex()
+        self.entries: dict[tuple[str, str], KernelEntry] = {(e.task, e.kernel): e for e in index.kernels}
+
+    def operator_started(self, task: KernelTask) -> None:
+        """The operator (re)starts: what an earlier, unfinished try of it left is removed."""
+        self.tasks[task.task] = task
+        stale = [key for key in self.entries if key[0] == task.task]
+        for key in stale:
+            del self.entries[key]
+        if stale:
+            shutil.rmtree(self.path / _folder_name(task.task), ignore_errors=True)
+            self._write_index()
+
+    def record(self, attempt: Attempt) -> None:
+        """Write the attempt's kernel where it is the operator's first feasible one or its
+        fastest so far. Never raises: a problem here must not stop the campaign."""
+        if not attempt.feasible or attempt.code is None:
+            return
+        try:
+            if (attempt.task, "first") not in self.entries:
+                self._write(attempt, "first")
+            best = self.entries.get((attempt.task, "best"))
+            if best is None or (attempt.latency_ms is not None
+                                and (best.latency_ms is None or attempt.latency_ms < best.latency_ms)):
+                self._write(attempt, "best")
+        except Exception as exc:  # noqa: BLE001 - the attempt itself is recorded in attempts.jsonl
+            log.warning("kernel_file_failed", task=attempt.task, error=f"{type(exc).__name__}: {exc}"[:300])
+
+    def _write(self, attempt: Attempt, which: Which) -> None:
+        task = self.tasks.get(attempt.task)
+        folder = self.path / _folder_name(attempt.task)
+        folder.mkdir(parents=True, exist_ok=True)
+        fmt = attempt.candidate_format
+        backend = task.backend if task else "unknown"
+        suffix = ".py" if fmt == "modelnew" else SOURCE_SUFFIX.get(backend, ".txt")
+        source = folder / f"{which}{suffix}"
+        _write_atomically(source, attempt.code or "")
+        modelnew, note = self._modelnew(attempt, which, task, folder, source)
+        level_problem = task.level_problem if task else None
+        self.entries[(attempt.task, which)] = KernelEntry(
+            task=attempt.task, kernel=which, source=str(source.relative_to(self.path)), modelnew=modelnew,
+            modelnew_note=note, latency_ms=attempt.latency_ms, speedup_vs_eager=attempt.speedup_vs_eager,
+            iteration=attempt.iteration, attempt_id=attempt.attempt_id, backend=backend, candidate_format=fmt,
+            sizes=task.sizes if task else {}, input_shapes=task.input_shapes if task else {},
+            level=level_problem[0] if level_problem else None, problem=level_problem[1] if level_problem else None,
+            timestamp=attempt.timestamp)
+        self._write_index()
+
+    def _modelnew(self, attempt: Attempt, which: Which, task: KernelTask | None, folder: Path,
+                  source: Path) -> tuple[str | None, str | None]:
+        if attempt.candidate_format == "modelnew":
+            return str(source.relative_to(self.path)), None
+        if task is None:
+            return None, "the run recorder never heard of this operator's task: no drop-in ModelNew"
+        if task.dropin_error or task.signature is None:
+            return None, task.dropin_error or "the task has no kernel signature"
+        try:
+            text = render_dropin(task=attempt.task, which=which, code=attempt.code or "", signature=task.signature,
+                                 reference_source=task.reference_source, output_dims=task.output_dims,
+                                 backend=task.backend, note=f"attempt {attempt.attempt_id}, iteration {attempt.iteration}")
+        except (DropInError, SyntaxError) as exc:
+            return None, str(exc)
+        dropin = folder / f"{which}_modelnew.py"
+        _write_atomically(dropin, text)
+        return str(dropin.relative_to(self.path)), None
+
+    def _write_index(self) -> None:
+        entries = sorted(self.entries.values(), key=lambda e: (e.task, e.kernel != "best"))
+        self.path.mkdir(parents=True, exist_ok=True)
+        _write_atomically(self.path / INDEX_FILE, KernelIndex(kernels=entries).model_dump_json(indent=2) + "\n")
+
+
+def _folder_name(task: str) -> str:
+    return re.sub(r"[^\w.-]", "_", task)
+
+
+def index_rows(run_dir: Path) -> list[dict[str, Any]]:
+    """kernels/index.json of a run folder as plain rows (empty where there is none)."""
+    try:
+        return [e.model_dump() for e in KernelIndex.load(Path(run_dir) / KERNELS_DIR).kernels]
+    except (ValueError, OSError):
+        return []
+
