@@ -16,20 +16,18 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import structlog
 from pydantic import BaseModel, Field
 
 from actors.messages import Attempt
 from launch.kernel_dropin import DropInError, OutputDim, render_dropin
+from launch.kernel_index import INDEX_FILE, KERNELS_DIR, KernelEntry, KernelIndex, Which
 from npu_pool.signature import KernelSignature
 
 log = structlog.get_logger("evokernel.kernels")
 
-KERNELS_DIR = "kernels"
-INDEX_FILE = "index.json"
-Which = Literal["best", "first"]
 SOURCE_SUFFIX = {"cpu": ".cpp", "cuda": ".cu", "npu": ".cpp"}  # kernel format, by backend
 
 
@@ -110,38 +108,6 @@ def output_dims(spec: Any) -> list[list[OutputDim]]:
                 raise DropInError(f"output {out} dimension {d} ({size}, originally {size_then}) is no input dimension")
         rules.append(dims)
     return rules
-
-
-class KernelEntry(BaseModel):
-    """One row of kernels/index.json."""
-
-    task: str
-    kernel: Which
-    source: str = Field(..., description="the candidate source as verified, relative to kernels/")
-    modelnew: str | None = Field(None, description="a standalone KernelBench ModelNew file, relative to kernels/")
-    modelnew_note: str | None = Field(None, description="why there is no ModelNew file")
-    latency_ms: float | None = None
-    speedup_vs_eager: float | None = None
-    iteration: int
-    attempt_id: str | None = None
-    backend: str
-    candidate_format: str
-    sizes: dict[str, int] = Field(default_factory=dict)
-    input_shapes: dict[str, list[int]] = Field(default_factory=dict)
-    level: int | None = None
-    problem: int | None = None
-    timestamp: str = ""
-
-
-class KernelIndex(BaseModel):
-    kernels: list[KernelEntry] = Field(default_factory=list)
-
-    @classmethod
-    def load(cls, kernels_dir: Path) -> KernelIndex:
-        path = Path(kernels_dir) / INDEX_FILE
-        if not path.is_file():
-            return cls()
-        return cls.model_validate_json(path.read_text(encoding="utf-8"))
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -235,12 +201,3 @@ class KernelFolder:
 
 def _folder_name(task: str) -> str:
     return re.sub(r"[^\w.-]", "_", task)
-
-
-def index_rows(run_dir: Path) -> list[dict[str, Any]]:
-    """kernels/index.json of a run folder as plain rows (empty where there is none)."""
-    try:
-        return [e.model_dump() for e in KernelIndex.load(Path(run_dir) / KERNELS_DIR).kernels]
-    except (ValueError, OSError):
-        return []
-

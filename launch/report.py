@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from actors.messages import Attempt, EpisodeResult
+from launch.kernel_index import KERNELS_DIR, KernelEntry, KernelIndex
 from launch.run_summary import RunSummary, RunSummaryError
 
 
@@ -101,6 +102,61 @@ class MemoryUse(BaseModel):
     trajectories: dict[str, list[QPoint]] = Field(default_factory=dict, description="Q over time of the top items")
 
 
+class SameFailure(BaseModel):
+    """Every attempt of every operator failed at one gate for one reason: a setup problem."""
+
+    gate: str
+    category: str
+    attempts: int
+    operators: int
+    reason: str = Field("", description="the reason of the last such attempt")
+    candidate_format: str | None = None
+    likely_fix: str = ""
+
+    def sentence(self) -> str:
+        return (f"every attempt failed the same way: {self.attempts} of {self.attempts} attempts over "
+                f"{self.operators} operator(s) at the {self.gate} gate ({self.category}: {self.reason[:160]}). "
+                f"Likely fix: {self.likely_fix}")
+
+
+def _likely_fix(gate: str, category: str, reason: str, fmt: str | None) -> str:
+    other = "kernel" if fmt == "modelnew" else "modelnew"
+    if gate == "no_code":
+        return (f"the model did not answer in the {fmt} candidate format it was asked for (a remote endpoint gets "
+                f"`modelnew` by default, a small model `kernel`): run again with `--candidate-format {other}`, "
+                "or with a model that follows the format")
+    if gate == "llm":
+        return ("the LLM endpoint refused or failed every request: check --llm-base-url, --llm-model and "
+                "OPENAI_API_KEY (`evokernel doctor` tries them)")
+    if gate == "infra":
+        return "the machine, not the candidates: run `evokernel doctor` and install what it says is missing"
+    if gate == "compile":
+        return (f"no candidate compiled: the model may not know this backend's {fmt} format; try "
+                f"`--candidate-format {other}` or a stronger model, and read one compiler error in attempts.jsonl")
+    if gate == "hack":
+        return (f"the anti-hack gate rejects every candidate ({category}): the model keeps doing what the "
+                "prompt forbids; try a stronger model (docs/antihack.md lists the rules)")
+    if gate == "repeat":
+        return "the model repeats the same code: raise llm.temperature or use a stronger model"
+    return "read one attempt's reason in attempts.jsonl; `evokernel verify` reproduces a verdict"
+
+
+def same_failure(attempts: list[Attempt]) -> SameFailure | None:
+    """The failure every attempt shares (gate and category), where there are several attempts,
+    none feasible, and all fail alike; else None."""
+    if len(attempts) < 2 or any(a.feasible for a in attempts):
+        return None
+    kinds = {(a.gate, a.category) for a in attempts}
+    if len(kinds) != 1:
+        return None
+    gate, category = kinds.pop()
+    last = attempts[-1]
+    return SameFailure(gate=gate, category=category, attempts=len(attempts),
+                       operators=len({a.task for a in attempts}), reason=last.reason,
+                       candidate_format=last.candidate_format,
+                       likely_fix=_likely_fix(gate, category, last.reason, last.candidate_format))
+
+
 class RunReport(BaseModel):
     """Everything the report says about one run folder."""
 
@@ -121,6 +177,8 @@ class RunReport(BaseModel):
     speedup_best_over_first: Distribution = Field(default_factory=Distribution)
     speedup_vs_eager: Distribution = Field(default_factory=Distribution)
     memory: MemoryUse = Field(default_factory=MemoryUse)
+    kernels: list[KernelEntry] = Field(default_factory=list, description="RUN_DIR/kernels/index.json")
+    same_failure: SameFailure | None = None
     problems: list[str] = Field(default_factory=list)
 
 
@@ -341,6 +399,14 @@ def analyse_run(run_dir: Path) -> RunReport:
     budget = _setting(settings, "episode", "iterations")
     first = min(recorded, default=1)
     last = max(recorded + ([budget + first - 1] if isinstance(budget, int) else []), default=0)
+    failure = same_failure(attempts)
+    if failure is not None:
+        problems.append(failure.sentence())
+    try:
+        kernels = KernelIndex.load(run_dir / KERNELS_DIR).kernels
+    except ValueError as exc:
+        kernels = []
+        problems.append(f"{KERNELS_DIR}/index.json is not a kernel index: ignored ({str(exc)[:200]})")
     if summary.error:
         problems.append(f"campaign error: {summary.error}")
     if summary.interrupted:
@@ -366,6 +432,8 @@ def analyse_run(run_dir: Path) -> RunReport:
             [r.speedup_best_over_first for r in operators if r.speedup_best_over_first is not None]),
         speedup_vs_eager=Distribution.of([r.speedup_vs_eager for r in operators if r.speedup_vs_eager is not None]),
         memory=memory_use(attempts),
+        kernels=kernels,
+        same_failure=failure,
         problems=problems,
     )
 

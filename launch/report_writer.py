@@ -90,6 +90,31 @@ def _operators(report: RunReport) -> str:
                    "last failure / error"], rows)
 
 
+def _kernels(report: RunReport) -> str:
+    """The kernels the run kept (RUN_DIR/kernels/), linked relative to the run folder."""
+    if not report.kernels:
+        return "<p>No kernels kept (no feasible kernel, or a run from before runs kept them).</p>"
+    rows = []
+    for k in report.kernels:
+        sizes = ", ".join(f"{name}={value}" for name, value in k.sizes.items()) or "—"
+        files = f"<code>kernels/{escape(k.source)}</code>"
+        if k.modelnew and k.modelnew != k.source:
+            files += f"<br><code>kernels/{escape(k.modelnew)}</code>"
+        elif not k.modelnew:
+            files += f"<br><span class=reason>no ModelNew: {escape(k.modelnew_note or '?')}</span>"
+        rows.append([escape(k.task), k.kernel, _fmt(k.latency_ms, "{:.4g}"), _fmt(k.speedup_vs_eager, "{:.2f}x"),
+                     str(k.iteration), f"<code>{escape((k.attempt_id or '—')[:12])}</code>", escape(k.backend),
+                     escape(k.candidate_format), escape(sizes), files])
+    return _table(["operator", "kernel", "latency (ms)", "vs eager", "iteration", "attempt", "backend", "format",
+                   "verified at", "files"], rows)
+
+
+def _same_failure(reports: list[RunReport]) -> str:
+    items = "".join(f"<li><b>{escape(r.label)}</b>: {escape(r.same_failure.sentence())}</li>"
+                    for r in reports if r.same_failure is not None)
+    return f"<section class=problems><h2>Every attempt failed the same way</h2><ul>{items}</ul></section>" if items else ""
+
+
 def _memory(report: RunReport) -> str:
     """Which memory items were in the prompts of feasible attempts, and how their values moved."""
     use = report.memory
@@ -139,6 +164,8 @@ def render_html(reports: list[RunReport], plots: dict[str, Path], generated_at: 
                       f"{escape(str(r.started_at))} to {escape(str(r.finished_at))}</p>{_operators(r)}"
                       for r in reports)
     memory = "".join(f"<h3>{escape(r.label)}</h3>{_memory(r)}" for r in reports)
+    kernels = "".join(f"<h3>{escape(r.label)}</h3><p>in {escape(r.run_dir)}/kernels/ "
+                      f"(<code>evokernel export</code> copies them out)</p>{_kernels(r)}" for r in reports)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>EvoKernel report</title><style>{STYLE}</style></head>
 <body>
@@ -147,6 +174,7 @@ def render_html(reports: list[RunReport], plots: dict[str, Path], generated_at: 
 with a feasible kernel by iteration t; fast_1(t): share with a feasible kernel faster than eager.
 Speedups are per operator: best feasible latency over the first feasible draft's, and the best
 speedup over eager PyTorch; boxes show the median and the interquartile range.</p>
+{_same_failure(reports)}
 {_problems(reports)}
 <h2>Runs</h2>
 {_comparison(reports)}
@@ -154,6 +182,8 @@ speedup over eager PyTorch; boxes show the median and the interquartile range.</
 {"".join(_figure(name, path) for name, path in plots.items())}
 <h2>Operators</h2>
 {per_run}
+<h2>Kernels</h2>
+{kernels}
 <h2>Memory in the context of feasible attempts</h2>
 {memory}
 </body></html>

@@ -27,6 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_config_flag(parser, "--memory", "memory.uri", metavar="URI", help="LanceDB memory bank")
     add_config_flag(parser, "--backend", "harness.backend", choices=["auto", "cpu", "cuda", "npu"])
     add_config_flag(parser, "--retrieval", "memory.retrieval", choices=["value", "similarity", "none"])
+    add_config_flag(parser, "--candidate-format", "llm.candidate_format", choices=["auto", "kernel", "modelnew"],
+                    help="what the model writes: a C kernel function or a full ModelNew file (default auto: "
+                         "kernel for a small model, modelnew for a remote endpoint)")
     add_config_flag(parser, "--ray-address", "ray.address", metavar="auto|local|ADDR",
                     help="local: start Ray here; auto: join the running cluster; or a cluster address")
     add_config_flag(parser, "--max-in-flight", "ray.max_in_flight", type=int, metavar="N",
@@ -246,4 +249,17 @@ def _print_summary(summary: RunSummary, run_dir: Path) -> None:
         print(f"{op.task:<32} {outcome:<36} {op.attempts:>3} attempts {op.tokens:>8} tokens")
     t = summary.totals
     print(f"{t.feasible}/{t.operators} operators feasible; {t.attempts} attempts, {t.tokens} tokens")
-    print(f"run folder: {run_dir}  (summary.json, attempts.jsonl)")
+    print(f"run folder: {run_dir}  (summary.json, attempts.jsonl, kernels/; `evokernel report {run_dir}`)")
+    _print_same_failure(run_dir)
+
+
+def _print_same_failure(run_dir: Path) -> None:
+    """A run whose every attempt failed alike says so, with the likely fix (launch.report)."""
+    from launch.report import CorruptRunFolder, read_attempts, same_failure
+
+    try:
+        failure = same_failure(read_attempts(run_dir, []))
+    except CorruptRunFolder:
+        return
+    if failure is not None:
+        print(f"evokernel run: {failure.sentence()}", file=sys.stderr)

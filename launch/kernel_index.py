@@ -1,0 +1,45 @@
+"""RUN_DIR/kernels/index.json: what launch.kernel_files wrote, as the report and export read it
+(a light module: no torch)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+KERNELS_DIR = "kernels"
+INDEX_FILE = "index.json"
+Which = Literal["best", "first"]
+
+
+class KernelEntry(BaseModel):
+    """One row of kernels/index.json."""
+
+    task: str
+    kernel: Which
+    source: str = Field(..., description="the candidate source as verified, relative to kernels/")
+    modelnew: str | None = Field(None, description="a standalone KernelBench ModelNew file, relative to kernels/")
+    modelnew_note: str | None = Field(None, description="why there is no ModelNew file")
+    latency_ms: float | None = None
+    speedup_vs_eager: float | None = None
+    iteration: int
+    attempt_id: str | None = None
+    backend: str
+    candidate_format: str
+    sizes: dict[str, int] = Field(default_factory=dict)
+    input_shapes: dict[str, list[int]] = Field(default_factory=dict)
+    level: int | None = None
+    problem: int | None = None
+    timestamp: str = ""
+
+
+class KernelIndex(BaseModel):
+    kernels: list[KernelEntry] = Field(default_factory=list)
+
+    @classmethod
+    def load(cls, kernels_dir: Path) -> KernelIndex:
+        path = Path(kernels_dir) / INDEX_FILE
+        if not path.is_file():
+            return cls()
+        return cls.model_validate_json(path.read_text(encoding="utf-8"))
