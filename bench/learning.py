@@ -21,6 +21,7 @@ JSON line at the end.
     python -m bench.learning --out runs/learning       # local model, default size
     python -m bench.learning --quick --out runs/quick  # smoke: 3 operators x 2 iterations, 1 replicate
     python -m bench.learning --full --llm-base-url URL --llm-model M
+    python -m bench.learning --v3 --dry-run --backend cpu   # v3 (issue 27): bench/learning_v3.py
 """
 
 from __future__ import annotations
@@ -172,6 +173,11 @@ def estimate(plan: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--v3" in argv:  # the v3 design: screening, learning, frozen-bank evaluation (bench/learning_v3.py)
+        from bench.learning_v3 import main as main_v3
+
+        return main_v3([a for a in argv if a != "--v3"])
     args = parse_args(argv)
     plan = _plan(args)
     guess = estimate(plan, args)

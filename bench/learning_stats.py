@@ -4,12 +4,14 @@ With a handful of operators and replicates, asymptotic formulas mislead, so the 
 exact: the two-sided sign test counts wins and losses; the Wilcoxon signed-rank test is an
 exact permutation test over all 2^n sign flips of the ranked differences (counted by dynamic
 programming). Intervals for a proportion are Wilson score intervals, which stay inside
-[0, 1] and behave at 0 and 1, where fast_0 often is.
+[0, 1] and behave at 0 and 1, where fast_0 often is. The v3 benchmark's mean pass@1 over
+operators gets a percentile bootstrap over operators (the operator is the unit of the test).
 """
 
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Sequence
 from statistics import median
 from typing import Any
@@ -115,3 +117,14 @@ def attempts_to_first_feasible(firsts: Sequence[int | None]) -> dict[str, Any]:
     mid = median(ordered) if ordered else math.inf
     return {"runs": n, "solved": len(solved), "median": None if math.isinf(mid) else mid,
             "mean_solved": round(sum(solved) / len(solved), 2) if solved else None}
+
+
+def bootstrap_mean(values: Sequence[float], reps: int = 10000, seed: int = 0) -> tuple[float, float] | None:
+    """95% percentile bootstrap interval of the mean, resampling the values (operators) with
+    replacement; seeded, so a summary is reproducible. None for no values."""
+    if not values:
+        return None
+    rng = random.Random(f"bootstrap/{seed}")
+    n = len(values)
+    means = sorted(sum(values[rng.randrange(n)] for _ in range(n)) / n for _ in range(reps))
+    return round(means[int(0.025 * reps)], 4), round(means[min(reps - 1, int(0.975 * reps))], 4)

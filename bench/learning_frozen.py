@@ -1,0 +1,160 @@
+"""Fresh first drafts against a frozen bank: the learning benchmark v3's screening (the seeded
+bank, retrieval none) and evaluation (each arm's bank after its learning pass) passes.
+
+Frozen means three things, each enough on its own to keep the bank as the learning pass left it:
+the bank is opened read-only (`MemoryBank(read_only=True)`: its store refuses every write, and
+nothing is written on open or close); the episode's memory port is `ReadOnlyMemory`, which
+answers reads and drops writes (no new items, no value updates, so one draft cannot change what
+the next one sees); and the bank's content is digested before and after every pass, a change
+stopping the benchmark (`FrozenBankChanged`). A draft pass is a campaign of one iteration per
+operator (the draft, no refinement), resumable operator by operator like any campaign.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import sys
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+from actors.drafter import Drafter
+from actors.evaluator import Evaluator
+from actors.ports import InProcess
+from actors.refiner import Refiner
+from launch.campaign import Campaign, CampaignError, finished_operators, load_summary
+from memory_actor.items import MemoryItem
+
+
+class FrozenBankChanged(RuntimeError):
+    """A pass that must not change its bank did."""
+
+
+class ReadOnlyMemory:
+    """The memory port of a frozen bank. Reads go to the bank; `add` and `update` are dropped
+    (add answers the ids the items would have had, update answers None, as a dropped update
+    does elsewhere). Any other method is refused by name: a new write must not slip through."""
+
+    READS = frozenset({"retrieve", "get", "children", "api_items"})
+    WRITES = frozenset({"add", "update"})
+
+    def __init__(self, port: Any):
+        self._port = port
+        self.dropped: dict[str, int] = {"add": 0, "update": 0}
+
+    async def add(self, items: list[MemoryItem]) -> list[str]:
+        self.dropped["add"] += len(items)
+        return [item.id for item in items]
+
+    async def update(self, update: Any) -> None:
+        self.dropped["update"] += 1
+        return None
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self.READS:
+            return getattr(self._port, name)
+        raise AttributeError(f"the frozen bank's memory port has no {name!r}: list it in "
+                             "bench/learning_frozen.ReadOnlyMemory as a read (passed on) or a write (dropped)")
+
+
+def bank_digest(uri: Path, settings) -> str:
+    """sha256 of what a reader of the bank sees: every item with its values (ids sorted) and
+    the folded state (reward baselines, update count)."""
+    from memory_actor.bank import MemoryBank
+
+    bank = MemoryBank(settings.memory.model_copy(update={"uri": str(uri)}), read_only=True)
+    try:
+        rows = sorted(bank.export_rows(), key=lambda row: row["id"])
+        state = {"seq": bank.seq, "updates": bank.updates_applied, "meta": bank.store.read_meta()}
+    finally:
+        bank.close()
+    return hashlib.sha256(json.dumps([rows, state], sort_keys=True, default=str).encode()).hexdigest()
+
+
+class FrozenCampaign(Campaign):
+    """A campaign whose memory is the bank at settings.memory.uri, opened read-only behind
+    ReadOnlyMemory."""
+
+    port: ReadOnlyMemory | None = None
+
+    async def _components(self, stack: AsyncExitStack) -> tuple[Any, Any, Any, Any]:
+        """Campaign._components with the bank opened read-only (never as its writer)."""
+        from memory_actor.bank import MemoryBank
+
+        settings = self.settings
+        bank = MemoryBank(settings.memory, read_only=True)
+        stack.callback(bank.close)
+        drafter, refiner = Drafter(settings.llm), Refiner(settings.llm)
+        stack.push_async_callback(drafter.aclose)
+        stack.push_async_callback(refiner.aclose)
+        self.port = ReadOnlyMemory(InProcess(bank))
+        return self.port, InProcess(drafter), InProcess(refiner), InProcess(Evaluator(settings.harness))
+
+
+def draft_settings(settings, memory: dict[str, Any], bank: Path, seed: int):
+    """One draft per operator, no lessons (they would only add items, which a frozen bank drops),
+    the memory of the arm on `bank`."""
+    from bench.learning_arms import arm_memory
+
+    return settings.model_copy(update={
+        "memory": arm_memory(settings, memory, bank, seed),
+        "episode": settings.episode.model_copy(update={"iterations": 1, "lessons": False}),
+    })
+
+
+def finished(run_dir: Path) -> bool:
+    summary = run_dir / "summary.json"
+    if not summary.is_file():
+        return False
+    data = json.loads(summary.read_text())
+    return bool(data.get("finished_at")) and not data.get("error")
+
+
+def run_draft_pass(settings, run_dir: Path, bank: Path, memory: dict[str, Any], tasks: list[Path], seed: int,
+                   run_id: str) -> bool:
+    """One fresh draft of every task against the frozen `bank`; skipped when finished, resumed
+    at its first unfinished operator otherwise. Returns whether it ran now. Raises
+    FrozenBankChanged when the bank's content differs afterwards."""
+    if finished(run_dir):
+        return False
+    pass_settings = draft_settings(settings, memory, bank, seed)
+    before = bank_digest(bank, settings)
+    campaign: Campaign | None = None
+    if (run_dir / "summary.json").is_file():
+        try:
+            campaign, _ = FrozenCampaign.resume(pass_settings, run_dir)
+        except CampaignError as exc:
+            print(f"[learning v3] {run_dir.name}: cannot resume ({exc}); drafting again", file=sys.stderr)
+    if campaign is None:
+        for stale in ("attempts.jsonl", "summary.json"):
+            (run_dir / stale).unlink(missing_ok=True)
+        campaign = FrozenCampaign(pass_settings, run_dir, run_id=run_id)
+    print(f"[learning v3] {run_dir.name}: {memory}, seed {seed}, {len(tasks)} draft(s) against {bank.name}",
+          file=sys.stderr)
+    asyncio.run(campaign.run(tasks))
+    if bank_digest(bank, settings) != before:
+        raise FrozenBankChanged(f"{bank} changed during {run_dir.name}: a frozen bank must not")
+    return True
+
+
+def draft_outcomes(run_dir: Path) -> dict[str, bool]:
+    """task -> whether its draft was feasible, for the operators the pass finished; a task
+    whose file did not load is left out (it is no evidence about the model)."""
+    operators = finished_operators(load_summary(run_dir).operators)
+    return {op.task: op.feasible for op in operators if not (op.error or "").startswith("task load")}
+
+
+def gate_counts(run_dir: Path) -> dict[str, int]:
+    """Attempts of a pass by the gate that stopped them ('ok' for feasible ones)."""
+    counts: dict[str, int] = {}
+    path = run_dir / "attempts.jsonl"
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            try:
+                gate = json.loads(line).get("gate") or "none"
+            except ValueError:
+                continue
+            counts[gate] = counts.get(gate, 0) + 1
+    return counts

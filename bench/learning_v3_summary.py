@@ -1,0 +1,149 @@
+"""The learning benchmark v3's summary: pass@1 of the evaluation pass per arm and operator, the
+pre-registered paired test, the learning pass's fast_0, summary.md/.json.
+
+pass@1 of an operator in an arm is the share of its fresh drafts (one per evaluation pass) that
+were feasible. Arms are compared over the held-out operators that every compared arm drafted:
+the exact two-sided Wilcoxon signed-rank test of the per-operator differences (zeros dropped,
+tied |differences| sharing their average rank; bench/learning_stats.py), a 95% percentile
+bootstrap over operators for the mean difference and each arm's mean pass@1, and a Wilson
+interval of the pooled drafts beside it (optimistic: drafts of one operator are not independent
+trials of the arm).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from bench.learning_frozen import draft_outcomes, gate_counts
+from bench.learning_stats import bootstrap_mean, paired, wilson
+from bench.learning_summary import arm_figures
+
+# domain -> (treated, baseline) of the primary comparison, and the target of issue 27
+PRIMARY = {"cpu": ("value", "similarity"), "npu-twin": ("value", "none")}
+TARGET_POINTS = {"cpu": 0.15, "npu-twin": 0.30}
+ALPHA = 0.05
+PAIRS = [("value", "similarity"), ("value", "none"), ("similarity", "none")]
+
+
+def pass1_by_operator(passes: list[Path], heldout: list[str]) -> tuple[dict[str, float], dict[str, int]]:
+    """Per held-out operator: pass@1 over the finished evaluation passes, and its draft count."""
+    wins: dict[str, int] = {}
+    drafts: dict[str, int] = {}
+    for run_dir in passes:
+        if not (run_dir / "summary.json").is_file():
+            continue
+        for task, feasible in draft_outcomes(run_dir).items():
+            if task in heldout:
+                drafts[task] = drafts.get(task, 0) + 1
+                wins[task] = wins.get(task, 0) + int(feasible)
+    return {task: round(wins[task] / drafts[task], 4) for task in drafts}, drafts
+
+
+def eval_figures(arm: str, passes: list[Path], heldout: list[str]) -> dict[str, Any]:
+    rates, drafts = pass1_by_operator(passes, heldout)
+    gates: dict[str, int] = {}
+    for run_dir in passes:
+        for gate, count in gate_counts(run_dir).items():
+            gates[gate] = gates.get(gate, 0) + count
+    total = sum(drafts.values())
+    feasible = round(sum(rates[t] * drafts[t] for t in rates))
+    values = list(rates.values())
+    return {
+        "arm": arm, "operators": len(rates), "drafts": total, "feasible_drafts": feasible,
+        "pass1": round(sum(values) / len(values), 4) if values else None,
+        "pass1_ci95_bootstrap": bootstrap_mean(values), "pass1_pooled_ci95_wilson": list(wilson(feasible, total)),
+        "compile_errors": gates.get("compile", 0), "gates": dict(sorted(gates.items(), key=lambda kv: -kv[1])),
+        "pass1_by_operator": rates, "drafts_by_operator": drafts,
+    }
+
+
+def compare(treated: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]:
+    test = paired(treated["pass1_by_operator"], baseline["pass1_by_operator"])
+    common = sorted(set(treated["pass1_by_operator"]) & set(baseline["pass1_by_operator"]))
+    diffs = [treated["pass1_by_operator"][t] - baseline["pass1_by_operator"][t] for t in common]
+    return {**test, "mean_difference_ci95_bootstrap": bootstrap_mean(diffs)}
+
+
+def evaluate(domain: str, evaluation: dict[str, dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """The paired tests between the arms present, and the verdict on the primary hypothesis."""
+    tests = {f"{a}_vs_{b}": compare(evaluation[a], evaluation[b]) for a, b in PAIRS
+             if a in evaluation and b in evaluation}
+    treated, baseline = PRIMARY[domain]
+    name = f"{treated}_vs_{baseline}"
+    verdict: dict[str, Any] = {"primary": name, "alpha": ALPHA, "target_points": TARGET_POINTS[domain]}
+    if name in tests and tests[name]["mean_difference"] is not None:
+        test = tests[name]
+        verdict["difference"] = test["mean_difference"]
+        verdict["significant"] = test["p_wilcoxon"] < ALPHA and test["mean_difference"] > 0
+        verdict["target_met"] = verdict["significant"] and test["mean_difference"] >= TARGET_POINTS[domain]
+        if "none" in evaluation and treated in evaluation:
+            verdict["compile_errors_treated_le_none"] = (evaluation[treated]["compile_errors"]
+                                                         <= evaluation["none"]["compile_errors"])
+    return tests, verdict
+
+
+def learning_figures(out: Path, arms: list[str], iterations: int) -> dict[str, dict[str, Any]]:
+    from launch.report import analyse_run
+
+    figures = {}
+    for arm in arms:
+        run_dir = out / "arms" / f"learn-{arm}"
+        if (run_dir / "summary.json").is_file():
+            report = analyse_run(run_dir)
+            figures[arm] = arm_figures(arm, [{"replicate": 0, "seed": None, "report": report}], iterations, [])
+    return figures
+
+
+def headline(domain: str, learning: dict[str, Any], evaluation: dict[str, Any], tests: dict[str, Any],
+             verdict: dict[str, Any]) -> dict[str, Any]:
+    """The v2 keys (fast_0_<arm> and speedup_best_over_first_<arm> of the learning pass,
+    p_value_<a>_vs_<b>) plus pass1_<arm>; p-values are the evaluation pass's pass@1 tests."""
+    line: dict[str, Any] = {"bench": "learning", "design": "v3", "backend": domain}
+    line.update({f"fast_0_{arm}": f["fast_0_final"] for arm, f in learning.items()})
+    line.update({f"speedup_best_over_first_{arm}": f["median_speedup_best_over_first"] for arm, f in learning.items()})
+    line.update({f"pass1_{arm}": f["pass1"] for arm, f in evaluation.items()})
+    line.update({f"p_value_{name}": test["p_wilcoxon"] for name, test in tests.items()})
+    line["primary"] = verdict["primary"]
+    line["target_met"] = verdict.get("target_met")
+    return line
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def _ci(interval: list[float] | tuple[float, float] | None) -> str:
+    return "" if not interval else f" [{interval[0]:.0%}, {interval[1]:.0%}]"
+
+
+def render(meta: dict[str, Any], learning: dict[str, Any], evaluation: dict[str, Any], tests: dict[str, Any],
+           verdict: dict[str, Any], line: dict[str, Any]) -> str:
+    lines = [f"# EvoKernel learning benchmark v3 ({meta['backend']})", "",
+             f"- date: {meta['date']}; git commit: {meta['git_commit']}; complete: {meta['complete']}",
+             f"- model: {meta['model'].get('name')} ({meta['model'].get('endpoint')})",
+             f"- screening: {meta['screening']['summary']}",
+             f"- held out ({len(meta['heldout'])}): {', '.join(meta['heldout'])}",
+             f"- curriculum ({len(meta['curriculum'])}, {meta['iterations']} iterations): {', '.join(meta['curriculum'])}",
+             "", "| arm | held-out operators | drafts | pass@1 (mean over operators) [95% bootstrap] | pooled [95% Wilson] "
+             "| compile errors | learning pass fast_0 |", "|---|---|---|---|---|---|---|"]
+    for arm, f in evaluation.items():
+        fast = learning.get(arm, {}).get("fast_0_final")
+        lines.append(f"| {arm} | {f['operators']} | {f['drafts']} | {_pct(f['pass1'])}{_ci(f['pass1_ci95_bootstrap'])} "
+                     f"| {f['feasible_drafts']}/{f['drafts']}{_ci(f['pass1_pooled_ci95_wilson'])} | "
+                     f"{f['compile_errors']} | {_pct(fast)} |")
+    lines += ["", "| comparison | operators | wins / losses / ties | mean difference [95% bootstrap] | p (Wilcoxon) "
+              "| p (sign) |", "|---|---|---|---|---|---|"]
+    for name, t in tests.items():
+        diff = "—" if t["mean_difference"] is None else f"{t['mean_difference']:+.2f}"
+        ci = t["mean_difference_ci95_bootstrap"]
+        ci_text = "" if not ci else f" [{ci[0]:+.2f}, {ci[1]:+.2f}]"
+        mark = " (primary)" if name == verdict["primary"] else ""
+        lines.append(f"| {name.replace('_vs_', ' vs ')}{mark} | {t['operators']} | {t['wins']} / {t['losses']} / "
+                     f"{t['ties']} | {diff}{ci_text} | {t['p_wilcoxon']:.4f} | {t['p_sign']:.4f} |")
+    lines += ["", f"Primary hypothesis ({verdict['primary']}, alpha {verdict['alpha']}, target "
+              f"+{verdict['target_points']:.0%}): " + json.dumps({k: v for k, v in verdict.items()
+                                                                   if k not in ('primary', 'alpha', 'target_points')}),
+              "", "Headline: " + ", ".join(f"{k}={v}" for k, v in line.items()), ""]
+    return "\n".join(lines)

@@ -1,0 +1,125 @@
+"""The learning benchmark v3's pre-registered rules and statistics, without a model: the band,
+stage 2, the held-out split and curriculum, the bootstrap, the power simulation, the read-only port."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from bench import learning_power
+from bench.learning_frozen import ReadOnlyMemory
+from bench.learning_screening import V3_FAMILIES, Rule, band, pool_globs, split, stage2, v3_family
+from bench.learning_stats import bootstrap_mean
+from bench.learning_v3_summary import compare, evaluate
+
+SUITE = Path(__file__).resolve().parents[2] / "suites" / "cpu" / "level1"
+
+
+def paths(*stems: str) -> list[Path]:
+    return [SUITE / f"{stem}.py" for stem in stems]
+
+
+def test_the_pool_is_the_families_in_order_and_every_member_is_in_the_suite():
+    pool = pool_globs()
+    assert len(pool) == len(set(pool)) == 50 and pool[:3] == ["4_ReLU", "7_Sigmoid", "9_LeakyReLU"]
+    assert all((SUITE / f"{stem}.py").is_file() for stem in pool)
+    assert v3_family(SUITE / "51_VecMat.py") == "matmul" and v3_family(SUITE / "64_Cummax.py") == "scan"
+    assert set(V3_FAMILIES) == {"elementwise", "reduction", "softmax_norm", "matmul", "window", "scan"}
+
+
+def test_the_band_is_solved_sometimes_and_the_floor_only_where_the_domain_admits_it():
+    cpu, twin = Rule(), Rule(floor_admitted=True)
+    assert [cpu.in_band(s, 3) for s in range(4)] == [False, True, True, False]
+    assert [twin.in_band(s, 3) for s in range(4)] == [True, True, True, False]
+    assert [cpu.in_band(s, 6) for s in range(7)] == [False, True, True, True, True, True, False]
+    outcomes = {"a": [True, False, False], "b": [True] * 3, "c": [False] * 3, "d": [], "e": [False, True, True]}
+    assert band(outcomes, cpu) == ["a", "e"] and band(outcomes, twin) == ["a", "c", "e"]
+
+
+def test_stage_2_gives_borderline_operators_more_drafts_only_when_the_band_is_thin():
+    pool = paths("4_ReLU", "7_Sigmoid", "5_GELU", "24_SquareMatmul", "14_SumOverDim")
+    outcomes = {"4_ReLU": [True] * 3, "7_Sigmoid": [True, False, False], "5_GELU": [False] * 3,
+                "24_SquareMatmul": [False] * 3, "14_SumOverDim": [False] * 3}
+    # elementwise solved something: its ceiling and floor members are borderline; the matmul and
+    # reduction members, in families never solved, are not
+    assert [p.stem for p in stage2(pool, outcomes, Rule())] == ["4_ReLU", "5_GELU"]
+    assert stage2(pool, outcomes, Rule(target=1)) == []  # the band is big enough
+
+
+def test_the_split_reserves_a_band_member_where_a_family_has_no_solved_member_and_caps_both_sets():
+    pool = paths("4_ReLU", "7_Sigmoid", "9_LeakyReLU", "5_GELU", "24_SquareMatmul", "25_RectMatmul",
+                 "27_MatVec", "29_MatmulScaled", "14_SumOverDim", "15_MeanOverDim")
+    o = {"4_ReLU": [True] * 3, "7_Sigmoid": [True, False, True], "9_LeakyReLU": [False, True, False],
+         "5_GELU": [False] * 3, "24_SquareMatmul": [False, True, False], "25_RectMatmul": [True, True, False],
+         "27_MatVec": [True, False, False], "29_MatmulScaled": [False] * 3, "14_SumOverDim": [False] * 3,
+         "15_MeanOverDim": []}  # did not load: no evidence
+    held, curriculum = split(pool, o, Rule())
+    # elementwise has a ceiling member (ReLU): both band members held out; matmul has none: its
+    # first band member (SquareMatmul) goes to the curriculum; one family at a time
+    assert [p.stem for p in held] == ["7_Sigmoid", "25_RectMatmul", "9_LeakyReLU", "27_MatVec"]
+    assert [p.stem for p in curriculum] == ["4_ReLU", "5_GELU", "24_SquareMatmul", "29_MatmulScaled",
+                                            "14_SumOverDim"]
+    assert not set(held) & set(curriculum)
+    held2, curriculum2 = split(pool, o, Rule(max_heldout=2, max_curriculum=3))
+    assert [p.stem for p in held2] == ["7_Sigmoid", "25_RectMatmul"]
+    # the overflow joins the curriculum, which takes one family at a time up to its cap
+    assert [p.stem for p in curriculum2] == ["4_ReLU", "24_SquareMatmul", "14_SumOverDim"]
+    assert split(pool, o, Rule()) == (held, curriculum)  # a pure function: a resume chooses the same
+
+
+def test_in_the_twin_domain_never_solved_operators_are_in_the_band():
+    pool = paths("4_ReLU", "7_Sigmoid", "5_GELU")
+    held, curriculum = split(pool, {s.stem: [False] * 3 for s in pool}, Rule(floor_admitted=True))
+    assert [p.stem for p in held] == ["7_Sigmoid", "5_GELU"] and [p.stem for p in curriculum] == ["4_ReLU"]
+
+
+def test_the_bootstrap_is_seeded_and_brackets_the_mean():
+    values = [0.0, 0.125, 0.5, 0.5, 0.875, 1.0, 0.25, 0.375]
+    low, high = bootstrap_mean(values)
+    assert low < sum(values) / len(values) < high and bootstrap_mean(values) == (low, high)
+    assert bootstrap_mean([0.5] * 5) == (0.5, 0.5) and bootstrap_mean([]) is None
+
+
+def test_the_primary_comparison_and_its_verdict():
+    treated = {"pass1_by_operator": {f"op{i}": 0.5 + 0.05 * (i % 4) for i in range(10)}, "compile_errors": 2}
+    baseline = {"pass1_by_operator": {f"op{i}": 0.25 for i in range(10)}, "compile_errors": 5}
+    test = compare(treated, baseline)
+    assert test["wins"] == 10 and test["p_wilcoxon"] == pytest.approx(2 / 1024, abs=1e-6)
+    assert test["mean_difference_ci95_bootstrap"][0] > 0.15
+    tests, verdict = evaluate("cpu", {"value": treated, "similarity": baseline, "none": baseline})
+    assert set(tests) == {"value_vs_similarity", "value_vs_none", "similarity_vs_none"}
+    assert verdict["primary"] == "value_vs_similarity" and verdict["significant"] and verdict["target_met"]
+    assert verdict["compile_errors_treated_le_none"]
+    _, twin = evaluate("npu-twin", {"value": treated, "none": baseline})
+    assert twin["primary"] == "value_vs_none" and twin["difference"] == pytest.approx(0.315) and twin["target_met"]
+    smaller = {"pass1_by_operator": {t: v - 0.2 for t, v in treated["pass1_by_operator"].items()}, "compile_errors": 9}
+    _, short = evaluate("npu-twin", {"value": smaller, "none": baseline})
+    assert short["significant"] and not short["target_met"] and not short["compile_errors_treated_le_none"]
+
+
+def test_the_power_simulation_holds_its_size_and_sees_large_effects():
+    assert learning_power.power(20, 6, 0.0, spread=0.0, sims=400) <= 0.06  # false positives near alpha / 2
+    assert learning_power.power(20, 8, 0.5, spread=0.0, sims=200) >= 0.95
+    small, large = learning_power.power(12, 6, 0.15, sims=400), learning_power.power(24, 8, 0.15, sims=400)
+    assert small < large  # more operators and drafts, more power
+
+
+def test_the_read_only_port_answers_reads_drops_writes_and_refuses_the_unknown():
+    class Port:
+        async def retrieve(self, request):
+            return ("retrieved", request)
+
+        async def add(self, items):
+            raise AssertionError("a frozen bank's add reached the bank")
+
+    from memory_actor.items import MemoryItem
+
+    port = ReadOnlyMemory(Port())
+    item = MemoryItem(kind="practice", backend="cpu", content="x")
+    assert asyncio.run(port.retrieve("r")) == ("retrieved", "r")
+    assert asyncio.run(port.add([item])) == [item.id] and asyncio.run(port.update(object())) is None
+    assert port.dropped == {"add": 1, "update": 1}
+    with pytest.raises(AttributeError, match="frozen bank"):
+        port.record_slot_outcome  # noqa: B018 - a write the port does not know must not pass
