@@ -107,6 +107,10 @@ class _ctrl_c_requests_stop:
             signal.signal(signal.SIGINT, self.previous)
 
 
+class BankRefused(CampaignError):
+    """The memory bank has another writer (or the cluster's memory actor serves another bank)."""
+
+
 class ConcurrentCampaign:
     """One campaign over Ray: `run(task_paths)` returns the final summary."""
 
@@ -172,6 +176,9 @@ class ConcurrentCampaign:
         except PoolError as exc:
             self.error = str(exc)
             raise CampaignError(str(exc)) from None
+        except BankRefused:
+            self.memory = None  # nothing of ours to flush
+            raise
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM before the episodes started (the loop has its own)
             log.warning("campaign_interrupted", in_flight=0, not_started=len(todo))
             self.interrupted = True
@@ -224,7 +231,8 @@ class ConcurrentCampaign:
             self.settings = self.settings.model_copy(update={"llm": llm})
         # The driver holds the memory actor's handle for the whole campaign: a named actor whose
         # handles all go away is destroyed, and episodes would then each create it anew.
-        self.memory = get_or_create_memory_actor(self.settings.memory)
+        self.memory = get_or_create_memory_actor(self.settings.memory, owner=f"evokernel run {self.run_id}")
+        self._check_memory_actor()
         on_this_node = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
         recorder = ROLES[Role.RUN_RECORDER].remote({"scheduling_strategy": on_this_node}, run_id=self.run_id).remote(
             str(self.folder.path), self.run_id, len(self.planned))
@@ -236,6 +244,25 @@ class ConcurrentCampaign:
         services = EpisodeServices(memory_config=self.settings.memory, pool=pools.pool, drafter=drafters[0],
                                    refiner=refiners[0], recorder=recorder)
         return recorder, services, drafters + refiners
+
+    def _check_memory_actor(self) -> None:
+        """The memory actor started and serves this run's bank. Its creation fails when another
+        process took the bank's writer lease after `evokernel run` checked it (BankRefused, exit 2);
+        a memory actor of the same name serving another bank (a shared cluster) is refused too."""
+        uri = self.settings.memory.uri
+        try:
+            served = ray.get(self.memory.stats.remote(False), timeout=300).uri
+        except Exception as exc:  # noqa: BLE001 - the actor's creation failed: say why in one line
+            lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+            reason = next((line.split(": ", 1)[1] for line in reversed(lines) if "BankInUse: " in line
+                           or "BankUnusable: " in line), None)
+            self.error = reason or f"the memory actor did not start: {lines[-1] if lines else type(exc).__name__}"
+            raise (BankRefused if reason else CampaignError)(self.error) from None
+        if served != uri:
+            self.error = (f"the cluster's memory actor {self.settings.memory.actor_name!r} serves the bank {served}, "
+                          f"not {uri}: give this run its own memory.actor_name, or use that bank")
+            self.memory = None  # not ours: leave it alone
+            raise BankRefused(self.error)
 
     def _loop(self, todo: deque[Path], pools: DevicePools, recorder: Any, services: EpisodeServices) -> None:
         with _ctrl_c_requests_stop(self):

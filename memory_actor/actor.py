@@ -57,9 +57,11 @@ class _Metrics:
 
 
 class MemoryActor:
-    def __init__(self, config: dict[str, Any] | MemoryConfig):
+    def __init__(self, config: dict[str, Any] | MemoryConfig, owner: str | None = None):
         self.config = MemoryConfig.model_validate(config)
-        self.bank = MemoryBank(self.config)
+        # This process becomes the bank's one writer (memory_actor.lease); BankInUse ends the
+        # actor's creation when another process writes the bank (the caller says who).
+        self.bank = MemoryBank(self.config, owner=owner)
         # The bank's objects live as long as the actor: keep the collector from rescanning them
         # (full collections over 100k items are the worst retrieval-latency outliers).
         gc.collect()
@@ -288,8 +290,9 @@ class MemoryActor:
         return os.getpid()
 
 
-def get_or_create_memory_actor(config: MemoryConfig) -> Any:
-    """The cluster's memory actor, created on first use, found by name afterwards.
+def get_or_create_memory_actor(config: MemoryConfig, owner: str | None = None) -> Any:
+    """The cluster's memory actor, created on first use, found by name afterwards. `owner` (a
+    run id) names the creator in the bank's lease.
 
     Needs `ray.init` done by the caller. The bank (and the embedding model) load inside the
     actor's process, never in the caller's.
@@ -313,4 +316,4 @@ def get_or_create_memory_actor(config: MemoryConfig) -> Any:
         options["namespace"] = config.actor_namespace
     if config.actor_detached:
         options["lifetime"] = "detached"
-    return ray.remote(MemoryActor).options(**options).remote(config.model_dump())
+    return ray.remote(MemoryActor).options(**options).remote(config.model_dump(), owner)

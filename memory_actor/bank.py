@@ -40,19 +40,22 @@ SEEN_UPDATES_KEPT = 200_000
 
 
 class MemoryBank(BankJournal):
-    def __init__(self, config: MemoryConfig, embedder: Embedder | None = None):
+    def __init__(self, config: MemoryConfig, embedder: Embedder | None = None, *, read_only: bool = False,
+                 owner: str | None = None):
+        """`read_only`: inspect a bank without writing to it (no lease, nothing written on open or
+        close); otherwise this process becomes its one writer (`owner` names it in the lease)."""
         self.config = config
         self.identity = embedder_identity(config)
         self._embedder = embedder
-        self.store = BankStore(config.uri, config.storage_options)
+        self.store = BankStore(config.uri, config.storage_options, read_only=read_only, owner=owner)
         dim = self.store.stored_dim() or (self.embedder.dim if config.embedder != "minilm" else MINILM_DIM)
         self.store.open(dim)
         self.dim = dim
         meta = self.store.read_meta()
         bank = meta.get("bank")
-        if bank is None:
+        if bank is None and not read_only:
             self.store.write_meta({"bank": {"dim": dim, "embedder": self.identity, "created_at": utc_now().isoformat()}})
-        elif bank["embedder"] != self.identity:
+        elif bank is not None and bank["embedder"] != self.identity:
             raise ValueError(
                 f"the bank at {config.uri} holds {bank['embedder']} embeddings; this config embeds with "
                 f"{self.identity}: use another --memory URI or the matching embedder"
@@ -139,7 +142,7 @@ class MemoryBank(BankJournal):
         if any(item.id in self.items for item in items):
             self.store.upsert_items(table)
         else:
-            self.store.items.add(table)
+            self.store.add_items(table)
 
     def index_items(self, items: list[MemoryItem], vectors: np.ndarray) -> list[str]:
         self._index_items(items, vectors)

@@ -167,4 +167,11 @@ class BankJournal:
         self.store.copy_to(dest)
 
     def close(self) -> None:
-        self.flush(fold=bool(self.dirty) or self.log_rows > 0)
+        """Make everything durable (folding what the log holds) and give up the writer lease. A
+        read-only bank writes nothing, not even here."""
+        if self.store.read_only:
+            return
+        try:
+            self.flush(fold=bool(self.dirty) or self.log_rows > 0)
+        finally:
+            self.store.close()

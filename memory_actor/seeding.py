@@ -37,19 +37,22 @@ def seed_items(backend: str, known_ids: set[str], refresh: bool = False) -> list
     return [item for item in bundle_items(backend) if refresh or item.id not in known_ids]
 
 
-def seed_fresh_bank(config: MemoryConfig, backend: str) -> int:
+def seed_fresh_bank(config: MemoryConfig, backend: str, owner: str | None = None) -> int:
     """Load `backend`'s bundle into the bank at `config.uri` when it holds no item yet, so that a
     first run has API knowledge and templates to show; the items added (0: a bank in use, a
-    run without retrieval, `seed_fresh_bank` off, or a backend without a bundle)."""
+    run without retrieval, `seed_fresh_bank` off, or a backend without a bundle).
+
+    Idempotent: the bank is opened as its one writer (memory_actor.lease; BankInUse when another
+    process writes it), so two runs starting at once seed it once, and only ids it lacks are added."""
     if not config.seed_fresh_bank or config.retrieval == "none" or backend not in BUNDLE_BACKENDS:
         return 0
     from memory_actor.bank import MemoryBank  # the bank imports the embedder: only when needed
 
-    bank = MemoryBank(config.model_copy(update={"preload_embedder": False}))
+    bank = MemoryBank(config.model_copy(update={"preload_embedder": False}), owner=owner)
     try:
         if bank.items:
             return 0
-        items = seed_items(backend, set())
+        items = seed_items(backend, set(bank.items))
         bank.add(items)
         return len(items)
     finally:

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from memory_actor.items import item_schema
+from memory_actor.lease import BankLease, check_writable, is_local
 
 ITEMS, LOG, META = "items", "log", "meta"
 
@@ -44,28 +45,61 @@ LOG_SCHEMA = pa.schema(
 META_SCHEMA = pa.schema([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.string())])
 
 
-class BankStore:
-    """Thin, synchronous access to the three tables. Not thread-safe: callers serialise writes."""
+class BankReadOnly(Exception):
+    """A write to a bank opened read-only (inspection commands never write, not even on close)."""
 
-    def __init__(self, uri: str, storage_options: dict[str, str] | None = None):
+
+class BankStore:
+    """Thin, synchronous access to the three tables. Not thread-safe: callers serialise writes.
+
+    A writer holds the bank's lease (memory_actor.lease: one writer per bank, across processes
+    and machines) from `open` to `close`; a read-only store takes no lease and refuses writes."""
+
+    def __init__(self, uri: str, storage_options: dict[str, str] | None = None, *, read_only: bool = False,
+                 owner: str | None = None):
         self.uri = uri
         self.storage_options = dict(storage_options or {})
+        self.read_only = read_only
+        self.lease = BankLease(uri, owner) if is_local(uri) and not read_only else None
+        if self.lease is not None:
+            check_writable(uri)  # one clear line, before lancedb creates folders (a traceback there)
         self.db = lancedb.connect(uri, storage_options=self.storage_options or None)
         self.items: Any = None
         self.log: Any = None
         self.meta: Any = None
 
     def open(self, dim: int) -> None:
-        """Open (creating where missing) the three tables, items with embeddings of `dim` floats."""
-        self.items = self._open_table(ITEMS, item_schema(dim))
-        self.log = self._open_table(LOG, LOG_SCHEMA)
-        self.meta = self._open_table(META, META_SCHEMA)
+        """Open (creating where missing) the three tables, items with embeddings of `dim` floats.
+        A writer takes the lease first: BankInUse names the holder when another process has it."""
+        if self.lease is not None:
+            self.lease.acquire()
+        try:
+            self.items = self._open_table(ITEMS, item_schema(dim))
+            self.log = self._open_table(LOG, LOG_SCHEMA)
+            self.meta = self._open_table(META, META_SCHEMA)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Give up the lease (the tables need no closing)."""
+        if self.lease is not None:
+            self.lease.release()
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise BankReadOnly(f"the memory bank {self.uri} was opened read-only")
 
     def _open_table(self, name: str, schema: pa.Schema) -> Any:
         """Open or create a table. A table written by an older version is brought up to `schema`:
         columns added since are appended as nulls (a metadata change, no rewrite), in schema order,
         which is the order they were appended to the schemas. (`create_table(exist_ok=True)`
-        refuses an existing table whose schema differs, hence the two paths.)"""
+        refuses an existing table whose schema differs, hence the two paths.) Read-only: the
+        table as it is (readers take missing columns as nulls)."""
+        if self.read_only:
+            if not self._has_table(name):
+                raise BankReadOnly(f"no memory bank at {self.uri} (table {name} missing)")
+            return self.db.open_table(name)
         if not self._has_table(name):
             return self.db.create_table(name, schema=schema, exist_ok=True)  # exist_ok: a racing opener
         table = self.db.open_table(name)
@@ -94,6 +128,7 @@ class BankStore:
         return {row["key"]: json.loads(row["value"]) for row in rows}
 
     def write_meta(self, values: dict[str, Any]) -> None:
+        self._writable()
         data = pa.table({"key": list(values), "value": [json.dumps(v) for v in values.values()]}, schema=META_SCHEMA)
         self.meta.merge_insert("key").when_matched_update_all().when_not_matched_insert_all().execute(data)
 
@@ -101,13 +136,20 @@ class BankStore:
     def read_items(self) -> pa.Table:
         return self.items.to_arrow()
 
+    def add_items(self, table: pa.Table) -> None:
+        """Append items whose ids are new (the caller checked)."""
+        self._writable()
+        self.items.add(table)
+
     def upsert_items(self, table: pa.Table) -> None:
         """Insert new items and overwrite existing ones (by id) in one commit."""
+        self._writable()
         if table.num_rows:
             self.items.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(table)
 
     # -- log ----------------------------------------------------------------------------------
     def append_log(self, rows: list[dict[str, Any]]) -> None:
+        self._writable()
         if rows:
             self.log.add(pa.Table.from_pylist(rows, schema=LOG_SCHEMA))
 
@@ -115,11 +157,13 @@ class BankStore:
         return self.log.to_arrow().sort_by("seq")
 
     def delete_log(self, where: str) -> None:
+        self._writable()
         self.log.delete(where)
 
     # -- maintenance --------------------------------------------------------------------------
     def compact(self, retention_s: float, tables: tuple[str, ...] = (ITEMS, LOG, META)) -> None:
         """Merge small files and drop table versions older than the retention window."""
+        self._writable()
         with warnings.catch_warnings():
             # retention 0 is a deliberate choice (a bank with no other readers); lancedb warns about it
             warnings.filterwarnings("ignore", message="optimize.cleanup_older_than=0")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
 from launch.cli import UsageError, add_config_flag
 from launch.config import Settings
@@ -54,14 +55,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _open_bank(settings: Settings, create: bool = False):
+    """Inspection (create False) opens the bank read-only: nothing is written, no lease is taken,
+    so it works on a read-only file system and beside a running campaign. `import` and `seed`
+    (create True) become the bank's one writer, or say who is."""
     from memory_actor.bank import MemoryBank
+    from memory_actor.lease import BankUnusable, check_writable
     from memory_actor.store import BankStore
 
     config = settings.memory
-    if not create and not BankStore(config.uri, config.storage_options).exists():
+    if create:
+        try:
+            check_writable(config.uri)
+            return MemoryBank(config, owner="evokernel memory")
+        except BankUnusable as exc:
+            raise UsageError(str(exc)) from None
+    if not _is_bank(config.uri) or not BankStore(config.uri, config.storage_options, read_only=True).exists():
         raise UsageError(f"no memory bank at {config.uri} (create one with `evokernel memory seed BACKEND` "
                          "or pick it with --memory URI)")
-    return MemoryBank(config)
+    return MemoryBank(config, read_only=True)
+
+
+def _is_bank(uri: str) -> bool:
+    """False for a local path that is not a folder (lancedb would fail on it with a traceback)."""
+    from memory_actor.lease import is_local, local_path
+
+    return not is_local(uri) or os.path.isdir(local_path(uri))
 
 
 def memory_stats(args: argparse.Namespace, settings: Settings) -> int:

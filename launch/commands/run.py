@@ -14,6 +14,7 @@ from launch.campaign import Campaign, CampaignError, default_suite, new_run_id, 
 from launch.cli import UsageError, add_config_flag
 from launch.config import Settings
 from launch.run_summary import RunSummary
+from memory_actor.lease import BankUnusable
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -57,6 +58,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     if args.resume:
         run_dir = Path(args.resume).expanduser()
         settings = _resumed_settings(args, settings, run_dir)
+        _check_memory(settings)
     else:
         tasks, run_id, run_dir = _plan(settings)
     again = f"evokernel run --no-ray --resume {run_dir}"
@@ -70,6 +72,9 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             else:
                 campaign = Campaign(settings, run_dir, run_id=run_id)
             summary = asyncio.run(campaign.run(tasks))
+        except BankUnusable as exc:  # another writer took the bank after the check
+            print(f"evokernel run: {exc}", file=sys.stderr)
+            return 2
         except CampaignError as exc:
             print(f"evokernel run: stopped: {exc}\n  continue with  {again}", file=sys.stderr)
             return 1
@@ -90,8 +95,9 @@ def _check_sandbox(settings: Settings) -> None:
         raise UsageError(str(exc)) from None
 
 
-def _seed_fresh_bank(settings: Settings) -> None:
+def _seed_fresh_bank(settings: Settings, run_id: str) -> None:
     """A first run starts from the backend's bundle, not from an empty bank (nothing to show)."""
+    from memory_actor.lease import BankUnusable
     from memory_actor.seeding import seed_fresh_bank
     from npu_pool.backends import BackendUnavailable, get_backend
 
@@ -105,7 +111,10 @@ def _seed_fresh_bank(settings: Settings) -> None:
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as child:
-        added = child.submit(seed_fresh_bank, settings.memory, backend).result()
+        try:
+            added = child.submit(seed_fresh_bank, settings.memory, backend, f"evokernel run {run_id}").result()
+        except BankUnusable as exc:  # another writer took the bank after the check
+            raise UsageError(str(exc)) from None
     if added:
         print(f"evokernel run: the memory bank {settings.memory.uri} was empty: seeded {added} {backend} bundle "
               "items (memory.seed_fresh_bank: false starts empty)", file=sys.stderr)
@@ -130,19 +139,45 @@ def _plan(settings: Settings) -> tuple[list[Path], str, Path]:
         tasks = select_tasks(suite, settings.run.tasks)
     except CampaignError as exc:
         raise UsageError(str(exc)) from None
-    _seed_fresh_bank(settings)  # a new run, once what the user asked for is known to be valid
     run_id = new_run_id()
-    return tasks, run_id, Path(settings.run.out).expanduser() if settings.run.out else Path("runs") / run_id
+    run_dir = Path(settings.run.out).expanduser() if settings.run.out else Path("runs") / run_id
+    _check_run_folder(run_dir)
+    _check_memory(settings)
+    _seed_fresh_bank(settings, run_id)  # a new run, once what the user asked for is known to be valid
+    return tasks, run_id, run_dir
+
+
+def _check_run_folder(run_dir: Path) -> None:
+    """A run folder belongs to one run: a new run never writes into another's (`--resume` adds to one)."""
+    from launch.run_summary import SUMMARY_FILE
+
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UsageError(f"--out {run_dir} is a file, not a folder")
+    if (run_dir / SUMMARY_FILE).exists() or (run_dir / "attempts.jsonl").exists():
+        raise UsageError(f"{run_dir} holds another run: continue it with `evokernel run --resume {run_dir}`, "
+                         "or pick another --out folder")
+
+
+def _check_memory(settings: Settings) -> None:
+    """Before Ray starts and before any model call: the bank can be written here and nobody else
+    writes it (memory_actor.lease), else one line and exit 2."""
+    from memory_actor.lease import BankUnusable, probe
+
+    try:
+        probe(settings.memory.uri)
+    except BankUnusable as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
     """Every operator as a Ray task, over device-pinned pools (launch.concurrent_campaign)."""
-    from launch.concurrent_campaign import ConcurrentCampaign
+    from launch.concurrent_campaign import BankRefused, ConcurrentCampaign
     from npu_pool.devices import FakeDevices
 
     if args.resume:
         run_dir = Path(args.resume).expanduser()
         settings = _resumed_settings(args, settings, run_dir)
+        _check_memory(settings)
     else:
         tasks, run_id, run_dir = _plan(settings)
     ray = settings.ray
@@ -158,6 +193,9 @@ def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
             else:
                 campaign = ConcurrentCampaign(settings, run_dir, run_id=run_id, **options)
             summary = RunSummary.model_validate(campaign.run(tasks))
+        except BankRefused as exc:  # another writer took the bank after the check
+            print(f"evokernel run: {exc}", file=sys.stderr)
+            return 2
         except CampaignError as exc:
             print(f"evokernel run: stopped: {exc}", file=sys.stderr)
             return 1

@@ -169,3 +169,42 @@ def test_waiting_for_an_endpoint_returns_as_soon_as_it_answers():
     started = time.monotonic()
     assert not wait_for_endpoint(server.base_url, 0.3, poll_s=0.1)
     assert 0.3 <= time.monotonic() - started < 5
+
+
+def test_a_run_folder_belongs_to_one_run(tmp_path, capsys):
+    with OpenAITestServer() as server:
+        server.responder = ScriptedAgent([replies.FAST])
+        assert run_cli(server, tmp_path, "--iterations", "1") == 0
+        before = (tmp_path / "run" / "summary.json").read_text(), (tmp_path / "run" / "attempts.jsonl").read_text()
+        capsys.readouterr()
+        assert run_cli(server, tmp_path, "--iterations", "1") == 2  # a second run into the same --out
+    err = capsys.readouterr().err.strip()
+    assert err == (f"evokernel run: {tmp_path / 'run'} holds another run: continue it with "
+                   f"`evokernel run --resume {tmp_path / 'run'}`, or pick another --out folder")
+    assert ((tmp_path / "run" / "summary.json").read_text(), (tmp_path / "run" / "attempts.jsonl").read_text()) == before
+
+
+@pytest.mark.parametrize("ray_mode", [False, True])
+def test_an_unusable_bank_path_is_one_line_before_anything_starts(tmp_path, capsys, ray_mode):
+    import ray
+
+    (tmp_path / "bank").write_text("a file where the bank should be")
+    with OpenAITestServer() as server:
+        code = main([*FAST_HARNESS, "run", *([] if ray_mode else ["--no-ray"]), "--tasks", "4_ReLU*",
+                     "--llm-base-url", server.base_url, "--llm-model", server.model, "--memory",
+                     str(tmp_path / "bank"), "--out", str(tmp_path / "run"), "--backend", "cpu"])
+        assert server.requests == []  # no model call
+    assert code == 2 and not ray.is_initialized() and not (tmp_path / "run").exists()
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [f"evokernel run: the memory bank path {tmp_path / 'bank'} is a file, not a folder: "
+                                "pick a folder with --memory"]
+
+
+def test_a_bank_another_process_writes_is_refused_naming_it(tmp_path, capsys):
+    from tests.memory_actor.test_lease import holder
+
+    with holder(str(tmp_path / "bank")) as process, OpenAITestServer() as server:
+        assert run_cli(server, tmp_path, "--iterations", "1") == 2
+        assert server.requests == []
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "is in use by evokernel run holder-run" in err and f"pid {process.pid}" in err
