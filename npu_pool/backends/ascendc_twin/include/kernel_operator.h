@@ -1,0 +1,19 @@
+// EvoKernel's CPU twin of the Ascend C programming model: the header kernels include.
+//
+// A kernel written for the real toolkit, within the subset listed in docs/ascendc_twin.md,
+// compiles unchanged against this header with g++ -std=c++17:
+//     #include "kernel_operator.h"
+//     using namespace AscendC;
+// Written by the EvoKernel authors from the public Ascend C API documentation; no CANN header
+// or source was used. The launcher side lives in twin_runtime.h; the cube's high-level Matmul
+// in lib/matmul_intf.h (as in the toolkit).
+#pragma once
+
+#include "twin_core.h"
+#include "twin_half.h"
+#include "twin_tensor.h"
+#include "twin_copy.h"
+#include "twin_sync.h"
+#include "twin_vector.h"
+#include "twin_reduce.h"
+#include "twin_unsupported.h"

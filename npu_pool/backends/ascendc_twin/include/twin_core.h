@@ -1,0 +1,238 @@
+// EvoKernel's CPU twin of the Ascend C programming model: the shared state of one launch.
+//
+// Written by the EvoKernel authors from the public Ascend C API documentation; no CANN header
+// or source was used. This file holds what every other twin header needs: the kernel-language
+// keywords as plain C++, the per-SoC parameter table, source locations for fault messages, the
+// fault itself, the global-memory regions a launch was given (with per-block write ownership),
+// each block's Unified Buffer and the counters of the cost model.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+// --- the kernel language as plain C++ --------------------------------------------------------
+#ifndef __global__
+#define __global__
+#endif
+#ifndef __aicore__
+#define __aicore__
+#endif
+#ifndef __gm__
+#define __gm__
+#endif
+#ifndef __ubuf__
+#define __ubuf__
+#endif
+#define GM_ADDR uint8_t __gm__*
+// Kernel-type declarations of mixed cube/vector kernels: one twin block plays both cores.
+#define KERNEL_TASK_TYPE_DEFAULT(type)
+#define ASCEND_IS_AIV (true)
+#define ASCEND_IS_AIC (true)
+
+namespace evk_twin {
+
+// --- where an API was called from (GCC builtins evaluated at the caller, C++17) ---------------
+struct Src {
+    const char* file;
+    int line;
+    constexpr Src(const char* f = __builtin_FILE(), int l = __builtin_LINE()) : file(f), line(l) {}
+};
+
+// --- SoC parameters: one table (values are a model's inputs, not measurements) ---------------
+struct SocParams {
+    const char* name;
+    uint32_t ai_cores;         // cores a vector kernel's blocks spread over
+    uint64_t ub_bytes;         // Unified Buffer per core
+    uint64_t l0a_bytes, l0b_bytes, l0c_bytes, l1_bytes;
+    double clock_ghz;          // AI core clock
+    double gm_gbps;            // global-memory bandwidth shared by all cores (GB/s)
+    double core_copy_gbps;     // what one core's copy engines move at most (GB/s)
+    double copy_issue_us;      // fixed cost of one DataCopy instruction (latency not hidden)
+    double vector_issue_cycles;  // fixed cost of one vector instruction
+    double cube_macs_per_cycle_16;  // half/bfloat16 multiply-accumulates per cycle
+    double cube_macs_per_cycle_32;  // float
+    double launch_us;          // kernel launch overhead
+};
+
+inline const SocParams kSocTable[] = {
+    //  name            cores  UB        L0A    L0B    L0C     L1       GHz  GM GB/s core GB/s issue vis  cube16 cube32 launch
+    {"Ascend910B1",     24, 192 << 10, 64 << 10, 64 << 10, 128 << 10, 512 << 10, 1.80, 1600.0, 120.0, 0.25, 10.0, 4096.0, 1024.0, 3.0},
+    {"Ascend910B2",     24, 192 << 10, 64 << 10, 64 << 10, 128 << 10, 512 << 10, 1.80, 1600.0, 120.0, 0.25, 10.0, 4096.0, 1024.0, 3.0},
+    {"Ascend910B3",     20, 192 << 10, 64 << 10, 64 << 10, 128 << 10, 512 << 10, 1.80, 1600.0, 120.0, 0.25, 10.0, 4096.0, 1024.0, 3.0},
+    {"Ascend910B4",     20, 192 << 10, 64 << 10, 64 << 10, 128 << 10, 512 << 10, 1.65, 800.0, 100.0, 0.25, 10.0, 4096.0, 1024.0, 3.0},
+    {"Ascend910B",      24, 192 << 10, 64 << 10, 64 << 10, 128 << 10, 512 << 10, 1.80, 1600.0, 120.0, 0.25, 10.0, 4096.0, 1024.0, 3.0},
+    {"Ascend910",       32, 256 << 10, 64 << 10, 64 << 10, 256 << 10, 1024 << 10, 1.00, 1200.0, 80.0, 0.30, 10.0, 4096.0, 0.0, 4.0},
+    {"Ascend310P",       8, 256 << 10, 64 << 10, 64 << 10, 256 << 10, 1024 << 10, 1.08, 204.8, 50.0, 0.30, 10.0, 4096.0, 0.0, 4.0},
+};
+
+// --- a fault: the twin's equivalent of a device exception or silent corruption ---------------
+struct Fault {
+    std::string line;  // "twin fault [<rule>]: <API> at <file>:<line>: <message>"
+};
+
+[[noreturn]] inline void fault(const char* rule, const char* api, Src src, const std::string& message) {
+    const char* file = src.file ? src.file : "?";
+    const char* slash = std::strrchr(file, '/');
+    std::string text = "twin fault [";
+    text += rule;
+    text += "]: ";
+    text += api;
+    text += " at ";
+    text += slash ? slash + 1 : file;
+    text += ":" + std::to_string(src.line) + ": " + message;
+    throw Fault{text};
+}
+
+// --- global memory the kernel was given, with per-block write ownership -----------------------
+enum RegionAccess : int { kReadOnly = 0, kWritableOwned = 1, kWritableShared = 2 };
+
+struct Region {
+    uintptr_t begin, end;
+    std::string name;
+    int access;
+    // written byte ranges [start, end) -> block that wrote them (coalesced per block)
+    std::map<uintptr_t, std::pair<uintptr_t, uint32_t>> written;
+};
+
+// --- the cost model's counters (per block; summed and modelled by twin_runtime.h) -------------
+enum VecClass : int { kArith = 0, kTranscendental, kReduce, kCast, kCompareSelect, kDuplicate, kVecClasses };
+inline const char* const kVecClassNames[kVecClasses] = {"arith", "transcendental", "reduce", "cast",
+                                                         "compare_select", "duplicate"};
+// cycles per 256-byte repeat of each instruction class (a modelling assumption, see docs)
+inline const double kVecClassCycles[kVecClasses] = {1.0, 4.0, 2.0, 1.0, 1.0, 1.0};
+
+struct BlockCounters {
+    uint64_t gm_to_ub = 0, ub_to_gm = 0, ub_to_ub = 0, gm_to_l1 = 0;
+    uint64_t copies_in = 0, copies_out = 0, copies_local = 0;  // DataCopy instructions per direction
+    uint64_t gm_scalar = 0;  // GlobalTensor GetValue/SetValue (each a scalar round trip to HBM)
+    uint64_t repeats[kVecClasses] = {};
+    uint64_t vector_instructions = 0;
+    uint64_t scalar_ops = 0;  // LocalTensor GetValue/SetValue and other scalar-unit work we can see
+    uint64_t cube_macs_16 = 0, cube_macs_32 = 0;
+    // double buffering: queues that moved tiles through two or more buffers, and how many tiles
+    uint64_t enque_multi = 0, enque_single = 0;
+};
+
+// --- one launch's state ----------------------------------------------------------------------
+struct State {
+    SocParams soc = kSocTable[0];
+    std::vector<Region> regions;
+    std::string fault;
+    std::string profile;
+    std::vector<std::string> notes;  // non-fatal observations (dropped copy tails), bounded
+    // the running block
+    int64_t block_idx = 0, block_num = 1;
+    std::vector<uint8_t> ub_storage;  // this block's Unified Buffer (fresh per block)
+    uint8_t* ub = nullptr;
+    uint64_t ub_used = 0;             // bytes handed out by TPipe::InitBuffer
+    uint8_t* sys_workspace = nullptr;
+    bool atomic_add = false;
+    int32_t flags[64][8] = {};        // SetFlag count not yet waited for, per HardEvent and event id
+    BlockCounters counters;
+    std::vector<BlockCounters> per_block;
+};
+
+inline State& state() {
+    static State s;
+    return s;
+}
+
+inline void note(const std::string& text) {
+    auto& notes = state().notes;
+    if (notes.size() < 8) notes.push_back(text);
+}
+
+// Fresh Unified Buffer for a block: filled with 0xFF so reading never-written UB gives NaN
+// (uninitialised on-chip memory holds whatever the last kernel left there).
+inline void fresh_ub() {
+    State& s = state();
+    s.ub_storage.assign(s.soc.ub_bytes + 64, 0xFF);
+    uintptr_t raw = reinterpret_cast<uintptr_t>(s.ub_storage.data());
+    s.ub = reinterpret_cast<uint8_t*>((raw + 63) & ~uintptr_t(63));
+    s.ub_used = 0;
+    s.atomic_add = false;
+    std::memset(s.flags, 0, sizeof s.flags);
+    s.counters = BlockCounters{};
+}
+
+inline Region* find_region(uintptr_t p, uint64_t bytes) {
+    for (auto& r : state().regions) {
+        if (p >= r.begin && p + bytes <= r.end) return &r;
+    }
+    return nullptr;
+}
+
+inline std::string describe_address(uintptr_t p) {
+    char buf[160];
+    for (auto& r : state().regions) {
+        if (p >= r.begin && p < r.end + 4096) {
+            std::snprintf(buf, sizeof buf, "byte %lld of '%s' (%llu bytes)", (long long)(p - r.begin),
+                          r.name.c_str(), (unsigned long long)(r.end - r.begin));
+            return buf;
+        }
+    }
+    std::snprintf(buf, sizeof buf, "address %p, in no tensor the kernel was given", (void*)p);
+    return buf;
+}
+
+// Checks a global-memory access of `bytes` at `p`; records write ownership for the running block.
+inline void check_gm(const void* ptr, uint64_t bytes, bool write, const char* api, Src src) {
+    if (bytes == 0) return;
+    uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    State& s = state();
+    Region* r = find_region(p, bytes);
+    if (!r) {
+        fault("gm-bounds", api, src,
+              std::string(write ? "writes " : "reads ") + std::to_string(bytes) + " bytes at " +
+                  describe_address(p) + ": outside every global tensor the kernel was given");
+    }
+    if (!write) return;
+    if (r->access == kReadOnly) {
+        fault("gm-readonly", api, src, "writes to the input tensor '" + r->name + "'");
+    }
+    if (r->access != kWritableOwned || s.atomic_add) return;
+    const uint32_t me = static_cast<uint32_t>(s.block_idx);
+    uintptr_t b = p, e = p + bytes;
+    auto& w = r->written;
+    auto it = w.upper_bound(b);
+    if (it != w.begin()) --it;
+    while (it != w.end() && it->first < e) {
+        if (it->second.first > b && it->second.second != me) {
+            uintptr_t lo = std::max(b, it->first);
+            fault("block-overlap", api, src,
+                  "block " + std::to_string(me) + " writes byte " + std::to_string(lo - r->begin) + " of '" +
+                      r->name + "' that block " + std::to_string(it->second.second) +
+                      " also wrote; blocks run concurrently on the device, so the result would be a race");
+        }
+        ++it;
+    }
+    // merge [b, e) with this block's adjacent or overlapping ranges
+    it = w.upper_bound(b);
+    if (it != w.begin()) {
+        auto prev = std::prev(it);
+        if (prev->second.first >= b && prev->second.second == me) {
+            b = prev->first;
+            e = std::max(e, prev->second.first);
+            it = w.erase(prev);
+        }
+    }
+    while (it != w.end() && it->first <= e && it->second.second == me) {
+        e = std::max(e, it->second.first);
+        it = w.erase(it);
+    }
+    w.emplace(b, std::make_pair(e, me));
+}
+
+template <class...>
+constexpr bool always_false = false;
+
+}  // namespace evk_twin

@@ -1,0 +1,439 @@
+// EvoKernel Ascend C twin: tensors and on-chip memory management.
+//
+// GlobalTensor is a typed view of global memory; every access through the API is checked
+// against the regions the launch registered. LocalTensor is a view of this block's Unified
+// Buffer, handed out by TPipe::InitBuffer through a TQue (Alloc -> EnQue -> DeQue -> Free) or a
+// TBuf. Each buffer carries a generation counter, so a tensor used after FreeTensor faults.
+#pragma once
+
+#include "twin_core.h"
+#include "twin_half.h"
+
+enum pipe_t : int { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_V2, PIPE_FIX };
+enum event_t : int32_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
+
+namespace AscendC {
+
+enum class TPosition : uint8_t {
+    GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, SPM, TSCM, C2PIPE2GM, MAX,
+    LCM = VECCALC, SHM = SPM
+};
+using QuePosition = TPosition;
+
+}  // namespace AscendC
+
+namespace evk_twin {
+
+enum SlotState : int { kFree = 0, kAllocated, kEnqueued, kDequeued, kFixed };
+inline const char* slot_state_name(int s) {
+    static const char* const names[] = {"free", "allocated", "enqueued", "dequeued", "fixed (TBuf)"};
+    return names[s];
+}
+
+// One buffer of a queue or a TBuf in the Unified Buffer.
+struct Slot {
+    uint8_t* base = nullptr;
+    uint32_t bytes = 0;
+    uint32_t generation = 1;
+    int state = kFree;
+    const char* kind = "TQue";
+};
+
+inline uint64_t ub_offset(const void* p) {
+    return static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(p) - state().ub);
+}
+
+}  // namespace evk_twin
+
+namespace AscendC {
+
+template <class T>
+class LocalTensor {
+public:
+    using PrimType = T;
+    LocalTensor() = default;
+    LocalTensor(T* p, uint32_t elements, evk_twin::Slot* slot, TPosition pos)
+        : ptr_(p), size_(elements), slot_(slot), gen_(slot ? slot->generation : 0), pos_(pos) {}
+
+    // A view starting `offset` elements further (the device's tensor[offset]).
+    LocalTensor operator[](uint32_t offset) const {
+        LocalTensor view = *this;
+        if (offset > size_) {
+            evk_twin::fault("local-bounds", "LocalTensor::operator[]", evk_twin::Src(nullptr, 0),
+                            "offset " + std::to_string(offset) + " is past the end of a " +
+                                std::to_string(size_) + "-element local tensor");
+        }
+        view.ptr_ += offset;
+        view.size_ -= offset;
+        return view;
+    }
+    T GetValue(uint32_t index, evk_twin::Src src = {}) const {
+        check_scalar(index, "LocalTensor::GetValue", src);
+        return ptr_[index];
+    }
+    void SetValue(uint32_t index, T value, evk_twin::Src src = {}) const {
+        check_scalar(index, "LocalTensor::SetValue", src);
+        ptr_[index] = value;
+    }
+    T& operator()(uint32_t index) const {
+        check_scalar(index, "LocalTensor::operator()", evk_twin::Src(nullptr, 0));
+        return ptr_[index];
+    }
+    template <class U>
+    LocalTensor<U> ReinterpretCast() const {
+        LocalTensor<U> out(reinterpret_cast<U*>(ptr_), static_cast<uint32_t>(uint64_t(size_) * sizeof(T) / sizeof(U)),
+                           slot_, pos_);
+        out.set_generation(gen_);
+        return out;
+    }
+    uint32_t GetSize() const { return size_; }
+    uint32_t GetLength() const { return size_ * sizeof(T); }
+    void SetSize(uint32_t elements, evk_twin::Src src = {}) {
+        if (slot_ && (ptr_ - reinterpret_cast<T*>(slot_->base) + uint64_t(elements)) * sizeof(T) > slot_->bytes) {
+            evk_twin::fault("local-bounds", "LocalTensor::SetSize", src, "size beyond the tensor's buffer");
+        }
+        size_ = elements;
+    }
+    T* GetPhyAddr() const { return ptr_; }
+    T* GetPhyAddr(uint32_t offset) const { return ptr_ + offset; }
+    TPosition GetPosition() const { return pos_; }
+
+    // --- twin internals (used by the API functions) ---
+    T* data() const { return ptr_; }
+    evk_twin::Slot* slot() const { return slot_; }
+    uint32_t generation() const { return gen_; }
+    void set_generation(uint32_t g) { gen_ = g; }
+
+    // Validates a use of `elements` elements from the start by an API call.
+    void check(uint64_t elements, const char* api, evk_twin::Src src, bool need_align = true) const {
+        if (!slot_) evk_twin::fault("use-after-free", api, src, "a LocalTensor that was never allocated");
+        if (slot_->generation != gen_) {
+            evk_twin::fault("use-after-free", api, src,
+                            std::string("a local tensor used after FreeTensor gave its ") + slot_->kind +
+                                " buffer back");
+        }
+        if (slot_->state == evk_twin::kEnqueued) {
+            evk_twin::fault("queue-order", api, src,
+                            "a local tensor used while it sits in a queue (after EnQue, before DeQue)");
+        }
+        if (need_align && evk_twin::ub_offset(ptr_) % 32 != 0) {
+            evk_twin::fault("alignment", api, src,
+                            "local tensor starts at UB byte " + std::to_string(evk_twin::ub_offset(ptr_)) +
+                                ", not 32-byte aligned (a view x[offset] needs offset * sizeof(T) % 32 == 0)");
+        }
+        if (elements > size_) {
+            evk_twin::fault("local-bounds", api, src,
+                            "touches " + std::to_string(elements) + " elements of a local tensor holding " +
+                                std::to_string(size_));
+        }
+    }
+
+private:
+    void check_scalar(uint32_t index, const char* api, evk_twin::Src src) const {
+        check(uint64_t(index) + 1, api, src, false);
+        ++evk_twin::state().counters.scalar_ops;
+    }
+    T* ptr_ = nullptr;
+    uint32_t size_ = 0;
+    evk_twin::Slot* slot_ = nullptr;
+    uint32_t gen_ = 0;
+    TPosition pos_ = TPosition::VECCALC;
+};
+
+template <class T>
+class GlobalTensor {
+public:
+    using PrimType = T;
+    GlobalTensor() = default;
+    void SetGlobalBuffer(__gm__ T* buffer, uint64_t bufferSize = 0) {
+        ptr_ = buffer;
+        size_ = bufferSize;
+    }
+    GlobalTensor operator[](uint64_t offset) const {
+        GlobalTensor view = *this;
+        view.ptr_ += offset;
+        view.size_ = size_ > offset ? size_ - offset : 0;
+        return view;
+    }
+    T GetValue(uint64_t index, evk_twin::Src src = {}) const {
+        evk_twin::check_gm(ptr_ + index, sizeof(T), false, "GlobalTensor::GetValue", src);
+        ++evk_twin::state().counters.gm_scalar;
+        return ptr_[index];
+    }
+    void SetValue(uint64_t index, T value, evk_twin::Src src = {}) const {
+        evk_twin::check_gm(ptr_ + index, sizeof(T), true, "GlobalTensor::SetValue", src);
+        ++evk_twin::state().counters.gm_scalar;
+        ptr_[index] = value;
+    }
+    // Reference access: checked as a write (the twin cannot tell which it will be).
+    T& operator()(uint64_t index) const {
+        evk_twin::check_gm(ptr_ + index, sizeof(T), true, "GlobalTensor::operator()", evk_twin::Src(nullptr, 0));
+        ++evk_twin::state().counters.gm_scalar;
+        return ptr_[index];
+    }
+    __gm__ T* GetPhyAddr() const { return ptr_; }
+    __gm__ T* GetPhyAddr(uint64_t offset) const { return ptr_ + offset; }
+    uint64_t GetSize() const { return size_; }
+    template <class Hint>
+    void SetL2CacheHint(Hint) {}
+
+private:
+    T* ptr_ = nullptr;
+    uint64_t size_ = 0;
+};
+
+enum class HardEvent : uint8_t {
+    MTE2_MTE1, MTE1_MTE2, MTE1_M, M_MTE1, MTE2_V, V_MTE2, MTE3_V, V_MTE3, M_V, V_M, V_V, MTE3_MTE1, MTE1_MTE3,
+    MTE1_V, MTE2_M, M_MTE2, V_MTE1, M_FIX, FIX_M, MTE3_MTE2, MTE2_MTE3, S_V, V_S, S_MTE2, MTE2_S, S_MTE3, MTE3_S,
+    MTE2_FIX, FIX_MTE2, FIX_S, M_S, FIX_MTE3, MTE1_FIX, FIX_MTE1, FIX_FIX, MAX
+};
+
+// Event ids from the pipe (the twin hands out id 0..7 round robin; they only need to pair up).
+class TPipeEvents {
+public:
+    int32_t FetchEventID(HardEvent) { return next_++ % 8; }
+    template <HardEvent e>
+    int32_t FetchEventID() { return next_++ % 8; }
+    template <HardEvent e>
+    int32_t AllocEventID() { return next_++ % 8; }
+    template <HardEvent e>
+    void ReleaseEventID(int32_t) {}
+
+private:
+    int32_t next_ = 0;
+};
+
+class TPipe;
+
+namespace twin_detail {
+
+// The buffers and FIFO shared by TQue and TQueBind.
+class QueueBase {
+public:
+    QueueBase() = default;
+    QueueBase(const QueueBase&) = delete;
+    QueueBase& operator=(const QueueBase&) = delete;
+
+    template <class T>
+    LocalTensor<T> AllocTensor(evk_twin::Src src = {}) {
+        require_init("TQue::AllocTensor", src);
+        for (uint32_t i = 0; i < count_; ++i) {
+            evk_twin::Slot& s = slots_[i];
+            if (s.state == evk_twin::kFree) {
+                s.state = evk_twin::kAllocated;
+                return LocalTensor<T>(reinterpret_cast<T*>(s.base), s.bytes / sizeof(T), &s, pos_);
+            }
+        }
+        evk_twin::fault("queue-depth", "TQue::AllocTensor", src,
+                        "all " + std::to_string(count_) +
+                            " buffers of this queue are allocated and not yet freed (the device would wait forever)");
+    }
+    template <class T>
+    bool EnQue(const LocalTensor<T>& tensor, evk_twin::Src src = {}) {
+        require_init("TQue::EnQue", src);
+        evk_twin::Slot* s = own(tensor.slot(), "TQue::EnQue", src);
+        if (s->generation != tensor.generation()) {
+            evk_twin::fault("use-after-free", "TQue::EnQue", src, "EnQue of a local tensor that was already freed");
+        }
+        if (s->state != evk_twin::kAllocated) {
+            evk_twin::fault("queue-order", "TQue::EnQue", src,
+                            std::string("EnQue of a tensor that is ") + evk_twin::slot_state_name(s->state) +
+                                " (order: AllocTensor -> EnQue -> DeQue -> FreeTensor)");
+        }
+        if (fifo_.size() >= depth_) {
+            evk_twin::fault("queue-depth", "TQue::EnQue", src,
+                            "queue of depth " + std::to_string(depth_) + " already holds " +
+                                std::to_string(fifo_.size()) + " tensors; DeQue one first");
+        }
+        s->state = evk_twin::kEnqueued;
+        fifo_.push_back(s);
+        auto& c = evk_twin::state().counters;
+        (count_ >= 2 ? c.enque_multi : c.enque_single) += 1;
+        return true;
+    }
+    template <class T>
+    LocalTensor<T> DeQue(evk_twin::Src src = {}) {
+        require_init("TQue::DeQue", src);
+        if (fifo_.empty()) {
+            evk_twin::fault("queue-order", "TQue::DeQue", src,
+                            "DeQue from an empty queue (no EnQue before it: the device would wait forever)");
+        }
+        evk_twin::Slot* s = fifo_.front();
+        fifo_.erase(fifo_.begin());
+        s->state = evk_twin::kDequeued;
+        return LocalTensor<T>(reinterpret_cast<T*>(s->base), s->bytes / sizeof(T), s, pos_);
+    }
+    template <class T>
+    void FreeTensor(const LocalTensor<T>& tensor, evk_twin::Src src = {}) {
+        require_init("TQue::FreeTensor", src);
+        evk_twin::Slot* s = own(tensor.slot(), "TQue::FreeTensor", src);
+        if (s->generation != tensor.generation()) {
+            evk_twin::fault("use-after-free", "TQue::FreeTensor", src, "FreeTensor of a tensor already freed");
+        }
+        if (s->state != evk_twin::kDequeued) {
+            evk_twin::fault("queue-order", "TQue::FreeTensor", src,
+                            std::string("FreeTensor of a tensor that is ") + evk_twin::slot_state_name(s->state) +
+                                " (order: AllocTensor -> EnQue -> DeQue -> FreeTensor)");
+        }
+        s->state = evk_twin::kFree;
+        ++s->generation;
+    }
+    bool VacantInQue() const { return fifo_.size() < depth_; }
+    bool HasTensorInQue() const { return !fifo_.empty(); }
+    int32_t GetTensorCountInQue() const { return static_cast<int32_t>(fifo_.size()); }
+    bool HasIdleBuffer() const {
+        for (uint32_t i = 0; i < count_; ++i)
+            if (slots_[i].state == evk_twin::kFree) return true;
+        return false;
+    }
+    void FreeAllEvent() {}
+
+    // --- twin internals ---
+    void init(uint8_t* base, uint32_t num, uint32_t len_rounded) {
+        count_ = num;
+        for (uint32_t i = 0; i < num && i < kMaxBuffers; ++i) {
+            slots_[i] = evk_twin::Slot{};
+            slots_[i].base = base + uint64_t(i) * len_rounded;
+            slots_[i].bytes = len_rounded;
+            slots_[i].kind = "TQue";
+        }
+        fifo_.clear();
+    }
+    bool initialised() const { return count_ > 0; }
+    static constexpr uint32_t kMaxBuffers = 16;
+
+protected:
+    QueueBase(TPosition pos, uint32_t depth) : pos_(pos), depth_(depth == 0 ? 1 : depth) {}
+    void require_init(const char* api, evk_twin::Src src) const {
+        if (count_ == 0) evk_twin::fault("queue-order", api, src, "queue used before TPipe::InitBuffer");
+    }
+    evk_twin::Slot* own(evk_twin::Slot* s, const char* api, evk_twin::Src src) {
+        for (uint32_t i = 0; i < count_; ++i)
+            if (&slots_[i] == s) return s;
+        evk_twin::fault("queue-order", api, src, "the tensor was not allocated from this queue");
+    }
+    TPosition pos_ = TPosition::VECIN;
+    uint32_t depth_ = 1;
+    uint32_t count_ = 0;
+    evk_twin::Slot slots_[kMaxBuffers];
+    std::vector<evk_twin::Slot*> fifo_;
+};
+
+}  // namespace twin_detail
+
+template <TPosition pos, int32_t depth = 1, auto... rest>
+class TQue : public twin_detail::QueueBase {
+public:
+    TQue() : QueueBase(pos, static_cast<uint32_t>(depth)) {}
+};
+
+template <TPosition src, TPosition dst, int32_t depth = 1, auto... rest>
+class TQueBind : public twin_detail::QueueBase {
+public:
+    TQueBind() : QueueBase(dst, static_cast<uint32_t>(depth)) {}
+};
+
+template <TPosition pos = TPosition::VECCALC>
+class TBuf {
+public:
+    TBuf() = default;
+    TBuf(const TBuf&) = delete;
+    TBuf& operator=(const TBuf&) = delete;
+    template <class T>
+    LocalTensor<T> Get(evk_twin::Src src = {}) {
+        require_init(src);
+        return LocalTensor<T>(reinterpret_cast<T*>(slot_.base), slot_.bytes / sizeof(T), &slot_, pos);
+    }
+    template <class T>
+    LocalTensor<T> Get(uint32_t len, evk_twin::Src src = {}) {
+        require_init(src);
+        if (uint64_t(len) * sizeof(T) > slot_.bytes) {
+            evk_twin::fault("local-bounds", "TBuf::Get", src,
+                            std::to_string(len) + " elements do not fit the " + std::to_string(slot_.bytes) +
+                                "-byte TBuf");
+        }
+        return LocalTensor<T>(reinterpret_cast<T*>(slot_.base), len, &slot_, pos);
+    }
+    template <class T>
+    LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset, evk_twin::Src src = {}) {
+        require_init(src);
+        if (bufOffset % 32 != 0 || uint64_t(bufOffset) + uint64_t(size) * sizeof(T) > slot_.bytes) {
+            evk_twin::fault(bufOffset % 32 ? "alignment" : "local-bounds", "TBuf::GetWithOffset", src,
+                            "offset " + std::to_string(bufOffset) + " bytes + " + std::to_string(size) +
+                                " elements outside the " + std::to_string(slot_.bytes) +
+                                "-byte TBuf or not 32-byte aligned");
+        }
+        return LocalTensor<T>(reinterpret_cast<T*>(slot_.base + bufOffset), size, &slot_, pos);
+    }
+    // --- twin internals ---
+    void init(uint8_t* base, uint32_t len_rounded) {
+        slot_ = evk_twin::Slot{};
+        slot_.base = base;
+        slot_.bytes = len_rounded;
+        slot_.state = evk_twin::kFixed;
+        slot_.kind = "TBuf";
+    }
+
+private:
+    void require_init(evk_twin::Src src) const {
+        if (!slot_.base) evk_twin::fault("queue-order", "TBuf::Get", src, "TBuf used before TPipe::InitBuffer");
+    }
+    evk_twin::Slot slot_;
+};
+
+class TPipe : public TPipeEvents {
+public:
+    TPipe() : start_(evk_twin::state().ub_used) {}
+    ~TPipe() { evk_twin::state().ub_used = start_; }
+    TPipe(const TPipe&) = delete;
+    TPipe& operator=(const TPipe&) = delete;
+
+    template <class Q, class = decltype(std::declval<Q&>().init(nullptr, 0u, 0u))>
+    bool InitBuffer(Q& que, uint8_t num, uint32_t len, evk_twin::Src src = {}) {
+        if (num == 0 || num > twin_detail::QueueBase::kMaxBuffers) {
+            evk_twin::fault("queue-depth", "TPipe::InitBuffer", src,
+                            "a queue needs 1 to 16 buffers, not " + std::to_string(num));
+        }
+        if (que.initialised()) {
+            evk_twin::fault("queue-order", "TPipe::InitBuffer", src, "the queue was already given buffers");
+        }
+        const uint32_t rounded = round32(len);
+        que.init(take(uint64_t(rounded) * num, src), num, rounded);
+        return true;
+    }
+    template <TPosition pos>
+    bool InitBuffer(TBuf<pos>& buf, uint32_t len, evk_twin::Src src = {}) {
+        buf.init(take(round32(len), src), round32(len));
+        return true;
+    }
+    void Reset() { evk_twin::state().ub_used = start_; }
+    void Destroy() { Reset(); }
+    void Init() {}
+
+private:
+    static uint32_t round32(uint32_t len) { return (len + 31u) & ~31u; }
+    uint8_t* take(uint64_t bytes, evk_twin::Src src) {
+        evk_twin::State& s = evk_twin::state();
+        if (s.ub_used + bytes > s.soc.ub_bytes) {
+            evk_twin::fault("ub-capacity", "TPipe::InitBuffer", src,
+                            "needs " + std::to_string(bytes) + " bytes but the " + std::to_string(s.soc.ub_bytes) +
+                                "-byte Unified Buffer of one core (" + s.soc.name + ") has " +
+                                std::to_string(s.soc.ub_bytes - s.ub_used) + " left (" +
+                                std::to_string(s.ub_used) + " already given to buffers)");
+        }
+        uint8_t* p = s.ub + s.ub_used;
+        s.ub_used += bytes;
+        return p;
+    }
+    uint64_t start_;
+};
+
+inline int64_t GetBlockIdx() { return evk_twin::state().block_idx; }
+inline int64_t GetBlockNum() { return evk_twin::state().block_num; }
+inline int64_t GetSubBlockIdx() { return 0; }
+inline int64_t GetTaskRation() { return 1; }
+
+inline void SetSysWorkspace(GM_ADDR workspace) { evk_twin::state().sys_workspace = workspace; }
+inline GM_ADDR GetSysWorkSpacePtr() { return evk_twin::state().sys_workspace; }
+
+}  // namespace AscendC

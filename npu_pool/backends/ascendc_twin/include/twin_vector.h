@@ -1,0 +1,503 @@
+// EvoKernel Ascend C twin: vector-unit instructions on LocalTensors.
+//
+// Two forms, as on the device. Count form: op(dst, src..., count) over the first count
+// elements. Mask/repeat form: op(dst, src..., mask, repeatTimes, repeatParams): each repeat
+// reads 256 bytes as 8 data blocks of 32 bytes; `mask` picks elements inside a repeat
+// (contiguous count, or two 64-bit words bit by bit), block strides and repeat strides are in
+// 32-byte blocks. Operands must start 32-byte aligned; repeatTimes is at most 255. 16-bit
+// floats compute in float and round once to the destination (round to nearest even).
+#pragma once
+
+#include "twin_tensor.h"
+
+namespace AscendC {
+
+struct UnaryRepeatParams {
+    UnaryRepeatParams() {}
+    UnaryRepeatParams(uint16_t dstBlk, uint16_t srcBlk, uint8_t dstRep, uint8_t srcRep)
+        : dstBlkStride(dstBlk), srcBlkStride(srcBlk), dstRepStride(dstRep), srcRepStride(srcRep) {}
+    uint16_t dstBlkStride = 1;
+    uint16_t srcBlkStride = 1;
+    uint8_t dstRepStride = 8;
+    uint8_t srcRepStride = 8;
+};
+
+struct BinaryRepeatParams {
+    BinaryRepeatParams() {}
+    BinaryRepeatParams(uint8_t dstBlk, uint8_t src0Blk, uint8_t src1Blk, uint8_t dstRep, uint8_t src0Rep, uint8_t src1Rep)
+        : dstBlkStride(dstBlk), src0BlkStride(src0Blk), src1BlkStride(src1Blk), dstRepStride(dstRep),
+          src0RepStride(src0Rep), src1RepStride(src1Rep) {}
+    uint8_t dstBlkStride = 1;
+    uint8_t src0BlkStride = 1;
+    uint8_t src1BlkStride = 1;
+    uint8_t dstRepStride = 8;
+    uint8_t src0RepStride = 8;
+    uint8_t src1RepStride = 8;
+};
+
+enum class RoundMode : uint8_t { CAST_NONE = 0, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD };
+enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
+enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VSEL_TENSOR_TENSOR_MODE };
+
+constexpr uint64_t MASK_PLACEHOLDER = 0;
+
+}  // namespace AscendC
+
+namespace evk_twin {
+
+template <class T>
+struct Identity {
+    using type = T;
+};
+template <class T>
+using nondeduced = typename Identity<T>::type;
+
+// Elements of a vector instruction's repeat selected by its mask.
+struct Mask {
+    uint64_t lo = 0, hi = 0;
+    bool test(uint32_t j) const { return j < 64 ? (lo >> j) & 1 : (hi >> (j - 64)) & 1; }
+    uint32_t highest() const {
+        if (hi) return 127 - __builtin_clzll(hi);
+        return lo ? 63 - __builtin_clzll(lo) : 0;
+    }
+};
+
+template <class T>
+Mask contiguous_mask(uint64_t count, const char* api, Src s) {
+    const uint64_t per_repeat = 256 / sizeof(T);
+    if (count == 0 || count > per_repeat) {
+        fault("mask-range", api, s,
+              "contiguous mask " + std::to_string(count) + " outside [1, " + std::to_string(per_repeat) + "] for " +
+                  std::to_string(sizeof(T) * 8) + "-bit elements");
+    }
+    Mask m;
+    m.lo = count >= 64 ? ~uint64_t(0) : ((uint64_t(1) << count) - 1);
+    m.hi = count > 64 ? (count >= 128 ? ~uint64_t(0) : ((uint64_t(1) << (count - 64)) - 1)) : 0;
+    return m;
+}
+
+template <class T>
+Mask bit_mask(const uint64_t mask[], const char* api, Src s) {
+    Mask m{mask[0], sizeof(T) == 2 ? mask[1] : 0};
+    if (sizeof(T) >= 4 && mask[1] != 0) {
+        fault("mask-range", api, s, "mask[1] must be 0 for 32-bit elements (64 per repeat)");
+    }
+    if (!m.lo && !m.hi) fault("mask-range", api, s, "mask selects no element");
+    return m;
+}
+
+inline void check_repeat(uint64_t repeat, const char* api, Src s) {
+    if (repeat > 255) {
+        fault("repeat-limit", api, s,
+              "repeatTimes " + std::to_string(repeat) +
+                  " exceeds 255 (the instruction's 8-bit field; split the work or use the count form)");
+    }
+}
+
+inline void count_vector(VecClass cls, uint64_t repeats) {
+    auto& c = state().counters;
+    c.repeats[cls] += repeats;
+    ++c.vector_instructions;
+}
+
+template <class T>
+uint64_t count_repeats(uint64_t count) {
+    return (count * sizeof(T) + 255) / 256;
+}
+
+// Offset (in elements) of element j of repeat r with the given strides (in 32-byte blocks).
+template <class T>
+inline uint64_t strided(uint32_t r, uint32_t j, uint32_t blk, uint32_t rep) {
+    constexpr uint32_t epb = 32 / sizeof(T);
+    return uint64_t(r) * rep * epb + uint64_t(j / epb) * blk * epb + j % epb;
+}
+
+template <class T>
+inline uint64_t strided_extent(uint32_t repeat, const Mask& m, uint32_t blk, uint32_t rep) {
+    if (repeat == 0) return 0;
+    return strided<T>(repeat - 1, m.highest(), blk, rep) + 1;
+}
+
+template <class T, class F>
+void unary_count(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, int64_t count, F f,
+                 const char* api, Src s, VecClass cls) {
+    if (count < 0) fault("invalid-argument", api, s, "negative count " + std::to_string(count));
+    dst.check(count, api, s);
+    src.check(count, api, s);
+    T* d = dst.data();
+    const T* x = src.data();
+    for (int64_t i = 0; i < count; ++i) d[i] = static_cast<T>(f(static_cast<calc_t<T>>(x[i])));
+    count_vector(cls, count_repeats<T>(count));
+}
+
+template <class T, class F>
+void unary_masked(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, const Mask& m, uint64_t repeat,
+                  const AscendC::UnaryRepeatParams& p, F f, const char* api, Src s, VecClass cls) {
+    check_repeat(repeat, api, s);
+    dst.check(strided_extent<T>(repeat, m, p.dstBlkStride, p.dstRepStride), api, s);
+    src.check(strided_extent<T>(repeat, m, p.srcBlkStride, p.srcRepStride), api, s);
+    constexpr uint32_t epr = 256 / sizeof(T);
+    for (uint32_t r = 0; r < repeat; ++r)
+        for (uint32_t j = 0; j < epr; ++j)
+            if (m.test(j)) {
+                const T v = src.data()[strided<T>(r, j, p.srcBlkStride, p.srcRepStride)];
+                dst.data()[strided<T>(r, j, p.dstBlkStride, p.dstRepStride)] = static_cast<T>(f(static_cast<calc_t<T>>(v)));
+            }
+    count_vector(cls, repeat);
+}
+
+template <class T, class F>
+void binary_count(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& a, const AscendC::LocalTensor<T>& b,
+                  int64_t count, F f, const char* api, Src s, VecClass cls) {
+    if (count < 0) fault("invalid-argument", api, s, "negative count " + std::to_string(count));
+    dst.check(count, api, s);
+    a.check(count, api, s);
+    b.check(count, api, s);
+    T* d = dst.data();
+    const T* x = a.data();
+    const T* y = b.data();
+    for (int64_t i = 0; i < count; ++i)
+        d[i] = static_cast<T>(f(static_cast<calc_t<T>>(x[i]), static_cast<calc_t<T>>(y[i])));
+    count_vector(cls, count_repeats<T>(count));
+}
+
+template <class T, class F>
+void binary_masked(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& a, const AscendC::LocalTensor<T>& b,
+                   const Mask& m, uint64_t repeat, const AscendC::BinaryRepeatParams& p, F f, const char* api, Src s,
+                   VecClass cls) {
+    check_repeat(repeat, api, s);
+    dst.check(strided_extent<T>(repeat, m, p.dstBlkStride, p.dstRepStride), api, s);
+    a.check(strided_extent<T>(repeat, m, p.src0BlkStride, p.src0RepStride), api, s);
+    b.check(strided_extent<T>(repeat, m, p.src1BlkStride, p.src1RepStride), api, s);
+    constexpr uint32_t epr = 256 / sizeof(T);
+    for (uint32_t r = 0; r < repeat; ++r)
+        for (uint32_t j = 0; j < epr; ++j)
+            if (m.test(j)) {
+                const T x = a.data()[strided<T>(r, j, p.src0BlkStride, p.src0RepStride)];
+                const T y = b.data()[strided<T>(r, j, p.src1BlkStride, p.src1RepStride)];
+                dst.data()[strided<T>(r, j, p.dstBlkStride, p.dstRepStride)] =
+                    static_cast<T>(f(static_cast<calc_t<T>>(x), static_cast<calc_t<T>>(y)));
+            }
+    count_vector(cls, repeat);
+}
+
+}  // namespace evk_twin
+
+// --- the instruction set: one macro per shape writes the count form and both mask forms ------
+#define EVK_TWIN_BINARY(NAME, CLASS, EXPR)                                                                              \
+    template <class T, bool isSetMask = true>                                                                          \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,               \
+                     const int32_t& count, evk_twin::Src s = {}) {                                                    \
+        evk_twin::binary_count(dst, src0, src1, count, [](auto a, auto b) { return EXPR; }, #NAME, s, CLASS);         \
+    }                                                                                                                  \
+    template <class T, bool isSetMask = true>                                                                          \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, uint64_t mask, \
+                     const uint32_t repeatTimes, const BinaryRepeatParams& p, evk_twin::Src s = {}) {                  \
+        evk_twin::binary_masked(dst, src0, src1, evk_twin::contiguous_mask<T>(mask, #NAME, s), repeatTimes, p,         \
+                                [](auto a, auto b) { return EXPR; }, #NAME, s, CLASS);                                 \
+    }                                                                                                                  \
+    template <class T, bool isSetMask = true>                                                                          \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,               \
+                     const uint64_t mask[], const uint32_t repeatTimes, const BinaryRepeatParams& p,                   \
+                     evk_twin::Src s = {}) {                                                                           \
+        evk_twin::binary_masked(dst, src0, src1, evk_twin::bit_mask<T>(mask, #NAME, s), repeatTimes, p,                \
+                                [](auto a, auto b) { return EXPR; }, #NAME, s, CLASS);                                 \
+    }
+
+#define EVK_TWIN_UNARY(NAME, CLASS, EXPR)                                                                              \
+    template <class T, bool isSetMask = true>                                                                          \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count, evk_twin::Src s = {}) { \
+        evk_twin::unary_count(dst, src, count, [](auto a) { return EXPR; }, #NAME, s, CLASS);                         \
+    }                                                                                                                  \
+    template <class T, bool isSetMask = true>                                                                          \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask, const uint32_t repeatTimes,  \
+                     const UnaryRepeatParams& p, evk_twin::Src s = {}) {                                               \
+        evk_twin::unary_masked(dst, src, evk_twin::contiguous_mask<T>(mask, #NAME, s), repeatTimes, p,                 \
+                               [](auto a) { return EXPR; }, #NAME, s, CLASS);                                          \
+    }                                                                                                                  \
+    template <class T, bool isSetMask = true>                                                                          \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],                      \
+                     const uint32_t repeatTimes, const UnaryRepeatParams& p, evk_twin::Src s = {}) {                   \
+        evk_twin::unary_masked(dst, src, evk_twin::bit_mask<T>(mask, #NAME, s), repeatTimes, p,                        \
+                               [](auto a) { return EXPR; }, #NAME, s, CLASS);                                          \
+    }
+
+// scalar operand: converted to the tensor's element type first (as the instruction reads it)
+#define EVK_TWIN_SCALAR(NAME, CLASS, EXPR)                                                                             \
+    template <class T, bool isSetMask = true>                                                                          \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const evk_twin::nondeduced<T>& scalar,      \
+                     const int32_t& count, evk_twin::Src s = {}) {                                                    \
+        const evk_twin::calc_t<T> k = static_cast<evk_twin::calc_t<T>>(scalar);                                        \
+        evk_twin::unary_count(dst, src, count, [k](auto a) { return EXPR; }, #NAME, s, CLASS);                        \
+    }                                                                                                                  \
+    template <class T, bool isSetMask = true>                                                                          \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const evk_twin::nondeduced<T>& scalar,      \
+                     uint64_t mask, const uint32_t repeatTimes, const UnaryRepeatParams& p, evk_twin::Src s = {}) {    \
+        const evk_twin::calc_t<T> k = static_cast<evk_twin::calc_t<T>>(scalar);                                        \
+        evk_twin::unary_masked(dst, src, evk_twin::contiguous_mask<T>(mask, #NAME, s), repeatTimes, p,                 \
+                               [k](auto a) { return EXPR; }, #NAME, s, CLASS);                                         \
+    }                                                                                                                  \
+    template <class T, bool isSetMask = true>                                                                          \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const evk_twin::nondeduced<T>& scalar,      \
+                     const uint64_t mask[], const uint32_t repeatTimes, const UnaryRepeatParams& p,                    \
+                     evk_twin::Src s = {}) {                                                                           \
+        const evk_twin::calc_t<T> k = static_cast<evk_twin::calc_t<T>>(scalar);                                        \
+        evk_twin::unary_masked(dst, src, evk_twin::bit_mask<T>(mask, #NAME, s), repeatTimes, p,                        \
+                               [k](auto a) { return EXPR; }, #NAME, s, CLASS);                                         \
+    }
+
+namespace AscendC {
+
+EVK_TWIN_BINARY(Add, evk_twin::kArith, a + b)
+EVK_TWIN_BINARY(Sub, evk_twin::kArith, a - b)
+EVK_TWIN_BINARY(Mul, evk_twin::kArith, a * b)
+EVK_TWIN_BINARY(Div, evk_twin::kTranscendental, a / b)
+EVK_TWIN_BINARY(Max, evk_twin::kArith, (a > b ? a : b))
+EVK_TWIN_BINARY(Min, evk_twin::kArith, (a < b ? a : b))
+EVK_TWIN_BINARY(AddRelu, evk_twin::kArith, (a + b > 0 ? a + b : decltype(a + b)(0)))
+EVK_TWIN_BINARY(SubRelu, evk_twin::kArith, (a - b > 0 ? a - b : decltype(a - b)(0)))
+// dst = src0 * src1 + dst needs dst as an input: written out below
+EVK_TWIN_UNARY(Exp, evk_twin::kTranscendental, std::exp(a))
+EVK_TWIN_UNARY(Ln, evk_twin::kTranscendental, std::log(a))
+EVK_TWIN_UNARY(Abs, evk_twin::kArith, std::abs(a))
+EVK_TWIN_UNARY(Sqrt, evk_twin::kTranscendental, std::sqrt(a))
+EVK_TWIN_UNARY(Rsqrt, evk_twin::kTranscendental, decltype(a)(1) / std::sqrt(a))
+EVK_TWIN_UNARY(Reciprocal, evk_twin::kTranscendental, decltype(a)(1) / a)
+EVK_TWIN_UNARY(Relu, evk_twin::kArith, (a > 0 ? a : decltype(a)(0)))
+EVK_TWIN_SCALAR(Adds, evk_twin::kArith, a + k)
+EVK_TWIN_SCALAR(Muls, evk_twin::kArith, a * k)
+EVK_TWIN_SCALAR(Maxs, evk_twin::kArith, (a > k ? a : k))
+EVK_TWIN_SCALAR(Mins, evk_twin::kArith, (a < k ? a : k))
+EVK_TWIN_SCALAR(LeakyRelu, evk_twin::kArith, (a >= 0 ? a : a * k))
+
+// Axpy: dst = src * scalar + dst.
+template <class T, class U = T, bool isSetMask = true>
+inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const evk_twin::nondeduced<U>& scalar,
+                 const int32_t& count, evk_twin::Src s = {}) {
+    dst.check(count, "Axpy", s);
+    src.check(count, "Axpy", s);
+    const float k = static_cast<float>(scalar);
+    for (int32_t i = 0; i < count; ++i)
+        dst.data()[i] = static_cast<T>(static_cast<float>(src.data()[i]) * k + static_cast<float>(dst.data()[i]));
+    evk_twin::count_vector(evk_twin::kArith, evk_twin::count_repeats<T>(count));
+}
+
+// MulAddDst: dst = src0 * src1 + dst.
+template <class T, bool isSetMask = true>
+inline void MulAddDst(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                      const int32_t& count, evk_twin::Src s = {}) {
+    dst.check(count, "MulAddDst", s);
+    src0.check(count, "MulAddDst", s);
+    src1.check(count, "MulAddDst", s);
+    for (int32_t i = 0; i < count; ++i)
+        dst.data()[i] = static_cast<T>(static_cast<evk_twin::calc_t<T>>(src0.data()[i]) * static_cast<evk_twin::calc_t<T>>(src1.data()[i]) +
+                                       static_cast<evk_twin::calc_t<T>>(dst.data()[i]));
+    evk_twin::count_vector(evk_twin::kArith, evk_twin::count_repeats<T>(count));
+}
+
+// --- Duplicate: fill with a scalar ------------------------------------------------------------
+template <class T, bool isSetMask = true>
+inline void Duplicate(const LocalTensor<T>& dst, const evk_twin::nondeduced<T>& scalar, const int32_t& count,
+                      evk_twin::Src s = {}) {
+    if (count < 0) evk_twin::fault("invalid-argument", "Duplicate", s, "negative count");
+    dst.check(count, "Duplicate", s);
+    for (int32_t i = 0; i < count; ++i) dst.data()[i] = scalar;
+    evk_twin::count_vector(evk_twin::kDuplicate, evk_twin::count_repeats<T>(count));
+}
+
+template <class T, bool isSetMask = true>
+inline void Duplicate(const LocalTensor<T>& dst, const evk_twin::nondeduced<T>& scalar, uint64_t mask,
+                      const uint32_t repeatTimes, const uint16_t dstBlockStride, const uint8_t dstRepeatStride,
+                      evk_twin::Src s = {}) {
+    const evk_twin::Mask m = evk_twin::contiguous_mask<T>(mask, "Duplicate", s);
+    evk_twin::check_repeat(repeatTimes, "Duplicate", s);
+    dst.check(evk_twin::strided_extent<T>(repeatTimes, m, dstBlockStride, dstRepeatStride), "Duplicate", s);
+    for (uint32_t r = 0; r < repeatTimes; ++r)
+        for (uint32_t j = 0; j < 256 / sizeof(T); ++j)
+            if (m.test(j)) dst.data()[evk_twin::strided<T>(r, j, dstBlockStride, dstRepeatStride)] = scalar;
+    evk_twin::count_vector(evk_twin::kDuplicate, repeatTimes);
+}
+
+}  // namespace AscendC
+
+namespace evk_twin {
+
+inline Rounding rounding_of(AscendC::RoundMode m) {
+    switch (m) {
+        case AscendC::RoundMode::CAST_FLOOR: return Rounding::kFloor;
+        case AscendC::RoundMode::CAST_CEIL: return Rounding::kCeil;
+        case AscendC::RoundMode::CAST_ROUND: return Rounding::kRound;
+        case AscendC::RoundMode::CAST_TRUNC: return Rounding::kTrunc;
+        case AscendC::RoundMode::CAST_ODD: return Rounding::kOdd;
+        default: return Rounding::kRint;  // CAST_NONE rounds to nearest even where the cast loses precision
+    }
+}
+
+// Rounds a float-valued number to an integer under a mode (round-to-odd means: to nearest even
+// for integers, the device defines CAST_ODD for float -> half only).
+inline double round_integer(double v, Rounding r) {
+    switch (r) {
+        case Rounding::kFloor: return std::floor(v);
+        case Rounding::kCeil: return std::ceil(v);
+        case Rounding::kRound: return std::round(v);
+        case Rounding::kTrunc: return std::trunc(v);
+        default: return std::nearbyint(v);
+    }
+}
+
+template <class D>
+inline D convert(double v, Rounding r);
+
+template <>
+inline float convert<float>(double v, Rounding r) {
+    // double -> float under a mode: the inputs here are exact in double (any 32-bit int or float)
+    const float nearest = static_cast<float>(v);
+    if (r == Rounding::kRint || std::isnan(v) || static_cast<double>(nearest) == v) return nearest;
+    float lo = nearest, hi = nearest;
+    if (static_cast<double>(nearest) > v) lo = std::nextafter(nearest, -INFINITY);
+    else hi = std::nextafter(nearest, INFINITY);
+    switch (r) {
+        case Rounding::kFloor: return lo;
+        case Rounding::kCeil: return hi;
+        case Rounding::kTrunc: return v < 0 ? hi : lo;
+        case Rounding::kRound: {
+            const double dl = v - lo, dh = hi - v;
+            return dl < dh ? lo : (dh < dl ? hi : (v < 0 ? lo : hi));
+        }
+        case Rounding::kOdd: return (float_bits(lo) & 1) ? lo : hi;
+        default: return nearest;
+    }
+}
+template <>
+inline half convert<half>(double v, Rounding r) {
+    // exact via float when v is a float; otherwise through round-to-odd float (no double rounding)
+    const float f = static_cast<double>(static_cast<float>(v)) == v ? static_cast<float>(v) : convert<float>(v, Rounding::kOdd);
+    half h;
+    h.bits = float_to_half_bits(f, r);
+    return h;
+}
+template <>
+inline bfloat16_t convert<bfloat16_t>(double v, Rounding r) {
+    const float f = static_cast<double>(static_cast<float>(v)) == v ? static_cast<float>(v) : convert<float>(v, Rounding::kOdd);
+    bfloat16_t b;
+    b.bits = float_to_bf16_bits(f, r);
+    return b;
+}
+
+template <class I>
+inline I saturate_integer(double v, Rounding r) {
+    if (std::isnan(v)) return 0;
+    const double x = round_integer(v, r);
+    if (x <= static_cast<double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+    if (x >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+    return static_cast<I>(x);
+}
+template <>
+inline int32_t convert<int32_t>(double v, Rounding r) { return saturate_integer<int32_t>(v, r); }
+template <>
+inline int16_t convert<int16_t>(double v, Rounding r) { return saturate_integer<int16_t>(v, r); }
+template <>
+inline int8_t convert<int8_t>(double v, Rounding r) { return saturate_integer<int8_t>(v, r); }
+template <>
+inline uint8_t convert<uint8_t>(double v, Rounding r) { return saturate_integer<uint8_t>(v, r); }
+template <>
+inline int64_t convert<int64_t>(double v, Rounding r) { return saturate_integer<int64_t>(v, r); }
+
+template <class T>
+inline double widen(T v) {
+    return static_cast<double>(static_cast<calc_t<T>>(v));
+}
+
+}  // namespace evk_twin
+
+namespace AscendC {
+
+// --- Cast between element types, with the rounding mode of the conversion ---------------------
+template <class D, class S>
+inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& mode, const uint32_t count,
+                 evk_twin::Src s = {}) {
+    static_assert(!std::is_same<D, double>::value && !std::is_same<S, double>::value,
+                  "Cast: double is not an Ascend C vector type (not in the EvoKernel twin)");
+    dst.check(count, "Cast", s);
+    src.check(count, "Cast", s);
+    const evk_twin::Rounding r = evk_twin::rounding_of(mode);
+    for (uint32_t i = 0; i < count; ++i) dst.data()[i] = evk_twin::convert<D>(evk_twin::widen(src.data()[i]), r);
+    evk_twin::count_vector(evk_twin::kCast, evk_twin::count_repeats<typename std::conditional<(sizeof(D) > sizeof(S)), D, S>::type>(count));
+}
+
+// --- Compare: one bit per element (LSB first) into a uint8_t tensor ---------------------------
+namespace twin_detail {
+template <class C>
+inline bool compare(C a, C b, CMPMODE m) {
+    switch (m) {
+        case CMPMODE::LT: return a < b;
+        case CMPMODE::GT: return a > b;
+        case CMPMODE::EQ: return a == b;
+        case CMPMODE::LE: return a <= b;
+        case CMPMODE::GE: return a >= b;
+        default: return a != b;
+    }
+}
+template <class T, class U, class Get>
+inline void compare_into(const LocalTensor<U>& dst, const LocalTensor<T>& src0, uint32_t count, CMPMODE mode, Get rhs,
+                         const char* api, evk_twin::Src s) {
+    if ((uint64_t(count) * sizeof(T)) % 256 != 0) {
+        evk_twin::fault("alignment", api, s,
+                        "count * sizeof(T) = " + std::to_string(uint64_t(count) * sizeof(T)) +
+                            " bytes is not a multiple of 256 (Compare works on whole repeats)");
+    }
+    src0.check(count, api, s);
+    const uint32_t bytes = count / 8;
+    dst.check((bytes + sizeof(U) - 1) / sizeof(U), api, s);
+    uint8_t* out = reinterpret_cast<uint8_t*>(dst.data());
+    std::memset(out, 0, bytes);
+    for (uint32_t i = 0; i < count; ++i) {
+        using C = evk_twin::calc_t<T>;
+        if (compare<C>(static_cast<C>(src0.data()[i]), static_cast<C>(rhs(i)), mode)) out[i / 8] |= uint8_t(1u << (i % 8));
+    }
+    evk_twin::count_vector(evk_twin::kCompareSelect, evk_twin::count_repeats<T>(count));
+}
+}  // namespace twin_detail
+
+template <class T, class U>
+inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE mode,
+                    uint32_t count, evk_twin::Src s = {}) {
+    src1.check(count, "Compare", s);
+    twin_detail::compare_into(dst, src0, count, mode, [&](uint32_t i) { return src1.data()[i]; }, "Compare", s);
+}
+
+template <class T, class U>
+inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const evk_twin::nondeduced<T> scalar,
+                          CMPMODE mode, uint32_t count, evk_twin::Src s = {}) {
+    twin_detail::compare_into(dst, src0, count, mode, [&](uint32_t) { return scalar; }, "CompareScalar", s);
+}
+
+// --- Select: dst[i] = bit i of selMask ? src0[i] : src1[i] (or the scalar) --------------------
+template <class T, class U>
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                   const LocalTensor<T>& src1, SELMODE mode, uint32_t count, evk_twin::Src s = {}) {
+    if (mode == SELMODE::VSEL_TENSOR_SCALAR_MODE) {
+        evk_twin::fault("invalid-argument", "Select", s, "VSEL_TENSOR_SCALAR_MODE takes a scalar as src1");
+    }
+    dst.check(count, "Select", s);
+    src0.check(count, "Select", s);
+    src1.check(count, "Select", s);
+    selMask.check((count / 8 + sizeof(U) - 1) / sizeof(U), "Select", s);
+    const uint8_t* bits = reinterpret_cast<const uint8_t*>(selMask.data());
+    for (uint32_t i = 0; i < count; ++i) dst.data()[i] = (bits[i / 8] >> (i % 8)) & 1 ? src0.data()[i] : src1.data()[i];
+    evk_twin::count_vector(evk_twin::kCompareSelect, evk_twin::count_repeats<T>(count));
+}
+
+template <class T, class U>
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                   evk_twin::nondeduced<T> scalar, SELMODE mode, uint32_t count, evk_twin::Src s = {}) {
+    dst.check(count, "Select", s);
+    src0.check(count, "Select", s);
+    selMask.check((count / 8 + sizeof(U) - 1) / sizeof(U), "Select", s);
+    (void)mode;
+    const uint8_t* bits = reinterpret_cast<const uint8_t*>(selMask.data());
+    for (uint32_t i = 0; i < count; ++i) dst.data()[i] = (bits[i / 8] >> (i % 8)) & 1 ? src0.data()[i] : scalar;
+    evk_twin::count_vector(evk_twin::kCompareSelect, evk_twin::count_repeats<T>(count));
+}
+
+}  // namespace AscendC
