@@ -257,7 +257,7 @@ def run(args: argparse.Namespace, plan: dict[str, Any], settings, out: Path, mod
                 raise FrozenBankChanged(f"{bank} is not the bank its learning pass left (frozen.json)")
             run_dir = bench.arm_dir(f"eval-{arm}-d{r}")
             if not finished(run_dir):
-                note_commit(run_dir, "started")
+                note_commit(run_dir, "resumed" if (run_dir / "summary.json").is_file() else "started")
             run_draft_pass(settings, run_dir, bank, ARMS[arm], heldout, args.seed + 100 + r,
                            f"learning-v3-eval-{arm}-d{r}")
     return summarise(args, plan, out, model)

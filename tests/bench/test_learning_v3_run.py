@@ -1,0 +1,196 @@
+"""bench.learning --v3 end to end at a tiny size (scripted HTTP LLM, real harness, real LanceDB
+banks, no Ray), and the frozen bank: an evaluation draft leaves a real bank as it was."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from bench import learning
+from bench.learning_arms import ARMS, LearningBenchmark
+from bench.learning_frozen import FrozenBankChanged, bank_digest, draft_settings, run_draft_pass
+from launch.campaign import Campaign
+from tests.actors.openai_server import OpenAITestServer, Reply, ScriptedAgent, last_user_message
+from tests.launch.kernel_agent import ELEMENTWISE, kernel_reply
+
+SUITE = Path(__file__).resolve().parents[2] / "suites" / "cpu" / "level1"
+FAST = ["--set", "harness.compile_baseline=false", "--set", "harness.timed_trials=5",
+        "--set", "harness.warmup_trials=1", "--set", "harness.correctness_trials=2",
+        "--set", "harness.profile_input_sets=1", "--set", "llm.candidate_format=kernel",
+        "--set", "episode.review_flagged=false"]
+OPERATORS = {"torch.relu(x)": "4_ReLU", "torch.sigmoid(x)": "7_Sigmoid", "torch.tanh(x)": "8_Tanh",
+             "F.silu(x)": "6_SiLU"}
+
+
+class SometimesAgent:
+    """Drafts by operator and by how often it was asked: ReLU always right, Sigmoid right on odd
+    calls, Tanh on even calls, SiLU on its first call only, GELU never (no code)."""
+
+    RIGHT = {"4_ReLU": lambda n: True, "7_Sigmoid": lambda n: n % 2 == 1, "8_Tanh": lambda n: n % 2 == 0,
+             "6_SiLU": lambda n: n == 1}
+
+    def __init__(self):
+        self.kinds = ScriptedAgent([])
+        self.asked: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, body) -> Reply:
+        kind = self.kinds.kind_of(body)
+        if kind == "lesson":
+            return Reply("Keep the loop simple.")
+        if kind == "review":
+            return Reply("VERDICT: LEGITIMATE\nfine")
+        text = last_user_message(body)
+        for marker, task in OPERATORS.items():
+            if marker in text:
+                with self.lock:
+                    self.asked[task] = n = self.asked.get(task, 0) + 1
+                expression = ELEMENTWISE[marker] if self.RIGHT[task](n) else "x[i] + 1.f"
+                return Reply(kernel_reply(expression, n if kind == "refine" else 0))
+        return Reply("I do not know this operator.")
+
+
+@pytest.fixture
+def suite(tmp_path) -> Path:
+    root = tmp_path / "suite" / "level1"
+    root.mkdir(parents=True)
+    for name in ("4_ReLU", "7_Sigmoid", "5_GELU", "8_Tanh", "6_SiLU"):
+        shutil.copyfile(SUITE / f"{name}.py", root / f"{name}.py")
+    return root.parent
+
+
+def last_json_line(text: str) -> dict:
+    return json.loads(text.strip().splitlines()[-1])
+
+
+def test_screening_learning_frozen_evaluation_summary_and_resume(suite, tmp_path, capsys):
+    out = tmp_path / "results"
+    with OpenAITestServer() as server:
+        agent = SometimesAgent()
+        server.responder = agent
+        argv = ["--v3", *FAST, "--set", f"harness.build_cache_dir={tmp_path / 'build'}", "--suite", str(suite),
+                "--pool", "4_ReLU,7_Sigmoid,5_GELU,8_Tanh,6_SiLU", "--screen-drafts", "2", "--eval-drafts", "2",
+                "--iterations", "2", "--min-heldout", "2", "--llm-base-url", server.base_url,
+                "--llm-model", server.model, "--out", str(out)]
+        assert learning.main(argv) == 0
+        headline = last_json_line(capsys.readouterr().out)
+        asked = dict(agent.asked)
+
+        # Screening, 2 drafts: ReLU 2/2, Sigmoid 1/2, Tanh 1/2, SiLU 1/2, GELU 0/2; the band (3) is
+        # under 20, so the borderline operators of the family that solved something (elementwise:
+        # ReLU, GELU) got 2 more drafts. Tanh and SiLU (family "other", nothing solved every time)
+        # give their first band member to the curriculum.
+        screening = json.loads((out / "screening.json").read_text())
+        assert screening["outcomes"] == {"4_ReLU": [True] * 4, "7_Sigmoid": [True, False], "5_GELU": [False] * 4,
+                                         "8_Tanh": [False, True], "6_SiLU": [True, False]}
+        assert screening["stage2"] == ["4_ReLU", "5_GELU"] and screening["band"] == 3
+        assert screening["heldout"] == ["7_Sigmoid", "6_SiLU"] and screening["underpowered"]
+        assert screening["curriculum"] == ["4_ReLU", "5_GELU", "8_Tanh"]
+        for r in range(4):  # screening drafts: retrieval none, one iteration, the seeded bank read-only
+            run = json.loads((out / "arms" / f"screen-d{r}" / "summary.json").read_text())
+            assert run["settings"]["memory"]["retrieval"] == "none" and run["settings"]["episode"]["iterations"] == 1
+            assert run["settings"]["memory"]["uri"] == str(out / "banks" / "seeded")
+
+        # The learning pass: each arm over the curriculum, its own bank; the held-out operators never
+        for arm in ("none", "similarity", "value"):
+            run = json.loads((out / "arms" / f"learn-{arm}" / "summary.json").read_text())
+            assert [op["task"] for op in run["operators"]] == screening["curriculum"]
+            assert run["settings"]["memory"]["retrieval"] == arm and run["settings"]["episode"]["iterations"] == 2
+        frozen, settings = json.loads((out / "frozen.json").read_text()), _settings(argv)
+        for arm in ("none", "similarity", "value"):  # evaluation changed no bank
+            assert bank_digest(out / "banks" / f"learn-{arm}", settings) == frozen[arm]
+            for r in range(2):
+                run = json.loads((out / "arms" / f"eval-{arm}-d{r}" / "summary.json").read_text())
+                assert [op["task"] for op in run["operators"]] == ["7_Sigmoid", "6_SiLU"]
+                assert run["settings"]["memory"]["uri"] == str(out / "banks" / f"learn-{arm}")
+
+        summary = json.loads((out / "summary.json").read_text())
+        evaluation = {f["arm"]: f for f in summary["evaluation"]}
+        assert all(f["drafts"] == 4 and f["operators"] == 2 for f in evaluation.values())
+        assert evaluation["none"]["pass1_by_operator"]["6_SiLU"] == 0.0  # SiLU is right on its first call only
+        assert summary["verdict"]["primary"] == "value_vs_similarity" and summary["meta"]["complete"]
+        assert set(summary["tests"]) == {"value_vs_similarity", "value_vs_none", "similarity_vs_none"}
+        assert headline["design"] == "v3" and headline["backend"] == "cpu"
+        for arm in ("none", "similarity", "value"):
+            assert headline[f"pass1_{arm}"] == evaluation[arm]["pass1"] and f"fast_0_{arm}" in headline
+        assert "p_value_value_vs_similarity" in headline and "| value vs similarity (primary) | 2 |" in (
+            out / "summary.md").read_text()
+
+        # Finished: a rerun asks nothing and says the same.
+        assert learning.main(argv) == 0
+        assert agent.asked == asked
+        again = last_json_line(capsys.readouterr().out)
+        assert {k: v for k, v in again.items() if k != "wall_s"} == {k: v for k, v in headline.items() if k != "wall_s"}
+
+        # Interrupted in an evaluation pass after its first operator: the rerun drafts only the second.
+        path = out / "arms" / "eval-value-d1" / "summary.json"
+        run = json.loads(path.read_text())
+        path.write_text(json.dumps(run | {"finished_at": None, "operators": run["operators"][:1]}))
+        assert learning.main(argv) == 0
+        assert {t: agent.asked[t] - asked.get(t, 0) for t in agent.asked} == {
+            "4_ReLU": 0, "7_Sigmoid": 0, "8_Tanh": 0, "6_SiLU": 1}
+        assert json.loads(path.read_text())["finished_at"]
+
+        with pytest.raises(SystemExit, match="another plan"):
+            learning.main([*argv, "--eval-drafts", "3"])
+
+
+def _settings(argv):
+    from bench.learning_v3 import parse_args
+
+    args = parse_args([a for a in argv if a != "--v3"])
+    return learning.build_settings(args)
+
+
+def test_an_evaluation_draft_leaves_a_real_bank_as_it_was(tmp_path):
+    """A feasible draft in value retrieval would add a trace and update values; against the
+    frozen bank it does neither. The same draft through a normal campaign does change the bank
+    (the digest can see a change)."""
+    task = [SUITE / "4_ReLU.py"]
+    with OpenAITestServer() as server:
+        agent = SometimesAgent()
+        server.responder = agent
+        settings = _settings(["--v3", *FAST, "--set", f"harness.build_cache_dir={tmp_path / 'build'}",
+                              "--llm-base-url", server.base_url, "--llm-model", server.model])
+        bench = LearningBenchmark(settings, tmp_path / "results")
+        bench.run_arm("learn-value", ARMS["value"], task, iterations=1, seed=0)  # a bank with a ReLU trace
+        bank = bench.banks / "learn-value"
+        files = {p.relative_to(bank): p.read_bytes() for p in bank.rglob("*") if p.is_file()}
+        before = bank_digest(bank, settings)
+
+        assert run_draft_pass(settings, tmp_path / "eval", bank, ARMS["value"], task, seed=1, run_id="eval")
+        attempts = [json.loads(line) for line in (tmp_path / "eval" / "attempts.jsonl").read_text().splitlines()]
+        assert [a["feasible"] for a in attempts] == [True]
+        assert bank_digest(bank, settings) == before
+        assert {p.relative_to(bank): p.read_bytes() for p in bank.rglob("*") if p.is_file()} == files
+        assert not run_draft_pass(settings, tmp_path / "eval", bank, ARMS["value"], task, seed=1, run_id="eval")
+
+        # control: a normal campaign on a copy does change it
+        copy = tmp_path / "copy"
+        shutil.copytree(bank, copy)
+        asyncio.run(Campaign(draft_settings(settings, ARMS["value"], copy, 1), tmp_path / "normal").run(task))
+        assert bank_digest(copy, settings) != before
+
+
+def test_a_changed_bank_stops_the_evaluation(tmp_path, monkeypatch):
+    import bench.learning_frozen as frozen
+
+    digests = iter(["a", "b"])
+    monkeypatch.setattr(frozen, "bank_digest", lambda uri, settings: next(digests))
+    monkeypatch.setattr(frozen, "FrozenCampaign", _NoopCampaign)
+    settings = _settings(["--v3"])
+    with pytest.raises(FrozenBankChanged, match="must not"):
+        frozen.run_draft_pass(settings, tmp_path / "eval", tmp_path / "bank", ARMS["value"], [], seed=0, run_id="x")
+
+
+class _NoopCampaign:
+    def __init__(self, *args, **kwargs):
+        pass
+
+    async def run(self, tasks):
+        return {}
