@@ -181,8 +181,9 @@ def render_dropin(*, task: str, which: str, code: str, signature: KernelSignatur
     init_names = positional + keyword
     declaration = signature.declaration()
     includes = "".join(f"#include <{h}>\n" for h in PRELUDE_INCLUDES)
-    digest = hashlib.sha256("\0".join([code, declaration, task, which]).encode()).hexdigest()[:10]
-    name = re.sub(r"\W", "_", f"evokernel_{task}_{which}_{digest}")
+    # Named by what is compiled: the same kernel as best and first is built once.
+    digest = hashlib.sha256("\0".join([code, declaration, task]).encode()).hexdigest()[:10]
+    name = re.sub(r"\W", "_", f"evokernel_{task}_{digest}")
     body = "\n".join(f"    {line}" for line in _forward_body(signature, output_dims, init_names))
     store = ", ".join(f"{n!r}: {n}" for n in init_names)
     model_class = modelnew_class(reference_source, f"def forward({forward_params}):\n{body}\n",

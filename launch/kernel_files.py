@@ -79,33 +79,42 @@ def _tensor_shapes(signature: KernelSignature, inputs: list[Any], params: dict[s
 
 
 def output_dims(spec: Any) -> list[list[OutputDim]]:
-    """Each output dimension as the dimension of an input or parameter tensor that equals it at
-    the verified sizes and at the task's original ones (probed on the meta device), else as a
-    constant where it is the same at both; anything else cannot be expressed."""
-    from npu_pool.sizing import exec_task, probe
+    """Each output dimension as the dimension of an input or parameter tensor that equals it in
+    every probe of the task (on the meta device: at the verified sizes, the original ones, and
+    with each size constant doubled in turn), else as a constant where it never changes."""
+    from npu_pool.sizing import exec_task, probe, with_constants
 
     signature: KernelSignature = spec.kernel_signature
-    fitted_tensors = {a.name: list(a.shape or []) for a in signature.args if a.role in ("input", "parameter")}
-    fitted_outputs = [list(a.shape or []) for a in signature.by_role("output")]
-    original = probe(exec_task(spec.original_source, spec.path))
-    if original.outputs is None:  # no meta kernel: only the verified sizes to go by
-        original_tensors, original_outputs = fitted_tensors, fitted_outputs
-    else:
-        original_tensors = _tensor_shapes(signature, original.inputs, original.params)
-        original_outputs = [list(t.shape) for t in original.outputs]
+    probes = [({a.name: list(a.shape or []) for a in signature.args if a.role in ("input", "parameter")},
+               [list(a.shape or []) for a in signature.by_role("output")])]
+    variants = [spec.original_source] + [with_constants(spec.source, {name: 2 * value})
+                                         for name, value in spec.sizes.items()]
+    for source in variants:
+        try:
+            found = probe(exec_task(source, spec.path))
+        except Exception:  # noqa: BLE001 - a size that cannot double (a constraint): fewer probes
+            continue
+        if found.outputs is not None:
+            probes.append((_tensor_shapes(signature, found.inputs, found.params),
+                           [list(t.shape) for t in found.outputs]))
+
+    def same_everywhere(name: str, k: int, out: int, d: int) -> bool:
+        return all(k < len(tensors.get(name, [])) and out < len(outputs) and d < len(outputs[out])
+                   and tensors[name][k] == outputs[out][d] for tensors, outputs in probes)
+
+    fitted_tensors, fitted_outputs = probes[0]
     rules: list[list[OutputDim]] = []
-    for out, (fitted, orig) in enumerate(zip(fitted_outputs, original_outputs, strict=True)):
+    for out, shape in enumerate(fitted_outputs):
         dims = []
-        for d, (size, size_then) in enumerate(zip(fitted, orig, strict=True)):
-            match = next(((name, k) for name, shape in fitted_tensors.items() for k, s in enumerate(shape)
-                          if s == size and k < len(original_tensors.get(name, [])) and original_tensors[name][k] == size_then),
-                         None)
+        for d, size in enumerate(shape):
+            match = next(((name, k) for name, tensor in fitted_tensors.items() for k in range(len(tensor))
+                          if same_everywhere(name, k, out, d)), None)
             if match is not None:
                 dims.append(OutputDim(arg=match[0], dim=match[1]))
-            elif size == size_then:
+            elif all(out < len(outputs) and d < len(outputs[out]) and outputs[out][d] == size for _, outputs in probes):
                 dims.append(OutputDim(value=size))
             else:
-                raise DropInError(f"output {out} dimension {d} ({size}, originally {size_then}) is no input dimension")
+                raise DropInError(f"output {out} dimension {d} ({size} at the verified sizes) follows no input dimension")
         rules.append(dims)
     return rules
 
