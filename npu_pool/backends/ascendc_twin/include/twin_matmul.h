@@ -258,13 +258,14 @@ using matmul::MatmulType;
 }  // namespace AscendC
 
 namespace evk_twin {
-inline void regist_matmul(AscendC::TPipe*, GM_ADDR) {}
+inline void regist_matmul(Src, AscendC::TPipe*, GM_ADDR) {}
 template <class MM>
-inline void regist_matmul(AscendC::TPipe*, GM_ADDR, MM&) {}
+inline void regist_matmul(Src, AscendC::TPipe*, GM_ADDR, MM&) {}
 template <class MM, class... Rest>
-inline void regist_matmul(AscendC::TPipe* pipe, GM_ADDR ws, MM& mm, const AscendC::TCubeTiling* tiling, Rest&&... rest) {
-    if (tiling) mm.Init(tiling, pipe);
-    regist_matmul(pipe, ws, rest...);
+inline void regist_matmul(Src s, AscendC::TPipe* pipe, GM_ADDR ws, MM& mm, const AscendC::TCubeTiling* tiling,
+                          Rest&&... rest) {
+    if (tiling) mm.Init(tiling, pipe, s);
+    regist_matmul(s, pipe, ws, rest...);
 }
 inline void require_workspace(GM_ADDR ws, Src s) {
     if (!ws) {
@@ -276,6 +277,7 @@ inline void require_workspace(GM_ADDR ws, Src s) {
 
 #define REGIST_MATMUL_OBJ(tpipe, workspace, ...)                            \
     do {                                                                    \
-        evk_twin::require_workspace((workspace), evk_twin::Src());          \
-        evk_twin::regist_matmul((tpipe), (workspace), __VA_ARGS__);         \
+        const evk_twin::Src evk_regist_src_;                                \
+        evk_twin::require_workspace((workspace), evk_regist_src_);          \
+        evk_twin::regist_matmul(evk_regist_src_, (tpipe), (workspace), __VA_ARGS__); \
     } while (0)

@@ -1,0 +1,18 @@
+// expect-fault: sync-order
+// WaitFlag with no SetFlag before it
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR workspace, GM_ADDR tiling)
+{
+    GlobalTensor<float> aGm, cGm;
+    aGm.SetGlobalBuffer((__gm__ float*)a, 1024);
+    cGm.SetGlobalBuffer((__gm__ float*)c, 1024);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> xb;
+    pipe.InitBuffer(xb, 1024 * sizeof(float));
+    LocalTensor<float> x = xb.Get<float>();
+    DataCopy(x, aGm, 1024);
+    SetFlag<HardEvent::MTE2_V>(0);
+    WaitFlag<HardEvent::MTE2_V>(0);
+    WaitFlag<HardEvent::V_MTE3>(0);  // FAULT
+}

@@ -1,0 +1,129 @@
+"""Correct Ascend C kernels on the CPU twin match numpy references: elementwise (count and
+mask/repeat forms), broadcast, row reductions, softmax, layer norm, matmul on the cube,
+Compare/Select, half/bfloat16 arithmetic; DataCopy's dropped tail stays silent."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.npu_pool.twin.twin_support import make_tiling
+
+RNG = np.random.default_rng(0)
+
+
+def randn(*shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def nan(*shape, dtype=np.float32):
+    return np.full(shape, np.nan, dtype=dtype)
+
+
+def run3(lib, name, blocks, a, b, c, ints=(), floats=(), writable_b=False, **kw):
+    tensors = [("a", a, 0), ("b", b, 1 if writable_b else 0), ("c", c, 1)]
+    run = lib.run(name, blocks, tensors, make_tiling(ints, floats), **kw)
+    assert run.rc == 0, run.fault
+    assert run.fault == ""
+    return run
+
+
+@pytest.mark.parametrize("blocks", [1, 8])
+def test_elementwise_add_tiled(fidelity, blocks):
+    a, b, c = randn(8 * 4096), randn(8 * 4096), nan(8 * 4096)
+    run = run3(fidelity, "add_tiled", blocks, a, b, c, ints=(a.size, 512, 2))
+    np.testing.assert_array_equal(c, a + b)
+    assert run.profile["blocks"] == blocks
+    assert run.profile["bytes"]["GM->UB"] == 2 * a.nbytes and run.profile["bytes"]["UB->GM"] == c.nbytes
+
+
+def test_elementwise_mask_repeat_form(fidelity):
+    a, b, c = randn(1024), randn(1024), nan(1024)
+    run3(fidelity, "add_masked", 1, a, b, c, ints=(1024,))
+    expected = (a + b) * np.where(np.arange(1024) % 2 == 0, 2.0, 1.0).astype(np.float32)
+    np.testing.assert_array_equal(c, expected)
+
+
+def test_broadcast_bias_relu_with_unaligned_rows(fidelity):
+    rows, cols = 37, 100  # 400-byte rows: DataCopyPad
+    a, bias, c = randn(rows, cols), randn(cols), nan(rows, cols)
+    run3(fidelity, "broadcast", 6, a, bias, c, ints=(rows, cols))
+    np.testing.assert_allclose(c, np.maximum(a + bias, 0), rtol=0, atol=0)
+
+
+def test_row_sum_and_max(fidelity):
+    rows, cols = 50, 300
+    a, s, m = randn(rows, cols), nan(rows), nan(rows)
+    run3(fidelity, "row_reduce", 4, a, s, m, ints=(rows, cols), writable_b=True)
+    np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(m, a.max(axis=1))
+
+
+def test_whole_reduce_per_repeat(fidelity):
+    rows = 24
+    a, s, m = randn(rows, 64), nan(rows), nan(rows)
+    run3(fidelity, "whole_reduce", 1, a, s, m, ints=(rows,), writable_b=True)
+    np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(m, a.max(axis=1))
+
+
+def test_softmax(fidelity):
+    rows, cols = 33, 1000
+    a, c = randn(rows, cols) * 3, nan(rows, cols)
+    run3(fidelity, "softmax", 8, a, np.zeros(8, np.float32), c, ints=(rows, cols))
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(c, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_layer_norm(fidelity):
+    rows, cols, eps = 20, 512, 1e-5
+    a, gb, c = randn(rows, cols), randn(2 * cols), nan(rows, cols)
+    run3(fidelity, "layernorm", 3, a, gb, c, ints=(rows, cols), floats=(eps,))
+    mean = a.mean(axis=1, keepdims=True)
+    var = ((a - mean) ** 2).mean(axis=1, keepdims=True)
+    expected = (a - mean) / np.sqrt(var + eps) * gb[:cols] + gb[cols:]
+    np.testing.assert_allclose(c, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("iterate", [0, 1], ids=["IterateAll", "Iterate+GetTensorC"])
+def test_matmul_on_the_cube(fidelity, iterate):
+    M, N, K = 100, 80, 64
+    a, b, c = randn(M, K), randn(K, N), nan(M, N)
+    run = run3(fidelity, "matmul", 3, a, b, c, ints=(M, N, K, iterate))
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    assert run.profile["cube_macs"]["fp32"] > 0
+
+
+def test_matmul_half_inputs_transposed_b(fidelity):
+    M, N, K = 48, 64, 128
+    a, b, c = randn(M, K, dtype=np.float16), randn(N, K, dtype=np.float16), nan(M, N)
+    run = run3(fidelity, "matmul_half", 2, a, b, c, ints=(M, N, K))
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32).T, rtol=1e-4, atol=1e-3)
+    assert run.profile["cube_macs"]["16bit"] > 0
+
+
+def test_compare_select(fidelity):
+    a, b, c = randn(512), randn(512), nan(512)
+    run3(fidelity, "compare_select", 1, a, b, c, ints=(512,))
+    np.testing.assert_array_equal(c, np.where(a > b, a, 0).astype(np.float32))
+
+
+def test_half_arithmetic_rounds_like_ieee(fidelity):
+    n = 4096
+    a, b = randn(n, dtype=np.float16), randn(n, dtype=np.float16)
+    c = np.zeros(n, dtype=np.uint16)
+    run3(fidelity, "half_ops", 1, a, b, c, ints=(n,))
+    y = (a * b).astype(np.float16)            # each numpy float16 operation rounds to nearest even
+    y = (y + a).astype(np.float16)
+    f = y.astype(np.float32).view(np.uint32).astype(np.uint64)
+    # float -> bfloat16, round to nearest even on the dropped 16 bits
+    expected = ((f + 0x7FFF + ((f >> 16) & 1)) >> 16).astype(np.uint16)
+    np.testing.assert_array_equal(c, expected)
+
+
+def test_datacopy_tail_is_silently_dropped(fidelity):
+    a, c = randn(13), nan(13)
+    run = run3(fidelity, "tail_drop", 1, a, np.zeros(8, np.float32), c, ints=(13,))
+    np.testing.assert_array_equal(c[:8], a[:8] * 3)
+    assert np.isnan(c[8:]).all(), "DataCopy moved a partial 32-byte block"
+    assert any("tail not copied" in note and "kernel.cpp:" in note for note in run.profile["notes"])
