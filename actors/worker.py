@@ -112,6 +112,13 @@ class WorkerActorBase:
     def __init__(self, config: LLMConfig):
         self._worker = self.worker_class(config)
 
+    def __repr__(self) -> str:
+        """What the Ray dashboard's Actors table shows (Repr): the actor's name and its model."""
+        import ray
+
+        name = ray.get_runtime_context().get_actor_name() if ray.is_initialized() else None
+        return f"{name or type(self).__name__} ({self._worker.config.model})"
+
     async def propose(self, request):  # noqa: ANN001 - the subclass's request type
         return await self._worker.propose(request)  # type: ignore[attr-defined]
 

@@ -159,7 +159,7 @@ class ConcurrentCampaign:
         todo = deque(p for p in task_paths if p.stem not in done)
         self._write()
         clock = time.monotonic()
-        started_ray = connect_ray(self.settings, self.fake)
+        started_ray = connect_ray(self.settings, self.fake, job_name=f"evokernel run {self.run_id}")
         pools = recorder = None
         workers: list[Any] = []
         try:

@@ -10,10 +10,12 @@ the campaign's stop skip those calls and still leave its run folder finished.
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
+import sys
 import threading
-from typing import Any
+from typing import Any, TextIO
 
 import ray
 
@@ -22,14 +24,18 @@ from launch.config import Settings
 from npu_pool.devices import FakeDevices, local_devices
 
 
-def connect_ray(settings: Settings, fake: FakeDevices | None) -> bool:
-    """Join or start the cluster; True when this call started (and must shut down) Ray."""
+def connect_ray(settings: Settings, fake: FakeDevices | None, job_name: str | None = None) -> bool:
+    """Join or start the cluster; True when this call started (and must shut down) Ray. The
+    dashboard shows the driver as a job named `job_name`; where the address is printed, how to
+    sign in and the campaign's Grafana dashboard come with it (`announce_dashboard`)."""
     if ray.is_initialized():
         return False
     address = settings.ray.address
     if fake is not None and address != "local":
         raise CampaignError("--fake-devices declares resources of a cluster started here: use --ray-address local")
     kwargs: dict[str, Any] = {"namespace": settings.ray.namespace, "log_to_driver": False}
+    if job_name:
+        kwargs["job_config"] = ray.job_config.JobConfig(metadata={"job_name": job_name})
     if address == "local":
         if fake is not None:
             kwargs.update(fake.ray_init_kwargs())
@@ -40,11 +46,36 @@ def connect_ray(settings: Settings, fake: FakeDevices | None) -> bool:
             if found.cuda:
                 kwargs["num_gpus"] = found.cuda
         with _keeping_sigterm_handler():
-            ray.init(address="local", **kwargs)  # a fresh instance, never another one on this machine
+            context = ray.init(address="local", **kwargs)  # a fresh instance, never another one on this machine
     else:
         with _keeping_sigterm_handler():
-            ray.init(address=address, **kwargs)
+            context = ray.init(address=address, **kwargs)
+    announce_dashboard(getattr(context, "dashboard_url", None), local=address == "local")
     return True
+
+
+def announce_dashboard(dashboard_url: str | None, local: bool, stream: TextIO | None = None) -> None:
+    """Say where the dashboard is and how to get in (Ray's token auth is on by default for a
+    local instance: the token itself is a secret and never printed), and put the campaign's
+    Grafana dashboard into this session's Grafana provisioning folder."""
+    from launch.dashboards import install_grafana_dashboard
+
+    stream = stream or sys.stderr
+    if not dashboard_url:
+        return
+    lines = [f"Ray dashboard: http://{dashboard_url.removeprefix('http://')}"]
+    if os.environ.get("RAY_AUTH_MODE", "").lower() == "token":
+        lines.append("  it asks for Ray's token: `ray get-auth-token` prints it (saved in ~/.ray/auth_token)")
+    lines.append("  metrics: scripts/prometheus.sh, then Grafana with this session's grafana.ini "
+                 "(docs/scale_out.md, 'Watching a campaign')")
+    if local:
+        lines.append("  this local Ray stops with the run; RUN_DIR/report/report.html stays, refreshed as operators finish")
+    print("\n".join(lines), file=stream, flush=True)
+    try:
+        session_dir = ray._private.worker._global_node.get_session_dir_path()  # noqa: SLF001 - no public getter
+    except AttributeError:
+        return
+    install_grafana_dashboard(session_dir)
 
 
 class _keeping_sigterm_handler:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
+import time
 from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
@@ -23,12 +25,14 @@ class ReportFiles(BaseModel):
     plots: dict[str, Path]
 
 
-def write_report(run_dirs: list[Path], out_dir: Path) -> tuple[list[RunReport], ReportFiles]:
-    """Analyse the run folders and write summary.json, the plots and report.html into out_dir."""
+def write_report(run_dirs: list[Path], out_dir: Path, refresh_s: int | None = None,
+                 log_problems: bool = True) -> tuple[list[RunReport], ReportFiles]:
+    """Analyse the run folders and write summary.json, the plots and report.html into out_dir;
+    `refresh_s`: the page reloads itself that often (a live report of a running campaign)."""
     reports = [analyse_run(run_dir) for run_dir in run_dirs]
     label_runs(reports)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for report in reports:
+    for report in reports if log_problems else []:
         for problem in report.problems:
             log.warning("run problem", run=report.label, problem=problem)
     plots = write_plots(reports, out_dir)
@@ -41,7 +45,7 @@ def write_report(run_dirs: list[Path], out_dir: Path) -> tuple[list[RunReport], 
     summary_path = out_dir / "summary.json"
     summary_path.write_text(json.dumps(summary, indent=2) + "\n")
     html_path = out_dir / "report.html"
-    html_path.write_text(render_html(reports, plots, generated_at))
+    html_path.write_text(render_html(reports, plots, generated_at, refresh_s))
     return reports, ReportFiles(summary=summary_path, html=html_path, plots=plots)
 
 
@@ -156,20 +160,26 @@ figure { display: inline-block; margin: 0.5em; }
 figure img { max-width: 560px; border: 1px solid #ddd; }
 .problems { background: #fff6e0; border: 1px solid #e0b050; padding: 0.5em 1em; }
 .reason { font-family: monospace; font-size: 0.85em; color: #633; }
+.live { background: #e8f4ff; border: 1px solid #7ab; padding: 0.5em 1em; }
 """
 
 
-def render_html(reports: list[RunReport], plots: dict[str, Path], generated_at: str) -> str:
+def render_html(reports: list[RunReport], plots: dict[str, Path], generated_at: str,
+                refresh_s: int | None = None) -> str:
     per_run = "".join(f"<h3>{escape(r.label)}</h3><p>{escape(r.run_dir)} — run id {escape(str(r.run_id))}, "
                       f"{escape(str(r.started_at))} to {escape(str(r.finished_at))}</p>{_operators(r)}"
                       for r in reports)
     memory = "".join(f"<h3>{escape(r.label)}</h3>{_memory(r)}" for r in reports)
+    reload = f'<meta http-equiv="refresh" content="{refresh_s}">' if refresh_s else ""
+    live = (f"<p class=live>The campaign is running: this page is rewritten as operators finish and "
+            f"reloads itself every {refresh_s} s.</p>") if refresh_s else ""
     kernels = "".join(f"<h3>{escape(r.label)}</h3><p>in {escape(r.run_dir)}/kernels/ "
                       f"(<code>evokernel export</code> copies them out)</p>{_kernels(r)}" for r in reports)
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>EvoKernel report</title><style>{STYLE}</style></head>
+<html lang="en"><head><meta charset="utf-8">{reload}<title>EvoKernel report</title><style>{STYLE}</style></head>
 <body>
 <h1>EvoKernel report</h1>
+{live}
 <p>Generated {escape(generated_at)} from {len(reports)} run folder(s). fast_0(t): share of operators
 with a feasible kernel by iteration t; fast_1(t): share with a feasible kernel faster than eager.
 Speedups are per operator: best feasible latency over the first feasible draft's, and the best
@@ -188,3 +198,37 @@ speedup over eager PyTorch; boxes show the median and the interquartile range.</
 {memory}
 </body></html>
 """
+
+
+class LiveReport:
+    """RUN_DIR/report/ kept current while a campaign runs, for a user with no Grafana: rewritten
+    in a background thread when an operator finishes (at most every `interval_s`), and once more,
+    in the caller's thread, when the run ends. A failure is logged, never raised."""
+
+    def __init__(self, run_dir: Path, interval_s: float = 20.0, reload_s: int = 30):
+        self.run_dir, self.out_dir = Path(run_dir), Path(run_dir) / "report"
+        self.interval_s, self.reload_s = interval_s, reload_s
+        self._thread: threading.Thread | None = None
+        self._last = 0.0
+        self._lock = threading.Lock()
+
+    def refresh(self, final: bool = False) -> None:
+        if final:
+            if self._thread is not None:
+                self._thread.join()
+            self._write(None)
+            return
+        with self._lock:
+            busy = self._thread is not None and self._thread.is_alive()
+            if busy or time.monotonic() - self._last < self.interval_s:
+                return
+            self._last = time.monotonic()
+            self._thread = threading.Thread(target=self._write, args=(self.reload_s,), daemon=True,
+                                            name="evokernel-live-report")
+            self._thread.start()
+
+    def _write(self, reload_s: int | None) -> None:
+        try:
+            write_report([self.run_dir], self.out_dir, refresh_s=reload_s, log_problems=False)
+        except Exception as exc:  # noqa: BLE001 - the report must never stop the campaign
+            log.warning("live_report_failed", error=f"{type(exc).__name__}: {exc}"[:300])

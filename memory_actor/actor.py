@@ -57,6 +57,11 @@ class _Metrics:
 
 
 class MemoryActor:
+    def __repr__(self) -> str:
+        """What the Ray dashboard's Actors table shows (Repr): name, bank folder, retrieval mode."""
+        uri = str(self.config.uri).rstrip("/")
+        return f"{self.config.actor_name} (bank {uri.rsplit('/', 1)[-1]}, retrieval {self.config.retrieval})"
+
     def __init__(self, config: dict[str, Any] | MemoryConfig, owner: str | None = None):
         self.config = MemoryConfig.model_validate(config)
         # This process becomes the bank's one writer (memory_actor.lease); BankInUse ends the
