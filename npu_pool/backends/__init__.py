@@ -1,4 +1,4 @@
-"""Backend registry: one module per backend (cpu, cuda, npu) behind one protocol.
+"""Backend registry: one module per backend (cpu, cuda, npu, npu-twin) behind one protocol.
 
 Backends are registered by module name and imported lazily, so a backend whose module or
 toolkit is missing never breaks `import npu_pool`.
@@ -15,6 +15,8 @@ REGISTRY: dict[str, str] = {
     "npu": "npu_pool.backends.npu:NpuBackend",
     "cuda": "npu_pool.backends.cuda:CudaBackend",
     "cpu": "npu_pool.backends.cpu:CpuBackend",
+    # Ascend C on the CPU twin: chosen by name (--backend npu-twin), never auto-detected.
+    "npu-twin": "npu_pool.backends.npu_twin:NpuTwinBackend",
 }
 DETECTION_ORDER = ("npu", "cuda", "cpu")
 
@@ -26,7 +28,7 @@ class BackendUnavailable(Exception):
 
 
 def get_backend(name: str) -> Backend:
-    """The backend called `name` ("cpu", "cuda", "npu"; "auto" detects one)."""
+    """The backend called `name` ("cpu", "cuda", "npu", "npu-twin"; "auto" detects one)."""
     if name == "auto":
         return detect_backend()
     if name in _instances:

@@ -173,8 +173,14 @@ def load_launcher(artifact: Path, signature: KernelSignature) -> Any:
 
 
 def make_ascend_module(launch: Any, signature: KernelSignature, reference: torch.nn.Module, device: str,
-                       block_dim: int, stream_of: Any, flush_queue: bool) -> torch.nn.Module:
-    """The trusted ModelNew of the Ascend kernel format (built lazily: torch is imported here)."""
+                       block_dim: int, stream_of: Any, flush_queue: bool, register: Any = None,
+                       explain: Any = None) -> torch.nn.Module:
+    """The trusted ModelNew of the Ascend kernel format (built lazily: torch is imported here).
+
+    `stream_of(device)` gives the stream to launch on (None: no stream, the CPU twin).
+    `register(name, tensor, access)`, when given, is told every global-memory region of a launch
+    before it starts (access 0 read-only, 1 an output, 2 the shared workspace); `explain(status)`
+    words a nonzero launch status."""
     import torch
 
     from npu_pool.kernel_wrapper import poisoned
@@ -226,14 +232,22 @@ def make_ascend_module(launch: Any, signature: KernelSignature, reference: torch
             tiling_device = torch.frombuffer(bytearray(bytes(tiling)), dtype=torch.uint8).to(device)
             if self._workspace is None:
                 self._workspace = torch.empty(SYSTEM_WORKSPACE_BYTES, dtype=torch.uint8, device=device)
-            stream = stream_of(device)
-            if flush_queue:
+            stream = stream_of(device) if stream_of is not None else None
+            if flush_queue and stream is not None:
                 # torch_npu queues its own operators on a worker thread; wait until the copies
                 # and fills above reached the stream before launching behind torch's back.
                 stream.synchronize()
-            status = launch(block_dim, stream.npu_stream, *pointers, self._workspace.data_ptr(), tiling_device.data_ptr())
+            if register is not None:
+                tensor_args = [a for a in signature.args if a.is_tensor]
+                for arg, t in zip(tensor_args, keep, strict=True):
+                    register(arg.name, t, 1 if arg.role == "output" else 0)
+                register("workspace", self._workspace, 2)
+                register("tiling", tiling_device, 0)
+            status = launch(block_dim, stream.npu_stream if stream is not None else None, *pointers,
+                            self._workspace.data_ptr(), tiling_device.data_ptr())
             if status:
-                raise RuntimeError(f"aclrtlaunch_{signature.function} returned error {status}")
+                raise RuntimeError(explain(status) if explain is not None
+                                   else f"aclrtlaunch_{signature.function} returned error {status}")
             self._in_flight = [*keep, tiling_device]  # alive until the next call
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
 

@@ -73,6 +73,9 @@ class Backend(ABC):
     kernel_language: ClassVar[str]
     # Environment variables the sandboxed worker may keep (beyond the common allowlist).
     sandbox_env_allow: ClassVar[tuple[str, ...]] = ()
+    # What its timer reports: "measured" on a device, "modelled" where the cost is computed
+    # from counted work (the Ascend C twin); reports and logs label latencies with it.
+    timing_kind: ClassVar[str] = "measured"
 
     @abstractmethod
     def is_available(self) -> tuple[bool, str]:
