@@ -6,6 +6,12 @@ wrong and other operators copied them, while a failure's code shown as an exempl
 copied even more readily; this keeps what the failure says, not how it was written. Where
 the model's settings allow lessons (`episode.lessons`), the model's few lines follow the
 deterministic ones, and faster refinements get a model lesson too.
+
+A lesson is shared (retrieved into later prompts, sent to the LLM endpoint, exported with the
+bank), so it holds only what the harness says about the candidate's own code: the gate and
+category, the first line of an error, the offending line of the candidate's source, mismatch
+statistics; all of it bounded and scrubbed of secrets (npu_pool.redaction), never a whole
+log or another file's text (docs/harness.md, "What a lesson may contain").
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from dataclasses import dataclass
 from actors.messages import LessonRequest, Stage, TaskBrief
 from actors.ports import MemoryPort, WorkerPort
 from memory_actor.items import MemoryItem
+from npu_pool.redaction import scrub
 
 # `kernel.cpp:3:48: error: ...` (g++, nvcc, bisheng), with or without the column.
 _DIAGNOSTIC = re.compile(r"(?P<file>[\w./\\-]+):(?P<line>\d+):(?:\d+:)?\s*(?:fatal )?error:\s*(?P<message>.+)")
@@ -90,7 +97,7 @@ def failure_lesson(task_id: str, failure: Failure) -> str:
         first = next((line for line in details.splitlines() if line.strip()), "")
         if first and _short(first) not in lines[0]:
             lines.append(f"First error: {_short(first)}")
-    return "\n".join(lines)[:LESSON_CHARS]
+    return scrub("\n".join(lines))[:LESSON_CHARS]
 
 
 class LessonWriter:
@@ -106,12 +113,12 @@ class LessonWriter:
         text = failure_lesson(self.brief.task_id, failure)
         tokens = (0, 0)
         if worker is not None:
-            outcome = f"failed at the {failure.gate} gate: {failure.reason}\n{failure.details}".strip()
+            outcome = scrub(f"failed at the {failure.gate} gate: {failure.reason}\n{failure.details}".strip())
             lesson = await worker.lesson(LessonRequest(task=self.brief, stage=failure.stage, code=failure.code,
                                                        outcome=outcome, start_code=start_code))
             tokens = (lesson.tokens_prompt, lesson.tokens_completion)
             if lesson.text:
-                text = f"{text}\n{lesson.text}"
+                text = f"{text}\n{scrub(lesson.text)}"
         summary = f"{self.brief.task_id}: why it failed ({failure.gate})"
         return await self._store(failure.stage, text, summary, trace_id), tokens
 
@@ -124,7 +131,8 @@ class LessonWriter:
         tokens = (lesson.tokens_prompt, lesson.tokens_completion)
         if not lesson.text:
             return None, tokens
-        return await self._store(stage, lesson.text, f"{self.brief.task_id}: what made it faster", trace_id), tokens
+        return await self._store(stage, scrub(lesson.text), f"{self.brief.task_id}: what made it faster",
+                                 trace_id), tokens
 
     async def _store(self, stage: Stage, text: str, summary: str, trace_id: str | None) -> str:
         item = MemoryItem(kind="experience", backend=self.brief.backend, task_id=self.brief.task_id,

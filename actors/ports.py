@@ -152,4 +152,5 @@ class PoolEvaluator:
         self._pool = pool
 
     async def evaluate(self, task: TaskSpec, candidate: Candidate) -> Evaluation:
-        return await _remote(self._pool.evaluate, task, candidate)
+        # scrubbed again here: this process knows the LLM API key, the device actors do not
+        return (await _remote(self._pool.evaluate, task, candidate)).scrubbed()

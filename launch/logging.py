@@ -10,6 +10,8 @@ from typing import Any
 
 import structlog
 
+from npu_pool import redaction
+
 REDACTED = "**********"
 _SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|authorization)", re.IGNORECASE)
 # Well-known credential shapes, caught even when logged under an innocent key.
@@ -25,11 +27,13 @@ class SecretRedactor:
     def add(self, secret: str | None) -> None:
         if secret and len(secret) >= 4 and secret not in self.known_secrets:
             self.known_secrets.append(secret)
+        redaction.register(secret)  # verdict text, lessons and prompts are scrubbed of it too
 
     def _scrub(self, value: Any) -> Any:
         if isinstance(value, str):
             for secret in self.known_secrets:
                 value = value.replace(secret, REDACTED)
+            value = redaction.scrub(value)  # the environment's secrets, the Ray token, credential shapes
             return _SECRET_VALUE.sub(REDACTED, value)
         if isinstance(value, dict):
             # Only text under a secret-looking key is hidden: token *counts* stay readable.

@@ -4,7 +4,8 @@ A warm server per backend (npu_pool.warm_worker: torch imported once, started un
 `unshare -rn` where the platform allows, so in a network namespace of its own, with a
 scrubbed environment) forks one child per candidate. The child gets a private folder (its
 working, temporary and scratch build directory, the only place it may write once built:
-Landlock), its own session and PID namespace (nothing it starts outlives it), RLIMIT_DATA
+Landlock), may read only what npu_pool.read_allow lists (Landlock), its own session and
+PID namespace (nothing it starts outlives it), RLIMIT_DATA
 and RLIMIT_CPU, and a wall-clock limit here that restarts when compilation ends. A hang, a
 crash, an abort or a memory bomb comes back as a WorkerRun with its reason. Harness caches
 the child measured come back in its result and are written here, outside the sandbox.
@@ -107,6 +108,7 @@ def confinement_support() -> dict[str, Any]:
     abi = confinement.landlock_abi()
     userns = network_namespace_available()
     return {"filesystem": f"landlock (ABI {abi})" if abi else None,
+            "reads": "allow-list (landlock)" if abi else None,
             "processes": "pid namespace" if userns else "subreaper (kills every descendant)",
             "network": "network namespace" if userns else ("landlock: no TCP" if abi >= 4 else None)}
 
@@ -120,10 +122,10 @@ def check_confinement(policy: str) -> dict[str, Any]:
     support = confinement_support()
     if support["filesystem"] is None:
         words = ("this kernel has no Landlock (Linux 5.13+ with landlock in the lsm= list): a candidate could "
-                 "write anywhere this user can")
+                 "read and write anywhere this user can (verdict text is still scrubbed of known secrets)")
         if policy == "require":
             raise SandboxUnavailable(words + "; set harness.confinement: warn (--set harness.confinement=warn) to run "
-                                     "without file-system confinement")
+                                     "without file-system confinement (reads and writes)")
         _warn_once(words)
     return support
 
@@ -227,6 +229,7 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
     cache_dir = Path(request.cache_dir)
     order = RunOrder(work_dir=str(work_dir), nonce=nonce, memory_mb=request.limits.memory_mb,
                      cpu_s=request.limits.cpu_s, compile_writable=[str(cache_dir)],
+                     readable=[str(cache_root()), request.task.path],  # torch.compile reads the task's source
                      filesystem=support["filesystem"] is not None, pid_namespace=isolate,
                      env={"TMPDIR": str(work_dir / "tmp"), "TORCH_EXTENSIONS_DIR": str(cache_dir / "torch_extensions"),
                           "TORCHINDUCTOR_CACHE_DIR": str(work_dir / "inductor")})
@@ -250,6 +253,7 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
                              "env": "allowlist", "network_namespace": isolate,
                              "network_isolated": result.network_isolated if result else None,
                              "filesystem": support["filesystem"] or "NOT CONFINED (no Landlock on this kernel)",
+                             "reads": support["reads"] or "NOT CONFINED (no Landlock on this kernel)",
                              "processes": "pid namespace" if exit_record.get("pid_namespace") else "subreaper",
                              "leftover_processes_killed": exit_record.get("swept"),
                              **({"node_holds": node_lock.holds} if node_lock else {}),

@@ -1,7 +1,10 @@
 """The messages the harness hands back: Candidate in, Verdict and ProfileReport out.
 
 These cross package and actor boundaries (docs/contracts.md); change field names only
-together with that page and tests/npu_pool/test_verdict_schema.py.
+together with that page and tests/npu_pool/test_verdict_schema.py. Their text fields carry
+what a candidate's process said: `scrubbed()` bounds it and redacts secrets
+(npu_pool.redaction); the harness returns only scrubbed verdicts, and the agent scrubs
+again with what its own process knows (the LLM API key) before using one.
 """
 
 from __future__ import annotations
@@ -10,6 +13,11 @@ import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from npu_pool.redaction import own_diagnostics, scrub
+
+REASON_CHARS = 500
+DETAILS_CHARS = 4000
 
 CandidateFormat = Literal["modelnew", "kernel"]
 # `infra`: the harness or the machine failed (device unavailable, driver or runtime
@@ -49,6 +57,14 @@ class Verdict(BaseModel):
     sandbox: dict[str, Any] = Field(default_factory=dict, description="which limits were applied")
     timings: dict[str, float] = Field(default_factory=dict, description="seconds spent per stage")
 
+    def scrubbed(self, own_prefixes: tuple[str, ...] = ()) -> Verdict:
+        """A copy whose text is bounded and free of known secrets; a compile verdict keeps
+        only the compiler's lines about the candidate's own source (files under `own_prefixes` too)."""
+        details = own_diagnostics(self.details, own_prefixes) if self.gate == "compile" else self.details
+        return self.model_copy(update={"reason": scrub(self.reason, REASON_CHARS),
+                                       "details": scrub(details, DETAILS_CHARS),
+                                       "flags": [scrub(f, 200) for f in self.flags]})
+
 
 class ProfileReport(BaseModel):
     """Latency of a feasible candidate, its baselines and a roofline hint."""
@@ -70,6 +86,12 @@ class ProfileReport(BaseModel):
     flags: list[str] = Field(default_factory=list)
     sizes: dict[str, int] = Field(default_factory=dict)
 
+    def scrubbed(self) -> ProfileReport:
+        """A copy whose text (the baseline's error, hints) is bounded and free of known secrets."""
+        error = scrub(self.baseline_compile_error, REASON_CHARS) if self.baseline_compile_error else None
+        return self.model_copy(update={"baseline_compile_error": error, "hints": [scrub(h, 300) for h in self.hints],
+                                       "flags": [scrub(f, 200) for f in self.flags]})
+
 
 class Evaluation(BaseModel):
     """What evaluating one candidate gives back, in-process or from a device pool: the verdict,
@@ -82,6 +104,11 @@ class Evaluation(BaseModel):
     device: str = Field("", description="the device that judged it, e.g. npu:3 (pools only)")
     node_id: str = Field("", description="the Ray node it ran on (pools only)")
     retried: bool = Field(False, description="a device actor died during it and another device judged it")
+
+    def scrubbed(self) -> Evaluation:
+        """A copy with the verdict's and the profile's text scrubbed (see Verdict.scrubbed)."""
+        return self.model_copy(update={"verdict": self.verdict.scrubbed(),
+                                       "profile": self.profile.scrubbed() if self.profile else None})
 
     @property
     def flags(self) -> list[str]:

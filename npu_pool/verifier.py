@@ -5,10 +5,14 @@ profile=True) -> (Verdict, ProfileReport | None)`; the latter verifies and profi
 worker process, so torch is imported once. A backend that cannot run here (no device, no
 toolchain for the format) gives a verdict with gate `infra` at once, before anything is
 compiled; so does a device or harness failure inside the worker: never the candidate's.
+Every verdict and report leaves here scrubbed (npu_pool.redaction): bounded, without known
+secrets, and a compile verdict with the compiler's lines about the candidate's own source only.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from typing import Any
 
@@ -72,11 +76,12 @@ def evaluate(task: TaskSpec, candidate: Candidate, config: HarnessConfig,
         return Verdict(feasible=False, gate="hack", category=rejections[0].rule,
                        reason=_finding_line(rejections[0])[:300],
                        details="\n".join(_finding_line(f) for f in rejections + warnings),
-                       sizes=task.sizes, flags=flags, timings={"hack_s": hack_s}), None
+                       sizes=task.sizes, flags=flags, timings={"hack_s": hack_s}).scrubbed(), None
     verdict, report = sandboxed_gates(task, candidate, config, backend, profile, flags, node_lock)
     verdict.timings.update(hack_s=hack_s, total_s=time.perf_counter() - started)
     if verdict.feasible and warnings:
         verdict.details = (verdict.details + "\nstatic warnings: " + "; ".join(_finding_line(f) for f in warnings)).strip()
+        verdict = verdict.scrubbed()
     log.info("verdict", task=task.task_id, format=candidate.format, gate=verdict.gate, category=verdict.category,
              feasible=verdict.feasible, seconds=round(verdict.timings["total_s"], 2))
     return verdict, report
@@ -95,7 +100,9 @@ def sandboxed_gates(task: TaskSpec, candidate: Candidate, config: HarnessConfig,
                      node_lock=node_lock)
     verdict, report = _interpret(run, task, list(flags or []))
     verdict.timings["sandbox_wall_s"] = run.wall_s
-    return verdict, report
+    own = (str(build_cache_dir(config.build_cache_dir) / "torch_extensions") + os.sep,
+           os.path.join(tempfile.gettempdir(), "evokernel-sandbox-"))
+    return verdict.scrubbed(own), report.scrubbed() if report else None
 
 
 def verify(task: TaskSpec, candidate: Candidate, config: HarnessConfig, node_lock: NodeLock | None = None) -> Verdict:

@@ -11,11 +11,16 @@ namespace where it can, or becomes a child subreaper where it cannot, and forks 
 namespace's *init*, which forks the *runner*. When the runner ends, init reports its exit
 status and ends, and the kernel kills every process left in the namespace; the keeper
 sweeps whatever is left elsewhere and writes `exit.json` in the sandbox folder. The
-*runner* closes inherited descriptors, moves into the sandbox folder, confines writes with
-Landlock, sets its resource limits and runs npu_pool.worker's gates.
+*runner* closes inherited descriptors, moves into the sandbox folder, confines reads and
+writes with Landlock (npu_pool.read_allow says what it may read), sets its resource limits
+and runs npu_pool.worker's gates.
 
 Protocol: the client connects to SOCKET and sends one JSON line (RunOrder); the server
-answers one line {"pid": keeper_pid} and closes. The server exits when its parent dies.
+answers one line {"pid": keeper_pid} and closes. Nothing outlives the process that started
+the server: the server notices its parent's death within 0.2 s and kills every keeper's
+process group before it exits, and each keeper (and init, and the runner) has the kernel
+send it SIGKILL when its own parent dies, so a server killed outright takes them along.
+`python -m npu_pool.warm_worker --read-rules BACKEND` prints the read allow-list (doctor).
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from npu_pool import confinement
+from npu_pool.paths import cache_root
+from npu_pool.read_allow import accelerator_nodes, read_allow_list
 
 
 class RunOrder(BaseModel):
@@ -44,7 +51,8 @@ class RunOrder(BaseModel):
     memory_mb: int
     cpu_s: int
     compile_writable: list[str]  # writable while the candidate builds (its build cache), then sealed
-    filesystem: bool  # confine writes with Landlock
+    filesystem: bool  # confine reads and writes with Landlock
+    readable: list[str] = []  # read-only extras: the harness caches
     pid_namespace: bool  # try a PID namespace (else: subreaper sweep)
     env: dict[str, str]  # per-run variables (TMPDIR, caches)
 
@@ -80,8 +88,8 @@ def _preload(backend: str) -> None:
 
 
 def serve(socket_path: str, backend: str) -> None:
-    _preload(backend)
     parent = os.getppid()
+    _preload(backend)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(socket_path)
     listener.listen(16)
@@ -99,6 +107,17 @@ def serve(socket_path: str, backend: str) -> None:
             finally:
                 conn.close()
         _reap(keepers)
+    _kill_keepers(keepers)
+
+
+def _kill_keepers(keepers: set[int]) -> None:
+    """Our parent is gone: every candidate's process group goes with us (each keeper leads one)."""
+    for pid in keepers:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    _reap(keepers)
 
 
 def _accept(conn: socket.socket, listener: socket.socket) -> int:
@@ -110,12 +129,13 @@ def _accept(conn: socket.socket, listener: socket.socket) -> int:
             break
         data += chunk
     order = RunOrder.model_validate_json(data)
+    server = os.getpid()
     pid = os.fork()
     if pid == 0:  # the keeper: never returns
         try:
             listener.close()
             conn.close()
-            _keeper(order)
+            _keeper(order, server)
         finally:
             os._exit(70)
     _answer(conn, {"pid": pid})
@@ -139,8 +159,11 @@ def _reap(keepers: set[int]) -> None:
             keepers.discard(pid)
 
 
-def _keeper(order: RunOrder) -> None:
+def _keeper(order: RunOrder, server: int) -> None:
     os.setsid()  # the client kills this whole group at its deadline
+    confinement.die_with_parent()  # the server (single-threaded: the thread that forked us) dies: so do we
+    if os.getppid() != server:  # it died before the line above took effect
+        os._exit(72)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     work = Path(order.work_dir)
     namespace = order.pid_namespace and confinement.enter_pid_namespace()
@@ -209,16 +232,29 @@ def _runner(order: RunOrder, namespace: bool) -> None:
     def seal() -> None:
         """After the build: only the sandbox folder stays writable."""
         if order.filesystem:
-            confinement.restrict_writes([work])
+            confinement.restrict_writes([work], device_nodes)
             confined["writable_after_build"] = [str(work)]
 
-    if order.filesystem:
-        confined.update(confinement.restrict_writes([work, *(Path(p) for p in order.compile_writable)]))
+    device_nodes = ("/dev/null", *(str(p) for p in accelerator_nodes()))
+    if order.filesystem:  # reads for good, writes to the build cache until the build is over
+        writable = [work, *(Path(p) for p in order.compile_writable)]
+        readable = read_allow_list([*writable, *order.readable, cache_root()])
+        confined.update(confinement.restrict(writable, readable, device_nodes))
     worker.run_child(str(work / "request.json"), str(work / "result.json"), str(work / "stage.txt"),
                      order.nonce, order.memory_mb, order.cpu_s, seal, confined)
 
 
+def read_rules(backend: str) -> list[str]:
+    """The read allow-list a runner of this server gets (its own folder and caches aside)."""
+    _preload(backend)
+    own = Path(f"/proc/{os.getpid()}")
+    return ["/proc/self" if p == own else str(p) for p in read_allow_list([cache_root()])]
+
+
 def main(argv: list[str]) -> None:
+    if argv[:1] == ["--read-rules"]:
+        print(json.dumps(read_rules(argv[1] if len(argv) > 1 else "cpu")))
+        return
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the campaign's; the client stops us
     serve(argv[0], argv[1])
 

@@ -65,3 +65,19 @@ def test_compiler_logs_of_other_files_fall_back_to_the_echoed_line():
            "    7 |     return foo(x);\n      |            ^~~\n")
     assert compiler_error(log, "unrelated") == ("line 7: error: 'foo' was not declared in this scope", "    return foo(x);")
     assert compiler_error("ld: cannot find -lbar", "") is None
+
+
+def test_a_lesson_never_carries_a_secret(monkeypatch):
+    """Lessons are retrieved into prompts and exported with the bank: scrubbed of the
+    environment's secrets, the registered API key and credential-shaped text."""
+    from npu_pool import redaction
+
+    monkeypatch.setenv("PARTNER_API_KEY", "partner-key-1234567890")
+    redaction.register("registered-llm-key-abcdef")
+    details = "terminate called after throwing an instance of 'std::runtime_error'\n  what():  " \
+              "partner-key-1234567890 registered-llm-key-abcdef AKIAIOSFODNN7EXAMPLE"
+    lesson = failure_lesson("4_ReLU", Failure(stage="draft", gate="runtime", category="abort",
+                                              reason="aborted: registered-llm-key-abcdef", details=details, code=""))
+    for secret in ("partner-key-1234567890", "registered-llm-key-abcdef", "AKIAIOSFODNN7EXAMPLE"):
+        assert secret not in lesson
+    assert "[redacted]" in lesson and "runtime gate" in lesson
