@@ -4,6 +4,7 @@ seed a bank. Items get stable ids, so seeding twice keeps the values already lea
 from __future__ import annotations
 
 import hashlib
+import re
 from importlib import resources
 
 import yaml
@@ -11,17 +12,35 @@ import yaml
 from memory_actor.config import MemoryConfig
 from memory_actor.items import MemoryItem
 
-BUNDLE_BACKENDS = ("cpu", "cuda", "npu")
+BUNDLE_BACKENDS = ("cpu", "cuda", "npu", "npu-twin")
+# Backends that share another's bundle: the Ascend C twin builds the npu kernel format.
+BUNDLE_FILES = {"npu-twin": "npu"}
+# npu items that cannot apply on the twin: it builds only the kernel format (no torch_npu, no
+# NPU events), and the format passes sizes in KernelTiling (no framework tiling macro).
+TWIN_SKIPPED_ITEMS = ("torch_npu", "torch.npu.Event", "GET_TILING_DATA")
+
+
+def _twin_supports(entry: dict) -> bool:
+    """Whether an npu bundle item applies to the twin: not a skipped item, and naming no API the
+    twin refuses (twin_unsupported.h, e.g. the cube's low-level Mmad)."""
+    from npu_pool.backends.npu_twin import unsupported_apis
+
+    if entry.get("name") in TWIN_SKIPPED_ITEMS or entry.get("name") in unsupported_apis():
+        return False
+    calls = set(re.findall(r"\b(\w+)\s*(?:<[^;()]*>)?\s*\(", entry["content"]))
+    return not calls & unsupported_apis()
 
 
 def bundle_items(backend: str) -> list[MemoryItem]:
     """The bundle's items for `backend`; ids derive from backend, kind and name or summary."""
     if backend not in BUNDLE_BACKENDS:
         raise ValueError(f"no bundle for backend {backend!r}; bundles: {', '.join(BUNDLE_BACKENDS)}")
-    text = resources.files("memory_actor").joinpath("bundles", f"{backend}.yaml").read_text()
+    text = resources.files("memory_actor").joinpath("bundles", f"{BUNDLE_FILES.get(backend, backend)}.yaml").read_text()
     bundle = yaml.safe_load(text)
     items = []
     for entry in bundle["items"]:
+        if backend == "npu-twin" and not _twin_supports(entry):
+            continue
         key = f"{backend}/{entry['kind']}/{entry.get('name') or entry['summary']}"
         items.append(MemoryItem(
             id="bundle-" + hashlib.sha1(key.encode()).hexdigest()[:16],

@@ -12,7 +12,8 @@ class HarnessConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    backend: Literal["auto", "cpu", "cuda", "npu"] = Field("auto", description="auto picks npu, then cuda, then cpu")
+    backend: Literal["auto", "cpu", "cuda", "npu", "npu-twin"] = Field(
+        "auto", description="auto picks npu, then cuda, then cpu; npu-twin (Ascend C on the CPU twin) only by name")
     sizes: Literal["fit", "original"] = Field("fit", description="shrink task sizes to the device budget, or not")
     correctness_trials: int = Field(5, ge=1)
     atol: float | None = Field(None, description="absolute tolerance; default by dtype (1e-4 float32)")

@@ -102,6 +102,8 @@ def device_kind(backend: str, nodes: list[NodeDevices]) -> DeviceKind:
     """Which device kind the pools pin to: the backend's, or for `auto` the best the cluster has."""
     if backend in ("npu", "cuda", "cpu"):
         return backend  # type: ignore[return-value]
+    if backend == "npu-twin":
+        return "cpu"  # the Ascend C twin runs kernels on CPU cores
     if any(n.npu for n in nodes):
         return "npu"
     if any(n.gpu for n in nodes):

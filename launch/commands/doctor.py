@@ -49,7 +49,7 @@ def _backends_line() -> str:
     from npu_pool.backends import backend_status, get_backend
 
     parts = []
-    for name in ("npu", "cuda", "cpu"):
+    for name in ("npu", "cuda", "cpu", "npu-twin"):
         available, why = backend_status(name)
         if not available:
             parts.append(f"{name}: unavailable ({why})")
@@ -57,7 +57,8 @@ def _backends_line() -> str:
         backend = get_backend(name)
         missing = [f"{fmt}: {problem}" for fmt in backend.compile_routes
                    if (problem := backend.toolchain_problem(fmt)) is not None]
-        parts.append(f"{name}: available" + (f" (but {'; '.join(missing)})" if missing else ""))
+        note = " (Ascend C on the CPU twin, timings modelled: --backend npu-twin)" if backend.timing_kind == "modelled" else ""
+        parts.append(f"{name}: available{note}" + (f" (but {'; '.join(missing)})" if missing else ""))
     return "; ".join(parts)
 
 

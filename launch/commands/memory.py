@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imported.set_defaults(handler=memory_import)
 
     seed = sub.add_parser("seed", help="load a backend's API knowledge and best-practice bundle")
-    seed.add_argument("backend", metavar="BACKEND", choices=["cpu", "cuda", "npu", "all"])
+    seed.add_argument("backend", metavar="BACKEND", choices=["cpu", "cuda", "npu", "npu-twin", "all"])
     seed.add_argument("--refresh", action="store_true", help="rewrite bundle items, resetting their values")
     seed.set_defaults(handler=memory_seed)
 

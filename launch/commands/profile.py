@@ -14,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     parser.add_argument("task_file", metavar="TASK_FILE")
     parser.add_argument("candidate_file", metavar="CANDIDATE_FILE")
-    add_config_flag(parser, "--backend", "harness.backend", choices=["auto", "cpu", "cuda", "npu"])
+    add_config_flag(parser, "--backend", "harness.backend", choices=["auto", "cpu", "cuda", "npu", "npu-twin"])
     parser.add_argument("--format", choices=["auto", "modelnew", "kernel"], default="auto",
                         help="the candidate's format (default auto: ModelNew when it defines class ModelNew)")
     add_config_flag(parser, "--sizes", "harness.sizes", choices=["fit", "original"])

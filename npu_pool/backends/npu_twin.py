@@ -91,6 +91,13 @@ def launcher_translation_unit(signature: KernelSignature) -> str:
     )
 
 
+@functools.cache
+def unsupported_apis() -> frozenset[str]:
+    """Ascend C APIs the twin declares only to refuse them (twin_unsupported.h)."""
+    text = (TWIN_INCLUDE / "twin_unsupported.h").read_text()
+    return frozenset(re.findall(r"^EVK_TWIN_NOT_IN_TWIN\((\w+)\)", text, re.MULTILINE))
+
+
 # --- what g++ says about a kernel outside the twin's subset --------------------------------
 
 _NOT_IN_TWIN = re.compile(r"static assertion failed: (AscendC::\w+ is not in the EvoKernel twin[^\n]*)")
