@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_config_flag(parser, "--llm-base-url", "llm.base_url", metavar="URL", help="OpenAI-compatible endpoint")
     add_config_flag(parser, "--llm-model", "llm.model", metavar="M", help="model name")
     add_config_flag(parser, "--memory", "memory.uri", metavar="URI", help="LanceDB memory bank")
-    add_config_flag(parser, "--backend", "harness.backend", choices=["auto", "cpu", "cuda", "npu"])
+    add_config_flag(parser, "--backend", "harness.backend", choices=["auto", "cpu", "cuda", "npu", "npu-twin"])
     add_config_flag(parser, "--retrieval", "memory.retrieval", choices=["value", "similarity", "none"])
     add_config_flag(parser, "--candidate-format", "llm.candidate_format", choices=["auto", "kernel", "modelnew"],
                     help="what the model writes: a C kernel function or a full ModelNew file (default auto: "
