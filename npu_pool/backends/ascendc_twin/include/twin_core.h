@@ -79,19 +79,6 @@ struct Fault {
     std::string line;  // "twin fault [<rule>]: <API> at <file>:<line>: <message>"
 };
 
-[[noreturn]] inline void fault(const char* rule, const char* api, Src src, const std::string& message) {
-    const char* file = src.file ? src.file : "?";
-    const char* slash = std::strrchr(file, '/');
-    std::string text = "twin fault [";
-    text += rule;
-    text += "]: ";
-    text += api;
-    text += " at ";
-    text += slash ? slash + 1 : file;
-    text += ":" + std::to_string(src.line) + ": " + message;
-    throw Fault{text};
-}
-
 // --- global memory the kernel was given, with per-block write ownership -----------------------
 enum RegionAccess : int { kReadOnly = 0, kWritableOwned = 1, kWritableShared = 2 };
 
@@ -129,6 +116,7 @@ struct State {
     std::string fault;
     std::string profile;
     std::vector<std::string> notes;  // non-fatal observations (dropped copy tails), bounded
+    Src last{nullptr, 0};            // the kernel's last located API call
     // the running block
     int64_t block_idx = 0, block_num = 1;
     std::vector<uint8_t> ub_storage;  // this block's Unified Buffer (fresh per block)
@@ -146,6 +134,28 @@ inline State& state() {
     return s;
 }
 
+[[noreturn]] inline void fault(const char* rule, const char* api, Src src, const std::string& message) {
+    // operator[] and operator() cannot take a location: name the last API call before them
+    const bool located = src.file != nullptr;
+    if (!located) src = state().last;
+    const char* file = src.file ? src.file : "?";
+    const char* slash = std::strrchr(file, '/');
+    std::string text = "twin fault [";
+    text += rule;
+    text += "]: ";
+    text += api;
+    text += " at ";
+    text += slash ? slash + 1 : file;
+    text += ":" + std::to_string(src.line) + ": " + message;
+    if (!located) text += " (in an expression after the API call on this line)";
+    throw Fault{text};
+}
+
+// Remembers where the kernel last called the API (for faults raised where no location is known).
+inline void seen(Src src) {
+    if (src.file) state().last = src;
+}
+
 inline void note(const std::string& text) {
     auto& notes = state().notes;
     if (notes.size() < 8) notes.push_back(text);
@@ -160,6 +170,7 @@ inline void fresh_ub() {
     s.ub = reinterpret_cast<uint8_t*>((raw + 63) & ~uintptr_t(63));
     s.ub_used = 0;
     s.atomic_add = false;
+    s.last = Src(nullptr, 0);
     std::memset(s.flags, 0, sizeof s.flags);
     s.counters = BlockCounters{};
 }
@@ -186,6 +197,7 @@ inline std::string describe_address(uintptr_t p) {
 
 // Checks a global-memory access of `bytes` at `p`; records write ownership for the running block.
 inline void check_gm(const void* ptr, uint64_t bytes, bool write, const char* api, Src src) {
+    seen(src);
     if (bytes == 0) return;
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     State& s = state();

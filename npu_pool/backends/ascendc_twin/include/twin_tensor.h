@@ -106,6 +106,7 @@ public:
 
     // Validates a use of `elements` elements from the start by an API call.
     void check(uint64_t elements, const char* api, evk_twin::Src src, bool need_align = true) const {
+        evk_twin::seen(src);
         if (!slot_) evk_twin::fault("use-after-free", api, src, "a LocalTensor that was never allocated");
         if (slot_->generation != gen_) {
             evk_twin::fault("use-after-free", api, src,
@@ -305,6 +306,7 @@ public:
 protected:
     QueueBase(TPosition pos, uint32_t depth) : pos_(pos), depth_(depth == 0 ? 1 : depth) {}
     void require_init(const char* api, evk_twin::Src src) const {
+        evk_twin::seen(src);
         if (count_ == 0) evk_twin::fault("queue-order", api, src, "queue used before TPipe::InitBuffer");
     }
     evk_twin::Slot* own(evk_twin::Slot* s, const char* api, evk_twin::Src src) {
