@@ -85,6 +85,8 @@ class ProfileReport(BaseModel):
     hints: list[str] = Field(default_factory=list)
     flags: list[str] = Field(default_factory=list)
     sizes: dict[str, int] = Field(default_factory=dict)
+    timing: Literal["measured", "modelled"] = Field(
+        "measured", description="modelled: the Ascend C twin's cost from counted work, not a time measured on a device")
 
     def scrubbed(self) -> ProfileReport:
         """A copy whose text (the baseline's error, hints) is bounded and free of known secrets."""
