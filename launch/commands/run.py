@@ -279,9 +279,13 @@ def _with_local_llm(settings: Settings, stack: ExitStack) -> Settings:
 
 
 def _print_summary(summary: RunSummary, run_dir: Path) -> None:
+    from npu_pool.backends import timing_kind
+
+    modelled = timing_kind(summary.settings.get("harness", {}).get("backend")) == "modelled"
+    unit = "ms modelled" if modelled else "ms"  # the Ascend C twin computes a cost, it measures nothing
     for op in summary.operators:
         if op.feasible:
-            outcome = f"{op.best_latency_ms:.4g} ms, {op.speedup_vs_eager or 0:.2f}x eager"
+            outcome = f"{op.best_latency_ms:.4g} {unit}, {op.speedup_vs_eager or 0:.2f}x eager"
         else:
             outcome = "no feasible kernel" + (f" ({op.error})" if op.error else "")
         print(f"{op.task:<32} {outcome:<36} {op.attempts:>3} attempts {op.tokens:>8} tokens")
