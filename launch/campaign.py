@@ -33,6 +33,7 @@ from actors.refiner import Refiner
 from launch.config import Settings
 from launch.kernel_files import KernelFolder, kernel_task
 from launch.run_summary import INTERRUPTED, RunSummary, RunSummaryError
+from npu_pool.backends import timing_kind
 
 log = structlog.get_logger("evokernel.campaign")
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -214,8 +215,8 @@ class Campaign:
         self.operators.append(result)
         self.folder.write_summary(self.summary(False))
         log.info("operator_done", task=result.task, feasible=result.feasible, best_latency_ms=result.best_latency_ms,
-                 speedup_vs_eager=result.speedup_vs_eager, attempts=result.attempts, usage=f"{result.tokens} tok",
-                 error=result.error)
+                 speedup_vs_eager=result.speedup_vs_eager, timing=timing_kind(self.settings.harness.backend),
+                 attempts=result.attempts, usage=f"{result.tokens} tok", error=result.error)
 
     async def _components(self, stack: AsyncExitStack) -> tuple[Any, Any, Any, Any]:
         from memory_actor.bank import MemoryBank
