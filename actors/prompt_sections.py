@@ -126,6 +126,9 @@ def profile_text(profile: ProfileReport | None) -> str:
         return ""
     parts = [f"median {profile.median_ms:.4g} ms (IQR {profile.iqr_ms:.3g} ms over {profile.trials} trials); "
              f"PyTorch eager {profile.baseline_eager_ms:.4g} ms"]
+    if profile.timing == "modelled":
+        parts[0] = (f"modelled cost {profile.median_ms:.4g} ms (the Ascend C twin's model of the NPU, not a "
+                    f"measurement); PyTorch eager modelled {profile.baseline_eager_ms:.4g} ms")
     if profile.achieved_gbps is not None:
         parts.append(f"achieved {profile.achieved_gbps:.3g} GB/s")
     if profile.achieved_gflops is not None:

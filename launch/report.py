@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 from actors.messages import Attempt, EpisodeResult
 from launch.kernel_index import KERNELS_DIR, KernelEntry, KernelIndex
 from launch.run_summary import RunSummary, RunSummaryError
+from npu_pool.backends import timing_kind
 
 
 class CorruptRunFolder(Exception):
@@ -166,6 +167,7 @@ class RunReport(BaseModel):
     retrieval: str | None = None
     model: str | None = None
     backend: str | None = None
+    timing: str = Field("measured", description="'modelled' for the Ascend C twin: latencies computed, not measured")
     started_at: str | None = None
     finished_at: str | None = None
     operators: list[OperatorRow] = Field(default_factory=list)
@@ -420,6 +422,7 @@ def analyse_run(run_dir: Path) -> RunReport:
         retrieval=_setting(settings, "memory", "retrieval"),
         model=_setting(settings, "llm", "model"),
         backend=_setting(settings, "harness", "backend"),
+        timing=timing_kind(_setting(settings, "harness", "backend")),
         started_at=summary.started_at,
         finished_at=summary.finished_at,
         operators=operators,

@@ -89,9 +89,15 @@ def _operators(report: RunReport) -> str:
                      f"<span class=reason>{escape(note[:300])}</span>"])
     if not rows:
         return "<p>No operators.</p>"
-    return _table(["operator", "attempts", "feasible", "first feasible at", "first latency (ms)",
-                   "best latency (ms)", "best / first", "best / eager", "tokens", "failed gates",
+    unit = _latency_unit(report)
+    return _table(["operator", "attempts", "feasible", "first feasible at", f"first latency ({unit})",
+                   f"best latency ({unit})", "best / first", "best / eager", "tokens", "failed gates",
                    "last failure / error"], rows)
+
+
+def _latency_unit(report: RunReport) -> str:
+    """"ms", or "modelled ms" for a run on the Ascend C twin (a computed cost, not a measurement)."""
+    return "modelled ms" if report.timing == "modelled" else "ms"
 
 
 def _kernels(report: RunReport) -> str:
@@ -109,8 +115,17 @@ def _kernels(report: RunReport) -> str:
         rows.append([escape(k.task), k.kernel, _fmt(k.latency_ms, "{:.4g}"), _fmt(k.speedup_vs_eager, "{:.2f}x"),
                      str(k.iteration), f"<code>{escape((k.attempt_id or '—')[:12])}</code>", escape(k.backend),
                      escape(k.candidate_format), escape(sizes), files])
-    return _table(["operator", "kernel", "latency (ms)", "vs eager", "iteration", "attempt", "backend", "format",
+    return _table(["operator", "kernel", f"latency ({_latency_unit(report)})", "vs eager", "iteration", "attempt", "backend", "format",
                    "verified at", "files"], rows)
+
+
+def _modelled_note(reports: list[RunReport]) -> str:
+    modelled = [r.label for r in reports if r.timing == "modelled"]
+    if not modelled:
+        return ""
+    return (f"<p><b>timing: modelled</b> for {escape(', '.join(modelled))}: latencies and speedups there are the "
+            "Ascend C twin's modelled cost from counted work (eager PyTorch modelled on the same SoC), not times "
+            "measured on an NPU (docs/accelerator_backends.md).</p>")
 
 
 def _same_failure(reports: list[RunReport]) -> str:
@@ -184,6 +199,7 @@ def render_html(reports: list[RunReport], plots: dict[str, Path], generated_at: 
 with a feasible kernel by iteration t; fast_1(t): share with a feasible kernel faster than eager.
 Speedups are per operator: best feasible latency over the first feasible draft's, and the best
 speedup over eager PyTorch; boxes show the median and the interquartile range.</p>
+{_modelled_note(reports)}
 {_same_failure(reports)}
 {_problems(reports)}
 <h2>Runs</h2>

@@ -146,6 +146,11 @@ def measure(
     peaks = device_peaks(backend)
     out_elements = sum(int(torch.Size(o.shape).numel()) for o in spec.outputs)
     gbps, gflops, bound, hints = analyse(spec.flops, spec.tensor_bytes, out_elements, median, peaks)
+    modelled = backend.timing_kind == "modelled"
+    if modelled:  # the Ascend C twin: a cost computed from counted work, on a modelled SoC
+        hints = [h.replace("measured peak", "modelled peak") for h in hints]
+        hints.insert(0, "timing modelled by the Ascend C twin from counted work (not measured on an NPU); "
+                        "eager PyTorch modelled as one kernel per operator on the same SoC")
     if not checker.active:
         hints.append("timed outputs not checked: the reference changes its inputs")
     implausible = beyond_peaks(gbps, gflops, peaks, config.peak_margin)
@@ -162,7 +167,10 @@ def measure(
         median_ms=median, iqr_ms=iqr, trials=len(cand_ms), baseline_eager_ms=eager,
         baseline_compile_error="disabled (harness.compile_baseline = false)", speedup_vs_eager=speedup,
         achieved_gbps=gbps, achieved_gflops=gflops, bound=bound, hints=hints, flags=flags, sizes=spec.sizes,
+        timing=backend.timing_kind,
     )
+    if modelled:  # torch.compile has no modelled cost: its generated code does not run on the twin
+        return report.model_copy(update={"baseline_compile_error": "no torch.compile baseline: timings are modelled"})
     if not config.compile_baseline:
         return report
     # Kept if the worker is killed while torch.compile builds: the verdict survives.

@@ -38,6 +38,8 @@ def handle(args: argparse.Namespace, settings: Settings) -> int:
         if verdict.details:
             print("  " + verdict.details.replace("\n", "\n  "))
     else:
+        if report.timing == "modelled":
+            print("  timing: modelled by the Ascend C twin from counted work, not measured on an NPU")
         print(f"  candidate      median {_ms(report.median_ms)}  IQR {_ms(report.iqr_ms)}  ({report.trials} trials)")
         print(f"  eager          median {_ms(report.baseline_eager_ms)}  speedup {report.speedup_vs_eager:.3g}x")
         if report.baseline_compile_ms is not None:

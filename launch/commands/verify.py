@@ -88,5 +88,8 @@ def handle(args: argparse.Namespace, settings: Settings) -> int:
     if verdict.flags:
         print(f"  flags: {', '.join(verdict.flags)}")
     if args.json:
-        print(json.dumps({"task": task.task_id, "format": candidate.format, **verdict.model_dump()}))
+        from npu_pool.backends import timing_kind
+
+        print(json.dumps({"task": task.task_id, "format": candidate.format, **verdict.model_dump(),
+                          "timing": timing_kind(settings.harness.backend)}))
     return exit_code(verdict, verdict.feasible)

@@ -65,6 +65,17 @@ def backend_ready(name: str, candidate_format: str | None = None) -> tuple[bool,
     return ready, (f"the {backend.name} backend cannot run here: {why}" if not ready else "")
 
 
+def timing_kind(name: str | None) -> str:
+    """How backend `name` times kernels: "modelled" (the Ascend C twin's counted-work cost) or
+    "measured"; what reports and logs print beside a latency. Never raises."""
+    if name not in REGISTRY:
+        return "measured"  # "auto" and unknown names: a detected backend measures
+    try:
+        return get_backend(name).timing_kind
+    except BackendUnavailable:
+        return "measured"
+
+
 def detect_backend() -> Backend:
     """The first available backend of npu, cuda, cpu."""
     reasons = []
@@ -88,4 +99,5 @@ __all__ = [
     "backend_status",
     "detect_backend",
     "get_backend",
+    "timing_kind",
 ]
