@@ -31,12 +31,22 @@ from memory_actor.messages import (
 )
 from memory_actor.provenance import provenance_targets
 from memory_actor.ranking import recall_pool_size, select
+from memory_actor.slots import GENERIC, SlotCandidate, SlotChoice, SlotRequest, SlotStats, decide
 from memory_actor.store import BankStore
 from memory_actor.values import RewardNormaliser, RewardShaper, is_feasible_trace, q_update
 
 log = structlog.get_logger("evokernel.memory.bank")
 
 SEEN_UPDATES_KEPT = 200_000
+
+
+def slot_kernel_key(item: MemoryItem) -> tuple[str, str, str] | None:
+    """(backend, family, signature shape) of a feasible kernel, from the tags the episode gives
+    the traces it stores ('family:...', 'shape:...'); None for a trace without them."""
+    tags = dict(tag.split(":", 1) for tag in item.tags if ":" in tag)
+    if "family" not in tags:
+        return None
+    return item.backend, tags["family"], tags.get("shape", "")
 
 
 class MemoryBank(BankJournal):
@@ -64,6 +74,8 @@ class MemoryBank(BankJournal):
         self.seq = self.durable_seq = int(folded.get("seq", 0))
         self.updates_applied = int(folded.get("updates", 0))
         self.shaper = RewardShaper.from_state(config, folded)  # normaliser and per-stage baselines
+        self.slots = SlotStats(folded.get("slots"))  # the worked-example slot's outcomes (slots.py)
+        self.slot_kernels: dict[tuple[str, str, str], list[str]] = {}  # (backend, family, shape) -> trace ids
         self.index = VectorIndex(dim)
         self.items: dict[str, MemoryItem] = {}  # without embeddings; Q and visits live in the index
         self.children_of: dict[str, list[str]] = {}
@@ -113,6 +125,10 @@ class MemoryBank(BankJournal):
                 self.children_of.setdefault(item.parent_id, []).append(item.id)
             if item.kind == "api":
                 self.api.add(item.backend, item.id, item.name, "core" in item.tags)
+            if is_feasible_trace(item) and previous is None:
+                key = slot_kernel_key(item)
+                if key is not None:
+                    self.slot_kernels.setdefault(key, []).append(item.id)
 
     # -- adding items ----------------------------------------------------------------------------
     def prepare_items(self, items: list[MemoryItem]) -> tuple[list[MemoryItem], np.ndarray]:
@@ -234,6 +250,10 @@ class MemoryBank(BankJournal):
         mode = self.config.retrieval
         retrieval = Retrieval(retrieval_id=new_id(), stage=request.stage, mode=mode)
         if mode == "none":
+            # No memory, but the same static brief as the other arms: the backend's core API items.
+            retrieval.api_items = self.api_items(request.backend) if request.include_api else []
+            if request.slot is not None:
+                retrieval.slot = self._slot(request, None)
             return retrieval
         if sims is not None:
             n = self.config.items_per_prompt if request.n is None else request.n
@@ -248,6 +268,10 @@ class MemoryBank(BankJournal):
             retrieval.items = [self._public(self.index.ids[rows[pos]]) for pos in positions]
             retrieval.scores = [float(scores[pos]) for pos in positions]
             retrieval.similarities = [float(pool_sims[pos]) for pos in positions]
+        if request.slot is not None:
+            retrieval.slot = self._slot(request, sims)
+            if retrieval.slot.kind != "generic":
+                retrieval.slot_item = self._public(retrieval.slot.chosen)
         if request.include_api:
             names = list(request.api_names)
             names += self.api.names_in(request.backend, (item.content for item in retrieval.items))
@@ -259,6 +283,31 @@ class MemoryBank(BankJournal):
             self.pending.append(self._log_row("retrieval", retrieval.retrieval_id, request.stage,
                                               item_ids=retrieval.item_ids))
         return retrieval
+
+    def _slot(self, request: RetrievalRequest, sims: np.ndarray | None) -> SlotChoice:
+        """The worked-example slot's candidates (slots.py) and the mode's choice among them."""
+        slot: SlotRequest = request.slot  # type: ignore[assignment]
+        candidates = [SlotCandidate(key=GENERIC, kind="generic")]
+        if self.config.retrieval == "none":
+            return decide("none", request.backend, slot, candidates, self.slots, self.config.slot_prior,
+                          self.config.slot_pool_strength, self.rng)
+        def similarity(item_id: str) -> float | None:
+            row = self.index.row_of[item_id]
+            return float(sims[row]) if sims is not None and row < len(sims) else None
+        template = self.api.lookup(request.backend, [slot.template]) if slot.template else []
+        candidates += [SlotCandidate(key=item_id, kind="template", similarity=similarity(item_id)) for item_id in template]
+        nearest: dict[str | None, SlotCandidate] = {}  # one kernel per operator: its nearest
+        for item_id in self.slot_kernels.get((request.backend, slot.family, slot.shape), []):
+            task = self.items[item_id].task_id
+            if task == slot.task_id or (request.exclude_task_id and task == request.exclude_task_id):
+                continue
+            candidate = SlotCandidate(key=item_id, kind="kernel", similarity=similarity(item_id))
+            if task not in nearest or (candidate.similarity or 0.0) > (nearest[task].similarity or 0.0):
+                nearest[task] = candidate
+        kernels = sorted(nearest.values(), key=lambda c: -(c.similarity or 0.0))[: self.config.slot_kernels]
+        rng = np.random.default_rng([self.config.seed, request.seed, 1]) if request.seed is not None else self.rng
+        return decide(self.config.retrieval, request.backend, slot, candidates + kernels, self.slots,
+                      self.config.slot_prior, self.config.slot_pool_strength, rng)
 
     def _remember_retrieval(self, retrieval_id: str, seq: int, stage: str, item_ids: list[str]) -> None:
         self.retrievals[retrieval_id] = (seq, stage, list(item_ids))
@@ -331,6 +380,13 @@ class MemoryBank(BankJournal):
             "update", update.update_id, update.stage, item_ids=[item_id for item_id, _, _ in steps],
             shown=len(shown), retrieval_id=update.retrieval_id, reward=update.reward, applied=applied,
             advantage=advantage, q=q_values, visits=visit_counts, base_count=baseline.count, base_mean=baseline.mean))
+        if update.slot is not None and update.stage == "draft":
+            # The slot's outcome: counts, absolute like q (replay is idempotent), in a row of its own.
+            changed = self.slots.record(update.slot, update.reward > 0)
+            self.seq += 1
+            self.pending.append(self._log_row("slot", update.update_id, update.stage, item_ids=list(changed),
+                                              visits=[n for _, n in changed.values()],
+                                              q=[float(s) for s, _ in changed.values()]))
         ack = UpdateAck(update_id=update.update_id, seq=self.seq, item_ids=shown, reward_applied=applied,
                         advantage=advantage, ignored_ids=ignored, provenance_ids=[item_id for item_id, _ in provenance],
                         durable=False)
@@ -359,6 +415,7 @@ class MemoryBank(BankJournal):
             refine_reward_mean=self.normaliser.mean, refine_reward_std=self.normaliser.std,
             refine_rewards_seen=self.normaliser.count,
             baselines={stage: baseline.mean for stage, baseline in self.shaper.baselines.items()},
+            slots=self.slots.state(),
         )
 
     def export_rows(self) -> list[dict[str, Any]]:

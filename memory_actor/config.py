@@ -54,6 +54,13 @@ class MemoryConfig(BaseModel):
     provenance_gamma_lambda: float = Field(
         0.5, ge=0, le=1, description="provenance: the step at depth d is alpha * (gamma*lambda)^d")
     provenance_max_depth: int = Field(3, ge=0, description="provenance: start points followed back (0: none)")
+    slot_prior: tuple[float, float] = Field(
+        (1.0, 1.0), description="worked-example slot: Beta prior (successes, failures) of a candidate's success rate")
+    slot_pool_strength: float = Field(
+        4.0, ge=0, description="worked-example slot: a kernel new to the slot starts from its family's pooled kernel "
+        "outcomes, counted as at most this many drafts")
+    slot_kernels: int = Field(3, ge=0, description="worked-example slot: banked kernels considered (the nearest, one "
+                              "per operator)")
     w_sim: float = Field(0.5, description="mixed ranker: weight of z(similarity)")
     w_q: float = Field(0.5, description="mixed ranker: weight of clip(z(Q))")
     normalise_refine: bool = Field(True, description="normalise refine rewards by their running mean and std")

@@ -53,6 +53,10 @@ class BankJournal:
             if row["type"] == "retrieval":
                 self._remember_retrieval(row["ref_id"], row["seq"], row["stage"], row["item_ids"])
                 continue
+            if row["type"] == "slot":  # worked-example slot counts (absolute): successes in q, drafts in visits
+                for key, successes, trials in zip(row["item_ids"], row["q"], row["visits"], strict=True):
+                    self.slots.set(key, int(successes), int(trials))
+                continue
             if row["seq"] > folded_seq:  # rows at or below it are already counted in meta (crash mid-fold)
                 self.updates_applied += 1
             self.shaper.normaliser = RewardNormaliser(count=row["norm_count"], mean=row["norm_mean"],
@@ -88,7 +92,8 @@ class BankJournal:
         kept = list(self.retrievals.values())[-self.config.retrieval_log_keep:] if self.config.retrieval_log_keep else []
         cut = min(self.seq, kept[0][0] - 1) if kept else self.seq
         rows = np.fromiter((self.index.row_of[item_id] for item_id in ids), dtype=np.int64, count=len(ids))
-        meta = {"folded": {"seq": self.seq, "updates": self.updates_applied, **self.shaper.state()}}
+        meta = {"folded": {"seq": self.seq, "updates": self.updates_applied, **self.shaper.state(),
+                           "slots": self.slots.state()}}
         return FoldJob(seq=self.seq, retrieval_cut=cut, items=[self.items[item_id] for item_id in ids],
                        vectors=self.index.vectors[rows], q=self.index.q[:, rows], visits=self.index.visits[:, rows],
                        meta=meta)
@@ -108,7 +113,7 @@ class BankJournal:
 
     def trim_log(self, fold: FoldJob) -> int:
         """Delete the log rows a fold made redundant and compact the log; returns its row count."""
-        self.store.delete_log(f"seq <= {fold.seq} AND (type = 'update' OR seq <= {fold.retrieval_cut})")
+        self.store.delete_log(f"seq <= {fold.seq} AND (type = 'update' OR type = 'slot' OR seq <= {fold.retrieval_cut})")
         self.store.compact(self.config.version_retention_s, tables=("log",))
         return self.store.log.count_rows()
 

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memory_actor.items import ItemKind, MemoryItem, ValueStage
+from memory_actor.slots import SlotChoice, SlotOutcome, SlotRequest
 
 TraceVerdicts = Literal["any", "feasible"]
 
@@ -33,6 +34,7 @@ class RetrievalRequest(BaseModel):
         "is 'ok'), so exemplar code never comes from a failed kernel; failures come back only as experience "
         "items (lessons). any: every trace (inspection). A prefilter: the recall pool is filled with eligible items",
     )
+    slot: SlotRequest | None = Field(None, description="drafts: list and choose the worked-example slot's candidates")
 
 
 class ItemRef(BaseModel):
@@ -61,6 +63,8 @@ class Retrieval(BaseModel):
     similarities: list[float] = Field(default_factory=list)
     api_items: list[MemoryItem] = Field(default_factory=list, description="bundle and exact-name API items")
     pool_size: int = 0
+    slot: SlotChoice | None = Field(None, description="the worked-example slot's decision (when the request asked)")
+    slot_item: MemoryItem | None = Field(None, description="the kernel or template the slot chose (None: generic)")
     elapsed_ms: float | None = Field(None, description="arrival at the memory to reply, queueing included")
     service_ms: float | None = Field(None, description="the pass (or batch of passes) that served it")
 
@@ -107,6 +111,8 @@ class ValueUpdate(BaseModel):
                                    "back from its parent (start point) when it is feasible")
     stage: ValueStage
     reward: float
+    slot: SlotOutcome | None = Field(None, description="a draft: what its worked-example slot showed; the reward's "
+                                     "sign counts a success or a failure for it")
 
     @model_validator(mode="after")
     def _one_way_to_name_the_context(self) -> ValueUpdate:
@@ -152,6 +158,8 @@ class BankStats(BaseModel):
     refine_reward_std: float
     refine_rewards_seen: int
     baselines: dict[str, float] = Field(default_factory=dict, description="running mean reward per stage")
+    slots: dict[str, list[int]] = Field(default_factory=dict, description="worked-example slot: [successes, drafts] "
+                                        "per backend/family/context/candidate")
 
 
 class UnknownRetrieval(KeyError):
