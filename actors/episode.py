@@ -29,7 +29,8 @@ from actors.context import (
 )
 from actors.families import template_names
 from actors.lessons import Failure, LessonWriter
-from actors.llm_client import LLMAuthError, LLMModelNotFound, LLMUnreachable
+from actors.errors import error_line
+from actors.llm_client import LLMAuthError, LLMModelNotFound, LLMUnavailable, LLMUnreachable
 from actors.messages import (
     Attempt,
     DraftRequest,
@@ -53,6 +54,9 @@ from npu_pool.verdict import Candidate, Evaluation, ProfileReport
 log = structlog.get_logger("evokernel.episode")
 
 FATAL_LLM_ERRORS = (LLMAuthError, LLMModelNotFound, LLMUnreachable)
+# The endpoint failed through all its retries: the operator stops as infrastructure (the
+# attempt in flight is not recorded, nothing is rewarded); `evokernel run --resume` redoes it.
+INFRA_LLM_ERRORS = (LLMUnavailable,)
 
 
 def refine_reward(best_ms: float, new_ms: float) -> float:
@@ -155,11 +159,11 @@ class Episode:
                 t0 = time.monotonic()
                 outcome = await (self._refine() if self.pool else self._draft())
                 self._record(iteration, outcome, time.monotonic() - t0)
-        except FATAL_LLM_ERRORS:
+        except (*FATAL_LLM_ERRORS, *INFRA_LLM_ERRORS):
             raise
         except Exception as exc:  # one broken operator must not end the campaign
-            self.log.exception("episode_failed")
-            self.result.error = f"{type(exc).__name__}: {exc}"
+            self.log.exception("episode_failed")  # the traceback goes to the log; the result gets one line
+            self.result.error = error_line(exc)
             self.result.stopped_by = "error"
         return self.result
 

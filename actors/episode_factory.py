@@ -17,7 +17,8 @@ from pydantic import BaseModel
 from actors.briefing import candidate_format_for, task_brief
 from actors.config import EpisodeConfig, LLMConfig
 from actors.episode import Episode
-from actors.llm_client import LLMAuthError, LLMModelNotFound, LLMUnreachable
+from actors.errors import error_message
+from actors.llm_client import LLMAuthError, LLMModelNotFound, LLMUnavailable, LLMUnreachable
 from actors.messages import Attempt, EpisodeResult
 from actors.ports import EvaluatorPort, MemoryPort, WorkerPort
 from npu_pool.backends import Backend
@@ -36,6 +37,9 @@ class RunSettings(Protocol):
     llm: LLMConfig
     episode: EpisodeConfig
     memory: _MemorySettings
+
+
+INFRA = "infra"  # EpisodeResult.stopped_by of an operator the LLM endpoint stopped (resumable, not a verdict)
 
 
 class EpisodeEnd(BaseModel):
@@ -67,8 +71,13 @@ async def run_to_end(episode: Episode) -> EpisodeEnd:
     try:
         return EpisodeEnd(result=await episode.run())
     except LLMUnreachable as exc:
-        result = episode.result.model_copy(update={"error": f"LLM endpoint lost: {exc}", "stopped_by": "error"})
+        result = episode.result.model_copy(update={"error": f"LLM endpoint lost: {error_message(exc)}",
+                                                   "stopped_by": INFRA})
         return EpisodeEnd(result=result, llm_lost=True)
+    except LLMUnavailable as exc:  # retries ran out on endpoint faults: not the model's verdict
+        result = episode.result.model_copy(update={"error": f"LLM endpoint fault: {error_message(exc)}",
+                                                   "stopped_by": INFRA})
+        return EpisodeEnd(result=result)
     except (LLMAuthError, LLMModelNotFound) as exc:
-        return EpisodeEnd(result=episode.result.model_copy(update={"error": str(exc), "stopped_by": "error"}),
-                          fatal=str(exc))
+        line = error_message(exc)
+        return EpisodeEnd(result=episode.result.model_copy(update={"error": line, "stopped_by": "error"}), fatal=line)

@@ -1,9 +1,12 @@
 """An OpenAI-compatible chat client with our own retry policy, a concurrency cap and token counts.
 
 The `openai` package does the HTTP (max_retries=0); this module decides what is retried
-(429, 5xx, timeouts, connection errors: exponential backoff with full jitter, Retry-After
+(429, 5xx, timeouts, connection errors, and replies that are no completion: an empty `choices`,
+a body that is not JSON, a body cut short; exponential backoff with full jitter, Retry-After
 honoured), what is fatal (a wrong key, an unknown model: distinct exception types), and
-never lets the API key into an error message or a log line.
+never lets the API key into an error message or a log line. A reply that is no completion is
+the endpoint's fault, never the model's answer: when its retries run out it raises
+LLMUnavailable like a 5xx, and the episode stops the operator as infrastructure.
 """
 
 from __future__ import annotations
@@ -54,11 +57,13 @@ class LLMUnavailable(LLMError):
 
 
 class TokenUsage(BaseModel):
-    """Tokens spent, summed over calls."""
+    """Tokens spent, summed over calls; and the endpoint faults retried (the campaign shows each)."""
 
     prompt: int = 0
     completion: int = 0
     calls: int = 0
+    retries: int = 0
+    last_retry: str = ""  # one line: what went wrong and when the next try is
 
     @property
     def total(self) -> int:
@@ -154,12 +159,24 @@ class LLMClient:
                 except openai.APITimeoutError:
                     last_problem, retry_after = f"timed out after {self.config.timeout_s:g}s", None
                 except openai.APIConnectionError as exc:
-                    last_problem, retry_after = f"connection failed: {self._scrub(str(exc))}", None
+                    if _cut_short(exc):
+                        last_problem, retry_after = "truncated reply: the body stopped before its end", None
+                    else:
+                        last_problem, retry_after = f"connection failed: {self._scrub(str(exc))}", None
+                except (ValueError, openai.APIResponseValidationError) as exc:  # json.JSONDecodeError is a ValueError
+                    last_problem = f"unparsable reply: {type(exc).__name__}: {self._scrub(str(exc))[:150]}"
+                    retry_after = None
                 else:
-                    return self._reply(response, attempt + 1, time.monotonic() - started)
+                    fault = _not_a_completion(response)
+                    if fault is None:
+                        return self._reply(response, attempt + 1, time.monotonic() - started)
+                    last_problem, retry_after = fault, None
                 if attempt == self.config.max_retries:
                     break
                 delay = self.backoff_s(attempt, retry_after)
+                self.usage.retries += 1
+                self.usage.last_retry = (f"{last_problem}; try {attempt + 2} of {self.config.max_retries + 1} "
+                                         f"in {delay:.1f} s")
                 log.warning("llm_retry", problem=last_problem, retry=attempt + 1, delay_s=round(delay, 2))
                 await self._sleep(delay)
         where = f"{self.config.base_url} (model {self.config.model})"
@@ -190,14 +207,11 @@ class LLMClient:
         return "", LLMRequestRejected(f"the LLM endpoint {where} rejected the request (HTTP {status}): {detail}")
 
     def _reply(self, response: object, attempts: int, wall_s: float) -> ChatReply:
-        choices = getattr(response, "choices", None) or []
         usage = getattr(response, "usage", None)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
         self.usage.add(prompt_tokens, completion_tokens)
-        if not choices:
-            return ChatReply("", None, prompt_tokens, completion_tokens, attempts=attempts, wall_s=wall_s)
-        choice = choices[0]
+        choice = response.choices[0]  # type: ignore[attr-defined]  # _not_a_completion checked it
         message = choice.message
         return ChatReply(
             text=message.content or "",
@@ -208,6 +222,23 @@ class LLMClient:
             attempts=attempts,
             wall_s=wall_s,
         )
+
+
+def _not_a_completion(response: object) -> str | None:
+    """Why a 200 reply is no completion (an endpoint fault, retried), or None when it is one."""
+    if isinstance(response, (str, bytes)) or not hasattr(response, "choices"):
+        return "unparsable reply: the body is not JSON (an error page of a proxy?)"
+    if not response.choices:
+        return "empty reply: no choices"
+    if getattr(response.choices[0], "message", None) is None:
+        return "empty reply: a choice without a message"
+    return None
+
+
+def _cut_short(exc: openai.APIConnectionError) -> bool:
+    """The connection closed in the middle of the reply's body (httpx's RemoteProtocolError)."""
+    cause = exc.__cause__
+    return type(cause).__name__ == "RemoteProtocolError" or "incomplete" in str(cause or "").lower()
 
 
 def _server_message(exc: openai.APIStatusError) -> str:
@@ -245,15 +276,24 @@ def llm_reachable(base_url: str | None, timeout_s: float = 5.0) -> bool:
     return True
 
 
-def wait_for_endpoint(base_url: str | None, wait_s: float, poll_s: float = 5.0) -> bool:
-    """Block until the endpoint answers (True) or `wait_s` has passed (False)."""
+def wait_for_endpoint(base_url: str | None, wait_s: float, poll_s: float = 5.0,
+                      say: Callable[[str], None] | None = None) -> bool:
+    """Block until the endpoint answers (True) or `wait_s` has passed (False). `say` gets one line
+    when the wait starts and one when it ends (the user's terminal; the log has them too)."""
     log.warning("llm_endpoint_lost", waiting_s=wait_s, base_url=base_url)
-    deadline = time.monotonic() + wait_s
+    if say is not None:
+        say(f"the LLM endpoint {base_url} does not answer: waiting up to {wait_s:.0f} s for it (new attempts paused)")
+    started = time.monotonic()
+    deadline = started + wait_s
     while True:
         if llm_reachable(base_url):
             log.info("llm_endpoint_back")
+            if say is not None:
+                say(f"the LLM endpoint {base_url} answers again after {time.monotonic() - started:.0f} s")
             return True
         left = deadline - time.monotonic()
         if left <= 0:
+            if say is not None:
+                say(f"the LLM endpoint {base_url} did not come back within {wait_s:.0f} s")
             return False
         time.sleep(min(poll_s, left))

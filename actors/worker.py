@@ -1,8 +1,11 @@
 """What the drafter and the refiner share: prompt -> LLM -> code, plus lessons and reviews.
 
-Every way an LLM reply can disappoint (empty, truncated, refused, no code, a request that
-failed through all its retries) becomes a Proposal with a reason, never an exception; only
-configuration mistakes (a wrong key, an unknown model, an unreachable endpoint) raise.
+Every way the model's reply can disappoint (truncated at max_tokens, refused, no code, a
+request rejected as too long) becomes a Proposal with a reason, never an exception. The
+endpoint's faults raise: configuration mistakes (a wrong key, an unknown model), an unreachable
+endpoint, and LLMUnavailable once the retries of a 5xx, 429, timeout, empty or unparsable reply
+ran out; the episode stops the operator as infrastructure instead of scoring an attempt.
+Lessons and reviews are extras: their failures are swallowed.
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ class LLMWorker:
                    temperature: float | None = None) -> Proposal:
         try:
             reply = await self.client.chat(messages, temperature=temperature)
-        except (LLMUnavailable, LLMRequestRejected) as exc:
+        except LLMRequestRejected as exc:  # LLMUnavailable propagates: infrastructure, not a verdict
             return Proposal(llm_error=str(exc), prompt_truncated=prompt_truncated)
         proposal = Proposal(finish_reason=reply.finish_reason, tokens_prompt=reply.prompt_tokens,
                             tokens_completion=reply.completion_tokens, prompt_truncated=prompt_truncated)

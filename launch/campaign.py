@@ -14,6 +14,7 @@ import asyncio
 import fnmatch
 import os
 import re
+import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -24,7 +25,7 @@ from typing import Any
 import structlog
 
 from actors.drafter import Drafter
-from actors.episode_factory import build_episode, run_to_end
+from actors.episode_factory import INFRA, build_episode, run_to_end
 from actors.evaluator import Evaluator
 from actors.llm_client import wait_for_endpoint
 from actors.messages import Attempt, EpisodeResult, utc_now
@@ -205,7 +206,7 @@ class Campaign:
         """The campaigns' one lost-endpoint policy: pause until the endpoint answers again, and
         stop (partial results kept) if it does not within llm.endpoint_wait_s."""
         llm = self.settings.llm
-        if await asyncio.to_thread(wait_for_endpoint, llm.base_url, llm.endpoint_wait_s):
+        if await asyncio.to_thread(wait_for_endpoint, llm.base_url, llm.endpoint_wait_s, say=_say):
             return
         self.error = f"the LLM endpoint {llm.base_url} did not come back within {llm.endpoint_wait_s:.0f} s"
         self.folder.write_summary(self.summary(False))
@@ -230,6 +231,11 @@ class Campaign:
         return InProcess(bank), InProcess(drafter), InProcess(refiner), InProcess(Evaluator(settings.harness))
 
 
+def _say(line: str) -> None:
+    """One line on the user's terminal (the status of a wait, say)."""
+    print(f"evokernel run: {line}", file=sys.stderr, flush=True)
+
+
 def resume_plan(run_dir: Path) -> tuple[RunSummary, list[Path], list[EpisodeResult]]:
     """What continuing RUN_DIR means, in either mode: its summary, the planned task files, and
     the operators finished there (kept; the others run again)."""
@@ -245,7 +251,7 @@ def resume_plan(run_dir: Path) -> tuple[RunSummary, list[Path], list[EpisodeResu
 
 def finished_operators(operators: list[EpisodeResult]) -> list[EpisodeResult]:
     """The operators a resumed run keeps: not interrupted, not stopped by an error."""
-    return [op for op in operators if op.stopped_by not in (INTERRUPTED, "error")]
+    return [op for op in operators if op.stopped_by not in (INTERRUPTED, "error", INFRA)]
 
 
 def load_summary(run_dir: Path) -> RunSummary:

@@ -30,6 +30,7 @@ import structlog
 from pydantic import SecretStr
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+from actors.errors import error_line
 from actors.llm_client import wait_for_endpoint
 from actors.messages import EpisodeResult, utc_now
 from launch.campaign import (
@@ -77,6 +78,14 @@ class ProgressDisplay:
         if self.tty and self._shown:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
+
+    def note(self, line: str) -> None:
+        """One line above the status line (a retry, a wait): on the terminal and in the log."""
+        log.warning("campaign_note", note=line)
+        self.clear()
+        self.stream.write(f"evokernel run: {line}\n")
+        self.stream.flush()
+        self._shown = False  # the next show() draws the status line again, below
 
 
 class _ctrl_c_requests_stop:
@@ -136,6 +145,7 @@ class ConcurrentCampaign:
         self.timings: dict[str, float] = {}
         self._llm_lost = False  # the last finished episode lost the LLM endpoint
         self._recorder_lost = False  # a call to the run recorder went unanswered while stopping
+        self._retries_seen: dict[int, int] = {}  # LLM worker -> endpoint-fault retries shown so far
 
     # -- summary ----------------------------------------------------------------------------
 
@@ -291,6 +301,7 @@ class ConcurrentCampaign:
                         self._wait_for_llm()
                 if self._stop_requested:
                     raise KeyboardInterrupt
+                self._note_llm_retries(drafters + refiners)
                 self.progress.show(ray.get(recorder.set_running.remote(len(pending))))
             if self.error and pending:
                 self._cancel(pending, recorder)
@@ -302,6 +313,20 @@ class ConcurrentCampaign:
         counters = self._recorded(recorder.set_running.remote(0), None)
         if counters is not None:
             self.progress.show(counters, force=True)
+
+    def _note_llm_retries(self, workers: list[Any]) -> None:
+        """A line for each LLM worker that retried an endpoint fault since the last look: the
+        retries happen in the workers' processes, whose logs the driver does not print."""
+        try:
+            usages = ray.get([worker.usage.remote() for worker in workers], timeout=2.0)
+        except Exception:  # noqa: BLE001 - a display only: a worker busy or gone shows nothing
+            return
+        for index, usage in enumerate(usages):
+            new = usage.retries - self._retries_seen.get(index, 0)
+            if new > 0:
+                more = f" ({new} retries since the last line)" if new > 1 else ""
+                self.progress.note(f"LLM endpoint fault: {usage.last_retry}{more}")
+            self._retries_seen[index] = usage.retries
 
     def _recorded(self, call: Any, fallback: Any) -> Any:
         """The run recorder's answer to `call`. While stopping, the wait is bounded and `fallback`
@@ -330,8 +355,8 @@ class ConcurrentCampaign:
         except ray.exceptions.TaskCancelledError:
             result = self._partial(recorder, path, stopped_by=INTERRUPTED, error=INTERRUPTED)
         except Exception as exc:  # the episode's worker died (node lost, OOM): that operator fails
-            reason = str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else type(exc).__name__
-            result = self._partial(recorder, path, stopped_by="error", error=f"episode task failed: {reason}")
+            log.error("episode_task_failed", task=path.stem, error=str(exc))  # the whole traceback, in the log
+            result = self._partial(recorder, path, stopped_by="error", error=f"episode task failed: {error_line(exc)}")
         self.operators.append(result)
         self._recorded(recorder.operator_done.remote(result), None)
         self._write()
@@ -365,7 +390,7 @@ class ConcurrentCampaign:
     def _wait_for_llm(self) -> None:
         """Hold new starts until the endpoint answers again; stop the campaign if it does not
         (the single-process campaign's policy too: actors.llm_client.wait_for_endpoint)."""
-        if wait_for_endpoint(self.settings.llm.base_url, self.llm_wait_s):
+        if wait_for_endpoint(self.settings.llm.base_url, self.llm_wait_s, say=self.progress.note):
             self._llm_lost = False
             return
         self.error = f"the LLM endpoint {self.settings.llm.base_url} did not come back within {self.llm_wait_s:.0f} s"

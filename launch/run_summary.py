@@ -14,8 +14,9 @@ import statistics
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, computed_field
+from pydantic import BaseModel, Field, ValidationError, computed_field, field_validator
 
+from actors.errors import error_text
 from actors.messages import EpisodeResult
 
 SUMMARY_FILE = "summary.json"
@@ -80,6 +81,19 @@ class RunSummary(BaseModel):
     resumed_at: list[str] = Field(default_factory=list)
     placement: Placement = Field(default_factory=Placement)
     timings: dict[str, float] = Field(default_factory=dict, description="startup_s, episodes_s (Ray)")
+
+    @field_validator("operators")
+    @classmethod
+    def _one_line_errors(cls, operators: list[EpisodeResult]) -> list[EpisodeResult]:
+        """An operator's error is one readable line (a remote traceback's last line, no colour
+        codes), whoever set it: the traceback is in the log."""
+        return [op.model_copy(update={"error": error_text(op.error)}) if op.error and op.error != error_text(op.error)
+                else op for op in operators]
+
+    @field_validator("error")
+    @classmethod
+    def _one_line_error(cls, error: str | None) -> str | None:
+        return error_text(error) if error else error
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -81,8 +81,9 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the campaign recorded it in summary.json
             print(f"interrupted: continue with  {again}", file=sys.stderr)
             return 130
-    _print_summary(RunSummary.model_validate(summary), run_dir)
-    return 0
+    summary = RunSummary.model_validate(summary)
+    _print_summary(summary, run_dir)
+    return _infra_stops(summary, again)
 
 
 def _check_sandbox(settings: Settings) -> None:
@@ -207,7 +208,20 @@ def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
         print(f"evokernel run: stopped: {summary.error}\n  continue with  evokernel run --resume {run_dir}",
               file=sys.stderr)
         return 1
-    return 0
+    return _infra_stops(summary, f"evokernel run --resume {run_dir}")
+
+
+def _infra_stops(summary: RunSummary, again: str) -> int:
+    """1 with a resume hint when the LLM endpoint stopped operators (not the model's verdict: a
+    resumed run redoes them), else 0."""
+    from actors.episode_factory import INFRA
+
+    stopped = [op.task for op in summary.operators if op.stopped_by == INFRA]
+    if not stopped:
+        return 0
+    print(f"evokernel run: {len(stopped)} operator(s) stopped by the LLM endpoint's faults, not judged: "
+          f"{', '.join(stopped[:5])}{' ...' if len(stopped) > 5 else ''}\n  continue with  {again}", file=sys.stderr)
+    return 1
 
 
 def _resumed_settings(args: argparse.Namespace, current: Settings, run_dir: Path) -> Settings:

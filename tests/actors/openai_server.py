@@ -30,6 +30,11 @@ class Reply:
     retry_after: float | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    # An endpoint fault instead of a completion: "empty_choices" (a 200 whose `choices` is []),
+    # "not_json" (a 200 with an HTML body, as a proxy's error page), "bad_json" (a 200 that says
+    # JSON and is not), "truncated" (the body stops
+    # halfway and the connection closes).
+    fault: str | None = None
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -93,6 +98,8 @@ class OpenAITestServer:
         if reply.status != 200:
             headers = {"retry-after": str(reply.retry_after)} if reply.retry_after is not None else None
             return web.json_response({"error": {"message": reply.error}}, status=reply.status, headers=headers)
+        if reply.fault is not None:
+            return await self._fault(request, reply.fault)
         prompt_chars = sum(len(m.get("content") or "") for m in body.get("messages", []))
         content = reply.content or ""
         prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else max(1, prompt_chars // 4)
@@ -104,6 +111,24 @@ class OpenAITestServer:
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
         })
+
+    async def _fault(self, request: web.Request, fault: str) -> web.StreamResponse:
+        if fault == "empty_choices":
+            return web.json_response({"id": "chatcmpl-empty", "object": "chat.completion", "created": 0,
+                                      "model": self.model, "choices": []})
+        if fault == "not_json":
+            return web.Response(text="<html><body>502 Bad Gateway</body></html>", content_type="text/html")
+        if fault == "bad_json":
+            return web.Response(text='{"id": "chatcmpl-bad", "choices": [', content_type="application/json")
+        if fault == "truncated":
+            body = b'{"id": "chatcmpl-cut", "object": "chat.completion", "choices": [{"index": 0, "message": {"role"'
+            response = web.StreamResponse(headers={"Content-Type": "application/json",
+                                                   "Content-Length": str(len(body) * 2)})
+            await response.prepare(request)
+            await response.write(body)
+            request.transport.close()  # the rest never comes
+            return response
+        raise ValueError(f"unknown scripted fault {fault!r}")
 
     async def _models(self, request: web.Request) -> web.Response:
         self.requests.append({"path": request.path, "body": None, "headers": dict(request.headers)})

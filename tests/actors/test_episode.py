@@ -14,6 +14,7 @@ from actors.briefing import task_brief
 from actors.config import EpisodeConfig
 from actors.drafter import Drafter
 from actors.episode import Episode
+from actors.episode_factory import run_to_end
 from actors.evaluator import Evaluator
 from actors.ports import InProcess
 from actors.refiner import Refiner
@@ -40,7 +41,7 @@ def run_episode(server, task, harness_config, memory_config, iterations, llm_ove
                          evaluator=InProcess(Evaluator(harness_config)),
                          config=EpisodeConfig(iterations=iterations, **episode), run_id="test-run",
                          on_attempt=on_attempt)
-            return await ep.run(), ep.attempts
+            return (await run_to_end(ep)).result, ep.attempts
         finally:
             await drafter.aclose()
             await refiner.aclose()
@@ -135,22 +136,27 @@ def test_failed_draft_then_feasible_then_faster_refinement(llm_server, relu_task
 
 def test_rate_limits_timeouts_and_garbage_never_crash_an_episode(llm_server, relu_task, harness_config, memory_config):
     llm_server.responder = ScriptedAgent([])
-    # Attempt 1: two 429s, then a reply without code. Attempt 2: every try times out.
-    # Attempt 3: a wrong kernel, after a 500.
+    bank = MemoryBank(memory_config)
+    [practice] = bank.add([MemoryItem(kind="practice", backend="cpu", summary="relu: max(x, 0) elementwise",
+                                      content="out[i] = x[i] > 0 ? x[i] : 0")])
+    # Attempt 1: two 429s, then a reply without code. Attempt 2: a wrong kernel, after a 500 and
+    # an empty `choices` (endpoint faults, retried). Attempt 3: every try times out.
     llm_server.script(Reply(status=429, retry_after=0.01), Reply(status=429), Reply(replies.GARBAGE))
+    llm_server.script(Reply(status=500), Reply(fault="empty_choices"), Reply(replies.WRONG))
     llm_server.script(*[Reply("late", delay_s=1.5)] * 3)
-    llm_server.script(Reply(status=500), Reply(replies.WRONG))
-    result, attempts, bank = run_episode(llm_server, relu_task, harness_config, memory_config, iterations=3,
-                                         llm_overrides={"timeout_s": 0.5}, lessons=False)
-    assert [a.gate for a in attempts] == ["no_code", "llm", "correctness"]
-    assert attempts[0].reward == -1.0
-    assert attempts[1].reward is None and "timed out" in attempts[1].reason  # no value update for outages
-    assert attempts[2].reward == -1.0 and not result.feasible and result.error is None
-    assert len(llm_server.chat_requests) == 3 + 3 + 2
+    result, attempts, bank = run_episode(llm_server, relu_task, harness_config, memory_config, iterations=4,
+                                         llm_overrides={"timeout_s": 0.5}, lessons=False, bank=bank)
+    assert [a.gate for a in attempts] == ["no_code", "correctness"]
+    assert attempts[0].reward == -1.0 and attempts[1].reward == -1.0 and not result.feasible
+    # The outage is the endpoint's, not the model's: the operator stops as infrastructure, the
+    # attempt in flight is neither recorded nor rewarded, and the error is one line.
+    assert result.stopped_by == "infra" and "timed out" in result.error and "\n" not in result.error
+    assert result.attempts == 2 and len(llm_server.chat_requests) == 3 + 3 + 3
+    assert bank.get(practice).visits_draft == 2 and bank.stats().updates == 2
     # Only code becomes a trace: the wrong kernel is the bank's one trace, with its lesson
     # (written without the model), neither yet in any context.
-    assert bank.stats().items_by_kind == {"trace": 1, "experience": 1}
-    assert bank.get(attempts[2].attempt_id).visits_draft == 0 and attempts[2].lesson_id is not None
+    assert bank.stats().items_by_kind == {"practice": 1, "trace": 1, "experience": 1}
+    assert bank.get(attempts[1].attempt_id).visits_draft == 0 and attempts[1].lesson_id is not None
 
 
 def test_flagged_attempt_judged_a_hack_is_infeasible(llm_server, relu_task, harness_config, memory_config):

@@ -132,3 +132,24 @@ def test_concurrency_is_capped(llm_server):
 
     asyncio.run(burst())
     assert len(llm_server.chat_requests) == 5 and llm_server.max_in_flight == 2
+
+
+@pytest.mark.parametrize("fault", ["empty_choices", "not_json", "bad_json", "truncated"])
+def test_replies_that_are_no_completion_are_endpoint_faults_retried(llm_server, fault):
+    llm_server.script(Reply(fault=fault), Reply(fault=fault), "finally")
+    reply, client = asyncio.run(chat(config(llm_server)))
+    assert reply.text == "finally" and reply.attempts == 3 and len(llm_server.chat_requests) == 3
+    assert client.usage.retries == 2 and "try 3 of 4" in client.usage.last_retry
+    assert "\n" not in client.usage.last_retry
+
+
+@pytest.mark.parametrize(("fault", "said"), [("empty_choices", "empty reply: no choices"),
+                                             ("not_json", "the body is not JSON"),
+                                             ("bad_json", "unparsable reply: JSONDecodeError"),
+                                             ("truncated", "truncated reply")])
+def test_endpoint_faults_through_every_retry_are_one_failed_request(llm_server, fault, said):
+    llm_server.default = Reply(fault=fault)
+    with pytest.raises(LLMUnavailable) as failed:
+        asyncio.run(chat(config(llm_server, max_retries=2)))
+    assert "failed after 3 tries" in str(failed.value) and said in str(failed.value)
+    assert len(llm_server.chat_requests) == 3

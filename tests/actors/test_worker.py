@@ -1,10 +1,13 @@
-"""Drafter replies that disappoint become reasons, never exceptions; reviews and lessons parse."""
+"""Drafter replies that disappoint become reasons, the endpoint's faults exceptions; reviews and lessons parse."""
 
 from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from actors.drafter import Drafter
+from actors.llm_client import LLMUnavailable
 from actors.messages import DraftRequest, LessonRequest, ReviewRequest, TaskBrief
 from tests.actors import replies
 from tests.actors.conftest import llm_config
@@ -45,8 +48,17 @@ def test_disappointing_replies_become_reasons(llm_server):
     refused = ask(llm_server, Reply(None, refusal="I can't help with that."))
     assert refused.code is None and refused.reason.startswith("the model refused")
     assert "no code" in ask(llm_server, Reply(replies.GARBAGE)).reason
-    failed = ask(llm_server, Reply(status=503), Reply(status=503))
-    assert failed.code is None and "failed after 2 tries" in failed.llm_error
+    rejected = ask(llm_server, Reply(status=400, error="the prompt is over the context"))
+    assert rejected.code is None and "rejected the request" in rejected.llm_error
+
+
+def test_endpoint_faults_through_every_retry_are_raised_not_scored(llm_server):
+    """A 5xx (or an empty, unparsable, truncated reply) through every retry is the endpoint's
+    fault: it raises for the episode to stop the operator, never a Proposal to judge."""
+    with pytest.raises(LLMUnavailable, match="failed after 2 tries"):
+        ask(llm_server, Reply(status=503), Reply(status=503))
+    with pytest.raises(LLMUnavailable, match="empty reply: no choices"):
+        ask(llm_server, Reply(fault="empty_choices"), Reply(fault="empty_choices"))
 
 
 def test_review_and_lesson_parsing(llm_server):
