@@ -109,6 +109,7 @@ def _query_range(base: str, expr: str, start: float, end: float) -> list:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)
 @pytest.mark.skipif(shutil.which("prometheus") is None, reason="the distribution's prometheus is not installed")
 def test_every_panel_query_returns_series_from_a_real_campaign(tmp_path):
     import ray

@@ -217,6 +217,7 @@ def _standalone(dropin: Path, task_file: Path, tmp_path: Path) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # up to six load_inline builds the first time, on a busy machine
 def test_every_exported_drop_in_passes_verify_like_its_kernel_and_runs_without_evokernel(campaign, tmp_path):
     # A task with parameters and constructor scalars beside the campaign's elementwise ones.
     gemm_file = SUITE / "level2" / "10_GemmScaleHardtanh.py"
