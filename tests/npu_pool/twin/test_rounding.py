@@ -83,3 +83,14 @@ def test_half_overflow_and_subnormals(fidelity):
     assert h[x == np.float32(3e-8)][0] == np.float16(2**-24)  # nearest subnormal
     x, h, _ = cast(fidelity, "CAST_TRUNC")
     assert h[x == 1e6][0] == np.float16(65504)  # toward zero saturates instead of infinity
+
+
+def test_cast_mask_repeat_form_and_back(fidelity):
+    x = values()
+    finite = np.where(np.abs(x) < 60000, x, 0).astype(np.float32)
+    h = np.zeros(x.size, np.uint16)
+    back = np.full(x.size, np.nan, np.float32)
+    run = fidelity.run("cast_masked", 1, [("a", finite, 0), ("b", h, 1), ("c", back, 1)], make_tiling((x.size,)))
+    assert run.rc == 0, run.fault
+    np.testing.assert_array_equal(h, finite.astype(np.float16).view(np.uint16))
+    np.testing.assert_array_equal(back, finite.astype(np.float16).astype(np.float32))

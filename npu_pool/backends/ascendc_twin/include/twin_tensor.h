@@ -130,8 +130,11 @@ public:
     }
 
 private:
+    // The scalar unit's hot path (kernels read UB element by element): the same checks, once.
     void check_scalar(uint32_t index, const char* api, evk_twin::Src src) const {
-        check(uint64_t(index) + 1, api, src, false);
+        if (!slot_ || slot_->generation != gen_ || slot_->state == evk_twin::kEnqueued || index >= size_) {
+            check(uint64_t(index) + 1, api, src, false);
+        }
         ++evk_twin::state().counters.scalar_ops;
     }
     T* ptr_ = nullptr;

@@ -425,6 +425,29 @@ inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const Rou
     evk_twin::count_vector(evk_twin::kCast, evk_twin::count_repeats<typename std::conditional<(sizeof(D) > sizeof(S)), D, S>::type>(count));
 }
 
+// Mask/repeat form: a repeat converts 256 / max(sizeof(D), sizeof(S)) elements; each side's
+// block and repeat strides count 32-byte blocks of its own type (e.g. float -> half: source
+// repeat stride 8, destination 4 for dense data).
+template <class D, class S>
+inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& mode, uint64_t mask,
+                 const uint32_t repeatTimes, const UnaryRepeatParams& p, evk_twin::Src s = {}) {
+    using Wide = typename std::conditional<(sizeof(D) > sizeof(S)), D, S>::type;
+    const evk_twin::Mask m = evk_twin::contiguous_mask<Wide>(mask, "Cast", s);
+    evk_twin::check_repeat(repeatTimes, "Cast", s);
+    if (repeatTimes == 0) return;
+    const uint32_t last = m.highest();
+    dst.check(evk_twin::strided<D>(repeatTimes - 1, last, p.dstBlkStride, p.dstRepStride) + 1, "Cast", s);
+    src.check(evk_twin::strided<S>(repeatTimes - 1, last, p.srcBlkStride, p.srcRepStride) + 1, "Cast", s);
+    const evk_twin::Rounding r = evk_twin::rounding_of(mode);
+    for (uint32_t rep = 0; rep < repeatTimes; ++rep)
+        for (uint32_t j = 0; j <= last; ++j)
+            if (m.test(j)) {
+                const S v = src.data()[evk_twin::strided<S>(rep, j, p.srcBlkStride, p.srcRepStride)];
+                dst.data()[evk_twin::strided<D>(rep, j, p.dstBlkStride, p.dstRepStride)] = evk_twin::convert<D>(evk_twin::widen(v), r);
+            }
+    evk_twin::count_vector(evk_twin::kCast, repeatTimes);
+}
+
 // --- Compare: one bit per element (LSB first) into a uint8_t tensor ---------------------------
 namespace twin_detail {
 template <class C>
