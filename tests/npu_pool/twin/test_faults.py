@@ -11,7 +11,7 @@ import pytest
 from tests.npu_pool.twin.twin_support import KERNELS, kernel_files, make_tiling, marked_line
 
 WRONG = kernel_files(KERNELS / "faults")
-BLOCKS = {"block_overlap": 2}
+BLOCKS = {"block_overlap": 2, "block_race": 2}
 
 
 def expected_rule(path) -> str:
@@ -40,7 +40,7 @@ def test_wrong_kernel_faults_with_its_rule_and_line(faults, path):
 def test_every_rule_has_a_wrong_kernel():
     rules = {expected_rule(p) for p in WRONG}
     assert rules >= {"ub-capacity", "alignment", "queue-depth", "queue-order", "use-after-free", "repeat-limit",
-                     "gm-bounds", "gm-readonly", "block-overlap", "sync-order", "mask-range", "local-bounds",
+                     "gm-bounds", "gm-readonly", "block-overlap", "block-race", "sync-order", "mask-range", "local-bounds",
                      "matmul-tiling", "matmul-workspace"}
 
 

@@ -207,7 +207,25 @@ inline void check_gm(const void* ptr, uint64_t bytes, bool write, const char* ap
               std::string(write ? "writes " : "reads ") + std::to_string(bytes) + " bytes at " +
                   describe_address(p) + ": outside every global tensor the kernel was given");
     }
-    if (!write) return;
+    if (!write) {
+        // reading bytes another block wrote in this launch: blocks run concurrently on a device
+        // and nothing in the subset orders them (no SyncAll), so the value read would be a race
+        if (r->access == kWritableOwned && !r->written.empty()) {
+            const uint32_t me = static_cast<uint32_t>(s.block_idx);
+            auto it = r->written.upper_bound(p);
+            if (it != r->written.begin()) --it;
+            for (; it != r->written.end() && it->first < p + bytes; ++it) {
+                if (it->second.first > p && it->second.second != me) {
+                    fault("block-race", api, src,
+                          "block " + std::to_string(me) + " reads byte " +
+                              std::to_string(std::max(p, it->first) - r->begin) + " of '" + r->name + "' that block " +
+                              std::to_string(it->second.second) +
+                              " wrote; blocks run concurrently on the device, so the value read is a race");
+                }
+            }
+        }
+        return;
+    }
     if (r->access == kReadOnly) {
         fault("gm-readonly", api, src, "writes to the input tensor '" + r->name + "'");
     }
