@@ -53,5 +53,7 @@ def test_unsupported_api_names_itself(unsupported_errors, call):
 
 
 def test_supported_calls_compile(tmp_path):
-    done = syntax(tmp_path, ["Exp(t, t, 64)", "Muls(t, t, 0.5f, 64)", "Cast(t.ReinterpretCast<half>(), t, RoundMode::CAST_RINT, 64)"])
+    done = syntax(tmp_path, ["Exp(t, t, 64)", "Muls(t, t, 0.5f, 64)", "Cast(t.ReinterpretCast<half>(), t, RoundMode::CAST_RINT, 64)",
+                             "LocalTensor<half> h = t.ReinterpretCast<half>()", "Muls(h, h, 0.5f, 64)",
+                             "Duplicate(h, 1.0f, 64)", "Maxs(h, h, half(0.0f), 64)"])
     assert done.returncode == 0, done.stderr

@@ -183,6 +183,16 @@ void binary_masked(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTenso
 
 }  // namespace evk_twin
 
+namespace evk_twin {
+// Div is a floating-point instruction: integer tensors (and their division by zero) are refused
+// at compile time.
+template <class C>
+inline C float_only_div(C a, C b) {
+    static_assert(std::is_floating_point<C>::value, "Div on integer tensors is not in the EvoKernel twin");
+    return a / b;
+}
+}  // namespace evk_twin
+
 // --- the instruction set: one macro per shape writes the count form and both mask forms ------
 #define EVK_TWIN_BINARY(NAME, CLASS, EXPR)                                                                              \
     template <class T, bool isSetMask = true>                                                                          \
@@ -251,7 +261,7 @@ namespace AscendC {
 EVK_TWIN_BINARY(Add, evk_twin::kArith, a + b)
 EVK_TWIN_BINARY(Sub, evk_twin::kArith, a - b)
 EVK_TWIN_BINARY(Mul, evk_twin::kArith, a * b)
-EVK_TWIN_BINARY(Div, evk_twin::kTranscendental, a / b)
+EVK_TWIN_BINARY(Div, evk_twin::kTranscendental, evk_twin::float_only_div(a, b))
 EVK_TWIN_BINARY(Max, evk_twin::kArith, (a > b ? a : b))
 EVK_TWIN_BINARY(Min, evk_twin::kArith, (a < b ? a : b))
 EVK_TWIN_BINARY(AddRelu, evk_twin::kArith, (a + b > 0 ? a + b : decltype(a + b)(0)))
