@@ -67,6 +67,14 @@ def test_whole_reduce_per_repeat(fidelity):
     np.testing.assert_array_equal(m, a.max(axis=1))
 
 
+def test_block_reduce_per_32_bytes(fidelity):
+    rows = 128
+    a, s, m = randn(rows, 8), nan(rows), nan(rows)
+    run3(fidelity, "block_reduce", 1, a, s, m, ints=(rows,), writable_b=True)
+    np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(m, a.max(axis=1))
+
+
 def test_softmax(fidelity):
     rows, cols = 33, 1000
     a, c = randn(rows, cols) * 3, nan(rows, cols)

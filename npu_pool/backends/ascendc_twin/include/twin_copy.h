@@ -184,7 +184,9 @@ inline void pad_in(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32
     }
     const uint64_t row = (left_b + len + right_b + 31) / 32 * 32;
     const uint64_t pitch = row + dst_gap_blocks * 32;
-    dst.check((pitch * (count - 1) + row) / sizeof(T), api, s);
+    // the bytes written: data and padding (the rest of the last 32-byte block is left alone, so a
+    // tensor of exactly the copied length, e.g. TBuf::Get<T>(len), is enough)
+    dst.check((pitch * (count - 1) + left_b + len + (isPad ? right_b : 0) + sizeof(T) - 1) / sizeof(T), api, s);
     uint8_t* to = reinterpret_cast<uint8_t*>(dst.data());
     const uint8_t* from = reinterpret_cast<const uint8_t*>(src.GetPhyAddr());
     for (uint32_t i = 0; i < count; ++i) {

@@ -257,4 +257,59 @@ inline void WholeReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
 EVK_TWIN_WHOLE_EXT(WholeReduceMax, 1)
 EVK_TWIN_WHOLE_EXT(WholeReduceMin, 2)
 
+// --- BlockReduce: one result per 32-byte block, 8 per repeat written side by side ---------------
+// dst of repeat r starts at r * dstRepStride * 8 elements; blocks with no selected element
+// leave their result unwritten.
+namespace twin_detail {
+template <class T>
+inline void block_reduce(const LocalTensor<T>& dst, const LocalTensor<T>& src, int32_t repeat, const evk_twin::Mask& m,
+                         int32_t dstRepStride, int32_t srcBlkStride, int32_t srcRepStride, int kind, const char* api,
+                         evk_twin::Src s) {
+    evk_twin::check_repeat(repeat, api, s);
+    if (repeat <= 0) return;
+    constexpr uint32_t epb = 32 / sizeof(T);
+    src.check(evk_twin::strided_extent<T>(repeat, m, srcBlkStride, srcRepStride), api, s);
+    dst.check(uint64_t(repeat - 1) * dstRepStride * 8 + m.highest() / epb + 1, api, s, false);
+    T v[epb];
+    for (int32_t r = 0; r < repeat; ++r)
+        for (uint32_t blk = 0; blk < 8; ++blk) {
+            uint32_t n = 0;
+            for (uint32_t e = 0; e < epb; ++e)
+                if (m.test(blk * epb + e)) v[n++] = src.data()[evk_twin::strided<T>(r, blk * epb + e, srcBlkStride, srcRepStride)];
+            if (n == 0) continue;
+            T out = v[0];
+            if (kind == 0) {
+                out = evk_twin::tree_sum(v, n);
+            } else {
+                for (uint32_t i = 1; i < n; ++i) {
+                    const float a = static_cast<float>(v[i]), b = static_cast<float>(out);
+                    if (kind == 1 ? a > b : a < b) out = v[i];
+                }
+            }
+            dst.data()[uint64_t(r) * dstRepStride * 8 + blk] = out;
+        }
+    evk_twin::count_vector(evk_twin::kReduce, repeat);
+}
+}  // namespace twin_detail
+
+#define EVK_TWIN_BLOCK_REDUCE(NAME, KIND)                                                                              \
+    template <class T, bool isSetMask = true>                                                                          \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeat, const int32_t mask,    \
+                     const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride,               \
+                     evk_twin::Src s = {}) {                                                                           \
+        twin_detail::block_reduce(dst, src, repeat, evk_twin::contiguous_mask<T>(mask, #NAME, s), dstRepStride,        \
+                                  srcBlkStride, srcRepStride, KIND, #NAME, s);                                         \
+    }                                                                                                                  \
+    template <class T, bool isSetMask = true>                                                                          \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeat, const uint64_t mask[], \
+                     const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride,               \
+                     evk_twin::Src s = {}) {                                                                           \
+        twin_detail::block_reduce(dst, src, repeat, evk_twin::bit_mask<T>(mask, #NAME, s), dstRepStride, srcBlkStride, \
+                                  srcRepStride, KIND, #NAME, s);                                                       \
+    }
+
+EVK_TWIN_BLOCK_REDUCE(BlockReduceSum, 0)
+EVK_TWIN_BLOCK_REDUCE(BlockReduceMax, 1)
+EVK_TWIN_BLOCK_REDUCE(BlockReduceMin, 2)
+
 }  // namespace AscendC
