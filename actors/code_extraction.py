@@ -12,6 +12,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from actors.fingerprint import code_fingerprint as fingerprint
 from npu_pool.verdict import CandidateFormat
 
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
@@ -146,7 +147,6 @@ def _matching_brace(source: str, open_index: int) -> int | None:
 
 
 def code_fingerprint(code: str) -> str:
-    """Identity of a candidate up to white space: how the episode spots a repeated attempt."""
-    import hashlib
-
-    return hashlib.sha256(" ".join(code.split()).encode()).hexdigest()[:16]
+    """Identity of a candidate up to comments, white space and its own names: how the episode
+    spots a repeated attempt (actors/fingerprint.py)."""
+    return fingerprint(code)

@@ -76,7 +76,3 @@ class EpisodeConfig(BaseModel):
         "unset: on, or the local model's own choice"
     )
     max_children_in_prompt: int = Field(3, ge=0, description="start point's earlier children shown when refining")
-    exemplar_min_q: float | None = Field(
-        0.0, description="value retrieval: a feasible kernel whose draft Q is below this does not take the kernel "
-        "slot (the worked example), the generic example stays; with the baseline on, Q < 0 means drafts that "
-        "showed it did worse than the stage's average. None: the best-ranked kernel always takes it")

@@ -4,22 +4,25 @@ DESIGN.md section 3, "What a prompt may show": exemplar code only from feasible 
 1.5B model copied whatever code it was shown, broken or not); a failed attempt only as a
 short lesson, or fenced and marked as a failed variant of the start point; the worked
 example for small models is a feasible kernel of another operator shown as that operator's
-own task and answer. Credit and provenance follow what reached the prompt.
+own task and answer, chosen by the memory's slot decision (memory_actor/slots.py) among the
+generic example, the family template and kernels of the task's own family and signature
+shape. Credit and provenance follow what reached the prompt.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Awaitable, Callable
 from functools import cache
 from pathlib import Path
 
 import structlog
 
 from actors.code_extraction import defines_entry_point
+from actors.families import dominant_family, signature_shape, template_names
 from actors.messages import CandidateFormat, ContextItem, Exemplar, ShownItem, Stage, TaskBrief
 from memory_actor.items import MemoryItem
 from memory_actor.messages import Retrieval
+from memory_actor.slots import GENERIC, SlotOutcome, SlotRequest
 
 log = structlog.get_logger("evokernel.context")
 
@@ -55,49 +58,50 @@ def showable(item: MemoryItem, fmt: CandidateFormat) -> bool:
     return is_feasible_trace(item) and defines_entry_point(item.content, fmt)
 
 
-# -- the exemplar: a feasible kernel of another operator, with that operator's task -------------
+# -- the worked-example slot: generic example, family template, or a kernel of the family ----
 
-def choose_exemplar(items: list[MemoryItem], brief: TaskBrief, task_path: str | None,
-                    min_q: float | None = None) -> Exemplar | None:
-    """The best-ranked feasible kernel of another operator whose task can be described the same
-    way as this one's (its reference source found next to this task's file) and whose draft Q
-    is not below `min_q`; None otherwise."""
-    for item in items:
-        if not is_feasible_trace(item) or not item.task_id or item.task_id == brief.task_id:
-            continue
-        if min_q is not None and item.q_draft is not None and item.q_draft < min_q:
-            continue  # its value says drafts that showed it did worse: the generic example instead
-        if not defines_entry_point(item.content, brief.candidate_format):
-            continue
-        task = exemplar_brief(item, brief, task_path)
-        if task is not None:
-            return Exemplar(item_id=item.id, task=task, code=item.content)
-    return None
+def slot_request(brief: TaskBrief, retry: bool) -> SlotRequest:
+    """What the memory needs to list this draft's slot candidates (memory_actor/slots.py)."""
+    templates = template_names(brief.reference_source, limit=1)
+    return SlotRequest(task_id=brief.task_id, family=dominant_family(brief.reference_source),
+                       shape=signature_shape(brief.signature), context="retry" if retry else "fresh",
+                       template=templates[0] if templates else None)
 
 
-EXEMPLAR_RECALL = 3  # feasible kernels of other operators recalled for the kernel slot
+def trace_tags(brief: TaskBrief) -> list[str]:
+    """Tags of a stored trace that make it a slot candidate for tasks of its family and shape."""
+    return [f"family:{dominant_family(brief.reference_source)}", f"shape:{signature_shape(brief.signature)}"]
 
 
-async def kernel_slot(retrieval: Retrieval, brief: TaskBrief, task_path: str | None,
-                      recall_traces: Callable[[], Awaitable[Retrieval]],
-                      min_q: float | None = None) -> tuple[Exemplar | None, MemoryItem | None]:
-    """The worked example for drafting: the best-ranked feasible kernel of another operator in
-    the shared recall or, failing that, in `recall_traces()` (a recall of its own over feasible
-    traces). In the shared recall, knowledge items (seeded practices, lessons) compete for the
-    same N slots and, once credited, can push every kernel out, so that the one item a small
-    model copies from would never reach it. In value retrieval a kernel whose draft Q is below
-    `min_q` is passed over: ranking alone would keep the only banked kernel in the slot however
-    often the drafts it led failed (a ReLU kernel as the example for every matmul)."""
-    if retrieval.mode == "none":
+def slot_contents(retrieval: Retrieval, brief: TaskBrief,
+                  task_path: str | None) -> tuple[Exemplar | None, MemoryItem | None]:
+    """What the memory's slot choice puts in the prompt: a banked kernel as the worked example
+    (with its own operator's task), or the family template (shown before the ranked items, the
+    generic example beside it); (None, None) for the generic example. A kernel that cannot be
+    shown as a worked example here (no reference source beside this task, another format)
+    leaves the generic example, and the draft is then credited to it."""
+    choice, item = retrieval.slot, retrieval.slot_item
+    if choice is None or item is None:
         return None, None
-    floor = min_q if retrieval.mode == "value" else None
-    found = choose_exemplar(retrieval.items, brief, task_path, floor)
-    if found is None:
-        retrieval = await recall_traces()
-        found = choose_exemplar(retrieval.items, brief, task_path, floor)
-    if found is None:
+    if choice.kind == "template":
+        return None, item
+    if not is_feasible_trace(item) or not defines_entry_point(item.content, brief.candidate_format):
         return None, None
-    return found, next(item for item in retrieval.items if item.id == found.item_id)
+    task = exemplar_brief(item, brief, task_path)
+    return (Exemplar(item_id=item.id, task=task, code=item.content), None) if task is not None else (None, None)
+
+
+def slot_outcome(retrieval: Retrieval, backend: str, shown_ids: list[str], example_id: str | None) -> SlotOutcome | None:
+    """What the slot actually showed (the prompt may have kept the generic example), for crediting."""
+    choice = retrieval.slot
+    if choice is None:
+        return None
+    key, kind = GENERIC, "generic"
+    if choice.kind == "kernel" and example_id == choice.chosen:
+        key, kind = choice.chosen, "kernel"
+    elif choice.kind == "template" and choice.chosen in shown_ids:
+        key, kind = choice.chosen, "template"
+    return SlotOutcome(backend=backend, family=choice.family, context=choice.context, key=key, kind=kind)  # type: ignore[arg-type]
 
 
 def exemplar_brief(item: MemoryItem, brief: TaskBrief, task_path: str | None) -> TaskBrief | None:
@@ -158,7 +162,8 @@ def shown_items(shown_ids: list[str], known: dict[str, tuple[MemoryItem, str]], 
     return records
 
 
-def credited_ids(shown: list[ShownItem]) -> list[str]:
-    """What the attempt's reward goes to: every shown item but the API items, which are not
-    value-ranked (DESIGN.md section 3) and so have no value to learn."""
-    return [s.id for s in shown if s.kind != "api"]
+def credited_ids(shown: list[ShownItem], static_ids: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """What the attempt's reward goes to: every item shown, API and template items included (a
+    template that hurts sinks), but the static brief (`static_ids`, the backend's core API items):
+    every prompt of every arm shows those, so there is no difference to learn from."""
+    return [s.id for s in shown if s.id not in static_ids]

@@ -20,14 +20,15 @@ import structlog
 from actors.code_extraction import code_fingerprint
 from actors.config import EpisodeConfig
 from actors.context import (
-    EXEMPLAR_RECALL,
     context_item,
     credited_ids,
-    kernel_slot,
     showable,
     shown_items,
+    slot_contents,
+    slot_outcome,
+    slot_request,
+    trace_tags,
 )
-from actors.families import template_names
 from actors.lessons import Failure, LessonWriter
 from actors.errors import error_line
 from actors.llm_client import LLMAuthError, LLMModelNotFound, LLMUnavailable, LLMUnreachable
@@ -49,6 +50,7 @@ from actors.ports import EvaluatorPort, MemoryPort, WorkerPort
 from actors.prompt_sections import profile_text
 from memory_actor.items import ItemVerdict, MemoryItem
 from memory_actor.messages import Retrieval, RetrievalRequest, ValueUpdate
+from memory_actor.slots import SlotOutcome
 from npu_pool.verdict import Candidate, Evaluation, ProfileReport
 
 log = structlog.get_logger("evokernel.episode")
@@ -105,11 +107,13 @@ class _Outcome:
     lesson_id: str | None = None
     repeat_of: _Seen | None = None
     shown: list[ShownItem] = field(default_factory=list)  # what the prompt showed: provenance and credit
+    static_ids: set[str] = field(default_factory=set)  # the static brief's items: shown to every arm, not credited
+    slot: SlotOutcome | None = None  # what the worked-example slot showed: credited with the verdict
     extra_tokens: list[int] = field(default_factory=lambda: [0, 0])
 
     @property
     def credited(self) -> list[str]:
-        return credited_ids(self.shown)
+        return credited_ids(self.shown, self.static_ids)
 
 
 class Episode:
@@ -180,22 +184,22 @@ class Episode:
 
     async def _draft(self) -> _Outcome:
         retrieval = await self._retrieve("draft", self._task_query(), list(self.config.draft_kinds),
-                                         api_names=template_names(self.brief.reference_source))
-        items = [item for item in retrieval.items if showable(item, self.brief.candidate_format)]
-        exemplar, exemplar_item = await kernel_slot(
-            retrieval, self.brief, getattr(self.task, "path", None),
-            lambda: self._retrieve("draft", self._task_query(), ["trace"], n=EXEMPLAR_RECALL,
-                                   exclude_task_id=self.brief.task_id, include_api=False),
-            min_q=self.config.exemplar_min_q)
-        if exemplar_item is not None and all(i.id != exemplar_item.id for i in items):
-            items.insert(0, exemplar_item)  # the kernel slot: a worked example, or else the first context item
+                                         slot=slot_request(self.brief, retry=self.previous is not None))
+        exemplar, template = slot_contents(retrieval, self.brief, getattr(self.task, "path", None))
+        in_slot = retrieval.slot_item if exemplar is not None or template is not None else None
+        items = [item for item in retrieval.items if showable(item, self.brief.candidate_format)
+                 and (in_slot is None or item.id != in_slot.id)]
         request = DraftRequest(task=self.brief, context=[context_item(i, "draft") for i in items],
                                api=[context_item(i, "draft") for i in retrieval.api_items], previous=self.previous,
-                               exemplar=exemplar, avoid=list(self.seen))
+                               exemplar=exemplar, template=context_item(template, "draft") if template else None,
+                               avoid=list(self.seen))
         proposal = await self.drafter.propose(request)
-        known = {i.id: (i, "context") for i in items} | {i.id: (i, "api") for i in retrieval.api_items}
+        known = ({i.id: (i, "context") for i in items} | {i.id: (i, "api") for i in retrieval.api_items}
+                 | ({in_slot.id: (in_slot, "template" if template else "example")} if in_slot else {}))
         outcome = _Outcome("draft", proposal, retrieval,
-                           shown=shown_items(proposal.shown_ids, known, "draft", proposal.example_id))
+                           shown=shown_items(proposal.shown_ids, known, "draft", proposal.example_id),
+                           static_ids={i.id for i in retrieval.api_items if "core" in i.tags},
+                           slot=slot_outcome(retrieval, self.brief.backend, proposal.shown_ids, proposal.example_id))
         await self._judge(outcome, self.drafter)
         if outcome.proposal.llm_error is None and outcome.gate != "infra":
             outcome.reward = 1.0 if outcome.feasible else -1.0
@@ -234,10 +238,12 @@ class Episode:
         proposal = await self.refiner.propose(request)
         known = ({i.id: (i, "context") for i in items} | {i.id: (i, "api") for i in retrieval.api_items}
                  | {c.id: (c, "child") for c in children})
+        static_ids = {i.id for i in retrieval.api_items if "core" in i.tags}
         start_record = ShownItem(id=start.id, kind="trace", task=self.brief.task_id, role="start",
                                  q=start_item.q_refine if start_item is not None else None)
         outcome = _Outcome("refine", proposal, retrieval, parent_id=start.id, start_code=start.code,
-                           shown=[start_record, *shown_items(proposal.shown_ids, known, "refine", None)])
+                           shown=[start_record, *shown_items(proposal.shown_ids, known, "refine", None)],
+                           static_ids=static_ids)
         await self._judge(outcome, self.refiner, improved_over=best_before)
         if outcome.proposal.llm_error is None and outcome.gate != "infra":
             latency = self._latency(outcome)
@@ -309,7 +315,7 @@ class Episode:
             task_signature=self.brief.signature or "", stage=outcome.stage, content=outcome.proposal.code or "",
             summary=f"{self.brief.task_id} {outcome.stage}: {what}",
             verdict=ItemVerdict(gate=outcome.gate, reason=outcome.reason[:300], latency_ms=latency, speedup=speedup),
-            parent_id=outcome.parent_id, run_id=self.run_id,
+            parent_id=outcome.parent_id, run_id=self.run_id, tags=trace_tags(self.brief),
             context_ids=outcome.credited,  # what was in the prompt when it was written (provenance credit)
         )
         [item_id] = await self.memory.add([item])
@@ -347,11 +353,11 @@ class Episode:
         """Credit exactly what the prompt showed (after truncation and deduplication), the start
         point included when refining."""
         retrieval = outcome.retrieval
-        if retrieval is None or not outcome.credited:
-            return
+        if retrieval is None or retrieval.mode == "none" or not (outcome.credited or outcome.slot):
+            return  # no memory, nothing to learn: the `none` arm's bank stays as seeded
         await self.memory.update(ValueUpdate(retrieval_id=retrieval.retrieval_id if retrieval.items else None,
                                              shown_ids=outcome.credited, attempt_id=outcome.attempt_id,
-                                             stage=outcome.stage, reward=outcome.reward))
+                                             stage=outcome.stage, reward=outcome.reward, slot=outcome.slot))
 
     def _admit(self, outcome: _Outcome) -> None:
         latency = self._latency(outcome)

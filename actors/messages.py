@@ -62,7 +62,7 @@ class ShownItem(BaseModel):
     kind: str
     task: str | None = None
     q: float | None = Field(None, description="Q of the attempt's stage when it was retrieved")
-    role: Literal["context", "api", "example", "child", "start"] = "context"
+    role: Literal["context", "api", "template", "example", "child", "start"] = "context"
 
 
 class Feedback(BaseModel):
@@ -80,6 +80,8 @@ class DraftRequest(BaseModel):
     api: list[ContextItem] = Field(default_factory=list)
     previous: Feedback | None = None
     exemplar: Exemplar | None = Field(None, description="a feasible kernel of another operator, for llm.exemplar_as_example")
+    template: ContextItem | None = Field(None, description="the family template the memory's slot chose: shown "
+                                         "before the ranked items, never cut")
     avoid: list[str] = Field(default_factory=list, description="code_fingerprint of this operator's earlier attempts")
 
 

@@ -117,7 +117,7 @@ class PromptBuilder:
         self.format = candidate_format
         self.lang = "cpp" if candidate_format == "kernel" else "python"
 
-    def _system(self, task: TaskBrief) -> str:
+    def _system(self, task: TaskBrief, core_api: list[ContextItem] | None = None) -> str:
         # The backend's own variant of the format's instructions first (the kernel format is
         # C++ with OpenMP on the CPU, host launch code plus __global__ kernels on CUDA), then
         # the generic one; plain variants only for the plain style (the modelnew format has
@@ -125,11 +125,16 @@ class PromptBuilder:
         base, own = f"system_{self.format}", f"system_{self.format}_{task.backend}"
         plain = [f"{own}_plain", f"{base}_plain"] if self.config.prompt_style == "plain" else []
         name = first_template(*plain[:1], own, *plain[1:], base)
-        return render(
+        system = render(
             name,
             backend=task.backend,
             kernel_language=KERNEL_LANGUAGES.get(task.backend, "C++"),
         )
+        # The backend's core API items belong to the static brief of every arm (none included):
+        # here, at the start of the prompt, in the bundle's order, they are also the shared
+        # prefix a server's prompt cache reuses across operators.
+        blocks = [self._block(item) for item in core_api or []]
+        return system + ("\n## Backend API\n\n" + "\n\n".join(blocks) + "\n" if blocks else "")
 
     def _target(self, task: TaskBrief) -> str:
         if self.format == "kernel":
@@ -173,9 +178,12 @@ class PromptBuilder:
             head = f"### Variant: {item.summary.strip()}"
         return f"{head}\n{self._fence(item.content)}"
 
-    def _items(self, name: str, api: list[ContextItem], items: list[ContextItem], dedupe: _Dedupe) -> ItemSection:
-        """Core API items pinned; memory items in rank order, then the API items their code names."""
-        pinned = [Block(i.id, self._block(i)) for i in api if i.core and dedupe.add(i.content)]
+    def _items(self, name: str, api: list[ContextItem], items: list[ContextItem], dedupe: _Dedupe,
+               template: ContextItem | None = None) -> ItemSection:
+        """The slot's family template pinned first (never cut); then memory items in rank order,
+        then the API items their code names (cut first, from the end). Core API items are in the
+        system turn (`_system`), not here."""
+        pinned = [Block(template.id, self._block(template))] if template is not None and dedupe.add(template.content) else []
         ranked = [i for i in items if dedupe.add(i.content)] + [i for i in api if not i.core and dedupe.add(i.content)]
         return ItemSection(name, [Block(i.id, self._block(i)) for i in ranked], pinned)
 
@@ -202,15 +210,17 @@ class PromptBuilder:
         return [{"role": "user", "content": user.strip()}, {"role": "assistant", "content": assistant.strip()}], None
 
     def _assemble(self, task: TaskBrief, name: str, fixed: dict[str, str], sections: list[Section],
-                  example: Messages, example_id: str | None) -> Prompt:
-        """System turn, the example turns, then the user turn, within the budget."""
-        system = {"role": "system", "content": self._system(task)}
+                  example: Messages, example_id: str | None, api: list[ContextItem]) -> Prompt:
+        """System turn (with the core API items), the example turns, then the user turn: the
+        static parts first in a fixed order, what memory chose after; within the budget."""
+        core = [item for item in api if item.core]
+        system = {"role": "system", "content": self._system(task, core)}
         skeleton = render(name, **fixed, **{s.name: "" for s in sections})
         room = (self.config.prompt_char_budget - len(skeleton) - len(system["content"])
                 - sum(len(m["content"]) for m in example))
         truncated = fit_sections(sections, room)
         user = {"role": "user", "content": render(name, **fixed, **{s.name: s.render() for s in sections})}
-        shown = ([example_id] if example_id else []) + [i for s in sections for i in s.shown_ids()]
+        shown = [i.id for i in core] + ([example_id] if example_id else []) + [i for s in sections for i in s.shown_ids()]
         return Prompt([system, *example, user], truncated, list(dict.fromkeys(shown)), example_id)
 
     # -- the prompts ---------------------------------------------------------------------------
@@ -218,6 +228,9 @@ class PromptBuilder:
     def draft(self, request: DraftRequest) -> Prompt:
         task = request.task
         dedupe = _Dedupe()
+        for item in request.api:
+            if item.core:
+                dedupe.add(item.content)  # in the system turn
         example, example_id = self._example(request.exemplar, dedupe, task.backend)
         previous = NONE
         if request.previous is not None:
@@ -232,12 +245,15 @@ class PromptBuilder:
         context = [c for c in request.context if c.id != example_id]
         sections: list[Section] = [TextSection("reference", task.reference_source.strip()),
                                    TextSection("previous", previous),
-                                   self._items("context", request.api, context, dedupe)]
-        return self._assemble(task, "draft", fixed, sections, example, example_id)
+                                   self._items("context", request.api, context, dedupe, request.template)]
+        return self._assemble(task, "draft", fixed, sections, example, example_id, request.api)
 
     def refine(self, request: RefineRequest) -> Prompt:
         task, start = request.task, request.start
         dedupe = _Dedupe()
+        for item in request.api:
+            if item.core:
+                dedupe.add(item.content)  # in the system turn
         example, example_id = self._example(None, dedupe, task.backend)
         dedupe.add(start.code)
         latency = f"{start.latency_ms:.4g} ms"
@@ -252,7 +268,7 @@ class PromptBuilder:
         sections: list[Section] = [TextSection("reference", task.reference_source.strip()),
                                    TextSection("profile", start.profile.strip() or NONE),
                                    self._items("context", request.api, request.context, dedupe), children]
-        return self._assemble(task, "refine", fixed, sections, example, example_id)
+        return self._assemble(task, "refine", fixed, sections, example, example_id, request.api)
 
     def lesson(self, request: LessonRequest) -> Messages:
         question = ("What made this version faster than its start point?" if request.improved

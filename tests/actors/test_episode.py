@@ -199,6 +199,19 @@ def test_a_repeated_attempt_is_asked_again_and_never_evaluated_twice(llm_server,
     assert bank.stats().items_by_kind.get("trace") == traces_before + 1
 
 
+def test_a_near_repeat_is_a_repeat(llm_server, relu_task, harness_config, memory_config):
+    """The same wrong kernel with a comment, another loop variable and other line breaks is
+    caught before verification: one build, one trace item, the earlier verdict shown again."""
+    near = ("I changed it:\n```cpp\n// ReLU, second try\nextern \"C\" void kernel(" + replies.SIGNATURE_ARGS + ")\n{\n"
+            "    for (int64_t k = 0;\n         k < x_d0 * x_d1; ++k)   /* every element */\n        out[k] = x[k];\n}\n```")
+    llm_server.responder = ScriptedAgent([replies.WRONG] + [near] * 4)
+    result, attempts, bank = run_episode(llm_server, relu_task, harness_config, memory_config, iterations=2,
+                                         lessons=False)
+    assert [a.gate for a in attempts] == ["correctness", "repeat"]
+    assert "the same code as attempt 1 (correctness" in attempts[1].reason and attempts[1].attempt_id is None
+    assert bank.stats().items_by_kind.get("trace") == 1
+
+
 def test_budgets_stop_an_episode(llm_server, relu_task, harness_config, memory_config):
     llm_server.responder = ScriptedAgent([replies.GARBAGE] * 5)
     result, attempts, _ = run_episode(llm_server, relu_task, harness_config, memory_config, iterations=5,
@@ -242,7 +255,9 @@ def test_another_operators_failures_arrive_as_lessons_and_its_kernel_as_the_exam
         llm_server, relu_task, sigmoid_task, harness_config, memory_config):
     """A local-model run (no model lessons): ReLU fails once, then works; Sigmoid's drafts never
     show ReLU's failed code, only its lesson, and (exemplar_as_example) see ReLU's working
-    kernel as the worked example: ReLU's own task, then its code."""
+    kernel as the worked example: ReLU's own task, then its code (similarity retrieval: the
+    nearest kernel of the family takes the slot)."""
+    memory_config = memory_config.model_copy(update={"retrieval": "similarity"})
     llm = {"exemplar_as_example": True}
     agent = ScriptedAgent([replies.BROKEN, replies.FAST])
     llm_server.responder = agent
@@ -299,21 +314,34 @@ def test_credit_goes_to_exactly_what_the_prompt_showed(llm_server, relu_task, ha
     assert {r["q"] for r in record["shown"] if r["kind"] == "experience"} == {0.0}
 
 
-def test_the_kernel_slot_and_the_family_template_survive_a_recall_full_of_knowledge(
+def test_the_slot_shows_the_family_template_then_a_kernel_of_the_family_and_credits_them(
         llm_server, relu_task, sigmoid_task, harness_config, memory_config):
-    """Two slots, Q-ranked, and seeded practices (prior 0.3) above a new feasible kernel (0.2):
-    the shared recall returns practices only, yet Sigmoid's draft gets ReLU's working kernel as
-    its worked example (from the recall of its own) and the elementwise template as API text."""
+    """Similarity retrieval over the seeded bundle, two ranked slots full of practices: ReLU's
+    first draft gets the elementwise template before the ranked items (no kernel of its family
+    yet), Sigmoid's draft then gets ReLU's working kernel as its worked example. Both are
+    credited like any shown item, and the slot's statistics count each draft."""
     from memory_actor.seeding import seed_items
 
-    config = memory_config.model_copy(update={"items_per_prompt": 2, "ranker": "q", "epsilon": 0.0})
+    config = memory_config.model_copy(update={"items_per_prompt": 2, "retrieval": "similarity"})
     bank = MemoryBank(config)
     bank.add(seed_items("cpu", set()))
+    [template_id] = bank.api.lookup("cpu", ["template_elementwise"])
     llm = {"exemplar_as_example": True}
-    llm_server.responder = ScriptedAgent([replies.FAST])
+    agent = ScriptedAgent([replies.FAST])
+    llm_server.responder = agent
     _, [relu], bank = run_episode(llm_server, relu_task, harness_config, config, iterations=1,
                                   llm_overrides=llm, lessons=False, bank=bank)
-    assert relu.feasible
+    [body] = drafts(llm_server, agent)
+    user = body["messages"][-1]["content"]
+    assert relu.feasible and "0_ScaledAdd" in body["messages"][1]["content"]  # the generic example beside it
+    memory = user[user.index("## From memory"):]
+    assert memory.index("template kernel, elementwise family") < memory.index("[practice]")
+    roles = {s.id: s.role for s in relu.shown}
+    assert roles[template_id] == "template" and bank.get(template_id).visits_draft == 1
+    core = [s.id for s in relu.shown if "core" in bank.get(s.id).tags]
+    assert core and all(bank.get(i).visits_draft == 0 for i in core)  # the static brief is not credited
+    named = [s.id for s in relu.shown if s.role == "api" and s.id not in core]  # found by name in a shown item
+    assert all(bank.get(i).visits_draft == 1 for i in named)
 
     agent = ScriptedAgent([replies.WRONG])
     llm_server.responder = agent
@@ -324,39 +352,40 @@ def test_the_kernel_slot_and_the_family_template_survive_a_recall_full_of_knowle
     _, example_user, example_assistant, user = body["messages"]
     assert example_user["content"].startswith("## Task 4_ReLU")
     assert "#pragma omp parallel for simd" in example_assistant["content"]
-    assert "template kernel, elementwise family" in user["content"]
+    assert "template kernel, elementwise family" not in user["content"]
     roles = {s.id: s.role for s in attempt.shown}
-    assert roles[relu.attempt_id] == "example"
-    assert relu.attempt_id not in attempt.retrieved_item_ids[:2]  # not from the shared recall
-    assert bank.get(relu.attempt_id).visits_draft == 1  # credited like any shown item
+    assert roles[relu.attempt_id] == "example" and bank.get(relu.attempt_id).visits_draft == 1
+    slots = bank.stats(disk=False).slots
+    assert slots[f"cpu/elementwise/fresh/{template_id}"] == [1, 1]
+    assert slots[f"cpu/elementwise/fresh/{relu.attempt_id}"] == [0, 1]
+    assert slots["cpu/elementwise/fresh/all"] == [1, 2]
 
 
-def test_a_kernel_whose_value_fell_below_the_floor_leaves_the_slot_to_the_generic_example(
+def test_value_retrieval_keeps_the_generic_example_where_kernels_did_worse(
         llm_server, relu_task, sigmoid_task, harness_config, memory_config):
-    """Value retrieval: once drafts that showed ReLU's working kernel have pushed its draft Q
-    below exemplar_min_q (0), Sigmoid's draft gets the generic worked example instead; without
-    a floor the kernel would keep the slot however often it failed."""
+    """Value retrieval: once the family's fresh drafts did far better with the generic example
+    than with banked kernels, Sigmoid's draft gets the generic example, although ReLU's kernel
+    is a candidate (similarity would show it). Learned from outcomes, not a floor on Q."""
     from memory_actor.messages import ValueUpdate
+    from memory_actor.slots import SlotOutcome
 
     assert memory_config.retrieval == "value"
     llm = {"exemplar_as_example": True}
     llm_server.responder = ScriptedAgent([replies.FAST])
     _, [relu], bank = run_episode(llm_server, relu_task, harness_config, memory_config, iterations=1,
                                   llm_overrides=llm, lessons=False)
-    assert relu.feasible and bank.get(relu.attempt_id).q_draft == 0.0  # at the floor: still eligible
-    bank.update(ValueUpdate(item_ids=[relu.attempt_id], stage="draft", reward=-1.0))
-    assert bank.get(relu.attempt_id).q_draft < 0
+    assert relu.feasible
+    for kind, key, reward in (("generic", "generic", 1.0), ("kernel", relu.attempt_id, -1.0)):
+        outcome = SlotOutcome(backend="cpu", family="elementwise", context="fresh", key=key, kind=kind)
+        for _ in range(12):
+            bank.update(ValueUpdate(shown_ids=[], stage="draft", reward=reward, slot=outcome))
 
-    def sigmoid_example(**episode):
-        agent = ScriptedAgent([replies.WRONG])
-        llm_server.responder = agent
-        since = len(llm_server.chat_requests)
-        _, [attempt], _ = run_episode(llm_server, sigmoid_task, harness_config, memory_config, iterations=1,
-                                      llm_overrides=llm, lessons=False, bank=bank, **episode)
-        [body] = drafts(llm_server, agent, since)
-        return body["messages"][1]["content"], {s.id: s.role for s in attempt.shown}
-
-    example, roles = sigmoid_example()
-    assert "0_ScaledAdd" in example and roles.get(relu.attempt_id) != "example"
-    example, roles = sigmoid_example(exemplar_min_q=None)
-    assert example.startswith("## Task 4_ReLU") and roles[relu.attempt_id] == "example"
+    agent = ScriptedAgent([replies.WRONG])
+    llm_server.responder = agent
+    since = len(llm_server.chat_requests)
+    _, [attempt], _ = run_episode(llm_server, sigmoid_task, harness_config, memory_config, iterations=1,
+                                  llm_overrides=llm, lessons=False, bank=bank)
+    [body] = drafts(llm_server, agent, since)
+    assert "0_ScaledAdd" in body["messages"][1]["content"]
+    assert {s.id: s.role for s in attempt.shown}.get(relu.attempt_id) != "example"
+    assert bank.stats(disk=False).slots["cpu/elementwise/fresh/generic"] == [13, 14]  # ReLU's draft, 12, Sigmoid's

@@ -141,10 +141,10 @@ def test_the_example_and_core_api_items_survive_truncation_and_credit_follows():
         prompt = PromptBuilder(config, "kernel").draft(request)
         text = whole_prompt(prompt)
         assert prompt.truncated and [m["role"] for m in prompt.messages] == ["system", "user", "assistant", "user"]
-        assert CORE_API.content in text  # pinned
+        assert CORE_API.content in prompt.messages[0]["content"]  # the static brief, in the system turn
         shown = [item.id for item in many if item.content in text]
         assert 0 < len(shown) < len(many) and shown == [f"t{i}" for i in range(len(shown))]  # best-ranked first
-        assert prompt.shown_ids == ([prompt.example_id] if prompt.example_id else []) + ["api-core", *shown]
+        assert prompt.shown_ids == ["api-core", *([prompt.example_id] if prompt.example_id else []), *shown]
         assert "more item(s) of context cut to fit the prompt budget" in text
 
 
@@ -177,3 +177,44 @@ def test_refine_shows_a_failed_child_fenced_and_marked_and_each_code_once():
     assert "### Variant: 19_ReLU refine: feasible, 1.5 ms\n```cpp\nint fast = 3;\n```" in user
     assert user.count("int start = 1;") == 1 and user.count("int fast = 3;") == 1
     assert prompt.shown_ids == ["lesson", "c1", "c2"]
+
+
+TEMPLATE = ContextItem(id="tpl", kind="api", summary="template_elementwise",
+                       content="// the elementwise template\n" + "for (int64_t i = 0; i < n; ++i) out[i] = f(x[i]);\n" * 20)
+API_NAMED = ContextItem(id="api-expf", kind="api", summary="expf", content="expf: float exponential " + "e" * 400)
+
+
+def test_the_family_template_comes_before_the_ranked_items_and_survives_the_budget():
+    """The budget cuts ranked items (and the API items named in them) first, never the template
+    the slot chose, nor the core API items or the worked example."""
+    many = [ContextItem(id=f"t{i}", kind="experience", summary=f"lesson {i}", content=f"lesson {i}: " + "z" * 900)
+            for i in range(8)]
+    request = DraftRequest(task=TASK, context=many, api=[CORE_API, API_NAMED], template=TEMPLATE,
+                           previous=Feedback(gate="correctness", reason="output 0 differs", code="int y = 0;"))
+    for budget in (20000, 5000, 3000):
+        prompt = PromptBuilder(LLMConfig(prompt_char_budget=budget), "kernel").draft(request)
+        user = prompt.messages[-1]["content"]
+        assert TEMPLATE.content.strip() in user, budget
+        memory = user[user.index("## From memory"):]
+        shown = [item.id for item in many if item.content in user]
+        assert all(memory.index(TEMPLATE.content.strip()) < memory.index(f"lesson {i}:") for i in range(len(shown)))
+        assert prompt.shown_ids[:2] == ["api-core", "tpl"] and prompt.shown_ids[2:] == shown + (
+            ["api-expf"] if API_NAMED.content in user else [])
+        if budget < 20000:
+            assert prompt.truncated and len(shown) < len(many) and API_NAMED.content not in user
+
+
+def test_the_static_prefix_is_the_same_whatever_memory_chose():
+    """System turn (instructions and core API items) first, identical in every arm; what memory
+    chose (the ranked items, the template, the previous attempt) comes after, in the user turn."""
+    builder = PromptBuilder(LLMConfig(), "kernel")
+    bare = builder.draft(DraftRequest(task=TASK, api=[CORE_API]))
+    full = builder.draft(DraftRequest(task=TASK, api=[CORE_API, API_NAMED], context=[LESSON], template=TEMPLATE,
+                                      previous=Feedback(gate="compile", reason="error", code="int y;")))
+    assert bare.messages[:3] == full.messages[:3]  # system, generic example turns: the shared prefix
+    assert CORE_API.content in bare.messages[0]["content"] and API_NAMED.content not in full.messages[0]["content"]
+    user = full.messages[-1]["content"]
+    assert user.index("## Task") < user.index(TEMPLATE.content.strip()) < user.index(LESSON.content) < user.index(
+        "failed at the compile gate")
+    shared = len(bare.messages[-1]["content"].split("## From memory")[0])
+    assert user[:shared] == bare.messages[-1]["content"][:shared]  # the task's brief is static too
