@@ -75,6 +75,13 @@ def test_block_reduce_per_32_bytes(fidelity):
     np.testing.assert_array_equal(m, a.max(axis=1))
 
 
+def test_per_row_broadcast_with_brcb(fidelity):
+    rows = 64
+    a, d, c = randn(rows, 8), RNG.uniform(1, 2, rows).astype(np.float32), nan(rows, 8)
+    run3(fidelity, "row_scale", 1, a, d, c, ints=(rows,))
+    np.testing.assert_array_equal(c, a / d[:, None])
+
+
 def test_softmax(fidelity):
     rows, cols = 33, 1000
     a, c = randn(rows, cols) * 3, nan(rows, cols)

@@ -533,4 +533,30 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
     evk_twin::count_vector(evk_twin::kCompareSelect, evk_twin::count_repeats<T>(count));
 }
 
+// --- Brcb: each of 8 source elements per repeat fills one 32-byte block of dst ----------------
+struct BrcbRepeatParams {
+    BrcbRepeatParams() {}
+    BrcbRepeatParams(uint16_t dstBlk, uint16_t dstRep) : dstBlkStride(dstBlk), dstRepStride(dstRep) {}
+    uint16_t dstBlkStride = 1;  // 32-byte blocks between the 8 blocks of a repeat
+    uint16_t dstRepStride = 8;  // 32-byte blocks between repeats
+};
+
+template <class T>
+inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t repeatTimes,
+                 const BrcbRepeatParams& p, evk_twin::Src s = {}) {
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4, "Brcb takes 16- or 32-bit elements");
+    constexpr uint32_t epb = 32 / sizeof(T);
+    evk_twin::check_repeat(repeatTimes, "Brcb", s);
+    if (repeatTimes == 0) return;
+    src.check(uint64_t(repeatTimes) * 8, "Brcb", s);
+    dst.check((uint64_t(repeatTimes - 1) * p.dstRepStride + 7ull * p.dstBlkStride + 1) * epb, "Brcb", s);
+    for (uint32_t r = 0; r < repeatTimes; ++r)
+        for (uint32_t k = 0; k < 8; ++k) {
+            const T v = src.data()[r * 8 + k];
+            T* block = dst.data() + (uint64_t(r) * p.dstRepStride + uint64_t(k) * p.dstBlkStride) * epb;
+            for (uint32_t e = 0; e < epb; ++e) block[e] = v;
+        }
+    evk_twin::count_vector(evk_twin::kDuplicate, repeatTimes);
+}
+
 }  // namespace AscendC
