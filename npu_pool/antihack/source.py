@@ -154,6 +154,10 @@ _QUALIFIED_REJECTS: list[tuple[str, str, re.Pattern[str]]] = [
     ("namespace_alias", "write torch::/at:: names in full (no using-directives or aliases of torch namespaces)",
      re.compile(r"\busing\s+namespace\s+(?:torch|at|aten|c10|at_npu)\b|\bnamespace\s+\w+\s*=\s*(?:::)?(?:torch|at|aten|c10|at_npu)\b"
                 r"|\busing\s+(?:::)?(?:torch|at|aten|at_npu)\s*::\s*[a-z_]\w*\s*;")),
+    # The Ascend C twin's runtime keeps the fault, the regions and the cost counters: a kernel
+    # reaching it could clear a fault or its own modelled cost.
+    ("harness_internals", "evk_twin names the Ascend C twin's runtime, which belongs to the harness; use the Ascend C API only",
+     re.compile(r"\bevk_twin\w*")),
     ("torch_builtin_op", "torch_npu's built-in operators are torch compute; write the kernel yourself",
      re.compile(r"\bat_npu\s*::\s*native\s*::")),
 ]
@@ -166,7 +170,8 @@ _INCLUDE_REJECTS = {
     "sys/ptrace.h": "process", "sys/syscall.h": "process", "syscall.h": "process",
     "sys/prctl.h": "process", "sys/resource.h": "process", "signal.h": "signal", "csignal": "signal",
 }
-_INCLUDE_REJECT_PREFIXES = {"netinet/": "network", "arpa/": "network", "curl/": "network", "linux/": "process"}
+_INCLUDE_REJECT_PREFIXES = {"netinet/": "network", "arpa/": "network", "curl/": "network", "linux/": "process",
+                            "twin_": "harness_internals"}  # the Ascend C twin's own headers
 _INCLUDE_WARNINGS = {
     "unistd.h": "process", "chrono": "timer", "ctime": "timer", "time.h": "timer",
     "sys/time.h": "timer", "setjmp.h": "exit", "csetjmp": "exit", "sys/stat.h": "file_access",

@@ -1,0 +1,215 @@
+"""The npu-twin backend: the npu backend's Ascend C kernel format built with g++ against the CPU
+twin and launched through CANN's host ABI, every gate run in the sandbox, timing modelled.
+
+Real builds throughout: the kernels of candidates/npu_twin/ are compiled once per session (and
+across sessions, by the persistent test build cache the sandboxed worker also reads), side by
+side; the sandboxed verifications then find them built."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import torch
+
+from npu_pool.backends import DETECTION_ORDER, get_backend, timing_kind
+from npu_pool.backends.ascendc import kernel_translation_unit, load_launcher, render_ascendc_signature
+from npu_pool.backends.base import KernelBuildError
+from npu_pool.backends.npu_twin import NpuTwinBackend, launcher_translation_unit, summarize_build_errors
+from npu_pool.paths import build_cache_dir
+from npu_pool.tasks import load_task
+from npu_pool.verdict import Candidate
+from npu_pool.verifier import evaluate, verify
+
+from .harness_support import SMALL_BYTES, SUITE, harness_config
+
+KERNELS = Path(__file__).resolve().parent / "candidates" / "npu_twin"
+UNDECLARED = (KERNELS / "relu_good.cpp").read_text().replace(
+    "Relu(yLocal, xIn,", "Frobnicate(yLocal, xIn,")
+
+
+def line_of(path: Path, text: str) -> int:
+    return next(n for n, line in enumerate(path.read_text().splitlines(), start=1) if text in line)
+
+
+@pytest.fixture(scope="module")
+def relu_task():
+    return load_task(SUITE / "level1" / "4_ReLU.py", max_bytes=SMALL_BYTES // 16)
+
+
+@pytest.fixture(scope="module")
+def backend() -> NpuTwinBackend:
+    return get_backend("npu-twin")
+
+
+@pytest.fixture(scope="module")
+def built(relu_task, backend, tmp_path_factory):
+    """name -> artifact path or KernelBuildError, every kernel built side by side."""
+    cache = build_cache_dir(harness_config().build_cache_dir) / "kernels"
+    sources = {p.stem: p.read_text() for p in sorted(KERNELS.glob("*.cpp"))} | {"relu_undeclared": UNDECLARED}
+
+    def build(name: str):
+        work = tmp_path_factory.mktemp(name)
+        try:
+            return backend.compile_kernel(sources[name], relu_task.kernel_signature, work, cache)
+        except KernelBuildError as exc:
+            return exc
+
+    with ThreadPoolExecutor(len(sources)) as pool:
+        return dict(zip(sources, pool.map(build, sources), strict=True))
+
+
+def test_npu_twin_is_registered_by_name_never_detected(backend):
+    assert isinstance(backend, NpuTwinBackend) and backend.name == "npu-twin"
+    assert "npu-twin" not in DETECTION_ORDER
+    assert backend.compile_routes == ("kernel",) and backend.kernel_language == "ascendc"
+    assert backend.timing_kind == "modelled" and timing_kind("npu-twin") == "modelled"
+    assert timing_kind("cpu") == "measured" and timing_kind("auto") == "measured"
+    assert backend.ready("kernel") == (True, "")
+
+
+def test_the_kernel_format_is_the_npu_backends(relu_task, backend):
+    """Same prompt signature, same kernel TU; the launcher exports CANN's aclrtlaunch ABI."""
+    signature = relu_task.kernel_signature
+    assert backend.render_kernel_signature(signature) == render_ascendc_signature(signature)
+    launcher = launcher_translation_unit(signature)
+    assert 'extern "C" uint32_t aclrtlaunch_kernel(uint32_t blockDim, void* stream, void* x, void* out, ' \
+           "void* workspace, void* tiling)" in launcher
+    assert "evk_twin::Launch(blockDim" in launcher
+    assert '#include "kernel_operator.h"' in kernel_translation_unit("", signature)
+
+
+def test_a_correct_kernel_runs_and_its_timing_is_the_modelled_cost(relu_task, backend, built):
+    artifact = built["relu_good"]
+    assert isinstance(artifact, Path), artifact
+    load_launcher(artifact, relu_task.kernel_signature)  # the npu backend's own loader finds the ABI
+    torch.manual_seed(0)
+    reference = torch.nn.ReLU()
+    module = backend.wrap_kernel(artifact, relu_task.kernel_signature, reference)
+    x = torch.randn(relu_task.inputs[0].shape)
+    launches = backend.launches
+    timer = backend.timer()
+    timer.start()
+    out = module(x)
+    timer.stop()
+    torch.testing.assert_close(out, torch.relu(x), rtol=0, atol=0)
+    profile = backend.last_profile
+    assert profile["modelled"] is True and profile["blocks"] == backend.soc_params()["ai_cores"]
+    assert timer.elapsed_ms() == pytest.approx(profile["modelled_us"] / 1e3) and timer.elapsed_ms() > 0
+    assert profile["bytes"]["GM->UB"] == profile["bytes"]["UB->GM"] == x.numel() * 4
+    assert "unseen_gm_bytes" not in profile and backend.launches == launches + 1
+    eager = backend.timer()  # no twin launch inside: eager PyTorch modelled on the same SoC
+    eager.start()
+    reference(x)
+    eager.stop()
+    soc = backend.soc_params()
+    expected_us = soc["launch_us"] + 2 * x.numel() * 4 / (soc["gm_gbps"] * 1e3)  # one op: read x, write out
+    assert eager.elapsed_ms() == pytest.approx(expected_us / 1e3) and backend.launches == launches + 1
+
+
+def test_raw_global_memory_access_is_charged_not_free(relu_task, backend, built):
+    x = torch.randn(relu_task.inputs[0].shape)
+    costs = {}
+    for name in ("relu_good", "relu_raw"):
+        module = backend.wrap_kernel(built[name], relu_task.kernel_signature, torch.nn.ReLU())
+        torch.testing.assert_close(module(x), torch.relu(x), rtol=0, atol=0)
+        costs[name] = backend.last_profile
+    raw = costs["relu_raw"]
+    assert raw["unseen_gm_bytes"] == 2 * x.numel() * 4 and "scalar global-memory" in raw["notes"][-1]
+    assert raw["modelled_us"] > 10 * costs["relu_good"]["modelled_us"]
+
+
+def test_a_hardware_rule_broken_raises_the_twin_fault_with_rule_and_line(relu_task, backend, built):
+    module = backend.wrap_kernel(built["relu_overrun"], relu_task.kernel_signature, torch.nn.ReLU())
+    with pytest.raises(RuntimeError) as caught:
+        module(torch.randn(relu_task.inputs[0].shape))
+    line = line_of(KERNELS / "relu_overrun.cpp", "DataCopyPad(outGm[off]")
+    assert re.match(rf"twin fault \[gm-bounds\]: DataCopyPad\(UB->GM\) at kernel\.cpp:{line}: writes ", str(caught.value)), caught.value
+    # the next launch starts clean: no region or fault of the failed one is left behind
+    good = backend.wrap_kernel(built["relu_good"], relu_task.kernel_signature, torch.nn.ReLU())
+    x = torch.randn(relu_task.inputs[0].shape)
+    torch.testing.assert_close(good(x), torch.relu(x), rtol=0, atol=0)
+
+
+def test_an_api_outside_the_twin_is_named_in_one_line(built):
+    error = built["relu_unsupported"]
+    assert isinstance(error, KernelBuildError)
+    line = line_of(KERNELS / "relu_unsupported.cpp", "Sigmoid(")
+    assert str(error).startswith(f"AscendC::Sigmoid is not in the EvoKernel twin (kernel.cpp:{line})"), str(error)
+    assert "docs/ascendc_twin.md" in str(error)
+    undeclared = built["relu_undeclared"]
+    assert isinstance(undeclared, KernelBuildError)
+    assert str(undeclared).startswith("'Frobnicate' is not declared: not in the Ascend C twin's API subset"), str(undeclared)
+    assert f"kernel.cpp:{line_of(KERNELS / 'relu_good.cpp', 'Relu(yLocal')}" in str(undeclared)
+
+
+def test_build_error_summaries_of_missing_members_and_plain_errors():
+    log = "kernel.cpp:12:9: error: 'class AscendC::TPipe' has no member named 'InitBufferPool'\n"
+    assert summarize_build_errors(log).startswith(
+        "'InitBufferPool' is not in the Ascend C twin (TPipe has no member named 'InitBufferPool') (kernel.cpp:12)")
+    log = "kernel.cpp:7:5: error: 'Gather2' is not a member of 'AscendC'\n"
+    assert summarize_build_errors(log).startswith("AscendC::Gather2 is not in the Ascend C twin")
+    assert summarize_build_errors("kernel.cpp:3:1: error: expected ';' before '}' token\n") is None
+
+
+def test_a_cached_kernel_is_not_built_again(relu_task, backend, built, tmp_path, monkeypatch):
+    def no_compiler(*args, **kwargs):
+        raise AssertionError("g++ ran for a cached kernel")
+
+    monkeypatch.setattr(subprocess, "Popen", no_compiler)
+    monkeypatch.setattr(subprocess, "run", no_compiler)
+    cache = build_cache_dir(harness_config().build_cache_dir) / "kernels"
+    again = backend.compile_kernel((KERNELS / "relu_good.cpp").read_text(), relu_task.kernel_signature, tmp_path, cache)
+    assert again == built["relu_good"]
+
+
+# --- every gate, in the sandbox ----------------------------------------------------------------
+
+
+def candidate(name: str) -> Candidate:
+    return Candidate(source=(KERNELS / f"{name}.cpp").read_text(), format="kernel")
+
+
+def test_gates_in_the_sandbox(relu_task, built):
+    config = harness_config(backend="npu-twin", fit_max_bytes=SMALL_BYTES // 16, correctness_trials=3)
+    verdict, report = evaluate(relu_task, candidate("relu_good"), config, profile=True)
+    assert verdict.feasible, verdict
+    assert verdict.sandbox["network_isolated"] and verdict.timings["compile_cached"] == 1.0
+    assert report.timing == "modelled" and report.median_ms > 0 and report.baseline_eager_ms > 0
+    assert report.hints[0].startswith("timing modelled by the Ascend C twin")
+    assert report.baseline_compile_error == "no torch.compile baseline: timings are modelled"
+
+    wrong = verify(relu_task, candidate("relu_wrong"), config)
+    assert (wrong.feasible, wrong.gate) == (False, "correctness"), wrong
+
+    overrun = verify(relu_task, candidate("relu_overrun"), config)
+    assert (overrun.gate, overrun.category) == ("runtime", "exception"), overrun
+    assert "twin fault [gm-bounds]: DataCopyPad(UB->GM) at kernel.cpp:" in overrun.reason
+
+    unsupported = verify(relu_task, candidate("relu_unsupported"), config)
+    assert (unsupported.gate, unsupported.category) == ("compile", "compile_error")
+    assert unsupported.reason.startswith("AscendC::Sigmoid is not in the EvoKernel twin")
+
+
+def test_the_ascend_c_anti_hack_rules_run_first(relu_task):
+    config = harness_config(backend="npu-twin", fit_max_bytes=SMALL_BYTES // 16)
+    source = (KERNELS / "relu_good.cpp").read_text().replace(
+        "    if (length == 0) {", "    evk_twin_reset();  // clears the twin's regions\n    if (length == 0) {")
+    verdict = verify(relu_task, Candidate(source=source, format="kernel"), config)
+    assert (verdict.gate, verdict.category) == ("hack", "harness_internals"), verdict
+    modelnew = verify(relu_task, Candidate(source="class ModelNew: pass\n", format="modelnew"), config)
+    assert (modelnew.gate, modelnew.category) == ("compile", "unsupported_format")
+
+
+def test_the_npu_bundle_seeds_npu_twin_banks_with_what_the_twin_supports():
+    from memory_actor.seeding import bundle_items
+
+    npu, twin = bundle_items("npu"), bundle_items("npu-twin")
+    names = {item.name for item in twin}
+    assert {item.backend for item in twin} == {"npu-twin"}
+    assert not names & {"torch_npu", "torch.npu.Event", "GET_TILING_DATA", "Mmad"}
+    assert {f"template_{f}" for f in ("elementwise", "row_reduction", "softmax_norm", "matmul", "window", "scan")} <= names
+    assert {item.id for item in twin}.isdisjoint({item.id for item in npu})  # a bank can hold both
