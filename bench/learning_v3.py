@@ -38,7 +38,13 @@ from bench.learning_frozen import (
 )
 from bench.learning_screening import Rule, pool_globs, split, stage2, v3_family
 from bench.learning_selection import resolve
-from bench.learning_summary import git_commit, machine, publish_folder, started_at_commit
+from bench.learning_summary import (
+    drop_interim_publication,
+    git_commit,
+    machine,
+    publish_folder,
+    started_at_commit,
+)
 from bench.learning_v3_summary import (
     PRIMARY,
     eval_figures,
@@ -139,7 +145,11 @@ def main(argv: list[str] | None = None) -> int:
                           "iterations": args.iterations, "rule": rule.__dict__}))
         return 0
     from bench.learning import _model_meta, _with_llm, build_settings
+    from npu_pool.backends import backend_status
 
+    available, why = backend_status(args.backend)
+    if not available and not args.summary_so_far:
+        raise SystemExit(f"bench.learning --v3: backend {args.backend} cannot run here: {why}")
     args.set = [f"harness.backend={args.backend}", *args.set]
     settings = build_settings(args)
     from launch.logging import configure_logging
@@ -291,5 +301,7 @@ def summarise(args: argparse.Namespace, plan: dict[str, Any], out: Path, model: 
         target.mkdir(parents=True, exist_ok=True)
         for file in ("summary.md", "summary.json"):
             shutil.copyfile(out / file, target / file)
+        if meta["complete"]:
+            drop_interim_publication(REPOSITORY / "bench" / "results", out)
     print(f"[learning v3] results: {out} (summary.md, summary.json)", file=sys.stderr)
     return {**line, "results": str(out)}

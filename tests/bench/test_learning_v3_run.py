@@ -68,6 +68,7 @@ def last_json_line(text: str) -> dict:
     return json.loads(text.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # 13 campaigns: about 3 minutes on the busy 2-core machine
 def test_screening_learning_frozen_evaluation_summary_and_resume(suite, tmp_path, capsys):
     out = tmp_path / "results"
     with OpenAITestServer() as server:
@@ -127,6 +128,10 @@ def test_screening_learning_frozen_evaluation_summary_and_resume(suite, tmp_path
         again = last_json_line(capsys.readouterr().out)
         assert {k: v for k, v in again.items() if k != "wall_s"} == {k: v for k, v in headline.items() if k != "wall_s"}
 
+        # The interim table runs nothing either.
+        assert learning.main([*argv, "--summary-so-far"]) == 0 and agent.asked == asked
+        assert last_json_line(capsys.readouterr().out)["pass1_value"] == headline["pass1_value"]
+
         # Interrupted in an evaluation pass after its first operator: the rerun drafts only the second.
         path = out / "arms" / "eval-value-d1" / "summary.json"
         run = json.loads(path.read_text())
@@ -147,10 +152,10 @@ def _settings(argv):
     return learning.build_settings(args)
 
 
-def test_an_evaluation_draft_leaves_a_real_bank_as_it_was(tmp_path):
+def test_an_evaluation_draft_leaves_a_real_bank_as_it_was_and_a_cut_pass_resumes(tmp_path):
     """A feasible draft in value retrieval would add a trace and update values; against the
     frozen bank it does neither. The same draft through a normal campaign does change the bank
-    (the digest can see a change)."""
+    (the digest can see a change). A pass cut after its first operator drafts only the second."""
     task = [SUITE / "4_ReLU.py"]
     with OpenAITestServer() as server:
         agent = SometimesAgent()
@@ -169,6 +174,18 @@ def test_an_evaluation_draft_leaves_a_real_bank_as_it_was(tmp_path):
         assert bank_digest(bank, settings) == before
         assert {p.relative_to(bank): p.read_bytes() for p in bank.rglob("*") if p.is_file()} == files
         assert not run_draft_pass(settings, tmp_path / "eval", bank, ARMS["value"], task, seed=1, run_id="eval")
+
+        # interrupted after its first operator (as a kill leaves summary.json): only the second is drafted again
+        tasks = [SUITE / "7_Sigmoid.py", SUITE / "8_Tanh.py"]
+        assert run_draft_pass(settings, tmp_path / "cut", bank, ARMS["value"], tasks, seed=1, run_id="cut")
+        path = tmp_path / "cut" / "summary.json"
+        run = json.loads(path.read_text())
+        path.write_text(json.dumps(run | {"finished_at": None, "operators": run["operators"][:1]}))
+        asked = dict(agent.asked)
+        assert run_draft_pass(settings, tmp_path / "cut", bank, ARMS["value"], tasks, seed=1, run_id="cut")
+        assert {t: agent.asked[t] - asked[t] for t in asked} == {"4_ReLU": 0, "7_Sigmoid": 0, "8_Tanh": 1}
+        assert [op["task"] for op in json.loads(path.read_text())["operators"]] == ["7_Sigmoid", "8_Tanh"]
+        assert bank_digest(bank, settings) == before
 
         # control: a normal campaign on a copy does change it
         copy = tmp_path / "copy"
