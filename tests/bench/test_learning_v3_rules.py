@@ -123,3 +123,19 @@ def test_the_read_only_port_answers_reads_drops_writes_and_refuses_the_unknown()
     assert port.dropped == {"add": 1, "update": 1}
     with pytest.raises(AttributeError, match="frozen bank"):
         port.record_slot_outcome  # noqa: B018 - a write the port does not know must not pass
+
+
+def test_the_dry_run_prints_the_plan_of_each_domain_at_the_measured_rate(capsys):
+    import json
+
+    from bench import learning
+
+    assert learning.main(["--v3", "--dry-run", "--backend", "cpu"]) == 0
+    cpu = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert cpu["design"] == "v3" and cpu["primary"] == "value_vs_similarity" and not cpu["rule"]["floor_admitted"]
+    # 50 x 3 screening drafts, 3 arms x 12 x 6 learning attempts, 3 arms x 24 x 8 evaluation drafts, at 85 s
+    assert (cpu["screening_attempts"], cpu["learning_attempts_max"], cpu["evaluation_attempts_max"]) == (150, 216, 576)
+    assert cpu["attempts"] == 942 and cpu["estimated_s"] == 942 * 85 and cpu["estimated_s_at_66"] == 942 * 66
+    assert learning.main(["--v3", "--dry-run", "--backend", "npu-twin", "--eval-drafts", "6"]) == 0
+    twin = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert twin["primary"] == "value_vs_none" and twin["rule"]["floor_admitted"] and twin["evaluation_attempts_max"] == 432
