@@ -35,8 +35,13 @@ struct MatmulConfig {
 inline constexpr MatmulConfig CFG_NORM{true, false};
 inline constexpr MatmulConfig CFG_MDL{false, true};
 
+}  // namespace AscendC
+
+// Global, as in the toolkit: `matmul::Matmul<...>`, `using namespace matmul;` and, through the
+// using-declarations at the end, `AscendC::Matmul` all name the same class.
 namespace matmul {
 
+using namespace AscendC;
 using AscendC::CubeFormat;
 using AscendC::LayoutMode;
 using AscendC::CFG_NORM;
@@ -252,9 +257,9 @@ private:
 
 }  // namespace matmul
 
-using matmul::Matmul;
-using matmul::MatmulType;
-
+namespace AscendC {
+using ::matmul::Matmul;
+using ::matmul::MatmulType;
 }  // namespace AscendC
 
 namespace evk_twin {
