@@ -117,6 +117,14 @@ def test_matmul_half_inputs_transposed_b(fidelity):
     assert run.profile["cube_macs"]["16bit"] > 0
 
 
+def test_matmul_with_fused_epilogue_in_ub(fidelity):
+    M, N, K = 64, 96, 40
+    a, b, c = randn(M, K), randn(K, N), nan(M, N)
+    run = run3(fidelity, "matmul_epilogue", 1, a, b, c, ints=(M, N, K))
+    np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-4, atol=1e-4)
+    assert run.profile["vector_repeats"]["arith"] == (M * N * 4) // 256
+
+
 def test_compare_select(fidelity):
     a, b, c = randn(512), randn(512), nan(512)
     run3(fidelity, "compare_select", 1, a, b, c, ints=(512,))
