@@ -190,7 +190,7 @@ uint32_t Launch(uint32_t blockDim, Fn&& body) {
     s.profile.clear();
     for (auto& r : s.regions) r.written.clear();
     if (blockDim == 0 || blockDim > 65535) {
-        s.fault = "twin fault [invalid-argument]: launch at launcher: block_dim " + std::to_string(blockDim) +
+        s.fault = "twin fault [invalid-argument]: Launch at launcher.cpp:0: block_dim " + std::to_string(blockDim) +
                   " outside [1, 65535]";
         build_profile();
         return 1;
