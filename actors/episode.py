@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import random
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -355,7 +356,10 @@ class Episode:
         retrieval = outcome.retrieval
         if retrieval is None or retrieval.mode == "none" or not (outcome.credited or outcome.slot):
             return  # no memory, nothing to learn: the `none` arm's bank stays as seeded
-        await self.memory.update(ValueUpdate(retrieval_id=retrieval.retrieval_id if retrieval.items else None,
+        # The id names run and operator: a resumed run takes back the updates of the attempts it
+        # throws away (memory_actor.retraction.update_prefix).
+        await self.memory.update(ValueUpdate(update_id=f"{self.run_id}/{self.brief.task_id}/{uuid.uuid4().hex}",
+                                             retrieval_id=retrieval.retrieval_id if retrieval.items else None,
                                              shown_ids=outcome.credited, attempt_id=outcome.attempt_id,
                                              stage=outcome.stage, reward=outcome.reward, slot=outcome.slot))
 

@@ -1,5 +1,6 @@
 """Memory actor benchmark: retrieval latency in the actor under concurrent callers, sustained
-update throughput from concurrent writers, and lost updates against a serial replay.
+update throughput from concurrent writers, lost updates against a serial replay, and two
+writers on one bank (two campaigns: the second refused while the first writes, nothing lost).
 
     python -m bench.memory [--items 100000] [--updates N] [--writers N] [--bank URI]
 
@@ -14,14 +15,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import shutil
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import ray
@@ -37,6 +40,7 @@ from memory_actor.bank import MemoryBank  # noqa: E402
 from memory_actor.config import MemoryConfig  # noqa: E402
 from memory_actor.embeddings import MINILM_DIM  # noqa: E402
 from memory_actor.items import ItemVerdict, MemoryItem, items_to_arrow  # noqa: E402
+from memory_actor.lease import BankInUse  # noqa: E402
 from memory_actor.messages import RetrievalRequest, ValueUpdate  # noqa: E402
 from memory_actor.store import BankStore  # noqa: E402
 from memory_actor.values import RewardShaper, q_update  # noqa: E402
@@ -71,6 +75,7 @@ class MemoryBenchResult(BaseModel):
     bank_bytes_compacted: int
     versions_compacted: int
     reopen_s: float
+    two_writers: TwoWriterResult
 
 
 def _unit(rng: np.random.Generator, rows: int) -> np.ndarray:
@@ -94,7 +99,85 @@ def build_synthetic_bank(uri: str, count: int, seed: int = 0) -> list[str]:
                  for i in range(start, start + rows)]
         store.items.add(items_to_arrow(items, MINILM_DIM, _unit(rng, rows)))
         ids += [item.id for item in items]
+    store.close()  # the writer lease: the memory actor becomes the bank's writer next
     return ids
+
+
+def _reopen(config: MemoryConfig, wait_s: float = 60.0) -> MemoryBank:
+    """The bank in this process once the killed actor's process has let go of its writer lease."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return MemoryBank(config)
+        except BankInUse:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def _try_to_write(config: MemoryConfig) -> str:
+    """In another process: open the bank to write; why that was refused ('' when it was not)."""
+    try:
+        MemoryBank(config).close()
+    except BankInUse as exc:
+        return str(exc)
+    return ""
+
+
+class TwoWriterResult(BaseModel):
+    """Two campaigns on one bank: the second writer is refused while the first writes, then
+    writes after it; the bank must hold every update of both, each item once."""
+
+    second_writer_refused: bool
+    refusal: str
+    updates: int
+    lost_updates: int
+    value_mismatches: int
+    duplicate_items: int
+    seq_unique: bool
+
+
+def run_two_writers(items: int = 1000, updates: int = 500, seed: int = 0) -> TwoWriterResult:
+    """Needs Ray. Writer A (a memory actor) takes the bank; another process that tries to write it
+    meanwhile is refused; A sends half the updates and ends, then writer B (a memory actor in
+    another process) sends the rest."""
+    uri = tempfile.mkdtemp(prefix="evokernel-bench-two-writers-")
+    try:
+        ids = build_synthetic_bank(uri, items, seed)
+        rng = np.random.default_rng(seed + 2)
+        stream = [ValueUpdate(shown_ids=[ids[j] for j in rng.choice(len(ids), size=3, replace=False)],
+                              stage="refine" if k % 3 == 0 else "draft", reward=float(rng.uniform(-1, 1)))
+                  for k in range(updates)]
+        config = MemoryConfig(uri=uri, seed=seed, preload_embedder=False)
+
+        def writer(name: str) -> Any:
+            actor = get_or_create_memory_actor(config.model_copy(update={"actor_name": f"{name}-{time.time_ns()}"}),
+                                               owner=name)
+            return actor, actor.pid.remote()
+
+        first, ready = writer("campaign-a")
+        ray.get(ready)
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as other:
+            refusal = other.submit(_try_to_write, config).result()  # a second campaign's process
+        half = len(stream) // 2
+        acks = ray.get([first.update.remote(update) for update in stream[:half]])
+        ray.kill(first)
+        _reopen(config).close()  # A's lease is gone: B may start
+        second, ready = writer("campaign-b")
+        ray.get(ready)
+        acks += ray.get([second.update.remote(update) for update in stream[half:]])
+        ray.get(second.flush.remote())
+        ray.kill(second)
+        bank = _reopen(config)
+        lost, mismatches = _compare_with_serial_replay(bank, stream, acks, config)
+        table_ids = bank.items_table().column("id").to_pylist()
+        seqs = bank.store.read_log().column("seq").to_pylist()
+        bank.close()
+        return TwoWriterResult(second_writer_refused=bool(refusal), refusal=refusal, updates=len(stream),
+                               lost_updates=lost, value_mismatches=mismatches,
+                               duplicate_items=len(table_ids) - len(set(table_ids)), seq_unique=len(seqs) == len(set(seqs)))
+    finally:
+        shutil.rmtree(uri, ignore_errors=True)
 
 
 def _ms(values: list[float], q: float) -> float:
@@ -188,14 +271,17 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
 
         progress("reopening the bank from disk and replaying the update stream serially")
         started = time.perf_counter()
-        reopened = MemoryBank(config)
+        reopened = _reopen(config)
         reopen_s = time.perf_counter() - started
         lost, mismatches = _compare_with_serial_replay(reopened, stream, acks, config)
         stats = reopened.stats()
         reopened.compact(retention_s=0)  # the benchmark's bank has no other readers
         compacted = reopened.stats()
+        reopened.close()
+        progress("two writers on one bank: the second refused while the first writes, then after it")
+        two = run_two_writers(seed=seed)
         return MemoryBenchResult(
-            items=items, build_s=round(build_s, 2), actor_start_s=round(actor_start_s, 2), retrievals=retrievals,
+            two_writers=two, items=items, build_s=round(build_s, 2), actor_start_s=round(actor_start_s, 2), retrievals=retrievals,
             callers=callers, retrieve_p50_ms=_ms(service, 50), retrieve_p99_ms=_ms(service, 99),
             retrieve_queued_p50_ms=_ms(in_actor, 50), retrieve_queued_p99_ms=_ms(in_actor, 99),
             roundtrip_p50_ms=_ms(roundtrip, 50), roundtrip_p99_ms=_ms(roundtrip, 99),
@@ -270,6 +356,9 @@ def summary(result: MemoryBenchResult) -> str:
         f"lost updates         {result.lost_updates}   value mismatches {result.value_mismatches}",
         f"bank on disk         {result.bank_bytes:,} bytes in {result.versions} versions; "
         f"{result.bank_bytes_compacted:,} bytes after compaction",
+        f"two writers          second refused while the first wrote: {result.two_writers.second_writer_refused}; "
+        f"lost {result.two_writers.lost_updates} of {result.two_writers.updates}, "
+        f"duplicate items {result.two_writers.duplicate_items}",
     ])
 
 

@@ -58,7 +58,7 @@ class BankJournal:
                     self.slots.set(key, int(successes), int(trials))
                 continue
             if row["seq"] > folded_seq:  # rows at or below it are already counted in meta (crash mid-fold)
-                self.updates_applied += 1
+                self.updates_applied += -1 if row["type"] == "retract" else 1  # retract: memory_actor.retraction
             self.shaper.normaliser = RewardNormaliser(count=row["norm_count"], mean=row["norm_mean"],
                                                       m2=row["norm_m2"])
             if row.get("base_count") is not None:  # rows of older banks have no baseline
@@ -113,7 +113,8 @@ class BankJournal:
 
     def trim_log(self, fold: FoldJob) -> int:
         """Delete the log rows a fold made redundant and compact the log; returns its row count."""
-        self.store.delete_log(f"seq <= {fold.seq} AND (type = 'update' OR type = 'slot' OR seq <= {fold.retrieval_cut})")
+        self.store.delete_log(f"seq <= {fold.seq} AND (type IN ('update', 'slot', 'retract') "
+                              f"OR seq <= {fold.retrieval_cut})")
         self.store.compact(self.config.version_retention_s, tables=("log",))
         return self.store.log.count_rows()
 

@@ -59,6 +59,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         run_dir = Path(args.resume).expanduser()
         settings = _resumed_settings(args, settings, run_dir)
         _check_memory(settings)
+        _take_back_discarded(settings, run_dir)
     else:
         tasks, run_id, run_dir = _plan(settings)
     again = f"evokernel run --no-ray --resume {run_dir}"
@@ -106,19 +107,47 @@ def _seed_fresh_bank(settings: Settings, run_id: str) -> None:
         backend = get_backend(settings.harness.backend).name
     except BackendUnavailable:
         return  # the run itself says what is missing
-    # In a spawned child: LanceDB's runtime must not live in this process, which forks the local
-    # model server and Ray next (LanceDB warns that a fork can deadlock it).
+    try:
+        added = _in_child(seed_fresh_bank, settings.memory, backend, f"evokernel run {run_id}")
+    except BankUnusable as exc:  # another writer took the bank after the check
+        raise UsageError(str(exc)) from None
+    if added:
+        print(f"evokernel run: the memory bank {settings.memory.uri} was empty: seeded {added} {backend} bundle "
+              "items (memory.seed_fresh_bank: false starts empty)", file=sys.stderr)
+
+
+def _take_back_discarded(settings: Settings, run_dir: Path) -> None:
+    """A resumed run redoes the operators it did not finish and sets their attempts aside: the
+    value updates those attempts made leave the bank too (memory_actor.retraction), so the bank
+    learned from exactly the attempts the run folder holds."""
+    from launch.campaign import resume_plan
+    from memory_actor.lease import BankUnusable
+    from memory_actor.retraction import take_back_updates, update_prefix
+
+    try:
+        summary, paths, kept = resume_plan(run_dir)
+    except CampaignError:
+        return  # the campaign's resume says what is wrong with the folder
+    finished = {op.task for op in kept}
+    prefixes = [update_prefix(summary.run_id, path.stem) for path in paths if path.stem not in finished]
+    if not prefixes or not summary.run_id:
+        return
+    try:
+        taken = _in_child(take_back_updates, settings.memory, prefixes, f"evokernel run {summary.run_id} (resume)")
+    except BankUnusable as exc:
+        raise UsageError(str(exc)) from None
+    if taken:
+        print(f"evokernel run: took back {taken} value update(s) of the attempts this resume redoes", file=sys.stderr)
+
+
+def _in_child(function: Any, *args: Any) -> Any:
+    """FUNCTION(*ARGS) in a spawned child: LanceDB's runtime must not live in this process, which
+    forks the local model server and Ray next (LanceDB warns that a fork can deadlock it)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as child:
-        try:
-            added = child.submit(seed_fresh_bank, settings.memory, backend, f"evokernel run {run_id}").result()
-        except BankUnusable as exc:  # another writer took the bank after the check
-            raise UsageError(str(exc)) from None
-    if added:
-        print(f"evokernel run: the memory bank {settings.memory.uri} was empty: seeded {added} {backend} bundle "
-              "items (memory.seed_fresh_bank: false starts empty)", file=sys.stderr)
+        return child.submit(function, *args).result()
 
 
 def _check_backend(args: argparse.Namespace, settings: Settings) -> None:
@@ -179,6 +208,7 @@ def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
         run_dir = Path(args.resume).expanduser()
         settings = _resumed_settings(args, settings, run_dir)
         _check_memory(settings)
+        _take_back_discarded(settings, run_dir)
     else:
         tasks, run_id, run_dir = _plan(settings)
     ray = settings.ray

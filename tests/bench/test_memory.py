@@ -40,6 +40,9 @@ def test_bench_memory_small(ray_cluster, capsys):
         assert key in result
     assert result["items"] == 2000 and result["lost_updates"] == 0 and result["value_mismatches"] == 0
     assert result["retrieve_p99_ms"] >= result["retrieve_p50_ms"] > 0
+    two = result["two_writers"]  # the second campaign on the bank is refused, naming the first; nothing is lost
+    assert two["second_writer_refused"] and "is in use by campaign-a" in two["refusal"]
+    assert two["lost_updates"] == 0 and two["value_mismatches"] == 0 and two["duplicate_items"] == 0 and two["seq_unique"]
 
 
 def test_bench_memory_refuses_empty_sizes(capsys):

@@ -208,3 +208,37 @@ def test_a_bank_another_process_writes_is_refused_naming_it(tmp_path, capsys):
         assert server.requests == []
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "is in use by evokernel run holder-run" in err and f"pid {process.pid}" in err
+
+
+ENDPOINT_FAULTS = ["--set", "llm.max_retries=2", "--set", "llm.backoff_base_s=0.01", "--set", "llm.backoff_max_s=0.02"]
+
+
+def test_endpoint_faults_stop_the_operator_as_infrastructure_not_as_a_verdict(tmp_path, capsys):
+    from memory_actor.bank import MemoryBank
+    from memory_actor.config import MemoryConfig
+
+    with OpenAITestServer() as server:
+        server.default = Reply(fault="empty_choices")  # every try: a 200 without choices
+        code = main([*FAST_HARNESS, *ENDPOINT_FAULTS, "run", "--no-ray", "--tasks", "4_ReLU*", "--llm-base-url",
+                     server.base_url, "--llm-model", server.model, "--memory", str(tmp_path / "bank"),
+                     "--out", str(tmp_path / "run"), "--backend", "cpu", "--iterations", "2"])
+        assert len(server.chat_requests) == 3  # retried like a 5xx, then given up
+    assert code == 1
+    out, err = capsys.readouterr()
+    assert "1 operator(s) stopped by the LLM endpoint's faults, not judged: 4_ReLU" in err
+    assert f"continue with  evokernel run --no-ray --resume {tmp_path / 'run'}" in err
+    assert "llm_retry" in out + err and "empty reply: no choices" in out + err  # each retry, one line
+    [operator] = json.loads((tmp_path / "run" / "summary.json").read_text())["operators"]
+    assert operator["stopped_by"] == "infra" and operator["attempts"] == 0
+    assert operator["error"].startswith("LLM endpoint fault: ") and "\n" not in operator["error"]
+    attempts = tmp_path / "run" / "attempts.jsonl"
+    assert not attempts.exists() or attempts.read_text() == ""  # no failed attempt stored
+    bank = MemoryBank(MemoryConfig(uri=str(tmp_path / "bank"), preload_embedder=False), read_only=True)
+    assert bank.stats().updates == 0 and not [i for i in bank.items.values() if i.kind == "trace"]  # no -1 to anything
+
+    with OpenAITestServer() as server:  # the endpoint is fixed: resume redoes the operator
+        server.responder = ScriptedAgent([replies.FAST])
+        assert main([*FAST_HARNESS, "run", "--no-ray", "--resume", str(tmp_path / "run"), "--llm-base-url",
+                     server.base_url, "--iterations", "1"]) == 0
+    [operator] = json.loads((tmp_path / "run" / "summary.json").read_text())["operators"]
+    assert operator["feasible"] and operator["stopped_by"] != "infra"

@@ -1,0 +1,152 @@
+"""Taking back value updates: a resumed run redoes the operators it did not finish and throws
+their attempts away, so the rewards those attempts gave must leave the bank too, or the bank
+would have learned from attempts the run folder no longer holds.
+
+An episode names its updates `RUN_ID/TASK/…` (update_prefix); `take_back(bank, prefixes)`
+removes the effect of every update whose id starts with one of them. Q moves by an exponential
+moving average, q' = q + a (t - q), with the target t (the advantage) and the step a of each
+update recoverable from the log (a = (q' - q) / (t - q)), so each touched item's chain of
+updates since the last fold is recomputed without the taken-back ones; the difference is
+applied to its current value (later updates keep their effect), its visits drop by the shown
+ones, and the worked-example slot counts of those drafts are taken back as well. Each taken-back
+update leaves a `retract` log row holding absolute values, like every row (replay is
+idempotent), and a second take-back of the same update does nothing.
+
+Updates already folded into the items table (the log keeps them only until a fold) cannot be
+recomputed and stay; the reward statistics (normaliser, baselines) keep every reward seen.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import structlog
+
+from memory_actor.config import MemoryConfig
+from memory_actor.index import STAGE_ROW
+
+log = structlog.get_logger("evokernel.memory.retraction")
+
+RETRACT = "retract"
+
+
+def update_prefix(run_id: str, task: str) -> str:
+    """The start of the update ids an episode of TASK in run RUN_ID sends (actors.episode)."""
+    return f"{run_id}/{task}/"
+
+
+def take_back(bank: Any, prefixes: list[str]) -> int:
+    """Undo the updates whose id starts with one of PREFIXES (see the module); returns how many."""
+    rows = bank.store.read_log().to_pylist()
+    folded = int(bank.store.read_meta().get("folded", {}).get("seq", 0))
+    done = {row["ref_id"][len(RETRACT) + 1:] for row in rows if row["type"] == RETRACT}
+    wanted = tuple(prefixes)
+    targets = [row for row in rows if row["type"] == "update" and row["seq"] > folded
+               and row["ref_id"].startswith(wanted) and row["ref_id"] not in done]
+    if not targets:
+        return 0
+    gone = done | {row["ref_id"] for row in targets}
+    start = _folded_values(bank)
+    steps = _steps(rows, folded, start, bank.config)
+    new_q: dict[tuple[str, str], float] = {}
+    for key in {(item_id, row["stage"]) for row in targets for item_id in row["item_ids"]}:
+        if key not in steps or key[0] not in bank.index.row_of:
+            continue
+        before = _chain(start[key], steps[key], done)
+        after = _chain(start[key], steps[key], gone)
+        stage_row, row = STAGE_ROW[key[1]], bank.index.row_of[key[0]]
+        new_q[key] = float(bank.index.q[stage_row, row]) + after - before
+    for row in targets:
+        _retract(bank, row, new_q, rows)
+    log.info("value updates taken back", updates=len(targets), prefixes=list(prefixes)[:5])
+    return len(targets)
+
+
+def _retract(bank: Any, update: dict[str, Any], new_q: dict[tuple[str, str], float],
+             rows: list[dict[str, Any]]) -> None:
+    stage, shown = update["stage"], update["shown"] if update.get("shown") is not None else len(update["item_ids"])
+    stage_row = STAGE_ROW[stage]
+    item_ids, q_values, visit_counts = [], [], []
+    for position, item_id in enumerate(update["item_ids"]):
+        row = bank.index.row_of.get(item_id)
+        if row is None:
+            continue
+        q = new_q.get((item_id, stage), float(bank.index.q[stage_row, row]))
+        visits = max(0, int(bank.index.visits[stage_row, row]) - (1 if position < shown else 0))
+        bank.index.set_value(stage, row, q, visits)
+        bank.dirty.add(item_id)
+        item_ids.append(item_id)
+        q_values.append(q)
+        visit_counts.append(visits)
+    bank.seq += 1
+    bank.updates_applied -= 1
+    bank.pending.append(bank._log_row(RETRACT, f"{RETRACT}:{update['ref_id']}", stage, item_ids=item_ids,
+                                      q=q_values, visits=visit_counts, shown=min(shown, len(item_ids))))
+    _take_back_slot(bank, update, rows)
+
+
+def _take_back_slot(bank: Any, update: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """The slot counts the draft added (+1 trial per key, +1 success when rewarded) come off."""
+    slot_rows = [row for row in rows if row["type"] == "slot" and row["ref_id"] == update["ref_id"]]
+    slots = getattr(bank, "slots", None)
+    if not slot_rows or slots is None:
+        return
+    success = int((update.get("reward") or 0.0) > 0)
+    changed = {}
+    for key in slot_rows[-1]["item_ids"]:
+        successes, trials = slots.get(key)
+        slots.set(key, max(0, successes - success), max(0, trials - 1))
+        changed[key] = slots.get(key)
+    bank.seq += 1
+    bank.pending.append(bank._log_row("slot", f"{RETRACT}:{update['ref_id']}", update["stage"],
+                                      item_ids=list(changed), q=[float(s) for s, _ in changed.values()],
+                                      visits=[n for _, n in changed.values()]))
+
+
+def _folded_values(bank: Any) -> dict[tuple[str, str], float]:
+    """Each item's Q per stage as the items table holds it: the value before the log's updates."""
+    table = bank.store.read_items().select(["id", "q_draft", "q_refine"]).to_pylist()
+    return {**{(row["id"], "draft"): row["q_draft"] or 0.0 for row in table},
+            **{(row["id"], "refine"): row["q_refine"] or 0.0 for row in table}}
+
+
+def _steps(rows: list[dict[str, Any]], folded: int, start: dict[tuple[str, str], float],
+           config: MemoryConfig) -> dict[tuple[str, str], list[tuple[str, float, float]]]:
+    """Per (item, stage): the updates since the fold as (update id, step a, target t), the step
+    recovered from the values the update left (the history as it happened, taken-back ones and
+    the values they set included)."""
+    value = dict(start)
+    steps: dict[tuple[str, str], list[tuple[str, float, float]]] = defaultdict(list)
+    for row in rows:
+        if row["seq"] <= folded or row["type"] not in ("update", RETRACT):
+            continue
+        for item_id, q in zip(row["item_ids"], row["q"], strict=True):
+            key = (item_id, row["stage"])
+            before = value.get(key, 0.0)
+            value[key] = q
+            if row["type"] == RETRACT:
+                continue
+            target = row["advantage"] if row.get("advantage") is not None else row["applied"]
+            step = (q - before) / (target - before) if abs(target - before) > 1e-12 else config.alpha
+            steps[key].append((row["ref_id"], step, target))
+    return steps
+
+
+def _chain(start: float, steps: list[tuple[str, float, float]], skipped: set[str]) -> float:
+    q = start
+    for update_id, step, target in steps:
+        if update_id not in skipped:
+            q += step * (target - q)
+    return q
+
+
+def take_back_updates(config: MemoryConfig, prefixes: list[str], owner: str | None = None) -> int:
+    """Open the bank at CONFIG as its writer, take back the updates under PREFIXES, close it."""
+    from memory_actor.bank import MemoryBank  # the bank imports the embedder: only when needed
+
+    bank = MemoryBank(config.model_copy(update={"preload_embedder": False}), owner=owner)
+    try:
+        return take_back(bank, prefixes)
+    finally:
+        bank.close()

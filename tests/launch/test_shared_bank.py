@@ -1,0 +1,125 @@
+"""One bank, several campaigns; a killed run resumed: separate `evokernel run` processes (each
+starting its own local Ray or running in one process), a scripted LLM on loopback, a real bank.
+The bank must hold every acknowledged update exactly once, each item once, and nothing of the
+attempts a resumed run threw away."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from memory_actor.bank import MemoryBank
+from memory_actor.config import MemoryConfig
+from memory_actor.lease import LOCK_FILE
+from memory_actor.retraction import RETRACT
+from tests.actors import replies
+from tests.actors.openai_server import OpenAITestServer, Reply, ScriptedAgent
+
+REPO = Path(__file__).resolve().parents[2]
+HARNESS = ["--set", "harness.compile_baseline=false", "--set", "harness.timed_trials=5",
+           "--set", "harness.warmup_trials=1", "--set", "harness.correctness_trials=2",
+           "--set", "harness.profile_input_sets=1", "--set", "llm.candidate_format=kernel",
+           "--set", "episode.lessons=false"]
+
+
+def evokernel(server: OpenAITestServer, bank: Path, out: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "launch.cli", *HARNESS, "run", "--tasks", "4_ReLU*", "--llm-base-url", server.base_url,
+         "--llm-model", server.model, "--memory", str(bank), "--out", str(out), "--backend", "cpu", *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True)
+
+
+def wait_until(condition, timeout_s: float = 300, process: subprocess.Popen | None = None) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if process is not None and process.poll() is not None:
+            pytest.fail(f"the run ended early: {process.communicate()[1][-3000:]}")
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.2)
+
+
+def rewarded(run_dir: Path) -> list[dict]:
+    path = run_dir / "attempts.jsonl"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [a for a in map(json.loads, lines) if a["reward"] is not None and a["shown"]]
+
+
+def standing_updates(bank: Path) -> Counter:
+    """Update ids in the log that were not taken back, counted (a duplicate would count 2)."""
+    store = MemoryBank(MemoryConfig(uri=str(bank), preload_embedder=False), read_only=True).store
+    rows = store.read_log().to_pylist()
+    taken_back = {row["ref_id"][len(RETRACT) + 1:] for row in rows if row["type"] == RETRACT}
+    return Counter(row["ref_id"] for row in rows if row["type"] == "update" and row["ref_id"] not in taken_back)
+
+
+def check_bank(bank: Path, runs: dict[str, Path]) -> None:
+    """Replaying the log: every acknowledged update (a rewarded attempt of a run folder) is there
+    once, nothing else is, sequence numbers are unique and every item is stored once."""
+    opened = MemoryBank(MemoryConfig(uri=str(bank), preload_embedder=False), read_only=True)
+    seqs = opened.store.read_log().column("seq").to_pylist()
+    assert len(seqs) == len(set(seqs))
+    ids = opened.items_table().column("id").to_pylist()
+    assert len(ids) == len(set(ids)) == len(opened.items)
+    standing = standing_updates(bank)
+    assert all(count == 1 for count in standing.values())
+    for run_id, run_dir in runs.items():
+        mine = [ref for ref in standing if ref.startswith(f"{run_id}/")]
+        assert len(mine) == len(rewarded(run_dir)) > 0, (run_id, mine)
+    assert opened.stats().updates == sum(standing.values())
+
+
+@pytest.mark.slow
+def test_two_campaigns_on_one_bank_lose_nothing(tmp_path):
+    bank = tmp_path / "bank"
+    with OpenAITestServer() as server:
+        # The first campaign's draft waits on the LLM long enough for the second to start.
+        server.responder = ScriptedAgent([Reply(replies.FAST, delay_s=20), replies.FAST])
+        first = evokernel(server, bank, tmp_path / "a", "--iterations", "1")
+        lease = bank / LOCK_FILE
+        wait_until(lambda: server.chat_requests and lease.exists() and "evokernel run" in lease.read_text(),
+                   process=first)
+        holder = json.loads(lease.read_text())
+        second = evokernel(server, bank, tmp_path / "b", "--iterations", "1")
+        _, err = second.communicate(timeout=300)
+        assert second.returncode == 2, err[-3000:]
+        [line] = err.strip().splitlines()
+        assert f"is in use by {holder['owner']}" in line and f"pid {holder['pid']}" in line
+        assert not (tmp_path / "b").exists()  # refused before anything started
+        _, err = first.communicate(timeout=600)
+        assert first.returncode == 0, err[-3000:]
+        again = evokernel(server, bank, tmp_path / "b", "--iterations", "1")  # after the first: welcome
+        _, err = again.communicate(timeout=600)
+        assert again.returncode == 0, err[-3000:]
+    runs = {json.loads((tmp_path / r / "summary.json").read_text())["run_id"]: tmp_path / r for r in ("a", "b")}
+    check_bank(bank, runs)
+
+
+@pytest.mark.slow
+def test_resume_after_a_kill_takes_back_what_it_redoes(tmp_path):
+    bank, run_dir = tmp_path / "bank", tmp_path / "run"
+    with OpenAITestServer() as server:
+        # Two failed drafts (two -1 rewards to what they were shown), then the LLM hangs: kill -9.
+        server.responder = ScriptedAgent([replies.BROKEN, replies.WRONG, Reply(replies.FAST, delay_s=60)])
+        run = evokernel(server, bank, run_dir, "--no-ray", "--iterations", "3")
+        wait_until(lambda: len(rewarded(run_dir)) == 2 and len(server.chat_requests) >= 3, process=run)
+        os.killpg(run.pid, signal.SIGKILL)
+        run.communicate(timeout=60)
+        run_id = json.loads((run_dir / "summary.json").read_text())["run_id"]
+        assert len([ref for ref in standing_updates(bank) if ref.startswith(run_id)]) == 2  # in the bank
+
+        server.responder = ScriptedAgent([replies.FAST, replies.FAST])
+        resumed = subprocess.run(
+            [sys.executable, "-m", "launch.cli", "run", "--no-ray", "--resume", str(run_dir), "--iterations", "1",
+             "--llm-base-url", server.base_url], capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "took back 2 value update(s)" in resumed.stderr
+    assert len((run_dir / "attempts.discarded.jsonl").read_text().splitlines()) == 2
+    check_bank(bank, {run_id: run_dir})  # only the kept attempt's update stands

@@ -1,0 +1,70 @@
+"""Taking back value updates (memory_actor.retraction) on real banks: the bank ends as if the
+taken-back updates never happened, later updates keep their effect, and it survives a reopen."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_actor.bank import MemoryBank
+from memory_actor.items import MemoryItem
+from memory_actor.messages import ValueUpdate
+from memory_actor.retraction import take_back, update_prefix
+from tests.memory_actor.conftest import unit_vectors
+
+VECTORS = unit_vectors(4)
+
+
+def _bank(memory_config, name: str, **config) -> tuple[MemoryBank, list[str]]:
+    bank = MemoryBank(memory_config(uri=str(memory_config().uri) + name, **config))
+    ids = bank.add([MemoryItem(id=f"item-{i}", kind="practice", backend="cpu", summary=f"practice {i}",
+                               content=f"practice {i}", embedding=VECTORS[i].tolist()) for i in range(4)])
+    return bank, ids
+
+
+def _updates(run: str, task: str, shown: list[list[str]], rewards: list[float], stage: str = "draft"):
+    return [ValueUpdate(update_id=f"{update_prefix(run, task)}{k}", shown_ids=ids, stage=stage, reward=reward)
+            for k, (ids, reward) in enumerate(zip(shown, rewards, strict=True))]
+
+
+def _values(bank: MemoryBank, ids: list[str]) -> dict[str, tuple[float, int, float, int]]:
+    return {i: (round(bank.get(i).q_draft, 9), bank.get(i).visits_draft, round(bank.get(i).q_refine, 9),
+                bank.get(i).visits_refine) for i in ids}
+
+
+@pytest.mark.parametrize("stage", ["draft", "refine"])
+def test_taken_back_updates_leave_the_bank_as_if_never_sent(memory_config, stage):
+    # Plain EMA steps towards the reward (no baseline, no normalising): what would have happened
+    # without the taken-back updates is then a bank that never got them.
+    config = {"baseline": False, "normalise_refine": False}
+    bank, ids = _bank(memory_config, "-all", **config)
+    kept = _updates("run-1", "6_SiLU", [ids[:2], ids[1:3], ids[2:]], [1.0, -1.0, 0.5], stage)
+    redone = _updates("run-1", "4_ReLU", [ids[:3], ids[1:], [ids[0]]], [-1.0, -1.0, 1.0], stage)
+    other_run = _updates("run-0", "4_ReLU", [ids[3:]], [1.0], stage)
+    for update in (redone[0], kept[0], redone[1], other_run[0], kept[1], redone[2], kept[2]):  # interleaved
+        bank.stage_update(update)
+    bank.flush()
+
+    assert take_back(bank, [update_prefix("run-1", "4_ReLU")]) == 3
+    bank.flush()
+    expected, _ = _bank(memory_config, "-kept", **config)
+    for update in (kept[0], other_run[0], kept[1], kept[2]):
+        expected.stage_update(update)
+    assert _values(bank, ids) == _values(expected, ids)
+    assert bank.stats().updates == 4
+
+    assert take_back(bank, [update_prefix("run-1", "4_ReLU")]) == 0  # once only
+    bank.close()
+    reopened = MemoryBank(bank.config)  # retract rows replay to the same values
+    assert _values(reopened, ids) == _values(expected, ids)
+    assert reopened.stats().updates == 4
+    reopened.compact()  # folded: the retract rows leave the log with the updates
+    assert MemoryBank(bank.config).stats().log_rows == 0
+    assert _values(MemoryBank(bank.config), ids) == _values(expected, ids)
+
+
+def test_nothing_to_take_back_changes_nothing(memory_config):
+    bank, ids = _bank(memory_config, "")
+    bank.update(_updates("run-1", "6_SiLU", [ids[:2]], [1.0])[0])
+    before = _values(bank, ids)
+    assert take_back(bank, [update_prefix("run-1", "4_ReLU"), update_prefix("run-2", "6_SiLU")]) == 0
+    assert _values(bank, ids) == before and not bank.pending
