@@ -39,7 +39,7 @@ EXAMPLE_SPLIT = "=== assistant ==="
 # An exemplar larger than this share of the budget would crowd out the task's own context:
 # the generic example (which is small) is shown instead and the exemplar stays a context item.
 EXEMPLAR_BUDGET_SHARE = 1 / 3
-KERNEL_LANGUAGES = {"cpu": "C++ with OpenMP", "cuda": "CUDA C++", "npu": "Ascend C"}
+KERNEL_LANGUAGES = {"cpu": "C++ with OpenMP", "cuda": "CUDA C++", "npu": "Ascend C", "ascendc": "Ascend C"}
 
 
 @cache
@@ -122,13 +122,13 @@ class PromptBuilder:
         # C++ with OpenMP on the CPU, host launch code plus __global__ kernels on CUDA), then
         # the generic one; plain variants only for the plain style (the modelnew format has
         # none: it is not a small model's format).
-        base, own = f"system_{self.format}", f"system_{self.format}_{task.backend}"
+        base, own = f"system_{self.format}", f"system_{self.format}_{task.prompt_family or task.backend}"
         plain = [f"{own}_plain", f"{base}_plain"] if self.config.prompt_style == "plain" else []
         name = first_template(*plain[:1], own, *plain[1:], base)
         system = render(
             name,
             backend=task.backend,
-            kernel_language=KERNEL_LANGUAGES.get(task.backend, "C++"),
+            kernel_language=KERNEL_LANGUAGES.get(task.prompt_family or task.backend, "C++"),
         )
         # The backend's core API items belong to the static brief of every arm (none included):
         # here, at the start of the prompt, in the bundle's order, they are also the shared
@@ -231,7 +231,7 @@ class PromptBuilder:
         for item in request.api:
             if item.core:
                 dedupe.add(item.content)  # in the system turn
-        example, example_id = self._example(request.exemplar, dedupe, task.backend)
+        example, example_id = self._example(request.exemplar, dedupe, task.prompt_family or task.backend)
         previous = NONE
         if request.previous is not None:
             p = request.previous
@@ -254,7 +254,7 @@ class PromptBuilder:
         for item in request.api:
             if item.core:
                 dedupe.add(item.content)  # in the system turn
-        example, example_id = self._example(None, dedupe, task.backend)
+        example, example_id = self._example(None, dedupe, task.prompt_family or task.backend)
         dedupe.add(start.code)
         latency = f"{start.latency_ms:.4g} ms"
         if start.speedup_vs_eager:
