@@ -18,9 +18,15 @@ def candidate_format_for(config: LLMConfig, backend: Backend, task: TaskSpec) ->
     return wanted
 
 
+# Kernel languages with prompt files of their own: the Ascend C kernel format is the same on a
+# real NPU and on the CPU twin, so both get system_kernel_ascendc and example_kernel_ascendc.
+PROMPT_FAMILIES = {"ascendc": "ascendc"}
+
+
 def task_brief(task: TaskSpec, backend: Backend, candidate_format: CandidateFormat) -> TaskBrief:
     signature = None
     if candidate_format == "kernel" and task.kernel_signature is not None:
         signature = backend.render_kernel_signature(task.kernel_signature)
+    family = PROMPT_FAMILIES.get(backend.kernel_language) if candidate_format == "kernel" else None
     return TaskBrief(task_id=task.task_id, backend=backend.name, reference_source=task.source, sizes=task.sizes,
-                     signature=signature, candidate_format=candidate_format)
+                     signature=signature, candidate_format=candidate_format, prompt_family=family)

@@ -30,6 +30,8 @@ class TaskBrief(BaseModel):
     sizes: dict[str, int] = Field(default_factory=dict)
     signature: str | None = Field(None, description="the C entry point, kernel format only")
     candidate_format: CandidateFormat = "kernel"
+    prompt_family: str | None = Field(None, description="whose prompt files the kernel format uses (system_kernel_<family>, "
+                                      "example_kernel_<family>): 'ascendc' on the npu and npu-twin backends; None: the backend's")
 
 
 class ContextItem(BaseModel):

@@ -134,15 +134,14 @@ def render_tiling_struct(signature: KernelSignature) -> str:
 def render_ascendc_signature(signature: KernelSignature) -> str:
     tensors = [a for a in signature.args if a.is_tensor]
     lines = [
-        "// Write this Ascend C kernel (C++17; kernel_operator.h, KernelTiling and CopyTiling are provided).",
-        "// It is launched as kernel<<<block_dim, nullptr, stream>>>: split the work with GetBlockIdx() and",
-        "// GetBlockNum(). Tensors are contiguous, row-major, in global memory; outputs are pre-filled with",
-        "// NaN, so write every element. Read sizes and scalars with `KernelTiling t; CopyTiling(&t, tiling);`.",
+        "// Ascend C kernel (kernel_operator.h, KernelTiling, CopyTiling provided), run on block_dim blocks:",
+        "// split by GetBlockIdx()/GetBlockNum(). Tensors: contiguous, row-major, global memory; outputs start",
+        "// as NaN: write every element. Sizes and scalars: `KernelTiling t; CopyTiling(&t, tiling);`",
         render_tiling_struct(signature),
         f'extern "C" __global__ __aicore__ void {signature.function}(',
     ]
     entries = [(f"GM_ADDR {a.name},", f"{a.doc}") for a in tensors]
-    entries.append(("GM_ADDR workspace,", f"{SYSTEM_WORKSPACE_BYTES >> 20} MiB scratch (call SetSysWorkspace(workspace) first if you use Matmul)"))
+    entries.append(("GM_ADDR workspace,", f"{SYSTEM_WORKSPACE_BYTES >> 20} MiB scratch (SetSysWorkspace(workspace) before Matmul)"))
     entries.append(("GM_ADDR tiling", "KernelTiling in global memory"))
     width = max(len(decl) for decl, _ in entries) + 2
     lines += [f"    {decl:<{width}}// {doc}" for decl, doc in entries]
