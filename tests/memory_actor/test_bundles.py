@@ -17,7 +17,7 @@ from npu_pool.verifier import verify
 from tests.npu_pool.harness_support import SMALL_BYTES, SUITE, harness_config
 
 FAMILIES = ("elementwise", "row_reduction", "softmax_norm", "matmul", "window", "scan")
-LANGUAGE = {"cpu": "cpp", "cuda": "cuda", "npu": "ascendc"}
+LANGUAGE = {"cpu": "cpp", "cuda": "cuda", "npu": "ascendc", "npu-twin": "ascendc"}
 WORKED_FOR = re.compile(r"Worked for (\w+)")
 
 
