@@ -103,6 +103,23 @@ def test_drop_in_files_pass_the_hack_gate_and_import_only_torch(campaign):
         assert (campaign / "kernels" / entry.source).read_text() in text  # the source exactly as verified
 
 
+def test_the_run_leaves_its_report_and_a_running_one_reloads_itself(campaign, tmp_path):
+    from launch.report_writer import LiveReport
+
+    final = (campaign / "report" / "report.html").read_text()  # written when the run ended
+    assert "<h2>Kernels</h2>" in final and 'http-equiv="refresh"' not in final
+    live = LiveReport(campaign, interval_s=0)
+    live.out_dir = tmp_path / "live"
+    live.refresh()
+    live._thread.join(timeout=120)
+    page = (tmp_path / "live" / "report.html").read_text()
+    assert '<meta http-equiv="refresh" content="30">' in page and "The campaign is running" in page
+    first = live._thread
+    live.interval_s = 3600
+    live.refresh()  # an operator finishing right after: throttled, no second write
+    assert live._thread is first
+
+
 def test_the_report_lists_the_kernels(campaign, tmp_path):
     assert main(["report", str(campaign), "--out", str(tmp_path / "report")]) == 0
     html = (tmp_path / "report" / "report.html").read_text()
