@@ -241,8 +241,8 @@ class ConcurrentCampaign:
             self.settings = self.settings.model_copy(update={"llm": llm})
         # The driver holds the memory actor's handle for the whole campaign: a named actor whose
         # handles all go away is destroyed, and episodes would then each create it anew.
-        self.memory = get_or_create_memory_actor(self.settings.memory, owner=f"evokernel run {self.run_id}")
-        self._check_memory_actor()
+        self.memory = self._memory_actor(lambda: get_or_create_memory_actor(
+            self.settings.memory, owner=f"evokernel run {self.run_id}"))
         on_this_node = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
         recorder = ROLES[Role.RUN_RECORDER].remote({"scheduling_strategy": on_this_node}, run_id=self.run_id).remote(
             str(self.folder.path), self.run_id, len(self.planned))
@@ -255,24 +255,34 @@ class ConcurrentCampaign:
                                    refiner=refiners[0], recorder=recorder)
         return recorder, services, drafters + refiners
 
-    def _check_memory_actor(self) -> None:
-        """The memory actor started and serves this run's bank. Its creation fails when another
+    def _memory_actor(self, find_or_create: Any) -> Any:
+        """The memory actor, started and serving this run's bank. Its creation fails when another
         process took the bank's writer lease after `evokernel run` checked it (BankRefused, exit 2);
-        a memory actor of the same name serving another bank (a shared cluster) is refused too."""
+        a memory actor of the same name serving another bank (a shared cluster) is refused too.
+        One found dying (a campaign of this process that just ended) is replaced once."""
         uri = self.settings.memory.uri
-        try:
-            served = ray.get(self.memory.stats.remote(False), timeout=300).uri
-        except Exception as exc:  # noqa: BLE001 - the actor's creation failed: say why in one line
-            lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-            reason = next((line.split(": ", 1)[1] for line in reversed(lines) if "BankInUse: " in line
-                           or "BankUnusable: " in line), None)
-            self.error = reason or f"the memory actor did not start: {lines[-1] if lines else type(exc).__name__}"
-            raise (BankRefused if reason else CampaignError)(self.error) from None
-        if served != uri:
-            self.error = (f"the cluster's memory actor {self.settings.memory.actor_name!r} serves the bank {served}, "
-                          f"not {uri}: give this run its own memory.actor_name, or use that bank")
-            self.memory = None  # not ours: leave it alone
-            raise BankRefused(self.error)
+        for last in (False, True):
+            actor = find_or_create()
+            try:
+                served = ray.get(actor.stats.remote(False), timeout=300).uri
+            except Exception as exc:  # noqa: BLE001 - the actor did not start: say why in one line
+                lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+                reason = next((line.split(": ", 1)[1] for line in reversed(lines) if "BankInUse: " in line
+                               or "BankUnusable: " in line), None)
+                if reason:
+                    self.error = reason
+                    raise BankRefused(reason) from None
+                if last:
+                    self.error = f"the memory actor did not start: {lines[-1] if lines else type(exc).__name__}"
+                    raise CampaignError(self.error) from None
+                time.sleep(1.0)
+                continue
+            if served != uri:
+                self.error = (f"the cluster's memory actor {self.settings.memory.actor_name!r} serves the bank "
+                              f"{served}, not {uri}: give this run its own memory.actor_name, or use that bank")
+                raise BankRefused(self.error)
+            return actor
+        raise AssertionError("unreachable")
 
     def _loop(self, todo: deque[Path], pools: DevicePools, recorder: Any, services: EpisodeServices) -> None:
         with _ctrl_c_requests_stop(self):
@@ -305,6 +315,7 @@ class ConcurrentCampaign:
                 self.progress.show(ray.get(recorder.set_running.remote(len(pending))))
             if self.error and pending:
                 self._cancel(pending, recorder)
+            self._note_llm_retries(drafters + refiners)  # those of the last moments too
         except KeyboardInterrupt:
             self.progress.clear()
             log.warning("campaign_interrupted", in_flight=len(pending), not_started=len(todo))

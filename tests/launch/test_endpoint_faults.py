@@ -1,0 +1,78 @@
+"""Infrastructure is not a verdict: what the run says about endpoint faults, in one line each."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from actors.errors import error_line
+from actors.messages import EpisodeResult
+from launch.concurrent_campaign import ProgressDisplay
+from launch.metrics import CampaignCounters
+from launch.run_summary import RunSummary
+from tests.actors.openai_server import OpenAITestServer, Reply
+
+REPO = Path(__file__).resolve().parents[2]
+RAY_TRACEBACK = ("\x1b[36mray::DrafterActor.propose()\x1b[39m (pid=4242, ip=10.0.0.7)\n"
+                 "Traceback (most recent call last):\n  File \"actors/worker.py\", line 66, in _ask\n"
+                 "    reply = await self.client.chat(messages, temperature=temperature)\n"
+                 "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)")
+
+
+def test_operator_errors_are_one_readable_line_in_the_summary(tmp_path):
+    summary = RunSummary(operators=[EpisodeResult(task="4_ReLU", stopped_by="error", error=RAY_TRACEBACK),
+                                    EpisodeResult(task="6_SiLU", error="plain reason")],
+                         error="stopped:\n\x1b[31mthe endpoint\x1b[0m did not come back")
+    summary.write(tmp_path)
+    saved = RunSummary.load(tmp_path)
+    assert saved.operators[0].error == "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)"
+    assert saved.operators[1].error == "plain reason"
+    assert saved.error == "stopped: the endpoint did not come back"
+
+
+def test_a_remote_exception_is_its_cause_in_one_line():
+    class Remote(Exception):
+        cause = ValueError("bad body\nsecond line")
+
+    assert error_line(Remote(RAY_TRACEBACK)) == "ValueError: bad body second line"
+    assert error_line(KeyError("k")) == "KeyError: 'k'"
+
+
+def test_a_note_is_one_line_above_the_status_line():
+    stream = io.StringIO()
+    display = ProgressDisplay(stream, tty=True)
+    display.show(CampaignCounters(planned=2))
+    display.note("LLM endpoint fault: empty reply: no choices; try 2 of 3 in 0.5 s")
+    display.show(CampaignCounters(planned=2))
+    lines = stream.getvalue().split("\n")
+    assert lines[0].endswith("evokernel run: LLM endpoint fault: empty reply: no choices; try 2 of 3 in 0.5 s")
+    assert lines[0].startswith("\r\x1b[K0/2 done") and "0/2 done" in lines[1]  # the status line again, below
+
+
+@pytest.mark.slow
+def test_a_body_that_is_not_json_stops_the_operator_as_infrastructure_with_ray(tmp_path):
+    """The issue's case: a 200 that is not JSON used to end the operator with a 40-line Ray
+    traceback in summary.json and exit 0."""
+    with OpenAITestServer() as server:
+        server.default = Reply(fault="bad_json")
+        run = subprocess.run(
+            [sys.executable, "-m", "launch.cli", "--set", "llm.max_retries=2", "--set", "llm.backoff_base_s=0.2",
+             "--set", "llm.backoff_max_s=0.4", "--set", "harness.compile_baseline=false", "run", "--tasks", "4_ReLU*",
+             "--llm-base-url", server.base_url, "--llm-model", server.model, "--memory", str(tmp_path / "bank"),
+             "--out", str(tmp_path / "run"), "--backend", "cpu", "--iterations", "2"],
+            capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert run.returncode == 1, run.stderr[-3000:]
+    assert "1 operator(s) stopped by the LLM endpoint's faults, not judged: 4_ReLU" in run.stderr
+    assert f"continue with  evokernel run --resume {tmp_path / 'run'}" in run.stderr
+    [operator] = json.loads((tmp_path / "run" / "summary.json").read_text())["operators"]
+    assert operator["stopped_by"] == "infra" and operator["attempts"] == 0
+    assert operator["error"].startswith("LLM endpoint fault: ") and "unparsable reply" in operator["error"]
+    assert "\n" not in operator["error"] and "\x1b" not in operator["error"] and "Traceback" not in operator["error"]
+    assert "\x1b" not in run.stdout  # the final table: one plain line per operator
+    # the retries, made in the LLM workers' processes, were said on the driver's terminal
+    assert "evokernel run: LLM endpoint fault: unparsable reply: JSONDecodeError" in run.stderr
