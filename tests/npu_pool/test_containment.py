@@ -182,3 +182,75 @@ def test_a_dead_warm_server_is_restarted(relu_task):
     verdict = sandboxed_gates(relu_task, fixture_candidate("relu.cpp"), config, get_backend("cpu"), False)[0]
     assert verdict.feasible, verdict.details
     assert server.alive()
+
+
+DRIVER = """
+import sys
+from npu_pool.backends import get_backend
+from npu_pool.verdict import Candidate
+from npu_pool.verifier import sandboxed_gates
+from tests.npu_pool.harness_support import fixture_task, harness_config
+
+sandboxed_gates(fixture_task("huge_relu"), Candidate(source=sys.argv[1], format="kernel"),
+                harness_config(run_timeout_s=600.0, call_time_limit_factor=None), get_backend("cpu"), False)
+"""
+
+
+def _descendants(pid: int) -> set[int]:
+    found, frontier = set(), [pid]
+    while frontier:
+        parent = frontier.pop()
+        try:
+            children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+        except OSError:
+            continue
+        for child in map(int, children):
+            if child not in found:
+                found.add(child)
+                frontier.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def test_nothing_outlives_a_driver_killed_outright():
+    """kill -9 of the process that started the sandbox (one-process mode): the warm server,
+    the candidate's keeper, init and runner, and a daemon the candidate started all go.
+    Before the fix (2026-11-25: the server only exited; its keepers lived on, reparented to
+    init) this test failed with the keeper and the runner still spinning."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    name = f"evkk{secrets.token_hex(5)}"
+    body = f"""    if (fork() == 0) {{ setsid(); prctl(PR_SET_NAME, "{name}d"); for (;;) sleep(1); }}
+    prctl(PR_SET_NAME, "{name}");
+    volatile int64_t spin = 0;
+    while (spin >= 0) spin = spin + 1 - (spin > (1LL << 60) ? spin : 0);"""
+    source = HEAD + body + "\n}\n"
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER, source], cwd=ROOT, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240  # the server's start and the kernel's build, on a busy machine
+        while not (_processes_named(name) and _processes_named(f"{name}d")) and time.monotonic() < deadline:
+            assert driver.poll() is None, "the driver ended before its candidate ran"
+            time.sleep(0.2)
+        assert _processes_named(name), "the candidate never started spinning"
+        sandbox = _descendants(driver.pid) | set(_processes_named(name)) | set(_processes_named(f"{name}d"))
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in sandbox) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [pid for pid in sandbox if _alive(pid)] == []
+    finally:
+        driver.kill()
+        for pid in _processes_named(name) + _processes_named(f"{name}d"):
+            os.kill(pid, signal.SIGKILL)
