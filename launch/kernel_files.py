@@ -28,7 +28,7 @@ from npu_pool.signature import KernelSignature
 
 log = structlog.get_logger("evokernel.kernels")
 
-SOURCE_SUFFIX = {"cpu": ".cpp", "cuda": ".cu", "npu": ".cpp"}  # kernel format, by backend
+SOURCE_SUFFIX = {"cpu": ".cpp", "cuda": ".cu", "npu": ".cpp", "npu-twin": ".cpp"}  # kernel format, by backend
 
 
 class KernelTask(BaseModel):
