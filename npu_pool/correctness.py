@@ -43,18 +43,34 @@ def _fmt_index(flat: int, shape: torch.Size) -> str:
     return "[" + ", ".join(str(i) for i in reversed(idx)) + "]"
 
 
+# Elements per pass of the quick comparison on the CPU: its temporaries (a difference, a bound,
+# two masks) stay in the cache instead of making seven trips through memory per tensor.
+COMPARE_CHUNK = 1 << 16
+
+
+def _all_close(ref: torch.Tensor, out: torch.Tensor, atol: float, rtol: float, finite_only: bool) -> bool:
+    """|out - ref| <= atol + rtol |ref| everywhere (or equal, or both NaN, or, with
+    `finite_only`, wherever the reference is not finite), in the native dtype."""
+    ref_, out_ = ref.detach().reshape(-1), out.detach().reshape(-1)
+    # Chunks only on the CPU: on a device every chunk would be a synchronisation.
+    step = COMPARE_CHUNK if ref_.device.type == "cpu" else max(1, ref_.numel())
+    for start in range(0, ref_.numel(), step):
+        r, o = ref_[start:start + step], out_[start:start + step]
+        quick = (o - r).abs_() <= r.abs().mul_(rtol).add_(atol)
+        quick |= o == r  # equal infinities
+        if not bool(quick.all()):
+            quick |= torch.isnan(o) & torch.isnan(r)
+            if finite_only:
+                quick |= ~torch.isfinite(r)
+            if not bool(quick.all()):
+                return False
+    return True
+
+
 def compare(ref: torch.Tensor, out: torch.Tensor, atol: float, rtol: float, finite_only: bool) -> str | None:
     """None when `out` matches `ref`, else mismatch statistics and where."""
-    if ref.dtype.is_floating_point:  # the common case, in the native dtype: few passes, no copies
-        out_, ref_ = out.detach(), ref.detach()
-        quick = (out_ - ref_).abs_() <= ref_.abs().mul_(rtol).add_(atol)
-        quick |= out_ == ref_  # equal infinities
-        if not bool(quick.all()):
-            quick |= torch.isnan(out_) & torch.isnan(ref_)
-            if finite_only:
-                quick |= ~torch.isfinite(ref_)
-        if bool(quick.all()):
-            return None
+    if ref.dtype.is_floating_point and _all_close(ref, out, atol, rtol, finite_only):  # the common case
+        return None
     ref64, out64 = ref.detach().double().cpu(), out.detach().double().cpu()
     mask = torch.isfinite(ref64) if finite_only else torch.ones_like(ref64, dtype=torch.bool)
     close = torch.isclose(out64, ref64, rtol=rtol, atol=atol, equal_nan=True) | ~mask
@@ -190,10 +206,20 @@ class CallClock:
 
 
 def _run_reference(reference: torch.nn.Module, inputs: list[Any], clock: CallClock) -> list[torch.Tensor]:
+    """The reference's outputs, held by the gate. An output in memory of its own stays where it
+    is: held, it is never handed to a candidate by the allocator, and it is the only copy of
+    the correct values (as a clone would be). One that shares memory with an input or a
+    parameter is copied, and the original overwritten with NaN, so no correct values are left
+    in memory a candidate could reuse."""
     with torch.no_grad(), clock.reference():
         produced = as_output_list(reference(*inputs))
-    kept = [o.detach().clone() for o in produced]
-    for o in produced:  # leave no correct values behind in memory a candidate could reuse
+    shared = [t for t in [*inputs, *reference.parameters(), *reference.buffers()] if isinstance(t, torch.Tensor) and t.numel()]
+    kept = []
+    for o in produced:
+        if not (o.numel() and any(_overlaps(o, t) for t in shared)):
+            kept.append(o.detach())
+            continue
+        kept.append(o.detach().clone())
         if o.dtype.is_floating_point:
             o.detach().fill_(float("nan"))
     return kept
@@ -234,7 +260,9 @@ def check(
         torch.manual_seed(seed + t)
         reference = task.Model(*init_inputs).to(device).eval()
         candidate = make_candidate(reference, seed + t)
-        originals = _clone(inputs, device)
+        # `inputs` are fresh from get_inputs/perturb and never handed to a model: they are the
+        # originals themselves (no third copy); each model gets its own clone.
+        originals = [x.detach().to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
         ref_inputs, cand_inputs = _clone(originals, device), _clone(originals, device)
         if perturbed and last_cand_inputs is not None:
             # New data in the very buffers of the last trial: a result cached by input pointer shows.
