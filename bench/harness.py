@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -54,7 +55,9 @@ def one_evaluation(task, candidate, config, correctness_calls: int) -> dict:
     t = verdict.timings
     row = {"feasible": verdict.feasible, "wall_s": wall, "process_start_s": t.get("process_start_s"),
            "compile_s": t.get("compile_s"), "compile_cached": t.get("compile_cached"),
-           "correctness_s": t.get("correctness_s"), "profile_s": t.get("profile_s")}
+           "correctness_s": t.get("correctness_s"), "profile_s": t.get("profile_s"),
+           "correctness_cpu_s": t.get("correctness_cpu_s"), "profile_cpu_s": t.get("profile_cpu_s"),
+           "load1": os.getloadavg()[0]}
     if report is not None:
         calls = correctness_calls + config.warmup_trials + config.timed_trials
         kernel_s = calls * report.median_ms / 1e3
@@ -124,10 +127,16 @@ def run_case(name: str, task_path: Path, candidate_path: Path, args: argparse.Na
         "cached_median_s": _median(cacheds, "wall_s"),
         "cached_process_start_s": _median(cacheds, "process_start_s"),
         "cached_correctness_s": _median(cacheds, "correctness_s"), "cached_profile_s": _median(cacheds, "profile_s"),
-        "cached_overhead_s": _median(cacheds, "overhead_s"), "repeats": len(cacheds), "cold": colds, "cached": cacheds}
+        "cached_overhead_s": _median(cacheds, "overhead_s"),
+        # CPU seconds of the child's checking and timing: what wall time would be on an idle machine
+        "cached_correctness_cpu_s": _median(cacheds, "correctness_cpu_s"),
+        "cached_profile_cpu_s": _median(cacheds, "profile_cpu_s"), "load1_median": _median(cacheds + colds, "load1"),
+        "repeats": len(cacheds), "cold": colds, "cached": cacheds}
     print(f"{name}: cold {case['cold_median_s']:.2f} s, cached {case['cached_median_s']:.2f} s (medians; "
           f"child start {case['cached_process_start_s']:.3f} s, correctness {case['cached_correctness_s']:.2f} s, "
-          f"profile {case['cached_profile_s'] or 0:.2f} s, overhead {case['cached_overhead_s'] or 0:.2f} s)",
+          f"profile {case['cached_profile_s'] or 0:.2f} s, overhead {case['cached_overhead_s'] or 0:.2f} s; CPU "
+          f"correctness {case['cached_correctness_cpu_s'] or 0:.2f} s, profile {case['cached_profile_cpu_s'] or 0:.2f} s; "
+          f"load {case['load1_median'] or 0:.1f})",
           flush=True)
     return case
 

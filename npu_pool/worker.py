@@ -190,13 +190,14 @@ class Worker:
             self.timings["compile_cached"] = float(all(b.get("cached", False) for b in self.builds))
 
         self.stage("correctness")
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()  # CPU seconds too: wall time follows the machine's load
         cfg = req.config
         outcome = correctness.check(task, make_candidate, backend.device, cfg.correctness_trials, cfg.seed,
                                     cfg.atol, cfg.rtol, cfg.perturbed_trial,
                                     on_trial=lambda label: self.stage(f"correctness: {label}"),
                                     clock=correctness.CallClock(cfg.call_time_limit_factor, cfg.call_time_limit_min_s))
         self.timings["correctness_s"] = time.perf_counter() - t0
+        self.timings["correctness_cpu_s"] = time.process_time() - c0
         if not outcome.feasible or not req.profile:
             self.emit(outcome, complete=True)
             return
@@ -208,7 +209,7 @@ class Worker:
         if req.timing_slot:
             self._wait_for_timing_slot()
         self.stage("profile")
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             report = measure(task, req.task, make_candidate, backend, cfg, cache_dir, on_stage=self.stage,
                              on_partial=lambda partial: self.emit(outcome, profile=partial))
@@ -221,6 +222,7 @@ class Worker:
             self.emit(outcome, profile_error=f"{type(exc).__name__}: {exc}"[:500], complete=True)
             return
         self.timings["profile_s"] = time.perf_counter() - t0
+        self.timings["profile_cpu_s"] = time.process_time() - c0
         from npu_pool.backends.events import EventBackend
 
         if isinstance(backend, EventBackend):  # device events see one stream: was work left running?
