@@ -34,7 +34,8 @@ PANELS: list[tuple[str, str, str, list[tuple[str, str]]]] = [
      [(f"max by (stat) (ray_evokernel_best_speedup{{{RUN}}})", "{{stat}}")]),
     ("LLM tokens", "short", "prompt and completion tokens spent so far, and LLM requests that failed",
      [(f"sum by (kind) (ray_evokernel_llm_tokens_total{{{RUN}}})", "{{kind}}"),
-      (f"sum(ray_evokernel_llm_errors_total{{{RUN}}})", "failed requests")]),
+      # a counter has no series until its first increment: a healthy run shows 0, not "No data"
+      (f"sum(ray_evokernel_llm_errors_total{{{RUN}}}) or vector(0)", "failed requests")]),
     ("Episodes in flight", "short", "operators whose episode runs now",
      [(f"max(ray_evokernel_episodes_in_flight{{{RUN}}})", "episodes")]),
     ("Device pool utilisation", "short", "devices busy (device-seconds of evaluation per second), idle devices, "
