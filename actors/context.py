@@ -78,8 +78,8 @@ def slot_contents(retrieval: Retrieval, brief: TaskBrief,
     """What the memory's slot choice puts in the prompt: a banked kernel as the worked example
     (with its own operator's task), or the family template (shown before the ranked items, the
     generic example beside it); (None, None) for the generic example. A kernel that cannot be
-    shown as a worked example here (no reference source beside this task, another format)
-    leaves the generic example, and the draft is then credited to it."""
+    shown as a worked example here (no reference source beside this task) is shown as the first
+    context item instead (the episode puts it there), beside the generic example."""
     choice, item = retrieval.slot, retrieval.slot_item
     if choice is None or item is None:
         return None, None
@@ -91,13 +91,14 @@ def slot_contents(retrieval: Retrieval, brief: TaskBrief,
     return (Exemplar(item_id=item.id, task=task, code=item.content), None) if task is not None else (None, None)
 
 
-def slot_outcome(retrieval: Retrieval, backend: str, shown_ids: list[str], example_id: str | None) -> SlotOutcome | None:
-    """What the slot actually showed (the prompt may have kept the generic example), for crediting."""
+def slot_outcome(retrieval: Retrieval, backend: str, shown_ids: list[str]) -> SlotOutcome | None:
+    """What the slot actually showed (the budget may have cut a kernel shown as a context item),
+    for crediting."""
     choice = retrieval.slot
     if choice is None:
         return None
     key, kind = GENERIC, "generic"
-    if choice.kind == "kernel" and example_id == choice.chosen:
+    if choice.kind == "kernel" and choice.chosen in shown_ids:  # as the worked example or the first context item
         key, kind = choice.chosen, "kernel"
     elif choice.kind == "template" and choice.chosen in shown_ids:
         key, kind = choice.chosen, "template"

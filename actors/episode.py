@@ -30,8 +30,8 @@ from actors.context import (
     slot_request,
     trace_tags,
 )
-from actors.lessons import Failure, LessonWriter
 from actors.errors import error_line
+from actors.lessons import Failure, LessonWriter
 from actors.llm_client import LLMAuthError, LLMModelNotFound, LLMUnavailable, LLMUnreachable
 from actors.messages import (
     Attempt,
@@ -187,20 +187,25 @@ class Episode:
         retrieval = await self._retrieve("draft", self._task_query(), list(self.config.draft_kinds),
                                          slot=slot_request(self.brief, retry=self.previous is not None))
         exemplar, template = slot_contents(retrieval, self.brief, getattr(self.task, "path", None))
-        in_slot = retrieval.slot_item if exemplar is not None or template is not None else None
+        in_slot = retrieval.slot_item if retrieval.slot_item is not None and showable(
+            retrieval.slot_item, self.brief.candidate_format) else None
         items = [item for item in retrieval.items if showable(item, self.brief.candidate_format)
                  and (in_slot is None or item.id != in_slot.id)]
+        if in_slot is not None and template is None:
+            # The slot's kernel: the worked example, or (a model not shown kernels as examples,
+            # no source for its task) the first context item. The prompt keeps it in one place.
+            items.insert(0, in_slot)
         request = DraftRequest(task=self.brief, context=[context_item(i, "draft") for i in items],
                                api=[context_item(i, "draft") for i in retrieval.api_items], previous=self.previous,
                                exemplar=exemplar, template=context_item(template, "draft") if template else None,
                                avoid=list(self.seen))
         proposal = await self.drafter.propose(request)
         known = ({i.id: (i, "context") for i in items} | {i.id: (i, "api") for i in retrieval.api_items}
-                 | ({in_slot.id: (in_slot, "template" if template else "example")} if in_slot else {}))
+                 | ({in_slot.id: (in_slot, "template" if template else "context")} if in_slot else {}))
         outcome = _Outcome("draft", proposal, retrieval,
                            shown=shown_items(proposal.shown_ids, known, "draft", proposal.example_id),
                            static_ids={i.id for i in retrieval.api_items if "core" in i.tags},
-                           slot=slot_outcome(retrieval, self.brief.backend, proposal.shown_ids, proposal.example_id))
+                           slot=slot_outcome(retrieval, self.brief.backend, proposal.shown_ids))
         await self._judge(outcome, self.drafter)
         if outcome.proposal.llm_error is None and outcome.gate != "infra":
             outcome.reward = 1.0 if outcome.feasible else -1.0
