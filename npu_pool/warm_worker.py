@@ -17,9 +17,11 @@ and runs npu_pool.worker's gates.
 
 Protocol: the client connects to SOCKET and sends one JSON line (RunOrder); the server
 answers one line {"pid": keeper_pid} and closes. Nothing outlives the process that started
-the server: the server notices its parent's death within 0.2 s and kills every keeper's
-process group before it exits, and each keeper (and init, and the runner) has the kernel
-send it SIGKILL when its own parent dies, so a server killed outright takes them along.
+the server: the server notices its parent's death within 0.2 s and ends every keeper before it exits
+(SIGTERM: the keeper kills its init, sweeps its orphans and its group; then SIGKILL to the
+group), and each keeper has the kernel send it that SIGTERM when the server dies
+(PR_SET_PDEATHSIG), init and the runner SIGKILL when their parent dies, so a server killed
+outright takes them along too.
 `python -m npu_pool.warm_worker --read-rules BACKEND` prints the read allow-list (doctor).
 """
 
@@ -110,14 +112,25 @@ def serve(socket_path: str, backend: str) -> None:
     _kill_keepers(keepers)
 
 
-def _kill_keepers(keepers: set[int]) -> None:
-    """Our parent is gone: every candidate's process group goes with us (each keeper leads one)."""
+def _kill_keepers(keepers: set[int], grace_s: float = 2.0) -> None:
+    """Our parent is gone: every candidate goes with us. Each keeper is asked first (SIGTERM:
+    it kills and sweeps its descendants, see _end_keeper), then its group is killed."""
     for pid in keepers:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        _signal(pid, signal.SIGTERM, group=False)
+    deadline = time.monotonic() + grace_s
+    while keepers and time.monotonic() < deadline:
+        _reap(keepers)
+        time.sleep(0.02)
+    for pid in keepers:
+        _signal(pid, signal.SIGKILL, group=True)
     _reap(keepers)
+
+
+def _signal(pid: int, sig: int, group: bool) -> None:
+    try:
+        (os.killpg if group else os.kill)(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _accept(conn: socket.socket, listener: socket.socket) -> int:
@@ -161,10 +174,11 @@ def _reap(keepers: set[int]) -> None:
 
 def _keeper(order: RunOrder, server: int) -> None:
     os.setsid()  # the client kills this whole group at its deadline
-    confinement.die_with_parent()  # the server (single-threaded: the thread that forked us) dies: so do we
+    signal.signal(signal.SIGTERM, _end_keeper)
+    # The server (single-threaded: the thread that forked us) dies, however: we end, taking all along.
+    confinement.die_with_parent(signal.SIGTERM)
     if os.getppid() != server:  # it died before the line above took effect
-        os._exit(72)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _end_keeper()
     work = Path(order.work_dir)
     namespace = order.pid_namespace and confinement.enter_pid_namespace()
     if not namespace:
@@ -192,10 +206,23 @@ def _keeper(order: RunOrder, server: int) -> None:
     os._exit(0)
 
 
+def _end_keeper(*_: Any) -> None:
+    """SIGTERM to a keeper (its server ended or died): kill init (and with it the PID
+    namespace) and, as a subreaper, every orphan re-parented to us, then our group, then us."""
+    for _ in range(3):  # orphans reach a subreaper only once their parent has died
+        confinement.kill_children(os.getpid())
+        time.sleep(0.05)
+    try:
+        os.killpg(0, signal.SIGKILL)
+    finally:
+        os._exit(73)
+
+
 def _init(order: RunOrder, namespace: bool, status_write: int) -> None:
     """Init of the candidate's PID namespace: runs the runner as its child (the kernel ignores
     default-action signals sent to an init, so a runner that is init could not die of its
     per-call SIGALRM), reaps orphans, reports the runner's exit and ends the namespace."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the keeper's handler is the keeper's alone
     confinement.die_with_parent()
     runner = os.fork()
     if runner == 0:

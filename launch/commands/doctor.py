@@ -82,11 +82,35 @@ def _sandbox_check(policy: str) -> Callable[[], str]:
         from npu_pool.sandbox import check_confinement
 
         support = check_confinement(policy)  # raises under `require` where a part is missing
-        words = f"files: {support['filesystem'] or 'NOT CONFINED'}; processes: {support['processes']}; "
+        words = f"files: {support['filesystem'] or 'NOT CONFINED'}; reads: {support['reads'] or 'NOT CONFINED'}; "
+        words += f"processes: {support['processes']}; "
         words += f"network: {support['network'] or 'NOT ISOLATED'} (harness.confinement: {policy})"
         if support["filesystem"] is None:
-            words += ": WARNING, candidates can write anywhere this user can"
+            words += ": WARNING, candidates can read and write anywhere this user can"
         return words
+    return check
+
+
+def _read_rules_check(settings: Settings) -> Callable[[], str]:
+    """What a candidate may read besides its own folder: the warm server's own allow-list
+    (derived from the interpreter and the packages it imports), asked of a real one."""
+    def check() -> str:
+        import json
+        import sys
+
+        from npu_pool.backends import get_backend
+        from npu_pool.confinement import landlock_abi
+
+        if landlock_abi() < 1:
+            return "none enforced: no Landlock on this kernel (a candidate can read what this user can)"
+        try:
+            backend = get_backend(settings.harness.backend).name
+        except Exception:  # the backend line says why it cannot run; the CPU server's list is the same but for devices
+            backend = "cpu"
+        done = subprocess.run([sys.executable, "-m", "npu_pool.warm_worker", "--read-rules", backend],
+                              capture_output=True, text=True, timeout=300, check=True)
+        paths = json.loads(done.stdout.strip().splitlines()[-1])
+        return f"a candidate may read only its own folder, the build cache and {len(paths)} paths: " + ", ".join(paths)
     return check
 
 
@@ -126,6 +150,7 @@ def run_doctor(args: argparse.Namespace, settings: Settings) -> int:
         ("backends", _backends_line),
         ("backend", _configured_backend_check(settings)),
         ("sandbox", _sandbox_check(settings.harness.confinement)),
+        ("reads", _read_rules_check(settings)),
         ("lancedb", _check_lancedb),
         ("embeddings", _check_embedding_model),
     ]

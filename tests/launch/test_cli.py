@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -55,3 +56,6 @@ def test_doctor_checks_this_machine(capsys):
     out = capsys.readouterr().out
     assert "ok    compiler" in out and "cpu: available" in out
     assert "checks passed" in out
+    reads = next(line for line in out.splitlines() if line.lstrip().startswith(("ok    reads", "FAIL  reads")))
+    assert reads.lstrip().startswith("ok") and ("/usr" in reads or "no Landlock" in reads)
+    assert str(Path.home()) + "," not in reads  # never the whole home folder

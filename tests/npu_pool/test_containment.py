@@ -192,7 +192,8 @@ from npu_pool.verifier import sandboxed_gates
 from tests.npu_pool.harness_support import fixture_task, harness_config
 
 sandboxed_gates(fixture_task("huge_relu"), Candidate(source=sys.argv[1], format="kernel"),
-                harness_config(run_timeout_s=600.0, call_time_limit_factor=None), get_backend("cpu"), False)
+                harness_config(run_timeout_s=600.0, call_time_limit_factor=None, network_isolation=sys.argv[2]),
+                get_backend("cpu"), False)
 """
 
 
@@ -219,11 +220,14 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def test_nothing_outlives_a_driver_killed_outright():
+@pytest.mark.parametrize("isolation", ["auto", pytest.param("off", marks=pytest.mark.slow)])
+def test_nothing_outlives_a_driver_killed_outright(isolation):
     """kill -9 of the process that started the sandbox (one-process mode): the warm server,
-    the candidate's keeper, init and runner, and a daemon the candidate started all go.
-    Before the fix (2026-11-25: the server only exited; its keepers lived on, reparented to
-    init) this test failed with the keeper and the runner still spinning."""
+    the candidate's keeper, init and runner, and a daemon the candidate started in a session
+    of its own all go; with a PID namespace (`auto` here) and without one (`off`: no network
+    namespace, so no user namespace and a subreaper instead). Before the fix (2026-11-25: the
+    server only exited; its keepers lived on, reparented to init) this test failed with the
+    keeper, init, the runner and the daemon still alive."""
     import os
     import signal
     import subprocess
@@ -235,7 +239,7 @@ def test_nothing_outlives_a_driver_killed_outright():
     volatile int64_t spin = 0;
     while (spin >= 0) spin = spin + 1 - (spin > (1LL << 60) ? spin : 0);"""
     source = HEAD + body + "\n}\n"
-    driver = subprocess.Popen([sys.executable, "-c", DRIVER, source], cwd=ROOT, stdout=subprocess.DEVNULL,
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER, source, isolation], cwd=ROOT, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 240  # the server's start and the kernel's build, on a busy machine
