@@ -29,6 +29,13 @@ class LocalLLMConfig(BaseModel):
     port: int | None = Field(None, ge=1, le=65535, description="server port; default: a free one")
     n_threads: int | None = Field(None, ge=1, description="CPU threads; default: all cores but one (at least 1)")
     n_ctx: int | None = Field(None, ge=512, description="context size; default: the model's setting")
+    # Speed levers, measured by bench/attempt.py (docs/local_llm.md, "Attempt speed").
+    logits_all: bool = Field(False, description="keep logits of every prompt token (the server's default; "
+                             "only logprobs need it); off skips the output layer for all but the last token")
+    prompt_cache_mb: int = Field(0, ge=0, description="server RAM prompt cache (llama-cpp-python `cache`) in MB; "
+                                 "0: off (the server still reuses the prefix shared with the previous request)")
+    prompt_lookup_tokens: int = Field(0, ge=0, description="prompt-lookup decoding: tokens drafted from the prompt "
+                                      "per step (the server's draft_model); 0: off")
     startup_timeout_s: float = Field(300.0, gt=0, description="how long the server may take to answer")
     server_module: str = Field("llama_cpp.server", description="Python module run as the server (python -m)")
 

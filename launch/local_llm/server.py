@@ -46,6 +46,13 @@ def server_args(config: LocalLLMConfig, spec: LocalModelSpec, model_path: Path, 
     ]
     if spec.chat_format:
         args += ["--chat_format", spec.chat_format]
+    # The server's own default is true: logits of every prompt token, through the 152k-word
+    # output layer, and copied into a numpy array. Nothing of ours reads them.
+    args += ["--logits_all", str(config.logits_all).lower()]
+    if config.prompt_cache_mb:
+        args += ["--cache", "true", "--cache_type", "ram", "--cache_size", str(config.prompt_cache_mb << 20)]
+    if config.prompt_lookup_tokens:  # llama-cpp-python then keeps every logit regardless (logits_all)
+        args += ["--draft_model", "prompt-lookup-decoding", "--draft_model_num_pred_tokens", str(config.prompt_lookup_tokens)]
     return args
 
 

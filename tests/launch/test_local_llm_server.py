@@ -214,3 +214,19 @@ def test_status_line_for_doctor(tmp_path):
     assert "model not fetched (evokernel llm fetch, 1.1 GB)" in local_llm_status(missing)
     given = LocalLLMConfig(server_module="json", model_path="/models/mine.gguf", n_threads=3)
     assert local_llm_status(given) == "server json installed; model /models/mine.gguf (given)"
+
+
+def test_speed_levers_reach_the_server_command_line(standin):
+    """Issue 28's levers: logits of the last token only by default; the prompt cache and
+    prompt-lookup decoding when asked for (bench/attempt.py measures each)."""
+    with local_llm_server(load_settings()):
+        pass
+    argv = json.loads((standin / "argv.json").read_text())
+    assert argv["logits_all"] == "false" and argv["cache"] is None and argv["draft_model"] is None
+    levers = {"logits_all": True, "prompt_cache_mb": 512, "prompt_lookup_tokens": 8}
+    with local_llm_server(load_settings(overrides={"local_llm": levers})):
+        pass
+    argv = json.loads((standin / "argv.json").read_text())
+    assert argv["logits_all"] == "true" and argv["cache"] == "true" and argv["cache_type"] == "ram"
+    assert argv["cache_size"] == str(512 << 20)
+    assert argv["draft_model"] == "prompt-lookup-decoding" and argv["draft_model_num_pred_tokens"] == "8"
