@@ -384,11 +384,14 @@ def analyse_run(run_dir: Path) -> RunReport:
         if entry.feasible and not row.feasible and row.attempts:
             problems.append(f"{row.task}: summary.json says feasible but no feasible attempt was recorded")
     # A campaign lists its planned operators up front: those never started count as unsolved.
+    # While the run goes (the live report) they may be waiting, or running their first attempt.
     unstarted = [task for task in summary.planned if task not in rows]
+    going = loaded is not None and loaded.finished_at is None and not loaded.interrupted and not loaded.error
     for task in unstarted:
-        rows[task] = OperatorRow(task=task, error="not started")
+        rows[task] = OperatorRow(task=task, error="no attempt yet" if going else "not started")
     if unstarted:
-        problems.append(f"{len(unstarted)} planned operator(s) never started: {', '.join(sorted(unstarted))}")
+        what = "have no attempt yet (waiting, on their first attempt, or never started)" if going else "never started"
+        problems.append(f"{len(unstarted)} planned operator(s) {what}: {', '.join(sorted(unstarted))}")
     for row in rows.values():
         if row.attempts == 0 and row.error is None:
             problems.append(f"{row.task}: no attempt recorded")
@@ -414,7 +417,7 @@ def analyse_run(run_dir: Path) -> RunReport:
     if summary.interrupted:
         problems.append("the campaign was interrupted (Ctrl-C or SIGTERM): evokernel run --resume continues it")
     elif loaded is not None and loaded.finished_at is None:
-        problems.append("summary.json has no finished_at: the campaign did not finish")
+        problems.append("summary.json has no finished_at: the campaign did not finish (or is still running)")
     return RunReport(
         run_dir=str(run_dir),
         label=run_dir.name,
