@@ -28,6 +28,7 @@ from npu_pool.signature import KernelSignature
 
 log = structlog.get_logger("evokernel.kernels")
 
+TASKS_DIR = ".tasks"  # kernels/.tasks/<task>.json: each operator's KernelTask
 SOURCE_SUFFIX = {"cpu": ".cpp", "cuda": ".cu", "npu": ".cpp", "npu-twin": ".cpp"}  # kernel format, by backend
 
 
@@ -142,6 +143,10 @@ class KernelFolder:
     def operator_started(self, task: KernelTask) -> None:
         """The operator (re)starts: what an earlier, unfinished try of it left is removed."""
         self.tasks[task.task] = task
+        # Kept on disk too: a restarted run recorder (Ray restarts it, e.g. after an OOM kill)
+        # still writes drop-ins for operators that started before.
+        (self.path / TASKS_DIR).mkdir(parents=True, exist_ok=True)
+        _write_atomically(self.path / TASKS_DIR / f"{_folder_name(task.task)}.json", task.model_dump_json())
         stale = [key for key in self.entries if key[0] == task.task]
         for key in stale:
             del self.entries[key]
@@ -164,8 +169,15 @@ class KernelFolder:
         except Exception as exc:  # noqa: BLE001 - the attempt itself is recorded in attempts.jsonl
             log.warning("kernel_file_failed", task=attempt.task, error=f"{type(exc).__name__}: {exc}"[:300])
 
+    def _task(self, name: str) -> KernelTask | None:
+        if name not in self.tasks:
+            saved = self.path / TASKS_DIR / f"{_folder_name(name)}.json"
+            if saved.is_file():
+                self.tasks[name] = KernelTask.model_validate_json(saved.read_text(encoding="utf-8"))
+        return self.tasks.get(name)
+
     def _write(self, attempt: Attempt, which: Which) -> None:
-        task = self.tasks.get(attempt.task)
+        task = self._task(attempt.task)
         folder = self.path / _folder_name(attempt.task)
         folder.mkdir(parents=True, exist_ok=True)
         fmt = attempt.candidate_format

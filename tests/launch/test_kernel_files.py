@@ -171,8 +171,12 @@ def test_a_restarted_operator_starts_its_kernels_over(tmp_path):
     folder.record(Attempt(run_id="r", task="4_ReLU", iteration=1, stage="draft", gate="ok", feasible=True,
                           latency_ms=2.0, code=kernel_code("x[i]"), attempt_id="a1"))
     assert len(KernelIndex.load(tmp_path / "kernels").kernels) == 2
-    again = KernelFolder(tmp_path)  # a resumed run: the index is read back
+    again = KernelFolder(tmp_path)  # a resumed run or a restarted recorder: index and tasks read back
     assert len(again.entries) == 2
+    again.record(Attempt(run_id="r", task="4_ReLU", iteration=2, stage="refine", gate="ok", feasible=True,
+                         latency_ms=1.0, code=kernel_code("x[i]", 1), attempt_id="a2"))
+    best = next(e for e in KernelIndex.load(tmp_path / "kernels").kernels if e.kernel == "best")
+    assert best.attempt_id == "a2" and best.modelnew == "4_ReLU/best_modelnew.py"
     again.operator_started(task)  # the operator runs again from the start
     assert KernelIndex.load(tmp_path / "kernels").kernels == [] and not (tmp_path / "kernels" / "4_ReLU").exists()
 
