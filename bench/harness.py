@@ -1,6 +1,7 @@
 """Kernel harness benchmark: where the time of one evaluation goes, per candidate and format.
 
     python bench/harness.py [--quick] [--trials N]
+    python bench/harness.py --twin [--repeats N]    # the npu-twin case alone (Ascend C on the CPU twin)
 
 The warm sandbox server is started first (once per device worker) and timed apart. For each
 candidate, repeated: evaluations with an empty build cache (cold compile) and with the cache
@@ -164,6 +165,48 @@ def nvcc_build(task_path: Path, candidate_path: Path) -> dict:
     return {"arch": arch, "nvcc": cuda_kernel.nvcc_version(nvcc), "cold_s": seconds}
 
 
+TWIN_CASE = (SUITE / "4_ReLU.py", CANDIDATES / "npu_twin" / "relu_good.cpp")
+TWIN_MAX_BYTES = 2**20  # 128x1024 floats in and out: an Ascend C kernel checked in the CPU twin
+
+
+def twin_case(repeats: int) -> dict:
+    """The npu-twin backend's compile + verify (anti-hack, g++ against the twin, every
+    correctness trial, in the sandbox), cold (an empty build cache) and cached: wall seconds,
+    and the g++ build alone in this process with its CPU seconds (what an idle machine takes)."""
+    from npu_pool.backends.npu_twin import twin_headers_digest
+
+    task = load_task(TWIN_CASE[0], max_bytes=TWIN_MAX_BYTES)
+    candidate = Candidate(source=TWIN_CASE[1].read_text(), format="kernel")
+    backend = get_backend("npu-twin")
+    warm_server("npu-twin", backend.sandbox_env_allow, network_namespace_available()).start()
+    colds, cacheds, builds = [], [], []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory() as cache:
+            config = HarnessConfig(backend="npu-twin", build_cache_dir=cache, fit_max_bytes=TWIN_MAX_BYTES)
+            for rows in (colds, cacheds):
+                started = time.perf_counter()
+                verdict, _ = evaluate(task, candidate, config, profile=False)
+                rows.append({"feasible": verdict.feasible, "wall_s": time.perf_counter() - started,
+                             "compile_s": verdict.timings.get("compile_s"),
+                             "correctness_s": verdict.timings.get("correctness_s"), "load1": os.getloadavg()[0]})
+        with tempfile.TemporaryDirectory() as work:
+            before, started = os.times(), time.perf_counter()
+            backend.compile_kernel(candidate.source, task.kernel_signature, Path(work), Path(work) / "cache")
+            after = os.times()
+            builds.append({"wall_s": time.perf_counter() - started,
+                           "cpu_s": after.children_user + after.children_system - before.children_user - before.children_system})
+    case = {"backend": "npu-twin", "sizes": task.sizes, "twin_headers": twin_headers_digest(),
+            "cold_median_s": _median(colds, "wall_s"), "cached_median_s": _median(cacheds, "wall_s"),
+            "cold_compile_s": _median(colds, "compile_s"), "cached_correctness_s": _median(cacheds, "correctness_s"),
+            "gxx_build_wall_s": _median(builds, "wall_s"), "gxx_build_cpu_s": _median(builds, "cpu_s"),
+            "all_feasible": all(r["feasible"] for r in colds + cacheds), "load1_median": _median(colds + cacheds, "load1"),
+            "targets_s": {"cold": 2.0, "cached": 1.0}, "repeats": repeats, "cold": colds, "cached": cacheds}
+    print(f"npu-twin relu.kernel: cold {case['cold_median_s']:.2f} s, cached {case['cached_median_s']:.2f} s "
+          f"(targets 2 s / 1 s; g++ build {case['gxx_build_wall_s']:.2f} s wall, {case['gxx_build_cpu_s']:.2f} s CPU; "
+          f"load {case['load1_median'] or 0:.1f})", flush=True)
+    return case
+
+
 def _median(rows: list[dict], key: str) -> float | None:
     values = [r[key] for r in rows if r.get(key) is not None]
     return statistics.median(values) if values else None
@@ -174,7 +217,11 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="skip the load_inline route comparison")
     parser.add_argument("--trials", type=int, default=20, help="timed trials per profile")
     parser.add_argument("--repeats", type=int, default=5, help="evaluations per case and state (medians reported)")
+    parser.add_argument("--twin", action="store_true", help="only the npu-twin case: Ascend C compile + verify, cold and cached")
     args = parser.parse_args()
+    if args.twin:
+        print(json.dumps({"bench": "harness", "cases": {"relu.npu_twin": twin_case(args.repeats)}}))
+        return 0
     results: dict = {"bench": "harness", "cases": {}}
     started = time.perf_counter()
     warm_server("cpu", get_backend("cpu").sandbox_env_allow, network_namespace_available()).start()

@@ -74,6 +74,12 @@ def twin_headers_digest() -> str:
     return digest.hexdigest()[:16]
 
 
+def entry_declaration(signature: KernelSignature) -> str:
+    """The kernel entry the task expects, as a C declaration."""
+    params = ", ".join(f"GM_ADDR {a.name}" for a in signature.args if a.is_tensor)
+    return f'extern "C" __global__ __aicore__ void {signature.function}({params}, GM_ADDR workspace, GM_ADDR tiling);\n'
+
+
 def launcher_translation_unit(signature: KernelSignature) -> str:
     """CANN's host ABI for the kernel, implemented by the twin's runtime."""
     tensors = [a.name for a in signature.args if a.is_tensor] + ["workspace", "tiling"]
@@ -106,6 +112,7 @@ _NOT_MEMBER = re.compile(rf"kernel\.cpp:(\d+):\d+: error: {_Q}(\w+){_E} is not a
 _UNDECLARED = re.compile(rf"kernel\.cpp:(\d+):\d+: error: {_Q}(\w+){_E} was not declared in this scope")
 _NO_MEMBER = re.compile(rf"kernel\.cpp:(\d+):\d+: error: {_Q}[^'\u2019]*?(\w+){_E} has no member named {_Q}(\w+){_E}")
 _NO_TEMPLATE = re.compile(rf"kernel\.cpp:(\d+):\d+: error: {_Q}(\w+){_E} (?:is not a template|does not name a (?:type|template type))")
+_CONFLICT = re.compile(rf"kernel\.cpp:(\d+):\d+: error: conflicting declaration of C function {_Q}[^(]*?(\w+)\(")
 _REQUIRED_HERE = re.compile(r"kernel\.cpp:(\d+):\d+:\s+required from here")
 
 
@@ -119,6 +126,8 @@ def summarize_build_errors(log: str) -> str | None:
         return f"{match.group(1).split(' (see')[0]}{line}; see docs/ascendc_twin.md for the subset"
     found: list[tuple[int, str]] = []  # (position in the log, summary): the first error wins
     for pattern, words in (
+        (_CONFLICT, lambda m: f"the kernel's entry '{m.group(2)}' does not have the signature given (its parameters "
+                              "must be exactly the GM_ADDR arguments shown)"),
         (_NOT_MEMBER, lambda m: f"{m.group(3)}::{m.group(2)} is not in the Ascend C twin "
                                 f"('{m.group(2)}' is not a member of {m.group(3)})"),
         (_NO_MEMBER, lambda m: f"'{m.group(3)}' is not in the Ascend C twin ({m.group(2)} has no member named "
@@ -129,7 +138,8 @@ def summarize_build_errors(log: str) -> str | None:
     ):
         m = pattern.search(log)
         if m:
-            found.append((m.start(), f"{words(m)} (kernel.cpp:{m.group(1)}); see docs/ascendc_twin.md for the subset"))
+            subset = "" if pattern is _CONFLICT else "; see docs/ascendc_twin.md for the subset"
+            found.append((m.start(), f"{words(m)} (kernel.cpp:{m.group(1)}){subset}"))
     return min(found)[1] if found else None
 
 
@@ -289,25 +299,38 @@ class NpuTwinBackend(Backend):
         identity = [*TWIN_CFLAGS, compiler_identity(self.compiler), twin_headers_digest()]
         key = hashlib.sha256("\0".join([kernel, launcher, *identity]).encode()).hexdigest()[:24]
 
+        launcher_key = hashlib.sha256("\0".join([launcher, *identity]).encode()).hexdigest()[:24]
+        launcher_object = cache_dir / f"launcher-{launcher_key}.o"  # one per signature: a refinement reuses it
+
         def build(kernel_path: Path, target: Path) -> None:
-            launcher_path = work_dir / "launcher.cpp"
-            launcher_path.write_text(launcher)
-            # Two objects compiled side by side (two cores), then linked.
-            objects = [work_dir / "kernel.o", work_dir / "launcher.o"]
+            # The expected entry, declared before the kernel's own definition (a forced include,
+            # so the TU stays the npu backend's): another parameter list is a compile error,
+            # not a launch through the wrong arguments.
+            entry_check = work_dir / "entry_check.h"
+            entry_check.write_text('#include "kernel_operator.h"\n' + entry_declaration(signature))
+            jobs = [([f"-I{TWIN_INCLUDE}", "-include", str(entry_check), "-c", str(kernel_path)], work_dir / "kernel.o")]
+            if not launcher_object.exists():
+                launcher_path = work_dir / "launcher.cpp"
+                launcher_path.write_text(launcher)
+                jobs.append(([f"-I{TWIN_INCLUDE}", "-c", str(launcher_path)], work_dir / "launcher.o"))
             env = {**os.environ, "LC_ALL": "C"}  # plain ASCII quotes in diagnostics, for summarize_build_errors
-            runs = [subprocess.Popen([self.compiler, *TWIN_CFLAGS, f"-I{TWIN_INCLUDE}", "-c", str(src), "-o", str(obj)],
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=work_dir, env=env)
-                    for src, obj in zip((kernel_path, launcher_path), objects, strict=True)]
+            runs = [subprocess.Popen([self.compiler, *TWIN_CFLAGS, *args, "-o", str(obj)], stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, cwd=work_dir, env=env)
+                    for args, obj in jobs]  # side by side: two cores
             logs = [_finish(run) for run in runs]
             if runs[0].returncode != 0:
                 summary = summarize_build_errors(logs[0])
                 raise KernelBuildError(summary or f"the kernel did not compile against the Ascend C twin "
                                        f"({Path(self.compiler).name} exit {runs[0].returncode})", logs[0])
-            if runs[1].returncode != 0:
-                raise KernelBuildError("the twin launcher did not compile (the entry's signature does not match "
-                                       "the task's)", logs[1])
-            link = subprocess.run([self.compiler, "-shared", "-o", str(target), *map(str, objects)],
-                                  capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, cwd=work_dir)
+            if len(runs) > 1:
+                if runs[1].returncode != 0:
+                    raise KernelBuildError("the twin launcher did not compile", logs[1])
+                tmp = cache_dir / f".{launcher_object.name}-{os.getpid()}"
+                shutil.copyfile(work_dir / "launcher.o", tmp)
+                os.replace(tmp, launcher_object)
+            link = subprocess.run([self.compiler, "-shared", "-o", str(target), str(work_dir / "kernel.o"),
+                                   str(launcher_object)], capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
+                                  cwd=work_dir)
             if link.returncode != 0:
                 raise KernelBuildError("the kernel did not link against the twin launcher", link.stderr)
 

@@ -24,11 +24,13 @@ from npu_pool.tasks import load_task
 from npu_pool.verdict import Candidate
 from npu_pool.verifier import evaluate, verify
 
-from .harness_support import SMALL_BYTES, SUITE, harness_config
+from .harness_support import ROOT, SMALL_BYTES, SUITE, harness_config
 
 KERNELS = Path(__file__).resolve().parent / "candidates" / "npu_twin"
 UNDECLARED = (KERNELS / "relu_good.cpp").read_text().replace(
     "Relu(yLocal, xIn,", "Frobnicate(yLocal, xIn,")
+OTHER_SIGNATURE = (KERNELS / "relu_good.cpp").read_text().replace("(GM_ADDR x, GM_ADDR out,", "(GM_ADDR x, GM_ADDR y, GM_ADDR out,")
+EXAMPLE = ROOT / "actors" / "prompts" / "example_kernel_ascendc.md"
 
 
 def line_of(path: Path, text: str) -> int:
@@ -49,7 +51,8 @@ def backend() -> NpuTwinBackend:
 def built(relu_task, backend, tmp_path_factory):
     """name -> artifact path or KernelBuildError, every kernel built side by side."""
     cache = build_cache_dir(harness_config().build_cache_dir) / "kernels"
-    sources = {p.stem: p.read_text() for p in sorted(KERNELS.glob("*.cpp"))} | {"relu_undeclared": UNDECLARED}
+    sources = {p.stem: p.read_text() for p in sorted(KERNELS.glob("*.cpp"))} | {
+        "relu_undeclared": UNDECLARED, "relu_other_signature": OTHER_SIGNATURE}
 
     def build(name: str):
         work = tmp_path_factory.mktemp(name)
@@ -144,6 +147,34 @@ def test_an_api_outside_the_twin_is_named_in_one_line(built):
     assert isinstance(undeclared, KernelBuildError)
     assert str(undeclared).startswith("'Frobnicate' is not declared: not in the Ascend C twin's API subset"), str(undeclared)
     assert f"kernel.cpp:{line_of(KERNELS / 'relu_good.cpp', 'Relu(yLocal')}" in str(undeclared)
+
+
+def test_an_entry_with_another_parameter_list_is_a_compile_error(built):
+    error = built["relu_other_signature"]
+    assert isinstance(error, KernelBuildError)
+    assert str(error).startswith("the kernel's entry 'kernel' does not have the signature given"), str(error)
+
+
+def test_the_ascend_c_worked_example_passes_on_the_twin(backend, tmp_path):
+    """The prompt's worked example (actors/prompts/example_kernel_ascendc.md) is a real kernel."""
+    from npu_pool.signature import derive_signature
+
+    class ScaledAdd(torch.nn.Module):
+        def __init__(self, alpha: float):
+            super().__init__()
+            self.alpha = alpha
+
+        def forward(self, x, y):
+            return x * self.alpha + y
+
+    code = re.search(r"=== assistant ===\n```cpp\n(.*?)```", EXAMPLE.read_text(), re.DOTALL).group(1)
+    model = ScaledAdd(0.5)
+    x, y = torch.randn(10_003), torch.randn(10_003)  # not a multiple of 8 floats: DataCopyPad's tail
+    signature = derive_signature(model, ["x", "y"], [x, y], [model(x, y)], ["alpha"], [0.5])
+    artifact = backend.compile_kernel(code, signature, tmp_path, build_cache_dir(harness_config().build_cache_dir) / "kernels")
+    out = backend.wrap_kernel(artifact, signature, model)(x, y)
+    torch.testing.assert_close(out, model(x, y))
+    assert backend.last_profile["double_buffered_blocks"] > 0
 
 
 def test_build_error_summaries_of_missing_members_and_plain_errors():
