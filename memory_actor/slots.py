@@ -8,11 +8,13 @@ draft context (a fresh first draft or a retry after a failed one: the last bench
 operators at the first draft and recovered 1.6% of the time after a failure, so one rate for
 both would judge a candidate by when it happened to be tried).
 
-Value mode draws one sample per posterior and shows the best (Thompson sampling: no tuning
-constant, and concurrent episodes that see the same counts before the outcomes arrive still
-spread over the close candidates instead of all taking one upper bound). A banked kernel new
-to the slot starts from the pooled outcomes of the family's kernels, shrunk to a few trials,
-so that "kernels of this family hurt fresh drafts" carries over to the next kernel. Similarity
+Value mode samples the posteriors and shows the best (Thompson sampling: no tuning constant,
+and concurrent episodes that see the same counts before the outcomes arrive still spread over
+the close candidates instead of all taking one upper bound), in two steps: a kernel or not (the
+family's pooled kernel record against the generic example and the template), then which
+kernel. A banked kernel new to the slot starts from the pooled outcomes of the family's
+kernels, shrunk to a few trials, so that "kernels of this family hurt fresh drafts" carries
+over to the next kernel. Similarity
 mode takes the nearest kernel, else the template, else the generic example; none always the
 generic example.
 """
@@ -144,7 +146,14 @@ def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotC
         nearest = max(kernels, key=lambda c: c.similarity or 0.0) if kernels else None
         picked = nearest or next((c for c in candidates if c.kind == "template"), candidates[0])
     else:
-        draws = [rng.beta(a, b) for a, b in posteriors]
-        picked = candidates[int(np.argmax(draws))]
+        # Two draws: first whether a kernel at all (the family's pooled kernel record against the
+        # generic example and the template), then which kernel. One draw per kernel would give
+        # the kernels as a class one chance per kernel, and split their evidence.
+        kernel_rows = [row for row, c in enumerate(candidates) if c.kind == "kernel"]
+        draws = [rng.beta(a, b) if c.kind != "kernel" else -1.0 for c, (a, b) in zip(candidates, posteriors, strict=True)]
+        best = int(np.argmax(draws))
+        if kernel_rows and rng.beta(*_posterior(pool_s, pool_n, prior)) > draws[best]:
+            best = max(kernel_rows, key=lambda row: rng.beta(*posteriors[row]))
+        picked = candidates[best]
     choice.chosen, choice.kind = picked.key, picked.kind
     return choice
