@@ -185,7 +185,10 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def _check_same_plan(out: Path, plan: dict[str, Any], args: argparse.Namespace) -> None:
-    recorded = {"design": "v3", "backend": args.backend, "pool": [p.stem for p in plan["pool"]], "arms": plan["arms"],
+    from bench.learning import _portable
+
+    recorded = {"design": "v3", "backend": args.backend, "suite": _portable(plan["suite"]),
+                "pool": [p.stem for p in plan["pool"]], "arms": plan["arms"],
                 "rule": plan["rule"].__dict__, "eval_drafts": args.eval_drafts, "iterations": args.iterations,
                 "seed": args.seed}
     path = out / "plan.json"
