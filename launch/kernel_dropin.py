@@ -1,10 +1,11 @@
 """A standalone KernelBench `ModelNew` file for a kernel-format candidate (the CPU backend's).
 
-The file needs only torch: it holds the task's reference `Model` class (so `ModelNew`, its
-subclass, creates the same parameters from the same seed, as KernelBench's evaluation and
-`evokernel verify` expect), the kernel source exactly as verified, a small pybind launcher
-that passes data pointers, scalars and dimensions in the order of the signature EvoKernel
-derived, and a `forward` that allocates the outputs and calls it. It is built with
+The file needs only torch: `ModelNew` is the task's reference `Model` class renamed, with its
+forward replaced (the same constructor, so the same parameters from the same seed, as
+KernelBench's evaluation and `evokernel verify` expect; the anti-hack gate rejects a candidate
+that subclasses or defines `Model`), the kernel source exactly as verified, a small pybind
+launcher that passes data pointers, scalars and dimensions in the order of the signature
+EvoKernel derived, and a `forward` that allocates the outputs and calls it. It is built with
 `torch.utils.cpp_extension.load_inline` at import, like any KernelBench candidate (ctypes
 would keep it from passing the anti-hack gate). Output shapes follow the inputs' shapes by
 the rule the task's probes showed (`OutputDim`), so it runs at KernelBench's own sizes too.
