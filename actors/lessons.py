@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from actors.messages import LessonRequest, Stage, TaskBrief
 from actors.ports import MemoryPort, WorkerPort
 from memory_actor.items import MemoryItem
+from npu_pool.backends import timing_kind
 from npu_pool.redaction import scrub
 
 # `kernel.cpp:3:48: error: ...` (g++, nvcc, bisheng), with or without the column.
@@ -126,7 +127,7 @@ class LessonWriter:
                      trace_id: str | None, worker: WorkerPort) -> tuple[str | None, tuple[int, int]]:
         """Ask the model what made a refinement faster; store its answer, if any."""
         lesson = await worker.lesson(LessonRequest(task=self.brief, stage=stage, code=code, improved=True,
-                                                   outcome=f"faster: {before_ms:.4g} ms -> {after_ms:.4g} ms",
+                                                   outcome=f"faster: {before_ms:.4g} -> {after_ms:.4g} {_unit(self.brief)}",
                                                    start_code=start_code))
         tokens = (lesson.tokens_prompt, lesson.tokens_completion)
         if not lesson.text:
@@ -140,3 +141,8 @@ class LessonWriter:
                           parent_id=trace_id, run_id=self.run_id)
         [item_id] = await self.memory.add([item])
         return item_id
+
+
+def _unit(brief: TaskBrief) -> str:
+    """"ms", or "ms modelled" where the backend models its timing (the Ascend C twin)."""
+    return "ms modelled" if timing_kind(brief.backend) == "modelled" else "ms"

@@ -30,6 +30,7 @@ from actors.messages import (
     TaskBrief,
 )
 from actors.prompt_sections import NONE, Block, ItemSection, Section, TextSection, cut, fit_sections
+from npu_pool.backends import timing_kind
 
 log = structlog.get_logger("evokernel.prompts")
 
@@ -257,6 +258,8 @@ class PromptBuilder:
         example, example_id = self._example(None, dedupe, task.prompt_family or task.backend)
         dedupe.add(start.code)
         latency = f"{start.latency_ms:.4g} ms"
+        if timing_kind(task.backend) == "modelled":
+            latency += " (modelled by the Ascend C twin, not measured)"
         if start.speedup_vs_eager:
             latency += f", {start.speedup_vs_eager:.2f}x the speed of PyTorch eager"
         fixed = {"task_id": task.task_id, "sizes": format_sizes(task.sizes), "target": self._target(task),

@@ -1,0 +1,61 @@
+"""The Ascend C kernel format's own prompts: system prompt, worked example and guide for the npu
+and npu-twin backends, within the local model's 8,000-character budget with the npu bundle's
+core API items; modelled timing said as such."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from actors.briefing import task_brief
+from actors.config import LLMConfig
+from actors.messages import ContextItem, DraftRequest, RefineRequest, StartPoint
+from actors.prompting import PromptBuilder
+from memory_actor.seeding import bundle_items
+from npu_pool.backends import get_backend
+from npu_pool.tasks import load_task
+
+SUITE = Path(__file__).resolve().parents[2] / "suites" / "cpu" / "level1"
+LOCAL_MODEL = dict(prompt_char_budget=8000, prompt_style="plain", small_model=True, candidate_format="kernel")
+
+
+def core_api(backend: str) -> list[ContextItem]:
+    return [ContextItem(id=i.id, kind=i.kind, summary=i.summary, content=i.content, core=True)
+            for i in bundle_items(backend) if "core" in i.tags]
+
+
+@pytest.mark.parametrize("backend", ["npu", "npu-twin"])
+def test_ascend_c_backends_get_the_ascend_c_prompts(backend):
+    brief = task_brief(load_task(SUITE / "4_ReLU.py"), get_backend(backend), "kernel")
+    assert brief.prompt_family == "ascendc"
+    messages = PromptBuilder(LLMConfig(**LOCAL_MODEL), "kernel").draft(DraftRequest(task=brief, api=core_api("npu"))).messages
+    system, example_user, example_answer, user = (m["content"] for m in messages)
+    assert system.startswith("You write ONE Ascend C kernel") and f"for the {backend} backend" in system
+    assert "OpenMP" not in system and "g++" not in system
+    assert "0_ScaledAdd" in example_user and "DataCopyPad(outGm[off], c, copy);" in example_answer
+    guide = "A CPU twin checks the kernel" if backend == "npu-twin" else "Tile each block's share"
+    assert guide in user
+
+
+def test_other_backends_keep_their_prompts():
+    brief = task_brief(load_task(SUITE / "4_ReLU.py"), get_backend("cpu"), "kernel")
+    assert brief.prompt_family is None
+    system = PromptBuilder(LLMConfig(**LOCAL_MODEL), "kernel").draft(DraftRequest(task=brief)).messages[0]["content"]
+    assert "Ascend C" not in system
+
+
+@pytest.mark.parametrize("task", ["4_ReLU", "18_Softmax", "24_SquareMatmul"])
+def test_a_cold_ascend_c_draft_with_the_example_fits_the_local_models_budget(task):
+    brief = task_brief(load_task(SUITE / f"{task}.py"), get_backend("npu-twin"), "kernel")
+    prompt = PromptBuilder(LLMConfig(**LOCAL_MODEL), "kernel").draft(DraftRequest(task=brief, api=core_api("npu-twin")))
+    assert not prompt.truncated
+    assert sum(len(m["content"]) for m in prompt.messages) <= 8000
+    assert len(prompt.messages) == 4  # the worked example is there
+
+
+def test_the_refine_prompt_says_the_twins_latency_is_modelled():
+    brief = task_brief(load_task(SUITE / "4_ReLU.py"), get_backend("npu-twin"), "kernel")
+    start = StartPoint(id="t1", code="using namespace AscendC;", latency_ms=0.0042, speedup_vs_eager=1.3)
+    user = PromptBuilder(LLMConfig(**LOCAL_MODEL), "kernel").refine(RefineRequest(task=brief, start=start, best_latency_ms=0.0042)).messages[-1]["content"]
+    assert "0.0042 ms (modelled by the Ascend C twin, not measured)" in user
