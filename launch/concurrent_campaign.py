@@ -47,6 +47,7 @@ from launch.metrics import CampaignCounters
 from launch.ray_session import connect_ray, gcs_reachable
 from launch.roles import ROLES, Role, device_roles
 from launch.run_summary import INTERRUPTED, Placement, RunSummary
+from npu_pool.backends import timing_kind
 from npu_pool.devices import FakeDevices
 from npu_pool.pools import DevicePools, PoolError
 
@@ -373,7 +374,8 @@ class ConcurrentCampaign:
         self._write()
         self.progress.clear()
         log.info("operator_done", task=result.task, feasible=result.feasible, speedup_vs_eager=result.speedup_vs_eager,
-                 attempts=result.attempts, usage=f"{result.tokens} tok", error=result.error)
+                 timing=timing_kind(self.settings.harness.backend), attempts=result.attempts,
+                 usage=f"{result.tokens} tok", error=result.error)
 
     def _cancel(self, pending: dict[Any, Path], recorder: Any, grace_s: float = 15.0) -> None:
         """Cancel the episodes in flight; what they did so far is kept as `interrupted` results."""
