@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -109,6 +110,9 @@ def main(argv: list[str] | None = None) -> int:
         "device_busy_s_mean": round(evaluation_bound, 1),
         "device_utilisation": round(evaluation_bound / episodes_s, 3),
         "overhead_vs_bound": round(episodes_s / max(ideal, evaluation_bound), 3),
+        # issue 28's measure: the whole wall time (start-up included) against max(LLM-only, evaluation-only)
+        "llm_only_s": round(ideal, 1), "evaluation_only_s": round(evaluation_bound, 1),
+        "wall_vs_bound": round(wall / max(ideal, evaluation_bound), 3), "loadavg": [round(x, 2) for x in os.getloadavg()],
         "feasible": summary["totals"]["feasible"], "attempts": len(attempts),
         "llm_requests": sum(agent.counts.values()), "llm_peak_in_flight": llm_peak,
         "attempt_wall_s_median": round(statistics.median(a["wall_s"] for a in attempts), 2) if attempts else None,
