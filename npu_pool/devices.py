@@ -111,6 +111,18 @@ def device_kind(backend: str, nodes: list[NodeDevices]) -> DeviceKind:
     return "cpu"
 
 
+# Backends whose kernels run on CPU cores although they model another device (the Ascend C twin).
+CPU_HOSTED_BACKENDS = ("npu-twin",)
+
+
+def evaluating_backend(kind: DeviceKind, configured: str, fake: bool) -> str:
+    """The harness backend a device slot evaluates with: its device's; on CPU slots and fake
+    devices the cpu backend, or the configured one where that runs on the CPU (npu-twin)."""
+    if fake or kind == "cpu":
+        return configured if configured in CPU_HOSTED_BACKENDS else "cpu"
+    return kind
+
+
 class SlotPlan(BaseModel):
     """One device slot to create: its node and the Ray resources its placement bundle reserves."""
 

@@ -32,11 +32,13 @@ from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from npu_pool.config import HarnessConfig
 from npu_pool.devices import (
+    CPU_HOSTED_BACKENDS,
     RAY_RESOURCE,
     DeviceKind,
     FakeDevices,
     cluster_nodes,
     device_kind,
+    evaluating_backend,
     plan_slots,
 )
 from npu_pool.node_gate import NodeLock
@@ -74,10 +76,10 @@ class DeviceActor:
 
     def __init__(self, name: str, kind: DeviceKind, config: HarnessConfig, fake: bool, node_gate: bool = True):
         self.name, self.role, self.kind, self.fake = name, self.ROLE, kind, fake
-        backend = "cpu" if fake or kind == "cpu" else kind
+        backend = evaluating_backend(kind, config.backend, fake)
         self.config = config.model_copy(update={"backend": backend})
         # Kernels that run on the CPU share the node's cores with every other slot there.
-        self.node_gate = node_gate and backend == "cpu"
+        self.node_gate = node_gate and (backend == "cpu" or backend in CPU_HOSTED_BACKENDS)
         self.intervals: list[tuple[str, float, float]] = []
         self.log = log.bind(actor=name)
         if fake:
@@ -313,7 +315,7 @@ class DevicePools:
     @property
     def evaluating_backend(self) -> str:
         """The harness backend the device actors evaluate with."""
-        return "cpu" if self.fake or self.kind == "cpu" else self.kind
+        return evaluating_backend(self.kind, self.config.backend, self.fake is not None)
 
     def start(self) -> DevicePools:
         nodes = cluster_nodes()

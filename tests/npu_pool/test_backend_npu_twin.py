@@ -74,6 +74,16 @@ def test_npu_twin_is_registered_by_name_never_detected(backend):
     assert backend.ready("kernel") == (True, "")
 
 
+def test_ray_slots_of_a_twin_run_are_cpu_slots_evaluating_with_the_twin():
+    from npu_pool.devices import device_kind, evaluating_backend
+
+    assert device_kind("npu-twin", []) == "cpu"
+    assert evaluating_backend("cpu", "npu-twin", fake=False) == "npu-twin"
+    assert evaluating_backend("cpu", "auto", fake=False) == "cpu"
+    assert evaluating_backend("npu", "npu-twin", fake=True) == "npu-twin"
+    assert evaluating_backend("cuda", "cuda", fake=False) == "cuda"
+
+
 def test_the_kernel_format_is_the_npu_backends(relu_task, backend):
     """Same prompt signature, same kernel TU; the launcher exports CANN's aclrtlaunch ABI."""
     signature = relu_task.kernel_signature
