@@ -16,9 +16,17 @@ import pytest
 import torch
 
 from npu_pool.backends import DETECTION_ORDER, get_backend, timing_kind
-from npu_pool.backends.ascendc import kernel_translation_unit, load_launcher, render_ascendc_signature
+from npu_pool.backends.ascendc import (
+    kernel_translation_unit,
+    load_launcher,
+    render_ascendc_signature,
+)
 from npu_pool.backends.base import KernelBuildError
-from npu_pool.backends.npu_twin import NpuTwinBackend, launcher_translation_unit, summarize_build_errors
+from npu_pool.backends.npu_twin import (
+    NpuTwinBackend,
+    launcher_translation_unit,
+    summarize_build_errors,
+)
 from npu_pool.paths import build_cache_dir
 from npu_pool.tasks import load_task
 from npu_pool.verdict import Candidate
