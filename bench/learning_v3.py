@@ -150,7 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     available, why = backend_status(args.backend)
     if not available and not args.summary_so_far:
         raise SystemExit(f"bench.learning --v3: backend {args.backend} cannot run here: {why}")
-    args.set = [f"harness.backend={args.backend}", *args.set]
+    # the kernel format in both domains (plain C; Ascend C on the twin), as the local model's own
+    # settings say; an endpoint would otherwise get `auto`. A --set given later wins.
+    args.set = [f"harness.backend={args.backend}", "llm.candidate_format=kernel", *args.set]
     settings = build_settings(args)
     from launch.logging import configure_logging
 
