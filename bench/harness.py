@@ -173,7 +173,7 @@ def twin_case(repeats: int) -> dict:
     """The npu-twin backend's compile + verify (anti-hack, g++ against the twin, every
     correctness trial, in the sandbox), cold (an empty build cache) and cached: wall seconds,
     and the g++ build alone in this process with its CPU seconds (what an idle machine takes)."""
-    from npu_pool.backends.npu_twin import twin_headers_digest
+    from npu_pool.backends.npu_twin_build import twin_headers_digest
 
     task = load_task(TWIN_CASE[0], max_bytes=TWIN_MAX_BYTES)
     candidate = Candidate(source=TWIN_CASE[1].read_text(), format="kernel")

@@ -4,6 +4,7 @@ seed a bank. Items get stable ids, so seeding twice keeps the values already lea
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from importlib import resources
 
@@ -23,7 +24,7 @@ TWIN_SKIPPED_ITEMS = ("torch_npu", "torch.npu.Event", "GET_TILING_DATA")
 def _twin_supports(entry: dict) -> bool:
     """Whether an npu bundle item applies to the twin: not a skipped item, and naming no API the
     twin refuses (twin_unsupported.h, e.g. the cube's low-level Mmad)."""
-    from npu_pool.backends.npu_twin import unsupported_apis
+    from npu_pool.backends.npu_twin_build import unsupported_apis
 
     if entry.get("name") in TWIN_SKIPPED_ITEMS or entry.get("name") in unsupported_apis():
         return False
@@ -66,8 +67,15 @@ def seed_fresh_bank(config: MemoryConfig, backend: str, owner: str | None = None
     if not config.seed_fresh_bank or config.retrieval == "none" or backend not in BUNDLE_BACKENDS:
         return 0
     from memory_actor.bank import MemoryBank  # the bank imports the embedder: only when needed
+    from memory_actor.lease import is_local, local_path
+    from memory_actor.store import BankStore
 
-    bank = MemoryBank(config.model_copy(update={"preload_embedder": False}), owner=owner)
+    config = config.model_copy(update={"preload_embedder": False})
+    if ((not is_local(config.uri) or os.path.isdir(local_path(config.uri)))
+            and BankStore(config.uri, config.storage_options, read_only=True).exists()
+            and MemoryBank(config, read_only=True).items):
+        return 0  # a bank in use: looked at without the lock, and nothing written
+    bank = MemoryBank(config, owner=owner)
     try:
         if bank.items:
             return 0
