@@ -150,7 +150,7 @@ def test_a_run_failing_the_same_way_every_time_says_so_with_the_fix(tmp_path, ca
     err = capsys.readouterr().err
     assert "every attempt failed the same way: 4 of 4 attempts over 2 operator(s) at the no_code gate" in err
     assert "--candidate-format kernel" in err
-    assert not (tmp_path / "run" / "kernels").exists()
+    assert not (tmp_path / "run" / "kernels" / "index.json").exists()  # no kernel to keep
     assert main(["report", str(tmp_path / "run"), "--out", str(tmp_path / "report")]) == 0
     html = (tmp_path / "report" / "report.html").read_text()
     assert "Every attempt failed the same way" in html and "--candidate-format kernel" in html
