@@ -170,7 +170,8 @@ def measure(
         timing=backend.timing_kind,
     )
     if modelled:  # torch.compile has no modelled cost: its generated code does not run on the twin
-        return report.model_copy(update={"baseline_compile_error": "no torch.compile baseline: timings are modelled"})
+        return report.model_copy(update={
+            "baseline_compile_error": "timings are modelled: torch.compile's code does not run on the Ascend C twin"})
     if not config.compile_baseline:
         return report
     # Kept if the worker is killed while torch.compile builds: the verdict survives.
