@@ -208,7 +208,7 @@ speedup over eager PyTorch; boxes show the median and the interquartile range.</
 {"".join(_figure(name, path) for name, path in plots.items())}
 <h2>Operators</h2>
 {per_run}
-<h2>Kernels</h2>
+<h2 id=kernels>Kernels</h2>
 {kernels}
 <h2>Memory in the context of feasible attempts</h2>
 {memory}
