@@ -37,6 +37,7 @@ from npu_pool.backends.npu_twin_build import (
     TWIN_INCLUDE,
     entry_declaration,
     finish,
+    first_error,
     launcher_translation_unit,
     probe_library,
     summarize_build_errors,
@@ -142,8 +143,8 @@ class NpuTwinBackend(Backend):
             logs = [finish(run) for run in runs]
             if runs[0].returncode != 0:
                 summary = summarize_build_errors(logs[0])
-                raise KernelBuildError(summary or f"the kernel did not compile against the Ascend C twin "
-                                       f"({Path(self.compiler).name} exit {runs[0].returncode})", logs[0])
+                raise KernelBuildError(summary or first_error(logs[0]) or f"the kernel did not compile against the "
+                                       f"Ascend C twin ({Path(self.compiler).name} exit {runs[0].returncode})", logs[0])
             if len(runs) > 1:
                 if runs[1].returncode != 0:
                     raise KernelBuildError("the twin launcher did not compile", logs[1])

@@ -94,6 +94,15 @@ _CONFLICT = re.compile(rf"kernel\.cpp:(\d+):\d+: error: conflicting declaration 
 _REQUIRED_HERE = re.compile(r"kernel\.cpp:(\d+):\d+:\s+required from here")
 
 
+_FIRST_ERROR = re.compile(r"kernel\.cpp:(\d+):\d+: (?:fatal )?error: (.+)")
+
+
+def first_error(log: str) -> str | None:
+    """The kernel's first compile error as one line ("kernel.cpp:12: expected ';' ..."), or None."""
+    m = _FIRST_ERROR.search(log)
+    return f"kernel.cpp:{m.group(1)}: {m.group(2).strip()[:240]}" if m else None
+
+
 def summarize_build_errors(log: str) -> str | None:
     """One line for a kernel that uses an API the twin does not have (the twin's own
     static_assert, an undeclared name, a missing member), naming the API; else None."""

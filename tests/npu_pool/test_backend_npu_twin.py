@@ -27,6 +27,7 @@ from npu_pool.backends.npu_twin import (
     launcher_translation_unit,
     summarize_build_errors,
 )
+from npu_pool.backends.npu_twin_build import first_error
 from npu_pool.paths import build_cache_dir
 from npu_pool.tasks import load_task
 from npu_pool.verdict import Candidate
@@ -201,7 +202,9 @@ def test_build_error_summaries_of_missing_members_and_plain_errors():
         "'InitBufferPool' is not in the Ascend C twin (TPipe has no member named 'InitBufferPool') (kernel.cpp:12)")
     log = "kernel.cpp:7:5: error: 'Gather2' is not a member of 'AscendC'\n"
     assert summarize_build_errors(log).startswith("AscendC::Gather2 is not in the Ascend C twin")
-    assert summarize_build_errors("kernel.cpp:3:1: error: expected ';' before '}' token\n") is None
+    plain = "/tmp/w/kernel.cpp:3:1: error: expected ';' before '}' token\n"
+    assert summarize_build_errors(plain) is None  # not about the subset: the compiler's own first line
+    assert first_error(plain) == "kernel.cpp:3: expected ';' before '}' token"
 
 
 def test_a_cached_kernel_is_not_built_again(relu_task, backend, built, tmp_path, monkeypatch):
