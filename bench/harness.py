@@ -188,7 +188,9 @@ def twin_case(repeats: int) -> dict:
                 verdict, _ = evaluate(task, candidate, config, profile=False)
                 rows.append({"feasible": verdict.feasible, "wall_s": time.perf_counter() - started,
                              "compile_s": verdict.timings.get("compile_s"),
-                             "correctness_s": verdict.timings.get("correctness_s"), "load1": os.getloadavg()[0]})
+                             "correctness_s": verdict.timings.get("correctness_s"),
+                             "correctness_cpu_s": verdict.timings.get("correctness_cpu_s"),
+                             "sandbox_wall_s": verdict.timings.get("sandbox_wall_s"), "load1": os.getloadavg()[0]})
         with tempfile.TemporaryDirectory() as work:
             before, started = os.times(), time.perf_counter()
             backend.compile_kernel(candidate.source, task.kernel_signature, Path(work), Path(work) / "cache")
@@ -198,11 +200,13 @@ def twin_case(repeats: int) -> dict:
     case = {"backend": "npu-twin", "sizes": task.sizes, "twin_headers": twin_headers_digest(),
             "cold_median_s": _median(colds, "wall_s"), "cached_median_s": _median(cacheds, "wall_s"),
             "cold_compile_s": _median(colds, "compile_s"), "cached_correctness_s": _median(cacheds, "correctness_s"),
+            "cached_correctness_cpu_s": _median(cacheds, "correctness_cpu_s"),
             "gxx_build_wall_s": _median(builds, "wall_s"), "gxx_build_cpu_s": _median(builds, "cpu_s"),
             "all_feasible": all(r["feasible"] for r in colds + cacheds), "load1_median": _median(colds + cacheds, "load1"),
             "targets_s": {"cold": 2.0, "cached": 1.0}, "repeats": repeats, "cold": colds, "cached": cacheds}
     print(f"npu-twin relu.kernel: cold {case['cold_median_s']:.2f} s, cached {case['cached_median_s']:.2f} s "
           f"(targets 2 s / 1 s; g++ build {case['gxx_build_wall_s']:.2f} s wall, {case['gxx_build_cpu_s']:.2f} s CPU; "
+          f"cached correctness {case['cached_correctness_cpu_s'] or 0:.2f} CPU s; "
           f"load {case['load1_median'] or 0:.1f})", flush=True)
     return case
 
