@@ -247,7 +247,13 @@ class PromptBuilder:
         sections: list[Section] = [TextSection("reference", task.reference_source.strip()),
                                    TextSection("previous", previous),
                                    self._items("context", request.api, context, dedupe, request.template)]
-        return self._assemble(task, "draft", fixed, sections, example, example_id, request.api)
+        prompt = self._assemble(task, "draft", fixed, sections, example, example_id, request.api)
+        if request.template is not None and sections[0].render() != task.reference_source.strip():
+            # A template that fits only by cutting the task's own reference is not shown; the
+            # generic example stays, and the slot's outcome is credited to it.
+            log.info("template_too_large", item_id=request.template.id, chars=len(request.template.content))
+            return self.draft(request.model_copy(update={"template": None}))
+        return prompt
 
     def refine(self, request: RefineRequest) -> Prompt:
         task, start = request.task, request.start
