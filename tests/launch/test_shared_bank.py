@@ -61,8 +61,9 @@ def standing_updates(bank: Path) -> Counter:
 
 
 def check_bank(bank: Path, runs: dict[str, Path]) -> None:
-    """Replaying the log: every acknowledged update (a rewarded attempt of a run folder) is there
-    once, nothing else is, sequence numbers are unique and every item is stored once."""
+    """Every acknowledged update (a rewarded attempt of a run folder) counted once and nothing
+    else; the log's update rows (those not folded into the items table yet) each once and of
+    these runs; unique sequence numbers; every item stored once."""
     opened = MemoryBank(MemoryConfig(uri=str(bank), preload_embedder=False), read_only=True)
     seqs = opened.store.read_log().column("seq").to_pylist()
     assert len(seqs) == len(set(seqs))
@@ -70,10 +71,9 @@ def check_bank(bank: Path, runs: dict[str, Path]) -> None:
     assert len(ids) == len(set(ids)) == len(opened.items)
     standing = standing_updates(bank)
     assert all(count == 1 for count in standing.values())
-    for run_id, run_dir in runs.items():
-        mine = [ref for ref in standing if ref.startswith(f"{run_id}/")]
-        assert len(mine) == len(rewarded(run_dir)) > 0, (run_id, mine)
-    assert opened.stats().updates == sum(standing.values())
+    assert all(ref.split("/", 1)[0] in runs for ref in standing)
+    expected = {run_id: len(rewarded(run_dir)) for run_id, run_dir in runs.items()}
+    assert all(expected.values()) and opened.stats().updates == sum(expected.values()), expected
 
 
 @pytest.mark.slow
