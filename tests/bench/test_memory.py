@@ -11,7 +11,6 @@ import structlog
 from bench import memory
 from bench.memory_client import MemoryClient
 from memory_actor.actor import get_or_create_memory_actor
-from memory_actor.bank import MemoryBank
 from memory_actor.messages import ValueUpdate
 
 
@@ -86,4 +85,4 @@ def test_client_batches_updates_in_order(ray_cluster, memory_config):
     assert len({ack.seq for ack in acks}) == len(updates) and all(ack.durable for ack in acks)
     ray.get(actor.flush.remote())
     ray.kill(actor)
-    assert memory._compare_with_serial_replay(MemoryBank(config), updates, acks, config) == (0, 0)
+    assert memory._compare_with_serial_replay(memory._reopen(config), updates, acks, config) == (0, 0)

@@ -61,8 +61,9 @@ def test_candidate_headers_name_an_existing_task_and_a_gate(path):
     if path.parent.name.startswith("good_"):
         assert headers["expect-gate"] == "ok"
         assert path.stem == task_path.stem, "good candidates are named after their task"
-    else:
+    elif path.parent.name == "broken":
         assert headers["expect-gate"] != "ok"
+    # other folders (a backend's own, e.g. npu_twin/) mix good and broken kernels
 
 
 _ALLOWED_TORCH_IN_FORWARD = {"empty", "empty_like"}

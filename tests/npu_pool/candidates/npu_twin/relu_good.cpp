@@ -1,3 +1,5 @@
+// task: level1/4_ReLU.py
+// expect-gate: ok
 // 4_ReLU on the Ascend C twin: each block a contiguous slice (a multiple of 8 floats, so copies
 // stay 32-byte aligned), streamed through double-buffered queues; DataCopyPad for the tail.
 using namespace AscendC;

@@ -1,3 +1,5 @@
+// task: level1/4_ReLU.py
+// expect-gate: runtime
 // WRONG: the output slice is shifted by 8 floats, so the last block writes past the end of out:
 // a twin fault [gm-bounds] at the DataCopyPad that copies out.
 using namespace AscendC;

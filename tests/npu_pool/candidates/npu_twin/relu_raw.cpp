@@ -1,3 +1,5 @@
+// task: level1/4_ReLU.py
+// expect-gate: ok
 // Correct, but every element is read and written through raw __gm__ pointers on the scalar unit:
 // the twin's API counters never see that traffic, so the backend charges it as scalar
 // global-memory accesses (the slowest kind on a device).

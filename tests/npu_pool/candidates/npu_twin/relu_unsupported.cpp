@@ -1,3 +1,5 @@
+// task: level1/4_ReLU.py
+// expect-gate: compile
 // Uses AscendC::Sigmoid, an API outside the twin: a compile-gate verdict naming it.
 using namespace AscendC;
 

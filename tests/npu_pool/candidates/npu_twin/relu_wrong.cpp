@@ -1,3 +1,5 @@
+// task: level1/4_ReLU.py
+// expect-gate: correctness
 // WRONG: copies x to out (the ReLU is missing): fails the correctness gate.
 using namespace AscendC;
 
