@@ -237,7 +237,7 @@ def test_modelnew_format_episode(llm_server, relu_task, harness_config, memory_c
                          memory=InProcess(bank), drafter=InProcess(drafter), refiner=InProcess(drafter),
                          evaluator=InProcess(Evaluator(harness_config)), config=EpisodeConfig(iterations=1),
                          run_id="test-run")
-            return await ep.run(), ep.attempts
+            return (await run_to_end(ep)).result, ep.attempts
         finally:
             await drafter.aclose()
 

@@ -84,7 +84,7 @@ def test_a_hostile_kernel_puts_no_secret_in_the_bank_the_run_folder_or_a_later_p
                           and p.name != planted["bank"][0].name)
     run_bytes = b"".join(p.read_bytes() for p in (tmp_path / "run").rglob("*") if p.is_file())
     out, err = capsys.readouterr()
-    for place, (path, secret) in planted.items():
+    for place, (_, secret) in planted.items():
         assert secret not in requests, f"the {place} secret reached a request to the LLM"
         assert secret.encode() not in run_bytes, f"the {place} secret reached the run folder"
         assert secret.encode() not in bank_bytes, f"the {place} secret reached the memory bank"

@@ -135,14 +135,16 @@ def test_without_landlock_require_refuses_and_warn_runs_saying_so(monkeypatch, r
     from npu_pool.sandbox import SandboxUnavailable, check_confinement
 
     monkeypatch.setattr(sandbox.confinement, "landlock_abi", lambda: 0)
-    with pytest.raises(SandboxUnavailable, match="harness.confinement=warn"):
+    with pytest.raises(SandboxUnavailable, match="harness.confinement=warn") as refused:
         check_confinement("require")
+    assert "read and write anywhere" in str(refused.value)  # reads cannot be confined either
     with pytest.raises(SandboxUnavailable):
         sandboxed_gates(relu_task, fixture_candidate("relu.cpp"), harness_config(), get_backend("cpu"), False)
     assert check_confinement("warn")["filesystem"] is None
     verdict = sandboxed_gates(relu_task, fixture_candidate("relu.cpp"), harness_config(confinement="warn"),
                               get_backend("cpu"), False)[0]
     assert verdict.feasible and verdict.sandbox["filesystem"].startswith("NOT CONFINED")
+    assert verdict.sandbox["reads"].startswith("NOT CONFINED") and "readable_paths" not in verdict.sandbox.get("applied", {})
 
 
 def test_a_call_counting_modelnew_is_caught_by_its_timed_outputs(relu_task):
