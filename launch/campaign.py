@@ -81,7 +81,12 @@ class RunFolder:
         self.attempts_path = path / "attempts.jsonl"
         self.summary_path = path / "summary.json"
         self.kernels = KernelFolder(path)
-        self.live_report: Any = None
+        # RUN_DIR/report/ follows the run. Imported here, before any operator runs: a Ctrl-C
+        # that lands inside matplotlib's first import leaves it half-loaded in sys.modules,
+        # and every later report in the process then fails ("no attribute 'artist'").
+        from launch.report_writer import LiveReport
+
+        self.live_report = LiveReport(path)
 
     def append_attempt(self, attempt: Attempt) -> None:
         with self.attempts_path.open("a", encoding="utf-8") as stream:
@@ -92,13 +97,8 @@ class RunFolder:
 
     def write_summary(self, summary: RunSummary) -> None:
         summary.write(self.path)
-        # RUN_DIR/report/ follows the run (launch.report_writer.LiveReport; matplotlib loads here only)
         final = summary.finished_at is not None or summary.interrupted
         if summary.operators or final:
-            if self.live_report is None:
-                from launch.report_writer import LiveReport
-
-                self.live_report = LiveReport(self.path)
             self.live_report.refresh(final=final)
 
 
