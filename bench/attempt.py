@@ -18,7 +18,7 @@ or any with the prompt cache), estimated from the server's own tokenizer.
         [--limit N] [--max-tokens N] [--no-evaluate] [--seed S]
 
 Configurations: `baseline` (the server as before issue 28), `tuned` (today's defaults,
-`LocalLLMConfig()`), and `baseline+LEVER` / `tuned-LEVER` variants naming one lever:
+`LocalLLMConfig()`), and `baseline+LEVER` / `tuned+LEVER` / `tuned-LEVER` variants naming one lever:
 `logits` (logits_all off), `cache` (prompt cache, 1024 MB), `lookup` (prompt-lookup decoding,
 10 tokens), `threads2` (2 threads). Prints one JSON line last, with the load average before
 and after.
@@ -68,12 +68,12 @@ def config_for(name: str):
         return tuned
     if name == "baseline":
         return tuned.model_copy(update=BASELINE)
-    for sep, base, lever_values in (("+", "baseline", LEVERS), ("-", "tuned", LEVERS_OFF)):
+    for sep, base, lever_values in (("+", "baseline", LEVERS), ("+", "tuned", LEVERS), ("-", "tuned", LEVERS_OFF)):
         head, _, lever = name.partition(sep)
         if head == base and lever in lever_values:
             return config_for(base).model_copy(update=lever_values[lever])
     raise SystemExit(f"bench.attempt: unknown configuration {name!r} (baseline, tuned, baseline+LEVER, "
-                     f"tuned-LEVER; levers: {', '.join(LEVERS)})")
+                     f"tuned+LEVER, tuned-LEVER; levers: {', '.join(LEVERS)})")
 
 
 def chatml(messages: list[dict[str, str]]) -> str:

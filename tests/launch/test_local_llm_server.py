@@ -230,3 +230,20 @@ def test_speed_levers_reach_the_server_command_line(standin):
     assert argv["logits_all"] == "true" and argv["cache"] == "true" and argv["cache_type"] == "ram"
     assert argv["cache_size"] == str(512 << 20)
     assert argv["draft_model"] == "prompt-lookup-decoding" and argv["draft_model_num_pred_tokens"] == "8"
+
+
+def test_threads_follow_whether_the_harness_works_beside_the_model(standin, monkeypatch):
+    """All cores when one operator runs at a time (the harness waits for the answer), all but
+    one when kernels are evaluated while the model works; a set value always wins."""
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    runs = {
+        "beside (Ray, 2 in flight)": (load_settings(), False, "3"),
+        "one at a time (--no-ray)": (load_settings(), True, "4"),
+        "one in flight (Ray)": (load_settings(overrides={"ray": {"max_in_flight": 1}}), False, "4"),
+        "set by the user": (load_settings(overrides={"local_llm": {"n_threads": 2}}), True, "2"),
+    }
+    for case, (settings, sequential, expected) in runs.items():
+        with local_llm_server(settings, one_operator_at_a_time=sequential):
+            pass
+        argv = json.loads((standin / "argv.json").read_text())
+        assert (argv["n_threads"], argv["n_threads_batch"]) == (expected, expected), case
