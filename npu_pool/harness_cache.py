@@ -3,7 +3,8 @@
 Inside the sandbox a candidate's process may not write outside its own folder, so there the
 caches are read from disk and new entries are kept in memory (`defer_writes`), travel back
 in the worker's result, and the trusted parent writes them (`apply`). Outside a sandbox,
-entries are written at once.
+entries are written at once. An entry is what was measured: an error the sandbox or the
+machine caused is never kept (npu_pool.infra_faults; `forget` takes back a placeholder).
 """
 
 from __future__ import annotations
@@ -55,6 +56,18 @@ def record(path: Path, key: str, value: Any) -> None:
     apply({str(path): {key: value}})
 
 
+def forget(path: Path, key: str) -> None:
+    """Take back an entry this process recorded (deferred: it never reaches the parent; else
+    it leaves the file)."""
+    if _deferred is not None:
+        if _deferred.get(str(path), {}).pop(key, None) is not None and _on_record is not None:
+            _on_record()
+        return
+    cached = read_json(path)
+    if cached.pop(key, None) is not None:
+        _write(path, cached)
+
+
 def apply(updates: dict[str, dict[str, Any]], allowed: tuple[Path, ...] | None = None) -> None:
     """Write entries into their cache files (atomically, merged with what is there). With
     `allowed`, only files inside those folders: a forged result cannot write elsewhere."""
@@ -66,7 +79,12 @@ def apply(updates: dict[str, dict[str, Any]], allowed: tuple[Path, ...] | None =
             continue
         cached = read_json(path)
         cached.update(entries)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(cached, indent=1))
-        os.replace(tmp, path)
+        _write(path, cached)
+
+
+def _write(path: Path, cached: dict[str, Any]) -> None:
+    """Atomically: a reader sees the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(cached, indent=1))
+    os.replace(tmp, path)

@@ -21,6 +21,7 @@ import torch
 
 from npu_pool import harness_cache
 from npu_pool.backends.base import Backend
+from npu_pool.infra_faults import fault_of, is_fault_text
 from npu_pool.roofline import analyse, device_peaks
 from npu_pool.timed_check import TimedCheck, beyond_peaks, reference_outputs, reverify, spoil
 from npu_pool.verdict import ProfileReport
@@ -62,12 +63,12 @@ def stats(samples: list[float]) -> tuple[float, float]:
 
 def _compile_baseline(task_module: Any, backend: Backend, config: HarnessConfig, input_sets: list[list[Any]],
                       cache_path: Path, cache_key: str) -> tuple[float | None, str | None]:
-    cached = harness_cache.load(cache_path)
-    if cache_key in cached:
-        return cached[cache_key]["ms"], cached[cache_key]["error"]
+    cached = harness_cache.load(cache_path).get(cache_key)
+    if cached is not None and not is_fault_text(cached.get("error")):  # older runs cached sandbox refusals
+        return cached.get("ms"), cached.get("error")
     # Recorded first: if this worker is killed while compiling, later ones do not retry.
     _store(cache_path, cache_key, None, "torch.compile did not finish within the run limit")
-    ms, error = None, None
+    ms, error, fault = None, None, None
     try:
         torch.manual_seed(config.seed)
         compiled = torch.compile(task_module.Model(*task_module.get_init_inputs()).to(backend.device).eval())
@@ -81,6 +82,11 @@ def _compile_baseline(task_module: Any, backend: Backend, config: HarnessConfig,
         ms = stats(samples)[0]
     except Exception as exc:  # no compiler, unsupported op, backend without inductor
         error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:300]
+        fault = fault_of(exc)
+    if fault is not None:  # the sandbox's or the machine's doing, not torch.compile's: said here, never cached
+        harness_cache.forget(cache_path, cache_key)
+        cause = "" if fault[:80] in error else f": {fault}"
+        return None, f"{error} [an environment fault, not cached{cause}]"[:400]
     _store(cache_path, cache_key, ms, error)
     return ms, error
 
