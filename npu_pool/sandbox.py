@@ -237,7 +237,7 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
     started = time.monotonic()
     with node_lock.shared() if node_lock else contextlib.nullcontext():
         pid = server.submit(order)
-        stage, timed_out, exclusive = _supervise(pid, stage_path, exit_path, compile_timeout_s, run_timeout_s,
+        stage, limit_hit, exclusive = _supervise(pid, stage_path, exit_path, compile_timeout_s, run_timeout_s,
                                                  node_lock)
         if exclusive is not None:
             exclusive.release()
@@ -245,11 +245,12 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
     result = _read_result(work_dir / "result.json", nonce)
     if result is not None and result.cache_updates:
         harness_cache.apply(result.cache_updates, allowed=(cache_dir, cache_root()))
-    run = WorkerRun(result=result, returncode=exit_record.get("returncode"), timed_out=timed_out, stage=stage,
+    run = WorkerRun(result=result, returncode=exit_record.get("returncode"), timed_out=limit_hit is not None, stage=stage,
                     stderr_tail=_tail(work_dir / "stderr.log"), wall_s=time.monotonic() - started,
                     sandbox={"process": "fork of a warm server, own session", "memory_limit_mb": request.limits.memory_mb,
                              "memory_limit": "RLIMIT_DATA", "cpu_time_limit_s": request.limits.cpu_s,
                              "wall_limit_s": {"compile": compile_timeout_s, "run": run_timeout_s},
+                             "wall_limit_hit": limit_hit,
                              "env": "allowlist", "network_namespace": isolate,
                              "network_isolated": result.network_isolated if result else None,
                              "filesystem": support["filesystem"] or "NOT CONFINED (no Landlock on this kernel)",
@@ -263,15 +264,17 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
 
 
 def _supervise(pid: int, stage_path: Path, exit_path: Path, compile_timeout_s: float, run_timeout_s: float,
-               node_lock: NodeLock | None) -> tuple[str, bool, Any]:
+               node_lock: NodeLock | None) -> tuple[str, str | None, Any]:
     """Watch one child until it ends or overruns its wall clock (then kill it); holds the
-    node exclusively while it times. (last stage, timed out, the exclusive hold or None)."""
-    stage, deadline, exclusive = "startup", time.monotonic() + compile_timeout_s + run_timeout_s, None
+    node exclusively while it times. (last stage, the wall-clock limit that killed it:
+    "compile" or "run", else None; the exclusive hold or None)."""
+    stage, exclusive = "startup", None
+    deadline, limit = time.monotonic() + compile_timeout_s + run_timeout_s, "compile"
     while not exit_path.exists() and _exists(pid):
         current = _read_stage(stage_path, stage)
         if current != stage:
             if stage in ("startup", "compile") and current not in ("startup", "compile"):
-                deadline = time.monotonic() + run_timeout_s  # compilation is over: the run clock starts
+                deadline, limit = time.monotonic() + run_timeout_s, "run"  # compilation is over: the run clock starts
             stage = current
             if stage == "waiting for the node" and node_lock is not None and exclusive is None:
                 waited = time.monotonic()
@@ -280,9 +283,9 @@ def _supervise(pid: int, stage_path: Path, exit_path: Path, compile_timeout_s: f
                 (stage_path.parent / "go").write_text("")
         if time.monotonic() > deadline:
             _kill_pid_group(pid)
-            return stage, True, exclusive
+            return stage, limit, exclusive
         time.sleep(_POLL_S)
-    return _read_stage(stage_path, stage), False, exclusive
+    return _read_stage(stage_path, stage), None, exclusive
 
 
 def _exists(pid: int) -> bool:

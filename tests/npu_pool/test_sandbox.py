@@ -1,8 +1,6 @@
-"""The sandbox: crashes, hangs and memory bombs come back as verdicts, in bounded time."""
+"""The sandbox: crashes, hangs and memory bombs come back as verdicts, stopped by the limit meant."""
 
 from __future__ import annotations
-
-import time
 
 import pytest
 
@@ -24,23 +22,23 @@ def test_segfault_is_a_runtime_verdict(relu_task):
 
 
 def test_hang_is_killed_at_the_run_limit(relu_task):
-    started = time.monotonic()
-    config = harness_config(run_timeout_s=3.0, compile_timeout_s=60.0, call_time_limit_factor=None)
+    # The run clock starts when compilation ends: the kill comes from the 3 s run limit, not
+    # from the compile limit (900 s, past pytest's 600 s timeout: a clock that did not restart
+    # would fail the test by timing out, however busy the machine is).
+    config = harness_config(run_timeout_s=3.0, compile_timeout_s=900.0, call_time_limit_factor=None)
     verdict = verify(relu_task, fixture_candidate("hang.cpp"), config)
     assert (verdict.gate, verdict.category) == ("runtime", "timeout")
     assert "trial 1" in verdict.reason and "wall-clock" in verdict.reason
-    # The run clock starts when compilation ends: start + compile + 3 s, not the 63 s total.
-    assert time.monotonic() - started < 45
+    assert verdict.sandbox["wall_limit_hit"] == "run", verdict.sandbox
 
 
 def test_a_hung_call_is_stopped_at_the_per_call_limit_long_before_the_run_limit(relu_task):
     config = harness_config(run_timeout_s=300.0, call_time_limit_factor=1000.0, call_time_limit_min_s=2.0)
-    verify(relu_task, fixture_candidate("relu.cpp"), config)  # the build cache is warm for what follows
-    started = time.monotonic()
     verdict = verify(relu_task, fixture_candidate("hang.cpp"), config)
     assert (verdict.gate, verdict.category) == ("runtime", "timeout")
-    assert "per-call time limit" in verdict.reason and "trial 1" in verdict.reason
-    assert time.monotonic() - started < 120  # compile + 2 s (+ 1000 x ReLU's few ms), not 300 s
+    # stopped by SIGALRM around the call (at 2 s + 1000 x ReLU's few ms), not by the run's wall clock
+    assert "per-call time limit" in verdict.reason and "SIGALRM" in verdict.reason and "trial 1" in verdict.reason
+    assert verdict.sandbox["wall_limit_hit"] is None, verdict.sandbox
     # A correct kernel is untouched by the clock: the reference's time sets the limit.
     assert verify(relu_task, fixture_candidate("relu.cpp"), config).feasible
 
