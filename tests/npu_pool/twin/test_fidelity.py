@@ -1,6 +1,6 @@
 """Correct Ascend C kernels on the CPU twin match numpy references: elementwise (count and
 mask/repeat forms), broadcast, row reductions, softmax, layer norm, matmul on the cube,
-Compare/Select, half/bfloat16 arithmetic; DataCopy's dropped tail stays silent."""
+Compare/Select in both forms, half/bfloat16 arithmetic; DataCopy's dropped tail stays silent."""
 
 from __future__ import annotations
 
@@ -129,6 +129,45 @@ def test_compare_select(fidelity):
     a, b, c = randn(512), randn(512), nan(512)
     run3(fidelity, "compare_select", 1, a, b, c, ints=(512,))
     np.testing.assert_array_equal(c, np.where(a > b, a, 0).astype(np.float32))
+
+
+def test_every_listed_instruction_in_the_mask_repeat_form(fidelity):
+    n = 512
+    a, b, c = randn(n), RNG.uniform(0.5, 2.0, n).astype(np.float32), nan(16 * n)
+    run = run3(fidelity, "vector_masked_ops", 1, a, b, c, ints=(n,))
+    f = np.float32
+    expected = [a - b, a * b, a / b, np.maximum(a, b), np.minimum(a, b), a + f(0.25), a * f(-3), np.maximum(a, f(0.1)),
+                np.minimum(a, f(0.1)), np.exp(a), np.log(b), np.abs(a), np.sqrt(b), f(1) / np.sqrt(b), f(1) / b,
+                np.maximum(a, f(0))]
+    for row, (got, want) in enumerate(zip(c.reshape(16, n), expected, strict=True)):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=0, err_msg=f"row {row}")
+    assert run.profile["vector_instructions"] == 16
+
+
+def test_compare_select_mask_repeat_form(fidelity):
+    n = 1024
+    a, b, c = randn(n), randn(n), nan(5 * n)
+    b[:64] = a[:64]  # equal pairs in repeat 0: GT is false, LT is false
+    run = run3(fidelity, "compare_select_masked", 1, a, b, c, ints=(n,))
+    out = c.reshape(5, n)
+    np.testing.assert_array_equal(out[0], np.maximum(a, b))
+    np.testing.assert_array_equal(out[1], np.where(a > b, a, np.float32(0.5)))
+    first = np.tile(a[:64] > b[:64], n // 64)  # VSEL_CMPMASK_SPR: repeat 0's bits for every repeat
+    np.testing.assert_array_equal(out[2], np.where(first, a, b))
+    lanes = np.arange(n) % 64 < 32
+    np.testing.assert_array_equal(out[3], np.where(lanes, np.where(b >= 0, a, b), np.float32(7)))
+    np.testing.assert_array_equal(out[4], np.where(a < np.tile(b[:64], n // 64), a, np.float32(0)))
+    assert run.profile["vector_repeats"]["compare_select"] == 8 * (n // 64)  # eight instructions
+
+
+def test_duplicate_and_cast_bit_masks(fidelity):
+    n = 512
+    a, c = randn(n) * 1000, nan(2 * n)
+    run3(fidelity, "dup_cast_bitmask", 1, a, np.zeros(8, np.float32), c, ints=(n,))
+    even = np.arange(n) % 2 == 0
+    np.testing.assert_array_equal(c[:n], np.where(even, np.float32(1.5), a))
+    lanes = np.arange(n) % 64 < 16
+    np.testing.assert_array_equal(c[n:], np.where(lanes, a.astype(np.float16).astype(np.float32), np.float32(-1)))
 
 
 def test_half_arithmetic_rounds_like_ieee(fidelity):

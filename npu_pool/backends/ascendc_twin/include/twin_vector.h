@@ -315,17 +315,33 @@ inline void Duplicate(const LocalTensor<T>& dst, const evk_twin::nondeduced<T>& 
     evk_twin::count_vector(evk_twin::kDuplicate, evk_twin::count_repeats<T>(count));
 }
 
-template <class T, bool isSetMask = true>
-inline void Duplicate(const LocalTensor<T>& dst, const evk_twin::nondeduced<T>& scalar, uint64_t mask,
-                      const uint32_t repeatTimes, const uint16_t dstBlockStride, const uint8_t dstRepeatStride,
-                      evk_twin::Src s = {}) {
-    const evk_twin::Mask m = evk_twin::contiguous_mask<T>(mask, "Duplicate", s);
+namespace twin_detail {
+template <class T>
+inline void duplicate_masked(const LocalTensor<T>& dst, const T& scalar, const evk_twin::Mask& m, uint32_t repeatTimes,
+                             uint16_t dstBlockStride, uint8_t dstRepeatStride, evk_twin::Src s) {
     evk_twin::check_repeat(repeatTimes, "Duplicate", s);
     dst.check(evk_twin::strided_extent<T>(repeatTimes, m, dstBlockStride, dstRepeatStride), "Duplicate", s);
     for (uint32_t r = 0; r < repeatTimes; ++r)
         for (uint32_t j = 0; j < 256 / sizeof(T); ++j)
             if (m.test(j)) dst.data()[evk_twin::strided<T>(r, j, dstBlockStride, dstRepeatStride)] = scalar;
     evk_twin::count_vector(evk_twin::kDuplicate, repeatTimes);
+}
+}  // namespace twin_detail
+
+template <class T, bool isSetMask = true>
+inline void Duplicate(const LocalTensor<T>& dst, const evk_twin::nondeduced<T>& scalar, uint64_t mask,
+                      const uint32_t repeatTimes, const uint16_t dstBlockStride, const uint8_t dstRepeatStride,
+                      evk_twin::Src s = {}) {
+    twin_detail::duplicate_masked(dst, scalar, evk_twin::contiguous_mask<T>(mask, "Duplicate", s), repeatTimes,
+                                  dstBlockStride, dstRepeatStride, s);
+}
+
+template <class T, bool isSetMask = true>
+inline void Duplicate(const LocalTensor<T>& dst, const evk_twin::nondeduced<T>& scalar, const uint64_t mask[],
+                      const uint32_t repeatTimes, const uint16_t dstBlockStride, const uint8_t dstRepeatStride,
+                      evk_twin::Src s = {}) {
+    twin_detail::duplicate_masked(dst, scalar, evk_twin::bit_mask<T>(mask, "Duplicate", s), repeatTimes,
+                                  dstBlockStride, dstRepeatStride, s);
 }
 
 }  // namespace AscendC
@@ -437,12 +453,11 @@ inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const Rou
 
 // Mask/repeat form: a repeat converts 256 / max(sizeof(D), sizeof(S)) elements; each side's
 // block and repeat strides count 32-byte blocks of its own type (e.g. float -> half: source
-// repeat stride 8, destination 4 for dense data).
+// repeat stride 8, destination 4 for dense data). The mask counts elements of the wider type.
+namespace twin_detail {
 template <class D, class S>
-inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& mode, uint64_t mask,
-                 const uint32_t repeatTimes, const UnaryRepeatParams& p, evk_twin::Src s = {}) {
-    using Wide = typename std::conditional<(sizeof(D) > sizeof(S)), D, S>::type;
-    const evk_twin::Mask m = evk_twin::contiguous_mask<Wide>(mask, "Cast", s);
+inline void cast_masked(const LocalTensor<D>& dst, const LocalTensor<S>& src, RoundMode mode, const evk_twin::Mask& m,
+                        uint32_t repeatTimes, const UnaryRepeatParams& p, evk_twin::Src s) {
     evk_twin::check_repeat(repeatTimes, "Cast", s);
     if (repeatTimes == 0) return;
     const uint32_t last = m.highest();
@@ -456,6 +471,23 @@ inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const Rou
                 dst.data()[evk_twin::strided<D>(rep, j, p.dstBlkStride, p.dstRepStride)] = evk_twin::convert<D>(evk_twin::widen(v), r);
             }
     evk_twin::count_vector(evk_twin::kCast, repeatTimes);
+}
+template <class D, class S>
+using wider_t = typename std::conditional<(sizeof(D) > sizeof(S)), D, S>::type;
+}  // namespace twin_detail
+
+template <class D, class S>
+inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& mode, uint64_t mask,
+                 const uint32_t repeatTimes, const UnaryRepeatParams& p, evk_twin::Src s = {}) {
+    twin_detail::cast_masked(dst, src, mode, evk_twin::contiguous_mask<twin_detail::wider_t<D, S>>(mask, "Cast", s),
+                             repeatTimes, p, s);
+}
+
+template <class D, class S>
+inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& mode, const uint64_t mask[],
+                 const uint32_t repeatTimes, const UnaryRepeatParams& p, evk_twin::Src s = {}) {
+    twin_detail::cast_masked(dst, src, mode, evk_twin::bit_mask<twin_detail::wider_t<D, S>>(mask, "Cast", s),
+                             repeatTimes, p, s);
 }
 
 // --- Compare: one bit per element (LSB first) into a uint8_t tensor ---------------------------
@@ -505,6 +537,74 @@ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0,
     twin_detail::compare_into(dst, src0, count, mode, [&](uint32_t) { return scalar; }, "CompareScalar", s);
 }
 
+// Mask/repeat form: each repeat compares the elements its mask selects (the sources strided as
+// in Add) and writes their bits at bit r * (256 / sizeof(T)) + j of dst: the results of
+// consecutive repeats are packed (dst's strides are not used). Bits of elements the mask
+// leaves out keep their old value (the device does not document them: do not rely on it).
+namespace twin_detail {
+template <class T, class U, class Rhs>
+inline void compare_masked(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const evk_twin::Mask& m,
+                           uint32_t repeatTimes, uint32_t blk, uint32_t rep, CMPMODE mode, Rhs rhs, const char* api,
+                           evk_twin::Src s) {
+    evk_twin::check_repeat(repeatTimes, api, s);
+    constexpr uint32_t epr = 256 / sizeof(T);
+    src0.check(evk_twin::strided_extent<T>(repeatTimes, m, blk, rep), api, s);
+    const uint64_t bytes = uint64_t(repeatTimes) * epr / 8;
+    dst.check((bytes + sizeof(U) - 1) / sizeof(U), api, s);
+    uint8_t* out = reinterpret_cast<uint8_t*>(dst.data());
+    using C = evk_twin::calc_t<T>;
+    for (uint32_t r = 0; r < repeatTimes; ++r)
+        for (uint32_t j = 0; j < epr; ++j)
+            if (m.test(j)) {
+                const uint64_t bit = uint64_t(r) * epr + j;
+                const T a = src0.data()[evk_twin::strided<T>(r, j, blk, rep)];
+                if (compare<C>(static_cast<C>(a), static_cast<C>(rhs(r, j)), mode)) out[bit / 8] |= uint8_t(1u << (bit % 8));
+                else out[bit / 8] &= uint8_t(~(1u << (bit % 8)));
+            }
+    evk_twin::count_vector(evk_twin::kCompareSelect, repeatTimes);
+}
+
+template <class T, class U>
+inline void compare_tensors(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                            CMPMODE mode, const evk_twin::Mask& m, uint32_t repeatTimes, const BinaryRepeatParams& p,
+                            evk_twin::Src s) {
+    src1.check(evk_twin::strided_extent<T>(repeatTimes, m, p.src1BlkStride, p.src1RepStride), "Compare", s);
+    compare_masked(dst, src0, m, repeatTimes, p.src0BlkStride, p.src0RepStride, mode,
+                   [&](uint32_t r, uint32_t j) { return src1.data()[evk_twin::strided<T>(r, j, p.src1BlkStride, p.src1RepStride)]; },
+                   "Compare", s);
+}
+}  // namespace twin_detail
+
+template <class T, class U, bool isSetMask = true>
+inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE mode,
+                    uint64_t mask, uint32_t repeatTimes, const BinaryRepeatParams& p, evk_twin::Src s = {}) {
+    twin_detail::compare_tensors(dst, src0, src1, mode, evk_twin::contiguous_mask<T>(mask, "Compare", s), repeatTimes, p, s);
+}
+
+template <class T, class U, bool isSetMask = true>
+inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE mode,
+                    const uint64_t mask[], uint32_t repeatTimes, const BinaryRepeatParams& p, evk_twin::Src s = {}) {
+    twin_detail::compare_tensors(dst, src0, src1, mode, evk_twin::bit_mask<T>(mask, "Compare", s), repeatTimes, p, s);
+}
+
+template <class T, class U, bool isSetMask = true>
+inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const evk_twin::nondeduced<T> scalar,
+                          CMPMODE mode, uint64_t mask, uint32_t repeatTimes, const UnaryRepeatParams& p,
+                          evk_twin::Src s = {}) {
+    twin_detail::compare_masked(dst, src0, evk_twin::contiguous_mask<T>(mask, "CompareScalar", s), repeatTimes,
+                                p.srcBlkStride, p.srcRepStride, mode, [&](uint32_t, uint32_t) { return scalar; },
+                                "CompareScalar", s);
+}
+
+template <class T, class U, bool isSetMask = true>
+inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const evk_twin::nondeduced<T> scalar,
+                          CMPMODE mode, const uint64_t mask[], uint32_t repeatTimes, const UnaryRepeatParams& p,
+                          evk_twin::Src s = {}) {
+    twin_detail::compare_masked(dst, src0, evk_twin::bit_mask<T>(mask, "CompareScalar", s), repeatTimes,
+                                p.srcBlkStride, p.srcRepStride, mode, [&](uint32_t, uint32_t) { return scalar; },
+                                "CompareScalar", s);
+}
+
 // --- Select: dst[i] = bit i of selMask ? src0[i] : src1[i] (or the scalar) --------------------
 template <class T, class U>
 inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
@@ -531,6 +631,89 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
     const uint8_t* bits = reinterpret_cast<const uint8_t*>(selMask.data());
     for (uint32_t i = 0; i < count; ++i) dst.data()[i] = (bits[i / 8] >> (i % 8)) & 1 ? src0.data()[i] : scalar;
     evk_twin::count_vector(evk_twin::kCompareSelect, evk_twin::count_repeats<T>(count));
+}
+
+// Mask/repeat form: selection as above, then the mask filters it (elements it leaves out keep
+// dst's old value); dst, src0 and src1 strided by the BinaryRepeatParams. Which selMask bits a
+// repeat uses depends on the mode: VSEL_CMPMASK_SPR, the first 256 / sizeof(T) bits for every
+// repeat; VSEL_TENSOR_TENSOR_MODE and the scalar form (VSEL_TENSOR_SCALAR_MODE), consecutive
+// runs of 256 / sizeof(T) bits, one per repeat.
+namespace twin_detail {
+template <class T, class U, class Other>
+inline void select_masked(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                          bool same_bits_each_repeat, const evk_twin::Mask& m, uint32_t repeatTimes,
+                          const BinaryRepeatParams& p, Other other, evk_twin::Src s) {
+    evk_twin::check_repeat(repeatTimes, "Select", s);
+    constexpr uint32_t epr = 256 / sizeof(T);
+    dst.check(evk_twin::strided_extent<T>(repeatTimes, m, p.dstBlkStride, p.dstRepStride), "Select", s);
+    src0.check(evk_twin::strided_extent<T>(repeatTimes, m, p.src0BlkStride, p.src0RepStride), "Select", s);
+    const uint64_t bits = same_bits_each_repeat ? epr : uint64_t(repeatTimes) * epr;
+    selMask.check((bits / 8 + sizeof(U) - 1) / sizeof(U), "Select", s);
+    const uint8_t* sel = reinterpret_cast<const uint8_t*>(selMask.data());
+    for (uint32_t r = 0; r < repeatTimes; ++r)
+        for (uint32_t j = 0; j < epr; ++j)
+            if (m.test(j)) {
+                const uint64_t bit = same_bits_each_repeat ? j : uint64_t(r) * epr + j;
+                dst.data()[evk_twin::strided<T>(r, j, p.dstBlkStride, p.dstRepStride)] =
+                    (sel[bit / 8] >> (bit % 8)) & 1 ? src0.data()[evk_twin::strided<T>(r, j, p.src0BlkStride, p.src0RepStride)]
+                                                    : other(r, j);
+            }
+    evk_twin::count_vector(evk_twin::kCompareSelect, repeatTimes);
+}
+
+template <class T, class U>
+inline void select_tensors(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                           const LocalTensor<T>& src1, SELMODE mode, const evk_twin::Mask& m, uint32_t repeatTimes,
+                           const BinaryRepeatParams& p, evk_twin::Src s) {
+    if (mode == SELMODE::VSEL_TENSOR_SCALAR_MODE) {
+        evk_twin::fault("invalid-argument", "Select", s, "VSEL_TENSOR_SCALAR_MODE takes a scalar as src1");
+    }
+    src1.check(evk_twin::strided_extent<T>(repeatTimes, m, p.src1BlkStride, p.src1RepStride), "Select", s);
+    select_masked(dst, selMask, src0, mode == SELMODE::VSEL_CMPMASK_SPR, m, repeatTimes, p,
+                  [&](uint32_t r, uint32_t j) { return src1.data()[evk_twin::strided<T>(r, j, p.src1BlkStride, p.src1RepStride)]; }, s);
+}
+
+template <class T, class U>
+inline void select_scalar(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                          T scalar, SELMODE mode, const evk_twin::Mask& m, uint32_t repeatTimes,
+                          const BinaryRepeatParams& p, evk_twin::Src s) {
+    if (mode != SELMODE::VSEL_TENSOR_SCALAR_MODE) {
+        evk_twin::fault("invalid-argument", "Select", s, "a scalar src1 needs SELMODE::VSEL_TENSOR_SCALAR_MODE");
+    }
+    select_masked(dst, selMask, src0, false, m, repeatTimes, p, [&](uint32_t, uint32_t) { return scalar; }, s);
+}
+}  // namespace twin_detail
+
+template <class T, class U, bool isSetMask = true>
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                   const LocalTensor<T>& src1, SELMODE mode, uint64_t mask, uint32_t repeatTimes,
+                   const BinaryRepeatParams& p, evk_twin::Src s = {}) {
+    twin_detail::select_tensors(dst, selMask, src0, src1, mode, evk_twin::contiguous_mask<T>(mask, "Select", s),
+                                repeatTimes, p, s);
+}
+
+template <class T, class U, bool isSetMask = true>
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                   const LocalTensor<T>& src1, SELMODE mode, const uint64_t mask[], uint32_t repeatTimes,
+                   const BinaryRepeatParams& p, evk_twin::Src s = {}) {
+    twin_detail::select_tensors(dst, selMask, src0, src1, mode, evk_twin::bit_mask<T>(mask, "Select", s), repeatTimes,
+                                p, s);
+}
+
+template <class T, class U, bool isSetMask = true>
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                   evk_twin::nondeduced<T> scalar, SELMODE mode, uint64_t mask, uint32_t repeatTimes,
+                   const BinaryRepeatParams& p, evk_twin::Src s = {}) {
+    twin_detail::select_scalar(dst, selMask, src0, static_cast<T>(scalar), mode,
+                               evk_twin::contiguous_mask<T>(mask, "Select", s), repeatTimes, p, s);
+}
+
+template <class T, class U, bool isSetMask = true>
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
+                   evk_twin::nondeduced<T> scalar, SELMODE mode, const uint64_t mask[], uint32_t repeatTimes,
+                   const BinaryRepeatParams& p, evk_twin::Src s = {}) {
+    twin_detail::select_scalar(dst, selMask, src0, static_cast<T>(scalar), mode, evk_twin::bit_mask<T>(mask, "Select", s),
+                               repeatTimes, p, s);
 }
 
 // --- Brcb: each of 8 source elements per repeat fills one 32-byte block of dst ----------------
