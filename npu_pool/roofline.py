@@ -16,9 +16,10 @@ def peaks_path() -> Path:
 
 
 def device_peaks(backend: Backend, path: Path | None = None) -> DevicePeaks:
-    """The backend's peaks, measured once per machine and device and cached as JSON."""
+    """The backend's peaks, measured once per machine and device (or modelled chip) and
+    cached as JSON."""
     path = path or peaks_path()
-    key = f"{backend.name}:{platform.node()}:{backend.device}:{os.cpu_count()}"
+    key = f"{backend.name}:{platform.node()}:{backend.peaks_identity()}:{os.cpu_count()}"
     cached = harness_cache.load(path)
     if key in cached:
         return DevicePeaks(**cached[key])

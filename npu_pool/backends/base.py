@@ -122,6 +122,12 @@ class Backend(ABC):
     def measure_peaks(self) -> DevicePeaks:
         """Measure bandwidth and compute peaks (slow: the caller caches the result)."""
 
+    def peaks_identity(self) -> str:
+        """What the peaks belong to, beside the machine: part of their cache key. The device
+        by default; a backend that models a chip (npu-twin) names the modelled chip, so
+        switching it never serves another chip's peaks."""
+        return self.device
+
     def load_inline_defaults(self) -> dict[str, Any]:
         """Extra keyword arguments for `load_inline` calls made by ModelNew candidates."""
         return {}

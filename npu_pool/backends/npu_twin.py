@@ -101,6 +101,10 @@ class NpuTwinBackend(Backend):
         return DevicePeaks(gbps=soc["gm_gbps"], gflops=peak_gflops(soc),
                            method=f"modelled: the twin's {soc['name']} parameters, not a measurement")
 
+    def peaks_identity(self) -> str:
+        # The modelled chip as configured, and the table it comes from (the headers' hash).
+        return f"twin:{self.soc}:ub={self.ub_bytes}:cores={self.ai_cores}:{twin_headers_digest()}"
+
     def soc_params(self) -> dict[str, Any]:
         """The modelled SoC's parameters, from the twin's own table (a small probe library
         built once per set of headers when no kernel library is loaded yet)."""

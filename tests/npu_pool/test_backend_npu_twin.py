@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from npu_pool import harness_cache
 from npu_pool.backends import DETECTION_ORDER, get_backend, timing_kind
 from npu_pool.backends.ascendc import (
     kernel_translation_unit,
@@ -265,3 +266,22 @@ def test_the_npu_bundle_seeds_npu_twin_banks_with_what_the_twin_supports():
     assert not names & {"torch_npu", "torch.npu.Event", "GET_TILING_DATA", "Mmad"}
     assert {f"template_{f}" for f in ("elementwise", "row_reduction", "softmax_norm", "matmul", "window", "scan")} <= names
     assert {item.id for item in twin}.isdisjoint({item.id for item in npu})  # a bank can hold both
+
+
+def test_cached_peaks_follow_the_modelled_soc(tmp_path, monkeypatch):
+    """Switching EVOKERNEL_TWIN_SOC (or its UB/core overrides) needs no cache removed by hand:
+    the roofline's cached peaks are keyed by the modelled chip."""
+    from npu_pool.roofline import device_peaks
+
+    path = tmp_path / "device_peaks.json"
+    peaks = {}
+    for soc, cores in (("Ascend910B1", ""), ("Ascend310P", ""), ("Ascend910B1", "4"), ("Ascend910B1", "")):
+        monkeypatch.setenv("EVOKERNEL_TWIN_SOC", soc)
+        monkeypatch.setenv("EVOKERNEL_TWIN_AI_CORES", cores)
+        backend = NpuTwinBackend()
+        peaks[(soc, cores)] = device_peaks(backend, path)
+        assert peaks[(soc, cores)] == backend.measure_peaks(), (soc, cores)
+    assert peaks[("Ascend910B1", "")].gbps == 1600 and peaks[("Ascend310P", "")].gbps == pytest.approx(204.8)
+    assert "Ascend310P" in peaks[("Ascend310P", "")].method
+    assert peaks[("Ascend910B1", "4")].gflops < peaks[("Ascend910B1", "")].gflops  # 4 of 24 cores
+    assert len(harness_cache.load(path)) == 3  # one entry per modelled chip
