@@ -21,9 +21,17 @@ import ray
 import structlog
 
 from memory_actor.bank import MemoryBank
-from memory_actor.config import MemoryConfig
+from memory_actor.config import MemoryConfig, memory_actor_name
 from memory_actor.items import MemoryItem
 from memory_actor.journal import FoldJob
+from memory_actor.lease import (
+    BankInUse,
+    BankUnusable,
+    in_use_message,
+    is_local,
+    lease_record,
+    local_path,
+)
 from memory_actor.messages import BankStats, Retrieval, RetrievalRequest, UpdateAck, ValueUpdate
 
 log = structlog.get_logger("evokernel.memory.actor")
@@ -60,17 +68,19 @@ class MemoryActor:
     def __repr__(self) -> str:
         """What the Ray dashboard's Actors table shows (Repr): name, bank folder, retrieval mode."""
         uri = str(self.config.uri).rstrip("/")
-        return f"{self.config.actor_name} (bank {uri.rsplit('/', 1)[-1]}, retrieval {self.config.retrieval})"
+        return f"{memory_actor_name(self.config)} (bank {uri.rsplit('/', 1)[-1]}, retrieval {self.config.retrieval})"
+
+    @property
+    def bank(self) -> MemoryBank:
+        if self._bank is None:
+            kind, reason = self.refusal or ("BankUnusable", "the memory bank is not open")
+            raise (BankInUse if kind == "BankInUse" else BankUnusable)(reason)
+        return self._bank
 
     def __init__(self, config: dict[str, Any] | MemoryConfig, owner: str | None = None):
         self.config = MemoryConfig.model_validate(config)
-        # This process becomes the bank's one writer (memory_actor.lease); BankInUse ends the
-        # actor's creation when another process writes the bank (the caller says who).
-        self.bank = MemoryBank(self.config, owner=owner)
-        # The bank's objects live as long as the actor: keep the collector from rescanning them
-        # (full collections over 100k items are the worst retrieval-latency outliers).
-        gc.collect()
-        gc.freeze()
+        self.holder = lease_record(owner)
+        self.refusal: tuple[str, str] | None = None  # (BankInUse or BankUnusable, its one line)
         self._log_lock = asyncio.Lock()  # the log table: appends, trims
         self._items_lock = asyncio.Lock()  # the items and meta tables: adds, folds
         self._folder: asyncio.Task[None] | None = None
@@ -81,11 +91,26 @@ class MemoryActor:
         self._recalls: list[tuple[RetrievalRequest, asyncio.Future[Retrieval]]] = []
         self._recall_server: asyncio.Task[None] | None = None
         self._metrics = _Metrics()
-        self._metrics.count_items(self.bank)
+        self._bank: MemoryBank | None = None
+        try:
+            # This process becomes the bank's one writer (memory_actor.lease).
+            self._bank = MemoryBank(self.config, owner=owner)
+        except BankUnusable as exc:
+            # Another process writes the bank (a race lost after `evokernel run` checked it), or
+            # it cannot be written. The actor stays up, refused: open_memory_actor says so in one
+            # line and ends it (a failed creation would put Ray's traceback on the terminal).
+            self.refusal = (type(exc).__name__, str(exc))
+            log.warning("memory bank refused", reason=str(exc))
+            return
+        # The bank's objects live as long as the actor: keep the collector from rescanning them
+        # (full collections over 100k items are the worst retrieval-latency outliers).
+        gc.collect()
+        gc.freeze()
+        self._metrics.count_items(self._bank)
         if self.config.preload_embedder and self.config.retrieval != "none":
             # The first text retrieval should not wait seconds for the model to load.
-            threading.Thread(target=self.bank.embedder.embed, args=(["warm up"],), daemon=True).start()
-        log.info("memory actor ready", pid=os.getpid(), items=len(self.bank.items))
+            threading.Thread(target=self._bank.embedder.embed, args=(["warm up"],), daemon=True).start()
+        log.info("memory actor ready", pid=os.getpid(), items=len(self._bank.items))
 
     # -- background group commit -------------------------------------------------------------------
     def _kick(self) -> None:
@@ -294,10 +319,14 @@ class MemoryActor:
     async def pid(self) -> int:
         return os.getpid()
 
+    async def serving(self) -> dict[str, Any]:
+        """Which bank this actor serves, for whom (the lease record), or why it was refused."""
+        return {"uri": self.config.uri, "holder": self.holder, "refusal": self.refusal}
+
 
 def get_or_create_memory_actor(config: MemoryConfig, owner: str | None = None) -> Any:
-    """The cluster's memory actor, created on first use, found by name afterwards. `owner` (a
-    run id) names the creator in the bank's lease.
+    """The bank's memory actor, created on first use, found by name afterwards (one per bank:
+    memory_actor_name). `owner` (a run id) names the creator in the bank's lease.
 
     Needs `ray.init` done by the caller. The bank (and the embedding model) load inside the
     actor's process, never in the caller's.
@@ -305,7 +334,7 @@ def get_or_create_memory_actor(config: MemoryConfig, owner: str | None = None) -
     if not ray.is_initialized():
         raise RuntimeError("ray is not initialised: call ray.init(...) before get_or_create_memory_actor")
     options: dict[str, Any] = {
-        "name": config.actor_name,
+        "name": memory_actor_name(config),
         "get_if_exists": True,
         "max_restarts": config.actor_max_restarts,
         "max_task_retries": config.actor_max_task_retries,
@@ -322,3 +351,43 @@ def get_or_create_memory_actor(config: MemoryConfig, owner: str | None = None) -
     if config.actor_detached:
         options["lifetime"] = "detached"
     return ray.remote(MemoryActor).options(**options).remote(config.model_dump(), owner)
+
+
+class MemoryActorFailed(Exception):
+    """The memory actor did not start (one line; the reason is in the log)."""
+
+
+def open_memory_actor(config: MemoryConfig, owner: str, timeout_s: float = 300.0) -> Any:
+    """The bank's memory actor, started (or found) and serving CONFIG's bank for OWNER, whose
+    handle the caller keeps for its campaign. Raises, in one line: BankInUse when another process
+    writes the bank (the actor lost the race for the lease: it is ended) or when the actor found
+    under that name was started by another campaign (named in the lease record); BankUnusable when
+    the actor of that name serves another bank (a `memory.actor_name` set by hand) or the bank
+    cannot be written; MemoryActorFailed when it does not start. One found dying (a campaign of
+    this process that just ended) is replaced once."""
+    name = memory_actor_name(config)
+    for last in (False, True):
+        actor = get_or_create_memory_actor(config, owner)
+        try:
+            serving = ray.get(actor.serving.remote(), timeout=timeout_s)
+            break
+        except Exception as exc:  # noqa: BLE001 - it did not start: the reason in one line
+            log.warning("memory actor did not answer", actor=name, error=str(exc)[-2000:])
+            if last:
+                lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+                raise MemoryActorFailed(f"the memory actor did not start: {lines[-1] if lines else type(exc).__name__}"
+                                        ) from None
+            time.sleep(1.0)
+    bank = local_path(config.uri) if is_local(config.uri) else config.uri
+    if serving["refusal"] is not None:
+        ray.kill(actor, no_restart=True)
+        kind, reason = serving["refusal"]
+        raise (BankInUse if kind == "BankInUse" else BankUnusable)(reason)
+    if serving["uri"] != config.uri:
+        raise BankUnusable(f"the cluster's memory actor {name!r} serves the bank {serving['uri']}, not {config.uri}: "
+                           "leave memory.actor_name unset (one actor per bank), or use that bank")
+    if serving["holder"].get("owner") != owner:
+        # Another campaign on this cluster writes the bank through this actor: the actor ends
+        # with that campaign's driver, so it cannot serve this one (docs/memory.md).
+        raise BankInUse(in_use_message(bank, serving["holder"]))
+    return actor

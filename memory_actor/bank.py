@@ -3,7 +3,8 @@ values and visits); durability comes from LanceDB: items are written when added,
 and retrieval context is appended to the log table, and the log is folded into the items table
 in batches. A restarted bank rebuilds its memory from the items table plus the log.
 
-The durable log (replay, group commit, folds, compaction) is in journal.py.
+Opening a bank (the writer's lease or read-only, the embedder check) is in bank_open.py; the
+durable log (replay, group commit, folds, compaction) is in journal.py.
 """
 
 from __future__ import annotations
@@ -16,37 +17,35 @@ import pyarrow as pa
 import structlog
 
 from memory_actor.api_lookup import ApiNameIndex
+from memory_actor.bank_open import open_store, stored_items
 from memory_actor.config import MemoryConfig
-from memory_actor.embeddings import MINILM_DIM, Embedder, embedder_identity, make_embedder
+from memory_actor.embeddings import Embedder, embedder_identity, make_embedder
 from memory_actor.index import STAGE_ROW, VectorIndex
-from memory_actor.items import MemoryItem, items_from_arrow, items_to_arrow, new_id, utc_now
+from memory_actor.items import MemoryItem, items_to_arrow, new_id, utc_now
 from memory_actor.journal import BankJournal
 from memory_actor.messages import (
     BankStats,
     Retrieval,
     RetrievalRequest,
-    UnknownRetrieval,
     UpdateAck,
     ValueUpdate,
 )
-from memory_actor.provenance import provenance_targets
+from memory_actor.provenance import ancestor_credit, shown_credit
 from memory_actor.ranking import recall_pool_size, select
-from memory_actor.slots import GENERIC, SlotCandidate, SlotChoice, SlotRequest, SlotStats, decide
-from memory_actor.store import BankStore
+from memory_actor.slots import (
+    GENERIC,
+    SlotCandidate,
+    SlotChoice,
+    SlotRequest,
+    SlotStats,
+    decide,
+    slot_kernel_key,
+)
 from memory_actor.values import RewardNormaliser, RewardShaper, is_feasible_trace, q_update
 
 log = structlog.get_logger("evokernel.memory.bank")
 
 SEEN_UPDATES_KEPT = 200_000
-
-
-def slot_kernel_key(item: MemoryItem) -> tuple[str, str, str] | None:
-    """(backend, family, signature shape) of a feasible kernel, from the tags the episode gives
-    the traces it stores ('family:...', 'shape:...'); None for a trace without them."""
-    tags = dict(tag.split(":", 1) for tag in item.tags if ":" in tag)
-    if "family" not in tags:
-        return None
-    return item.backend, tags["family"], tags.get("shape", "")
 
 
 class MemoryBank(BankJournal):
@@ -57,26 +56,14 @@ class MemoryBank(BankJournal):
         self.config = config
         self.identity = embedder_identity(config)
         self._embedder = embedder
-        self.store = BankStore(config.uri, config.storage_options, read_only=read_only, owner=owner)
-        dim = self.store.stored_dim() or (self.embedder.dim if config.embedder != "minilm" else MINILM_DIM)
-        self.store.open(dim)
-        self.dim = dim
-        meta = self.store.read_meta()
-        bank = meta.get("bank")
-        if bank is None and not read_only:
-            self.store.write_meta({"bank": {"dim": dim, "embedder": self.identity, "created_at": utc_now().isoformat()}})
-        elif bank is not None and bank["embedder"] != self.identity:
-            raise ValueError(
-                f"the bank at {config.uri} holds {bank['embedder']} embeddings; this config embeds with "
-                f"{self.identity}: use another --memory URI or the matching embedder"
-            )
+        self.store, self.dim, meta = open_store(config, lambda: self.embedder.dim, read_only=read_only, owner=owner)
         folded = meta.get("folded", {})
         self.seq = self.durable_seq = int(folded.get("seq", 0))
         self.updates_applied = int(folded.get("updates", 0))
         self.shaper = RewardShaper.from_state(config, folded)  # normaliser and per-stage baselines
         self.slots = SlotStats(folded.get("slots"))  # the worked-example slot's outcomes (slots.py)
         self.slot_kernels: dict[tuple[str, str, str], list[str]] = {}  # (backend, family, shape) -> trace ids
-        self.index = VectorIndex(dim)
+        self.index = VectorIndex(self.dim)
         self.items: dict[str, MemoryItem] = {}  # without embeddings; Q and visits live in the index
         self.children_of: dict[str, list[str]] = {}
         self.api = ApiNameIndex()
@@ -102,10 +89,9 @@ class MemoryBank(BankJournal):
         return self._embedder
 
     def _load(self) -> None:
-        table = self.store.read_items()
-        if table.num_rows:
-            vectors = table.column("embedding").combine_chunks().values.to_numpy(zero_copy_only=False)
-            self._index_items(items_from_arrow(table, with_embedding=False, trusted=True), vectors.reshape(-1, self.dim))
+        items, vectors = stored_items(self.store, self.dim)
+        if items:
+            self._index_items(items, vectors)
         self._replay_log()
         log.info("memory bank opened", uri=self.config.uri, items=len(self.items), log_rows=self.log_rows,
                  seq=self.seq)
@@ -320,54 +306,23 @@ class MemoryBank(BankJournal):
             self.seen_updates.popitem(last=False)
 
     # -- value updates -------------------------------------------------------------------------------
-    def _credited_ids(self, update: ValueUpdate) -> tuple[list[str], list[str]]:
-        """The items the update credits as shown, and the shown ids it ignores (unknown here)."""
-        if update.shown_ids is not None:
-            # Exactly what reached the prompt. An unknown id (say a start point whose trace was never
-            # stored) must not cost the others their credit, so it is skipped, not refused.
-            shown = list(dict.fromkeys(update.shown_ids))
-            ignored = [item_id for item_id in shown if item_id not in self.index.row_of]
-            if ignored:
-                log.warning("update names unknown items; ignored", update_id=update.update_id, ids=ignored[:5])
-            return [item_id for item_id in shown if item_id in self.index.row_of], ignored
-        ids: list[str] = []
-        if update.retrieval_id is not None:
-            context = self.retrievals.get(update.retrieval_id)
-            if context is None and not update.item_ids:
-                raise UnknownRetrieval(f"unknown retrieval {update.retrieval_id!r} and no item ids given")
-            ids += context[2] if context else []
-        ids = list(dict.fromkeys(ids + list(update.item_ids)))
-        unknown = [item_id for item_id in ids if item_id not in self.index.row_of]
-        if unknown:
-            raise KeyError(f"update {update.update_id}: unknown item ids {unknown[:5]}")
-        return ids, []
-
-    def _provenance(self, update: ValueUpdate, shown: list[str], advantage: float) -> list[tuple[str, float]]:
-        """(item id, step weight) of the items credited through the attempt's start-point chain."""
-        attempt = self.items.get(update.attempt_id) if update.attempt_id else None
-        # Only a working kernel that beat the stage's baseline passes credit back: blame for a
-        # failure stays with what the failing prompt showed.
-        if not self.config.provenance_credit or attempt is None or advantage <= 0 or not is_feasible_trace(attempt):
-            return []
-        targets = provenance_targets(self.items, attempt.id, set(shown), self.config.provenance_gamma_lambda,
-                                     self.config.provenance_max_depth)
-        return [(item_id, weight) for item_id, _depth, weight in targets]
-
     def stage_update(self, update: ValueUpdate) -> UpdateAck:
         """Apply an update in memory and queue its log row (durable at the next flush)."""
         seen = self.seen_updates.get(update.update_id)
         if seen is not None:
             return seen.model_copy(update={"duplicate": True, "durable": seen.seq <= self.durable_seq})
-        shown, ignored = self._credited_ids(update)
+        shown, ignored = shown_credit(update, self.index.row_of, self.retrievals)
         applied, advantage = self.shaper.shape(update.stage, update.reward)
         stage_row = STAGE_ROW[update.stage]
-        provenance = self._provenance(update, shown, advantage)
+        attempt = self.items.get(update.attempt_id) if update.attempt_id else None
+        provenance = ancestor_credit(self.items, attempt, shown, advantage, self.config)
         steps = [(item_id, self.config.alpha, 1) for item_id in shown]
         steps += [(item_id, self.config.alpha * weight, 0) for item_id, weight in provenance]  # no visit: not shown
-        q_values, visit_counts = [], []
+        q_values, visit_counts, q_before = [], [], []
         for item_id, alpha, visit in steps:
             row = self.index.row_of[item_id]
-            q = q_update(float(self.index.q[stage_row, row]), advantage, alpha)
+            q_before.append(float(self.index.q[stage_row, row]))
+            q = q_update(q_before[-1], advantage, alpha)
             visits = int(self.index.visits[stage_row, row]) + visit
             self.index.set_value(update.stage, row, q, visits)
             q_values.append(q)
@@ -379,7 +334,8 @@ class MemoryBank(BankJournal):
         self.pending.append(self._log_row(
             "update", update.update_id, update.stage, item_ids=[item_id for item_id, _, _ in steps],
             shown=len(shown), retrieval_id=update.retrieval_id, reward=update.reward, applied=applied,
-            advantage=advantage, q=q_values, visits=visit_counts, base_count=baseline.count, base_mean=baseline.mean))
+            advantage=advantage, q=q_values, visits=visit_counts, base_count=baseline.count, base_mean=baseline.mean,
+            before=q_before))
         if update.slot is not None and update.stage == "draft":
             # The slot's outcome: counts, absolute like q (replay is idempotent), in a row of its own.
             changed = self.slots.record(update.slot, update.reward > 0)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from memory_actor.lease import is_local, local_path
 
 
 class MemoryConfig(BaseModel):
@@ -88,8 +91,13 @@ class MemoryConfig(BaseModel):
     version_retention_s: float = Field(
         60.0, ge=0, description="compaction keeps table versions younger than this (readers in other processes)"
     )
+    history_keep_rows: int = Field(
+        100_000, ge=0, description="folded update rows kept in the history table, so that a resume can still take "
+        "back the updates of the attempts it redoes after the log was folded (0: keep none)")
     retrieval_log_keep: int = Field(10000, ge=0, description="retrieval contexts kept across a fold for late updates")
-    actor_name: str = Field("evokernel-memory", description="name of the shared Ray actor")
+    actor_name: str | None = Field(
+        None, description="name of the bank's Ray actor; default evokernel-memory-<12 hex digits of the bank's "
+        "absolute path or URI>: one actor per bank, so campaigns on other banks share a cluster (memory_actor_name)")
     actor_namespace: str | None = Field(None, description="Ray namespace of the actor; default: the driver's")
     actor_detached: bool = Field(False, description="keep the actor alive after the driver exits")
     actor_max_restarts: int = Field(-1, ge=-1, description="restarts after a crash (-1: unlimited)")
@@ -104,3 +112,19 @@ class MemoryConfig(BaseModel):
         1, ge=0, description="BLAS threads for recall in the actor (0: BLAS default); raise on hosts with many cores"
     )
     actor_num_cpus: float = Field(0.0, ge=0, description="CPUs reserved for the actor (0: do not block task slots)")
+
+
+def memory_actor_name(config: MemoryConfig) -> str:
+    """The Ray name of the actor that serves CONFIG's bank: `actor_name` when set, else one
+    derived from the bank's absolute path (or its URI), as this process resolves a relative path.
+    A campaign fixes the name in the config it hands its episodes (cluster_config)."""
+    if config.actor_name:
+        return config.actor_name
+    bank = local_path(config.uri) if is_local(config.uri) else config.uri.rstrip("/")
+    return f"evokernel-memory-{hashlib.sha256(bank.encode()).hexdigest()[:12]}"
+
+
+def cluster_config(config: MemoryConfig) -> MemoryConfig:
+    """CONFIG with the actor's name fixed: episodes on other nodes (another working folder) then
+    find the same actor."""
+    return config.model_copy(update={"actor_name": memory_actor_name(config)})

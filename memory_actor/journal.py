@@ -112,10 +112,13 @@ class BankJournal:
         self.store.compact(self.config.version_retention_s, tables=("items", "meta"))
 
     def trim_log(self, fold: FoldJob) -> int:
-        """Delete the log rows a fold made redundant and compact the log; returns its row count."""
+        """Delete the log rows a fold made redundant and compact the log; returns its row count.
+        The update rows move to the history table first: a resume may take them back later."""
+        if self.config.history_keep_rows:
+            self.store.archive_log(fold.seq, self.config.history_keep_rows)
         self.store.delete_log(f"seq <= {fold.seq} AND (type IN ('update', 'slot', 'retract') "
                               f"OR seq <= {fold.retrieval_cut})")
-        self.store.compact(self.config.version_retention_s, tables=("log",))
+        self.store.compact(self.config.version_retention_s, tables=("log", "history"))
         return self.store.log.count_rows()
 
     def end_flush(self, job: FlushJob) -> None:

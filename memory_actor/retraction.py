@@ -4,21 +4,25 @@ would have learned from attempts the run folder no longer holds.
 
 An episode names its updates `RUN_ID/TASK/…` (update_prefix); `take_back(bank, prefixes)`
 removes the effect of every update whose id starts with one of them. Q moves by an exponential
-moving average, q' = q + a (t - q), with the target t (the advantage) and the step a of each
-update recoverable from the log (a = (q' - q) / (t - q)), so each touched item's chain of
-updates since the last fold is recomputed without the taken-back ones; the difference is
-applied to its current value (later updates keep their effect), its visits drop by the shown
-ones, and the worked-example slot counts of those drafts are taken back as well. Each taken-back
-update leaves a `retract` log row holding absolute values, like every row (replay is
-idempotent), and a second take-back of the same update does nothing.
+moving average, q' = q + a (t - q): each update row holds the target t (the advantage), the
+values it left and the values it found (`before`), so the step a = (q' - q) / (t - q) is known
+too, and each touched item's chain of updates from the first taken-back one on is recomputed
+without them; the difference is applied to its current value (later updates keep their effect),
+its visits drop by the shown ones, and the worked-example slot counts of those drafts are taken
+back as well. Each taken-back update leaves a `retract` log row holding absolute values, like
+every row (replay is idempotent), and a second take-back of the same update does nothing.
 
-Updates already folded into the items table (the log keeps them only until a fold) cannot be
-recomputed and stay; the reward statistics (normaliser, baselines) keep every reward seen.
+The rows are read from the log and from the history table, where a fold moves the update rows
+it folded (store.archive_log): a run killed, its bank folded (closed, or written by another
+campaign), then resumed, still takes its discarded attempts back. Only updates older than the
+history keeps (`history_keep_rows`) stay; the reward statistics (normaliser, baselines) keep
+every reward seen.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -36,25 +40,37 @@ def update_prefix(run_id: str, task: str) -> str:
     return f"{run_id}/{task}/"
 
 
+def update_rows(store: Any) -> list[dict[str, Any]]:
+    """The bank's update, slot and retract rows (and the log's retrieval rows), from the history
+    table and the log, once each, in sequence order."""
+    rows = {row["seq"]: row for row in store.read_history().to_pylist()}
+    rows.update((row["seq"], row) for row in store.read_log().to_pylist())
+    return [rows[seq] for seq in sorted(rows)]
+
+
 def take_back(bank: Any, prefixes: list[str]) -> int:
     """Undo the updates whose id starts with one of PREFIXES (see the module); returns how many."""
-    rows = bank.store.read_log().to_pylist()
-    folded = int(bank.store.read_meta().get("folded", {}).get("seq", 0))
+    rows = update_rows(bank.store)
     done = {row["ref_id"][len(RETRACT) + 1:] for row in rows if row["type"] == RETRACT}
     wanted = tuple(prefixes)
-    targets = [row for row in rows if row["type"] == "update" and row["seq"] > folded
-               and row["ref_id"].startswith(wanted) and row["ref_id"] not in done]
+    targets = [row for row in rows if row["type"] == "update" and row["ref_id"].startswith(wanted)
+               and row["ref_id"] not in done]
     if not targets:
         return 0
     gone = done | {row["ref_id"] for row in targets}
-    start = _folded_values(bank)
-    steps = _steps(rows, folded, start, bank.config)
+    steps = _steps(rows, bank)
     new_q: dict[tuple[str, str], float] = {}
     for key in {(item_id, row["stage"]) for row in targets for item_id in row["item_ids"]}:
-        if key not in steps or key[0] not in bank.index.row_of:
+        if key[0] not in bank.index.row_of:
             continue
-        before = _chain(start[key], steps[key], done)
-        after = _chain(start[key], steps[key], gone)
+        chain = steps.get(key, [])
+        first = next((n for n, step in enumerate(chain) if step.update_id in gone), None)
+        if first is None or chain[first].before is None:
+            log.warning("a value update cannot be recomputed; its effect on Q stays", item=key[0], stage=key[1])
+            continue
+        chain = chain[first:]
+        before = _chain(chain[0].before, chain, done)
+        after = _chain(chain[0].before, chain, gone)
         stage_row, row = STAGE_ROW[key[1]], bank.index.row_of[key[0]]
         new_q[key] = float(bank.index.q[stage_row, row]) + after - before
     for row in targets:
@@ -104,6 +120,46 @@ def _take_back_slot(bank: Any, update: dict[str, Any], rows: list[dict[str, Any]
                                       visits=[n for _, n in changed.values()]))
 
 
+@dataclass
+class Step:
+    """One update of one item's Q in one stage: q' = q + step (target - q), from `before`."""
+
+    update_id: str
+    step: float
+    target: float
+    before: float | None
+
+
+def _steps(rows: list[dict[str, Any]], bank: Any) -> dict[tuple[str, str], list[Step]]:
+    """Per (item, stage): every update in ROWS as a Step, in order (the history as it happened,
+    taken-back updates and the values their retract rows set included). Rows written before
+    `before` was logged take it from the previous row of the item, or, past the last fold, from
+    the items table."""
+    folded_seq = int(bank.store.read_meta().get("folded", {}).get("seq", 0))
+    folded: dict[tuple[str, str], float] | None = None
+    value: dict[tuple[str, str], float] = {}
+    steps: dict[tuple[str, str], list[Step]] = defaultdict(list)
+    for row in rows:
+        if row["type"] not in ("update", RETRACT):
+            continue
+        befores = row.get("before") or [None] * len(row["item_ids"])
+        for item_id, q, before in zip(row["item_ids"], row["q"], befores, strict=True):
+            key = (item_id, row["stage"])
+            if before is None:
+                before = value.get(key)
+            if before is None and row["seq"] > folded_seq:
+                folded = _folded_values(bank) if folded is None else folded
+                before = folded.get(key)
+            value[key] = q
+            if row["type"] == RETRACT:
+                continue
+            target = row["advantage"] if row.get("advantage") is not None else row["applied"]
+            known = before is not None and abs(target - before) > 1e-12
+            steps[key].append(Step(row["ref_id"], (q - before) / (target - before) if known else bank.config.alpha,
+                                   target, before))
+    return steps
+
+
 def _folded_values(bank: Any) -> dict[tuple[str, str], float]:
     """Each item's Q per stage as the items table holds it: the value before the log's updates."""
     table = bank.store.read_items().select(["id", "q_draft", "q_refine"]).to_pylist()
@@ -111,33 +167,11 @@ def _folded_values(bank: Any) -> dict[tuple[str, str], float]:
             **{(row["id"], "refine"): row["q_refine"] or 0.0 for row in table}}
 
 
-def _steps(rows: list[dict[str, Any]], folded: int, start: dict[tuple[str, str], float],
-           config: MemoryConfig) -> dict[tuple[str, str], list[tuple[str, float, float]]]:
-    """Per (item, stage): the updates since the fold as (update id, step a, target t), the step
-    recovered from the values the update left (the history as it happened, taken-back ones and
-    the values they set included)."""
-    value = dict(start)
-    steps: dict[tuple[str, str], list[tuple[str, float, float]]] = defaultdict(list)
-    for row in rows:
-        if row["seq"] <= folded or row["type"] not in ("update", RETRACT):
-            continue
-        for item_id, q in zip(row["item_ids"], row["q"], strict=True):
-            key = (item_id, row["stage"])
-            before = value.get(key, 0.0)
-            value[key] = q
-            if row["type"] == RETRACT:
-                continue
-            target = row["advantage"] if row.get("advantage") is not None else row["applied"]
-            step = (q - before) / (target - before) if abs(target - before) > 1e-12 else config.alpha
-            steps[key].append((row["ref_id"], step, target))
-    return steps
-
-
-def _chain(start: float, steps: list[tuple[str, float, float]], skipped: set[str]) -> float:
+def _chain(start: float, steps: list[Step], skipped: set[str]) -> float:
     q = start
-    for update_id, step, target in steps:
-        if update_id not in skipped:
-            q += step * (target - q)
+    for step in steps:
+        if step.update_id not in skipped:
+            q += step.step * (step.target - q)
     return q
 
 

@@ -26,6 +26,8 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from memory_actor.items import MemoryItem
+
 SlotKind = Literal["generic", "template", "kernel"]
 SlotContext = Literal["fresh", "retry"]
 GENERIC = "generic"
@@ -81,6 +83,15 @@ class SlotOutcome(BaseModel):
     context: SlotContext
     key: str
     kind: SlotKind
+
+
+def slot_kernel_key(item: MemoryItem) -> tuple[str, str, str] | None:
+    """(backend, family, signature shape) of a feasible kernel, from the tags the episode gives
+    the traces it stores ('family:...', 'shape:...'); None for a trace without them."""
+    tags = dict(tag.split(":", 1) for tag in item.tags if ":" in tag)
+    if "family" not in tags:
+        return None
+    return item.backend, tags["family"], tags.get("shape", "")
 
 
 def stat_key(backend: str, family: str, context: str, candidate: str) -> str:

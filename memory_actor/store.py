@@ -1,6 +1,7 @@
 """The bank on LanceDB: an items table, an append-only log of value updates and retrieval
-contexts, and a small meta table. Every path goes through lancedb.connect(uri), so a local
-directory and an object store (s3://, gs://, az://) behave the same."""
+contexts, a small meta table, and the history of folded update rows. Every path goes through
+lancedb.connect(uri), so a local directory and an object store (s3://, gs://, az://) behave
+the same."""
 
 from __future__ import annotations
 
@@ -11,13 +12,16 @@ from datetime import timedelta
 from typing import Any
 
 import lancedb
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from memory_actor.items import item_schema
 from memory_actor.lease import BankLease, check_writable, is_local
 
-ITEMS, LOG, META = "items", "log", "meta"
+ITEMS, LOG, META, HISTORY = "items", "log", "meta", "history"
+HISTORY_TYPES = ("update", "slot", "retract")  # the rows a resume may still need (retraction.py)
 
 LOG_SCHEMA = pa.schema(
     [
@@ -40,6 +44,8 @@ LOG_SCHEMA = pa.schema(
         pa.field("advantage", pa.float64()),  # what Q moved towards: applied minus the stage's baseline
         pa.field("base_count", pa.int64()),  # the stage's baseline after the update (absolute, like q)
         pa.field("base_mean", pa.float64()),
+        # Added for issue 26.6: Q before the update, per item (a take-back's start after a fold).
+        pa.field("before", pa.list_(pa.float64())),
     ]
 )
 META_SCHEMA = pa.schema([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.string())])
@@ -50,7 +56,9 @@ class BankReadOnly(Exception):
 
 
 class BankStore:
-    """Thin, synchronous access to the three tables. Not thread-safe: callers serialise writes.
+    """Thin, synchronous access to the tables: items, log, meta, and history (the update rows a
+    fold took out of the log, kept so that a resume can still take them back: retraction.py).
+    Not thread-safe: callers serialise writes.
 
     A writer holds the bank's lease (memory_actor.lease: one writer per bank, across processes
     and machines) from `open` to `close`; a read-only store takes no lease and refuses writes."""
@@ -67,9 +75,10 @@ class BankStore:
         self.items: Any = None
         self.log: Any = None
         self.meta: Any = None
+        self.history: Any = None
 
     def open(self, dim: int) -> None:
-        """Open (creating where missing) the three tables, items with embeddings of `dim` floats.
+        """Open (creating where missing) the tables, items with embeddings of `dim` floats.
         A writer takes the lease first: BankInUse names the holder when another process has it."""
         if self.lease is not None:
             self.lease.acquire()
@@ -77,6 +86,8 @@ class BankStore:
             self.items = self._open_table(ITEMS, item_schema(dim))
             self.log = self._open_table(LOG, LOG_SCHEMA)
             self.meta = self._open_table(META, META_SCHEMA)
+            if not self.read_only or self._has_table(HISTORY):  # banks before issue 26.6 have none
+                self.history = self._open_table(HISTORY, LOG_SCHEMA)
         except BaseException:
             self.close()
             raise
@@ -160,19 +171,43 @@ class BankStore:
         self._writable()
         self.log.delete(where)
 
+    # -- history ------------------------------------------------------------------------------
+    def archive_log(self, upto_seq: int, keep: int) -> None:
+        """Copy the log's update, slot and retract rows up to UPTO_SEQ into history (those it
+        does not hold yet: a fold that crashed after this step is redone), keeping its newest
+        KEEP rows. Called by a fold before it deletes those rows from the log."""
+        self._writable()
+        held = np.sort(self.history.search().select(["seq"]).limit(None).to_arrow()["seq"].to_numpy())
+        table = self.log.to_arrow()
+        fresh = pc.and_(pc.greater(table["seq"], int(held[-1]) if len(held) else 0),
+                        pc.less_equal(table["seq"], upto_seq))
+        rows = table.filter(pc.and_(fresh, pc.is_in(table["type"], pa.array(HISTORY_TYPES))))
+        if rows.num_rows:
+            self.history.add(rows.select(LOG_SCHEMA.names).cast(LOG_SCHEMA))
+        seqs = np.concatenate([held, np.sort(rows["seq"].to_numpy())])
+        if len(seqs) > keep:
+            self.history.delete(f"seq < {int(seqs[len(seqs) - keep]) if keep else int(seqs[-1]) + 1}")
+
+    def read_history(self) -> pa.Table:
+        """The folded update rows kept (empty for a bank without the table)."""
+        if self.history is None:
+            return LOG_SCHEMA.empty_table()
+        return self.history.to_arrow().sort_by("seq")
+
     # -- maintenance --------------------------------------------------------------------------
-    def compact(self, retention_s: float, tables: tuple[str, ...] = (ITEMS, LOG, META)) -> None:
+    def compact(self, retention_s: float, tables: tuple[str, ...] = (ITEMS, LOG, META, HISTORY)) -> None:
         """Merge small files and drop table versions older than the retention window."""
         self._writable()
         with warnings.catch_warnings():
             # retention 0 is a deliberate choice (a bank with no other readers); lancedb warns about it
             warnings.filterwarnings("ignore", message="optimize.cleanup_older_than=0")
             for table in (getattr(self, name) for name in tables):
-                table.optimize(cleanup_older_than=timedelta(seconds=retention_s))
+                if table is not None:
+                    table.optimize(cleanup_older_than=timedelta(seconds=retention_s))
 
     def versions(self) -> dict[str, int]:
-        return {name: len(table.list_versions()) for name, table in ((ITEMS, self.items), (LOG, self.log),
-                                                                     (META, self.meta))}
+        tables = ((ITEMS, self.items), (LOG, self.log), (META, self.meta), (HISTORY, self.history))
+        return {name: len(table.list_versions()) for name, table in tables if table is not None}
 
     def size_bytes(self) -> int:
         """Bytes under the bank's URI, through pyarrow's filesystems (local or object store)."""

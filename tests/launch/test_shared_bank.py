@@ -19,7 +19,7 @@ import pytest
 from memory_actor.bank import MemoryBank
 from memory_actor.config import MemoryConfig
 from memory_actor.lease import LOCK_FILE
-from memory_actor.retraction import RETRACT
+from memory_actor.retraction import RETRACT, update_rows
 from tests.actors import replies
 from tests.actors.openai_server import OpenAITestServer, Reply, ScriptedAgent
 
@@ -52,21 +52,28 @@ def rewarded(run_dir: Path) -> list[dict]:
     return [a for a in map(json.loads, lines) if a["reward"] is not None and a["shown"]]
 
 
-def standing_updates(bank: Path) -> Counter:
-    """Update ids in the log that were not taken back, counted (a duplicate would count 2)."""
+def standing_rows(bank: Path) -> list[dict]:
+    """The update rows (in the log, or folded into the history table) that were not taken back."""
     store = MemoryBank(MemoryConfig(uri=str(bank), preload_embedder=False), read_only=True).store
-    rows = store.read_log().to_pylist()
+    rows = update_rows(store)
     taken_back = {row["ref_id"][len(RETRACT) + 1:] for row in rows if row["type"] == RETRACT}
-    return Counter(row["ref_id"] for row in rows if row["type"] == "update" and row["ref_id"] not in taken_back)
+    return [row for row in rows if row["type"] == "update" and row["ref_id"] not in taken_back]
+
+
+def standing_updates(bank: Path) -> Counter:
+    """Update ids not taken back, counted (a duplicate would count 2)."""
+    return Counter(row["ref_id"] for row in standing_rows(bank))
 
 
 def check_bank(bank: Path, runs: dict[str, Path]) -> None:
     """Every acknowledged update (a rewarded attempt of a run folder) counted once and nothing
-    else; the log's update rows (those not folded into the items table yet) each once and of
-    these runs; unique sequence numbers; every item stored once."""
+    else; the update rows (in the log or the history) each once and of these runs; unique
+    sequence numbers; every item stored once; each item's draft visits are the standing updates
+    that showed it (a taken-back update's visits are gone)."""
     opened = MemoryBank(MemoryConfig(uri=str(bank), preload_embedder=False), read_only=True)
-    seqs = opened.store.read_log().column("seq").to_pylist()
-    assert len(seqs) == len(set(seqs))
+    for table in (opened.store.read_log(), opened.store.read_history()):
+        seqs = table.column("seq").to_pylist()
+        assert len(seqs) == len(set(seqs))
     ids = opened.items_table().column("id").to_pylist()
     assert len(ids) == len(set(ids)) == len(opened.items)
     standing = standing_updates(bank)
@@ -74,6 +81,11 @@ def check_bank(bank: Path, runs: dict[str, Path]) -> None:
     assert all(ref.split("/", 1)[0] in runs for ref in standing)
     expected = {run_id: len(rewarded(run_dir)) for run_id, run_dir in runs.items()}
     assert all(expected.values()) and opened.stats().updates == sum(expected.values()), expected
+    assert sum(standing.values()) == sum(expected.values())
+    shown = Counter(item_id for row in standing_rows(bank) if row["stage"] == "draft"
+                    for item_id in row["item_ids"][:row["shown"]])
+    assert {item_id: opened.get(item_id).visits_draft for item_id in opened.items
+            if opened.get(item_id).visits_draft} == dict(shown)
 
 
 @pytest.mark.slow
@@ -103,7 +115,8 @@ def test_two_campaigns_on_one_bank_lose_nothing(tmp_path):
 
 
 @pytest.mark.slow
-def test_resume_after_a_kill_takes_back_what_it_redoes(tmp_path):
+@pytest.mark.parametrize("closed_between", [False, True], ids=["resumed", "closed-then-resumed"])
+def test_resume_after_a_kill_takes_back_what_it_redoes(tmp_path, closed_between):
     bank, run_dir = tmp_path / "bank", tmp_path / "run"
     with OpenAITestServer() as server:
         # Two failed drafts (two -1 rewards to what they were shown), then the LLM hangs: kill -9.
@@ -114,6 +127,10 @@ def test_resume_after_a_kill_takes_back_what_it_redoes(tmp_path):
         run.communicate(timeout=60)
         run_id = json.loads((run_dir / "summary.json").read_text())["run_id"]
         assert len([ref for ref in standing_updates(bank) if ref.startswith(run_id)]) == 2  # in the bank
+        if closed_between:  # opened and closed by a writer (`memory seed`, another run): the log is folded
+            MemoryBank(MemoryConfig(uri=str(bank), preload_embedder=False), owner="evokernel memory").close()
+            folded = MemoryBank(MemoryConfig(uri=str(bank), preload_embedder=False), read_only=True).store
+            assert not [row for row in folded.read_log().to_pylist() if row["type"] == "update"]
 
         server.responder = ScriptedAgent([replies.FAST, replies.FAST])
         resumed = subprocess.run(
@@ -123,3 +140,34 @@ def test_resume_after_a_kill_takes_back_what_it_redoes(tmp_path):
     assert "took back 2 value update(s)" in resumed.stderr
     assert len((run_dir / "attempts.discarded.jsonl").read_text().splitlines()) == 2
     check_bank(bank, {run_id: run_dir})  # only the kept attempt's update stands
+
+
+@pytest.mark.slow
+def test_two_campaigns_with_their_own_banks_share_a_cluster(tmp_path):
+    # One Ray cluster both runs join; each campaign in its own Ray namespace (its device actors
+    # are named per namespace), the memory actors in one shared namespace: one actor per bank.
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, connect=False, head_node_args={"num_cpus": 4})
+    shared = ["--ray-address", cluster.address, "--set", "memory.actor_namespace=evokernel-memories",
+              "--set", "ray.devices=1", "--iterations", "1"]
+    try:
+        with OpenAITestServer() as server:
+            server.responder = ScriptedAgent([Reply(replies.FAST, delay_s=60), replies.FAST])
+            first = evokernel(server, tmp_path / "bank-a", tmp_path / "a", *shared, "--set", "ray.namespace=run-a")
+            lease = tmp_path / "bank-a" / LOCK_FILE
+            wait_until(lambda: server.chat_requests and lease.exists() and "evokernel run" in lease.read_text(),
+                       process=first)
+            second = evokernel(server, tmp_path / "bank-b", tmp_path / "b", *shared, "--set", "ray.namespace=run-b")
+            # The second drafts (its memory actor serves it) while the first waits for its reply.
+            wait_until(lambda: len(server.chat_requests) >= 2, process=second)
+            assert first.poll() is None
+            _, err = second.communicate(timeout=600)
+            assert second.returncode == 0, err[-3000:]
+            _, err = first.communicate(timeout=600)
+            assert first.returncode == 0, err[-3000:]
+    finally:
+        cluster.shutdown()
+    for name in ("a", "b"):
+        run_id = json.loads((tmp_path / name / "summary.json").read_text())["run_id"]
+        check_bank(tmp_path / f"bank-{name}", {run_id: tmp_path / name})  # each bank learned from its own run

@@ -68,3 +68,42 @@ def test_nothing_to_take_back_changes_nothing(memory_config):
     before = _values(bank, ids)
     assert take_back(bank, [update_prefix("run-1", "4_ReLU"), update_prefix("run-2", "6_SiLU")]) == 0
     assert _values(bank, ids) == before and not bank.pending
+
+
+def test_updates_folded_before_the_resume_are_taken_back_too(memory_config):
+    # A run killed, its bank then closed by another writer (closing folds the log into the items
+    # table), then resumed: the discarded attempts' updates are in the history table, not the log.
+    config = {"baseline": False, "normalise_refine": False}
+    bank, ids = _bank(memory_config, "-folded", **config)
+    kept = _updates("run-1", "6_SiLU", [ids[:2], ids[1:3], ids[2:]], [1.0, -1.0, 0.5])
+    redone = _updates("run-1", "4_ReLU", [ids[:3], ids[1:], [ids[0]]], [-1.0, -1.0, 1.0])
+    for update in (redone[0], kept[0], redone[1]):
+        bank.stage_update(update)
+    bank.close()
+    reopened = MemoryBank(bank.config)
+    assert reopened.stats().log_rows == 0 and reopened.store.read_history().num_rows == 3  # folded away
+    for update in (kept[1], redone[2], kept[2]):  # more after the fold: both kinds
+        reopened.stage_update(update)
+    reopened.flush()
+
+    assert take_back(reopened, [update_prefix("run-1", "4_ReLU")]) == 3
+    reopened.flush()
+    expected, _ = _bank(memory_config, "-folded-kept", **config)
+    for update in kept:
+        expected.stage_update(update)
+    assert _values(reopened, ids) == _values(expected, ids)
+    assert reopened.stats().updates == 3
+    reopened.compact()  # folded again, the retract rows with it
+    again = MemoryBank(bank.config)
+    assert _values(again, ids) == _values(expected, ids) and again.stats().updates == 3
+    assert take_back(again, [update_prefix("run-1", "4_ReLU")]) == 0  # once only, also after folds
+
+
+def test_the_history_keeps_the_newest_rows(memory_config):
+    bank, ids = _bank(memory_config, "-history", history_keep_rows=2)
+    for update in _updates("run-1", "4_ReLU", [[ids[0]]] * 4, [1.0, -1.0, 1.0, -1.0]):
+        bank.update(update)
+    bank.compact()
+    history = bank.store.read_history()
+    assert history.column("ref_id").to_pylist() == ["run-1/4_ReLU/2", "run-1/4_ReLU/3"]
+    assert take_back(bank, [update_prefix("run-1", "4_ReLU")]) == 2  # older ones are beyond reach
