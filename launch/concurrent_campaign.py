@@ -233,17 +233,18 @@ class ConcurrentCampaign:
             ray.shutdown()
 
     def _services(self, pools: DevicePools) -> tuple[Any, EpisodeServices, list[Any]]:
-        from memory_actor.actor import get_or_create_memory_actor
+        from memory_actor.config import cluster_config
 
         llm, in_flight = self.settings.llm, self.settings.ray.max_in_flight
         if llm.api_key is None and os.environ.get("OPENAI_API_KEY"):
             # Workers on other nodes do not see this process's environment: hand them the key.
             llm = llm.model_copy(update={"api_key": SecretStr(os.environ["OPENAI_API_KEY"])})
             self.settings = self.settings.model_copy(update={"llm": llm})
+        # The memory actor's name (one per bank) is fixed here: episodes on other nodes find it.
+        self.settings = self.settings.model_copy(update={"memory": cluster_config(self.settings.memory)})
         # The driver holds the memory actor's handle for the whole campaign: a named actor whose
         # handles all go away is destroyed, and episodes would then each create it anew.
-        self.memory = self._memory_actor(lambda: get_or_create_memory_actor(
-            self.settings.memory, owner=f"evokernel run {self.run_id}"))
+        self.memory = self._memory_actor()
         on_this_node = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
         recorder = ROLES[Role.RUN_RECORDER].remote({"scheduling_strategy": on_this_node}, run_id=self.run_id).remote(
             str(self.folder.path), self.run_id, len(self.planned))
@@ -256,34 +257,21 @@ class ConcurrentCampaign:
                                    refiner=refiners[0], recorder=recorder)
         return recorder, services, drafters + refiners
 
-    def _memory_actor(self, find_or_create: Any) -> Any:
-        """The memory actor, started and serving this run's bank. Its creation fails when another
-        process took the bank's writer lease after `evokernel run` checked it (BankRefused, exit 2);
-        a memory actor of the same name serving another bank (a shared cluster) is refused too.
-        One found dying (a campaign of this process that just ended) is replaced once."""
-        uri = self.settings.memory.uri
-        for last in (False, True):
-            actor = find_or_create()
-            try:
-                served = ray.get(actor.stats.remote(False), timeout=300).uri
-            except Exception as exc:  # noqa: BLE001 - the actor did not start: say why in one line
-                lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-                reason = next((line.split(": ", 1)[1] for line in reversed(lines) if "BankInUse: " in line
-                               or "BankUnusable: " in line), None)
-                if reason:
-                    self.error = reason
-                    raise BankRefused(reason) from None
-                if last:
-                    self.error = f"the memory actor did not start: {lines[-1] if lines else type(exc).__name__}"
-                    raise CampaignError(self.error) from None
-                time.sleep(1.0)
-                continue
-            if served != uri:
-                self.error = (f"the cluster's memory actor {self.settings.memory.actor_name!r} serves the bank "
-                              f"{served}, not {uri}: give this run its own memory.actor_name, or use that bank")
-                raise BankRefused(self.error)
-            return actor
-        raise AssertionError("unreachable")
+    def _memory_actor(self) -> Any:
+        """The bank's memory actor, serving this run (memory_actor.actor.open_memory_actor): a
+        bank another process writes (the lease taken after `evokernel run` checked it, or another
+        campaign on this cluster) is BankRefused (exit 2), in one line naming the holder."""
+        from memory_actor.actor import MemoryActorFailed, open_memory_actor
+        from memory_actor.lease import BankUnusable
+
+        try:
+            return open_memory_actor(self.settings.memory, owner=f"evokernel run {self.run_id}")
+        except BankUnusable as exc:
+            self.error = str(exc)
+            raise BankRefused(self.error) from None
+        except MemoryActorFailed as exc:
+            self.error = str(exc)
+            raise CampaignError(self.error) from None
 
     def _loop(self, todo: deque[Path], pools: DevicePools, recorder: Any, services: EpisodeServices) -> None:
         with _ctrl_c_requests_stop(self):

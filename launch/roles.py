@@ -69,7 +69,7 @@ ROLES: dict[Role, RoleSpec] = {
                                "pool/evaluator"),
     # Named, not imported: memory_actor.actor.get_or_create_memory_actor makes it (episodes find it
     # by name too), and importing it here would load LanceDB into the driver.
-    Role.MEMORY: RoleSpec("memory_actor.actor.MemoryActor", "one per cluster, found by name",
+    Role.MEMORY: RoleSpec("memory_actor.actor.MemoryActor", "one per bank, found by name",
                           "memory.actor_num_cpus", "{actor_name}"),
     Role.DRAFTER: RoleSpec(DrafterActor, "ceil(ray.max_in_flight / llm.max_concurrency)", "none",
                            "drafter/{run_id}/{index}", {"num_cpus": 0}),
