@@ -93,7 +93,11 @@ def test_failed_draft_then_feasible_then_faster_refinement(llm_server, relu_task
     # Refinement reward: tanh(log b - log l) against the best latency before it.
     assert fast.parent_id == slow.attempt_id
     assert math.isclose(fast.reward, math.tanh(math.log(slow.latency_ms) - math.log(fast.latency_ms)))
-    assert fast.latency_ms < slow.latency_ms and fast.reward > 0
+    # FAST makes one pass where SLOW makes twenty, yet which measures faster is the machine load's
+    # to say (a timed assertion flakes; speed claims live in bench/): what follows from the order
+    # measured is checked, whichever it was.
+    faster = fast.latency_ms < slow.latency_ms
+    assert (fast.reward > 0) is faster
     assert "no code" in garbage.reason and garbage.attempt_id is None
 
     # The failed draft's lesson (not its trace: failed code is never recalled) was in the next
@@ -114,23 +118,28 @@ def test_failed_draft_then_feasible_then_faster_refinement(llm_server, relu_task
     traces = {a.attempt_id: bank.get(a.attempt_id) for a in attempts if a.attempt_id}
     assert traces[fast.attempt_id].parent_id == slow.attempt_id and traces[fast.attempt_id].kind == "trace"
     assert traces[slow.attempt_id].verdict.latency_ms == slow.latency_ms
-    lesson = bank.get(fast.lesson_id)
-    assert lesson.kind == "experience" and lesson.stage == "refine"
     asked = [r["body"]["messages"][-1]["content"] for r in llm_server.chat_requests if agent.kind_of(r["body"]) == "lesson"]
-    assert any("What made this version faster" in text and "volatile float v" in text for text in asked)
+    asked_why_faster = [text for text in asked if "What made this version faster" in text]
+    if faster:  # a faster refinement earns a model lesson, under its trace
+        lesson = bank.get(fast.lesson_id)
+        assert lesson.kind == "experience" and lesson.stage == "refine"
+        assert any("volatile float v" in text for text in asked_why_faster)
+    else:
+        assert fast.lesson_id is None and not asked_why_faster
 
     # Values moved exactly as the update rule says, in the real bank.
-    assert len(expected_q_values(attempts, memory_config)) >= 5
+    assert len(expected_q_values(attempts, memory_config)) >= (5 if faster else 4)  # + the faster lesson
     assert_bank_values_match(bank, attempts, memory_config)
     assert bank.get(broken.lesson_id).q_draft == memory_config.alpha * 1.0  # +1 once, from Q = 0
     assert bank.get(broken.attempt_id).visits_draft == 0  # a failed trace is never shown, never credited
-    # After the faster refinement, its start point's refine value had risen (the garbage
-    # attempt after it may lower it again).
-    assert expected_q_values(attempts[:3], memory_config)[slow.attempt_id, "refine"] > 0
+    # After a faster refinement, its start point's refine value had risen (the garbage
+    # attempt after it may lower it again); after a slower one, fallen.
+    assert (expected_q_values(attempts[:3], memory_config)[slow.attempt_id, "refine"] > 0) is faster
 
     assert result.feasible and result.first_feasible_iteration == 2 and result.attempts == 4
-    assert result.best_latency_ms == fast.latency_ms and result.first_feasible_latency_ms == slow.latency_ms
-    assert math.isclose(result.speedup_best_over_first, slow.latency_ms / fast.latency_ms)
+    assert result.best_latency_ms == min(fast.latency_ms, slow.latency_ms)
+    assert result.first_feasible_latency_ms == slow.latency_ms
+    assert math.isclose(result.speedup_best_over_first, slow.latency_ms / result.best_latency_ms)
     assert result.tokens == sum(a.tokens_prompt + a.tokens_completion for a in attempts) > 0
 
 
