@@ -1,7 +1,8 @@
 """Lessons: what a failed attempt teaches, as a short experience item.
 
-Every failed attempt leaves a lesson built without a model: the gate, the first compiler or
-runtime error line, and the offending source line. A small model's own lessons were often
+Every failed attempt leaves a lesson built without a model: the gate, the first compiler
+error or the exception raised (its type and message: a C++ exception's what(), the end of a
+Python traceback) and the candidate's line it points at. A small model's own lessons were often
 wrong and other operators copied them, while a failure's code shown as an exemplar was
 copied even more readily; this keeps what the failure says, not how it was written. Where
 the model's settings allow lessons (`episode.lessons`), the model's few lines follow the
@@ -9,8 +10,9 @@ deterministic ones, and faster refinements get a model lesson too.
 
 A lesson is shared (retrieved into later prompts, sent to the LLM endpoint, exported with the
 bank), so it holds only what the harness says about the candidate's own code: the gate and
-category, the first line of an error, the offending line of the candidate's source, mismatch
-statistics; all of it bounded and scrubbed of secrets (npu_pool.redaction), never a whole
+category, the first line of an error or an exception's message, the offending line of the
+candidate's source, mismatch statistics; each line scrubbed of secrets (npu_pool.redaction)
+before it is cut to 200 characters (a cut secret is no longer recognised), never a whole
 log or another file's text (docs/harness.md, "What a lesson may contain").
 """
 
@@ -31,6 +33,15 @@ _DIAGNOSTIC = re.compile(r"(?P<file>[\w./\\-]+):(?P<line>\d+):(?:\d+:)?\s*(?:fat
 _ECHO = re.compile(r"^\s*(?P<line>\d+)\s*\|\s?(?P<text>.*)$")
 # The source the kernel route compiles is named kernel.cpp (npu_pool's `#line 1 "kernel.cpp"`).
 KERNEL_FILE = "kernel.cpp"
+# An uncaught C++ exception: `terminate called after throwing an instance of 'std::runtime_error'`
+# then `  what():  <message>` (libstdc++'s words, on the crashed process's stderr).
+_CXX_THROW = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
+_CXX_WHAT = re.compile(r"^\s*what\(\):\s*(?P<message>.*)$")
+# A Python traceback's frame line, and the `Type: message` line that ends it.
+_PY_FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_PY_RAISED = re.compile(r"^[A-Za-z_][\w.]*(?::.*)?$")
+# The worker writes a ModelNew candidate's source to candidate.py before executing it.
+MODELNEW_FILE = "candidate.py"
 LINE_CHARS = 200
 LESSON_CHARS = 700
 
@@ -48,8 +59,43 @@ class Failure:
 
 
 def _short(text: str, limit: int = LINE_CHARS) -> str:
-    text = " ".join(text.split())
+    """One line of at most `limit` characters, scrubbed before it is cut (a cut secret would
+    no longer be recognised)."""
+    text = " ".join(scrub(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def raised_exception(details: str, code: str = "") -> tuple[str, str | None] | None:
+    """("Type: message", the candidate's line it was raised from, if known) of the exception a
+    crash's details show: a C++ exception's `what()`, or the end of a Python traceback; None
+    when they show none (a signal, a timeout)."""
+    lines = details.splitlines()
+    for i, line in enumerate(lines):
+        thrown = _CXX_THROW.search(line)
+        if thrown is not None:
+            what = next((m["message"] for m in map(_CXX_WHAT.match, lines[i + 1: i + 3]) if m), "")
+            return f"{thrown['type']}: {what.strip()}".rstrip(": "), None
+    frames = [(i, _PY_FRAME.match(line)) for i, line in enumerate(lines)]
+    frames = [(i, m) for i, m in frames if m is not None]
+    if not frames:
+        return None
+    last = frames[-1][0]
+    message = next((line for line in lines[last + 1:] if line and not line[0].isspace()), "")
+    if not _PY_RAISED.match(message):
+        return None
+    offending = None
+    own = [m for _, m in frames if m["file"].endswith(MODELNEW_FILE)]
+    if own and 0 < int(own[-1]["line"]) <= len(code.splitlines()):
+        offending = code.splitlines()[int(own[-1]["line"]) - 1]
+    return message.strip(), offending
+
+
+def _exception_lines(raised: tuple[str, str | None], first: str) -> list[str]:
+    message, offending = raised
+    lines = [] if _short(message)[:60] in first else [f"Exception: {_short(message)}"]  # reasons often quote it
+    if offending is not None and offending.strip():
+        lines.append(f"Raised at: {_short(offending.strip())}")
+    return lines
 
 
 def compiler_error(details: str, code: str) -> tuple[str, str | None] | None:
@@ -86,6 +132,8 @@ def failure_lesson(task_id: str, failure: Failure) -> str:
             lines.append(f"First error: {_short(message)}")
             if offending is not None and offending.strip():
                 lines.append(f"Offending line: {_short(offending.strip())}")
+        elif (raised := raised_exception(details, failure.code)) is not None:  # raised while importing
+            lines += _exception_lines(raised, lines[0])
         elif details.strip():
             lines.append(f"First error: {_short(details.strip().splitlines()[0])}")
     elif failure.gate == "correctness":
@@ -94,7 +142,9 @@ def failure_lesson(task_id: str, failure: Failure) -> str:
                   if line.lstrip().startswith(("max abs diff", "ratio got/expected", "offset got-expected"))
                   or "NaN/inf" in line]
         lines += [_short(line.strip()) for line in picked[:3]]
-    elif details.strip():  # runtime, hack, timeouts: the first line says what happened
+    elif (raised := raised_exception(details, failure.code)) is not None:  # the exception's own words
+        lines += _exception_lines(raised, lines[0])
+    elif details.strip():  # hack, signals, timeouts: the first line says what happened
         first = next((line for line in details.splitlines() if line.strip()), "")
         if first and _short(first) not in lines[0]:
             lines.append(f"First error: {_short(first)}")

@@ -6,8 +6,10 @@ import torch
 
 from actors.evaluator import Evaluator
 from actors.lessons import Failure, compiler_error, failure_lesson
+from npu_pool.backends import get_backend
 from npu_pool.correctness import compare
 from npu_pool.verdict import Candidate
+from npu_pool.verifier import sandboxed_gates
 from tests.actors import replies
 from tests.actors.replies import SIGNATURE_ARGS
 
@@ -81,3 +83,52 @@ def test_a_lesson_never_carries_a_secret(monkeypatch):
     for secret in ("partner-key-1234567890", "registered-llm-key-abcdef", "AKIAIOSFODNN7EXAMPLE"):
         assert secret not in lesson
     assert "[redacted]" in lesson and "runtime gate" in lesson
+
+
+THROWS = (f'```cpp\n#include <cstdint>\n#include <stdexcept>\nextern "C" void kernel({SIGNATURE_ARGS}) {{\n'
+          '    if (x_d1 > 0) throw std::runtime_error("x_d1 must be a multiple of 64, got an odd tile");\n'
+          '    out[0] = x[0];\n}\n```')
+RAISES = ('```python\nimport torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n'
+          '    def __init__(self):\n        super().__init__()\n'
+          '        self.tiles = torch.zeros(3, 7).view(5, -1)  # a shape that does not divide\n\n'
+          '    def forward(self, x):\n        return torch.relu(x)\n```')
+
+
+def test_a_thrown_cpp_exception_is_named_with_its_message(relu_task, harness_config):
+    """The verdict's first details line is the sandbox's ("the sandboxed process ran ..."):
+    the lesson shows the exception's type and what() instead."""
+    code, verdict = verdict_of(relu_task, harness_config, THROWS)
+    assert (verdict.gate, verdict.category) == ("runtime", "abort"), verdict.model_dump_json(indent=1)
+    assert verdict.details.startswith("the sandboxed process ran")
+    lesson = failure_lesson("4_ReLU", Failure(stage="draft", gate=verdict.gate, category=verdict.category,
+                                              reason=verdict.reason, details=verdict.details, code=code))
+    assert "Exception: std::runtime_error: x_d1 must be a multiple of 64, got an odd tile" in lesson, lesson
+    assert "sandboxed process ran" not in lesson
+
+
+def test_a_python_exception_is_named_with_the_candidate_line_it_came_from(relu_task, harness_config):
+    code = RAISES.split("```")[1].split("\n", 1)[1]
+    # past the static gate (its forward is torch compute): the sandbox's verdict is what counts here
+    verdict, _ = sandboxed_gates(relu_task, Candidate(source=code, format="modelnew"), harness_config,
+                                 get_backend("cpu"), profile=False)
+    assert verdict.gate == "runtime" and "RuntimeError" in verdict.reason, verdict.model_dump_json(indent=1)
+    assert "candidate.py\", line" in verdict.details  # the traceback's tail
+    lesson = failure_lesson("4_ReLU", Failure(stage="draft", gate=verdict.gate, category=verdict.category,
+                                              reason=verdict.reason, details=verdict.details, code=code))
+    assert "RuntimeError: shape '[5, -1]' is invalid for input of size 21" in lesson, lesson
+    assert lesson.count("is invalid for input of size") == 1  # the reason quotes it: not repeated
+    assert "Raised at: self.tiles = torch.zeros(3, 7).view(5, -1) # a shape that does not divide" in lesson
+
+
+def test_an_exception_s_secret_is_redacted_before_its_line_is_cut(monkeypatch):
+    """Scrubbed first, then bounded: a secret across the cut would not be recognised after it."""
+    secret = "evk-lesson-key-" + "q" * 40
+    monkeypatch.setenv("TEAM_API_KEY", secret)
+    details = ("the sandboxed process ran 0.4 s and was in stage 'correctness'\nstderr (last lines):\n"
+               "terminate called after throwing an instance of 'std::runtime_error'\n"
+               f"  what():  {'x' * 150} {secret}\n")
+    lesson = failure_lesson("4_ReLU", Failure(stage="draft", gate="runtime", category="abort",
+                                              reason="the candidate aborted (SIGABRT) during correctness",
+                                              details=details, code=""))
+    assert "Exception: std::runtime_error: xxx" in lesson
+    assert "evk-lesson-key" not in lesson and "qqqq" not in lesson
