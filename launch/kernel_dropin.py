@@ -1,4 +1,4 @@
-"""A standalone KernelBench `ModelNew` file for a kernel-format candidate (the CPU backend's).
+"""A standalone KernelBench `ModelNew` file for a kernel-format candidate (cpu and cuda backends).
 
 The file needs only torch: `ModelNew` is the task's reference `Model` class renamed, with its
 forward replaced (the same constructor, so the same parameters from the same seed, as
@@ -7,8 +7,10 @@ that subclasses or defines `Model`), the kernel source exactly as verified, a sm
 launcher that passes data pointers, scalars and dimensions in the order of the signature
 EvoKernel derived, and a `forward` that allocates the outputs and calls it. It is built with
 `torch.utils.cpp_extension.load_inline` at import, like any KernelBench candidate (ctypes
-would keep it from passing the anti-hack gate). Output shapes follow the inputs' shapes by
-the rule the task's probes showed (`OutputDim`), so it runs at KernelBench's own sizes too.
+would keep it from passing the anti-hack gate): as C++ with OpenMP for the cpu format, as
+CUDA (`cuda_sources`, nvcc) for the cuda format, whose launcher also passes torch's current
+stream and checks the launch. Output shapes follow the inputs' shapes by the rule the task's
+probes showed (`OutputDim`), so it runs at KernelBench's own sizes too.
 """
 
 from __future__ import annotations
@@ -19,11 +21,26 @@ import re
 
 from pydantic import BaseModel
 
+from npu_pool.backends import cuda_kernel
 from npu_pool.signature import KernelArg, KernelSignature
 
-DROPIN_BACKENDS = ("cpu",)  # the kernel formats a drop-in can be written for (see kernel_files)
+DROPIN_BACKENDS = ("cpu", "cuda")  # the kernel formats a drop-in can be written for (see kernel_files)
 CFLAGS = ["-O3", "-march=native", "-fopenmp", "-std=c++17"]  # npu_pool.backends.cpu.KERNEL_CFLAGS, less -shared/-fPIC
 PRELUDE_INCLUDES = ["cstdint", "cstddef", "cmath", "cstring", "algorithm", "numeric", "limits", "omp.h"]
+# nvcc flags after torch's own (load_inline adds the architecture of the GPUs it sees, or
+# TORCH_CUDA_ARCH_LIST's): the harness's cuda_kernel.NVCC_FLAGS less what makes a library and
+# the C++ standard (torch's headers set theirs), and torch's -D__CUDA_NO_HALF_OPERATORS__ and
+# kin undone: the harness builds without them, so a verified kernel may use __half operators.
+CUDA_CFLAGS = ["-O3", "-lineinfo", "-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__",
+               "-U__CUDA_NO_BFLOAT16_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__"]
+# c10's, not ATen/cuda/CUDAContext.h: that one also wants the cuBLAS, cuSPARSE and cuSOLVER
+# headers, which a toolkit with only the compiler lacks.
+CUDA_INCLUDES = ["c10/cuda/CUDAStream.h", "c10/cuda/CUDAGuard.h", "c10/cuda/CUDAException.h"]
+# What an Ascend C kernel needs instead of a drop-in (npu, npu-twin).
+ASCENDC_NOTE = ("an Ascend C kernel builds only with CANN (its ascendc_library CMake function) and runs through "
+                "torch_npu, so no drop-in ModelNew is written: the source is kept as verified; on an Ascend "
+                "machine `evokernel verify --backend npu --format kernel TASK.py SOURCE` builds and checks it "
+                "(docs/accelerator_backends.md, 'Moving a kernel from the twin to an NPU')")
 _DROPPED_FUNCTIONS = {"get_inputs", "get_init_inputs"}
 _HEADER_IMPORTS = {"import torch", "import torch.nn as nn", "from torch.utils.cpp_extension import load_inline"}
 
@@ -121,11 +138,26 @@ def _c_pointer(arg: KernelArg) -> str:
     return f"static_cast<{arg.ctype}>({arg.name}.data_ptr())"
 
 
-def launcher_source(signature: KernelSignature) -> str:
-    """The pybind function: tensors in, the extern "C" entry point called with their pointers."""
-    params = ", ".join(f"torch::Tensor {a.name}" if a.is_tensor else f"{a.ctype} {a.name}" for a in signature.args)
+def launcher_source(signature: KernelSignature, backend: str = "cpu") -> str:
+    """The pybind function: tensors in, the extern "C" entry point called with their pointers.
+    For cuda: on the first tensor's device and torch's current stream, launch errors raised."""
+    if backend == "cuda":
+        signature = cuda_kernel.cuda_signature(signature)
     values = ", ".join(_c_pointer(a) if a.is_tensor else a.name for a in signature.args)
-    return f"void evokernel_launch({params}) {{\n    {signature.function}({values});\n}}\n"
+    head = f"{launcher_declaration(signature).removesuffix(';')} {{\n"
+    if backend != "cuda":
+        return f"{head}    {signature.function}({values});\n}}\n"
+    tensors = [a for a in signature.args if a.is_tensor]
+    checks = "".join(f'    TORCH_CHECK({a.name}.is_cuda(), "{a.name} must be a CUDA tensor");\n' for a in tensors)
+    guard = f"    const c10::cuda::CUDAGuard device_guard({tensors[0].name}.device());\n" if tensors else ""
+    return (f"{head}{checks}{guard}    {signature.function}({values}, c10::cuda::getCurrentCUDAStream());\n"
+            f"    C10_CUDA_KERNEL_LAUNCH_CHECK();\n}}\n")
+
+
+def launcher_declaration(signature: KernelSignature) -> str:
+    """`void evokernel_launch(torch::Tensor x, ..., int64_t x_d0);` (load_inline binds it)."""
+    params = ", ".join(f"torch::Tensor {a.name}" if a.is_tensor else f"{a.ctype} {a.name}" for a in signature.args)
+    return f"void evokernel_launch({params});"
 
 
 def _parameter_expression(source: str) -> str:
@@ -169,29 +201,35 @@ def _forward_body(signature: KernelSignature, output_dims: list[list[OutputDim]]
     return lines
 
 
+def no_dropin_for(backend: str) -> str | None:
+    """Why the backend's kernel format gets no drop-in (None: it gets one)."""
+    if backend in ("npu", "npu-twin"):
+        return ASCENDC_NOTE
+    if backend not in DROPIN_BACKENDS:
+        return (f"no drop-in ModelNew is written for the {backend} backend's kernel format "
+                f"(only {', '.join(DROPIN_BACKENDS)}): the kernel source is there as verified")
+    return None
+
+
 def render_dropin(*, task: str, which: str, code: str, signature: KernelSignature, reference_source: str,
                   output_dims: list[list[OutputDim]], backend: str, note: str) -> str:
     """The drop-in file's text. `note`: one line on where the kernel came from."""
-    if backend not in DROPIN_BACKENDS:
-        raise DropInError(f"no drop-in ModelNew is written for the {backend} backend's kernel format "
-                          f"(only {', '.join(DROPIN_BACKENDS)}): the kernel source is there as verified")
+    if (why_not := no_dropin_for(backend)) is not None:
+        raise DropInError(why_not)
     if len(output_dims) != len(signature.by_role("output")):
         raise DropInError("the output shapes of the reference are not known")
     _, positional, keyword = _params_text(_method_args(reference_source, "__init__"))
     forward_params, _, _ = _params_text(_method_args(reference_source, "forward"))
     init_names = positional + keyword
-    declaration = signature.declaration()
-    includes = "".join(f"#include <{h}>\n" for h in PRELUDE_INCLUDES)
-    # Named by what is compiled: the same kernel as best and first is built once.
-    digest = hashlib.sha256("\0".join([code, declaration, task]).encode()).hexdigest()[:10]
-    name = re.sub(r"\W", "_", f"evokernel_{task}_{digest}")
+    build, needs = (_cuda_build, "torch built with CUDA, the CUDA toolkit (nvcc) and a GPU") if backend == "cuda" \
+        else (_cpu_build, "torch and a C++ compiler with OpenMP")
     body = "\n".join(f"    {line}" for line in _forward_body(signature, output_dims, init_names))
     store = ", ".join(f"{n!r}: {n}" for n in init_names)
     model_class = modelnew_class(reference_source, f"def forward({forward_params}):\n{body}\n",
                                  f"self.evokernel_init = {{{store}}}")
     return f'''"""EvoKernel's {which} kernel for {task}, as a KernelBench ModelNew ({note}).
 
-Standalone: needs torch and a C++ compiler with OpenMP, nothing of EvoKernel. The kernel
+Standalone: needs {needs}, nothing of EvoKernel. The kernel
 below (KERNEL_SOURCE, exactly as EvoKernel verified it) is built with load_inline and called
 through `evokernel_launch` with the entry point's arguments: data pointers, scalars, then
 every dimension of every tensor. ModelNew is the task's reference Model with its forward
@@ -204,7 +242,22 @@ from torch.utils.cpp_extension import load_inline
 
 {reference_module_text(reference_source)}
 KERNEL_SOURCE = {_python_string(code)}
+{build(task, code, signature)}
 
+{model_class}
+'''
+
+
+def _extension_name(task: str, code: str, declaration: str) -> str:
+    """Named by what is compiled: the same kernel as best and first is built once."""
+    digest = hashlib.sha256("\0".join([code, declaration, task]).encode()).hexdigest()[:10]
+    return re.sub(r"\W", "_", f"evokernel_{task}_{digest}")
+
+
+def _cpu_build(task: str, code: str, signature: KernelSignature) -> str:
+    declaration = signature.declaration()
+    includes = "".join(f"#include <{h}>\n" for h in PRELUDE_INCLUDES)
+    return f'''
 _PRELUDE = """#include <torch/extension.h>
 {includes}{declaration}
 """
@@ -213,13 +266,34 @@ _LAUNCHER = """
 {launcher_source(signature)}"""
 
 _extension = load_inline(
-    name={name!r},
+    name={_extension_name(task, code, declaration)!r},
     cpp_sources=[_PRELUDE + '#line 1 "kernel.cpp"\\n' + KERNEL_SOURCE + "\\n" + _LAUNCHER],
     functions=["evokernel_launch"],
     extra_cflags={CFLAGS!r},
     extra_ldflags=["-fopenmp"],
 )
+'''
 
 
-{model_class}
+def _cuda_build(task: str, code: str, signature: KernelSignature) -> str:
+    """nvcc compiles the prelude (the harness's includes and the entry point's declaration with
+    its stream), the kernel and the launcher; the C++ side only declares the launcher, which
+    load_inline binds."""
+    declaration = cuda_kernel.cuda_signature(signature).declaration(extra=[cuda_kernel.STREAM_PARAM])
+    includes = "".join(f"#include <{h}>\n" for h in CUDA_INCLUDES)
+    return f'''
+_PRELUDE = """#include <torch/extension.h>
+{includes}{cuda_kernel.KERNEL_PRELUDE}{declaration}
+"""
+
+_LAUNCHER = """
+{launcher_source(signature, "cuda")}"""
+
+_extension = load_inline(
+    name={_extension_name(task, code, declaration)!r},
+    cpp_sources=[{launcher_declaration(signature)!r}],
+    cuda_sources=[_PRELUDE + '#line 1 "{cuda_kernel.SOURCE_NAME}"\\n' + KERNEL_SOURCE + "\\n" + _LAUNCHER],
+    functions=["evokernel_launch"],
+    extra_cuda_cflags={CUDA_CFLAGS!r},
+)
 '''

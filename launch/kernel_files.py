@@ -2,8 +2,9 @@
 
 For every operator with a feasible kernel the folder holds `<task>/first.<ext>` and
 `<task>/best.<ext>` (the candidate source exactly as verified: `.cpp`/`.cu` for the kernel
-format, `.py` for a ModelNew file) and, for kernel-format candidates, `<which>_modelnew.py`,
-a standalone KernelBench ModelNew that builds and calls the kernel (launch.kernel_dropin).
+format, `.py` for a ModelNew file) and, for kernel-format candidates of the cpu and cuda
+backends, `<which>_modelnew.py`, a standalone KernelBench ModelNew that builds and calls the
+kernel (launch.kernel_dropin; an Ascend C kernel needs CANN, and index.json says so).
 `index.json` lists them with their figures. Every file is replaced atomically, so a killed
 run keeps what it had found. The source comes with the attempt (Attempt.code) and what the
 drop-in needs of the task (its signature, reference, output shapes) with `KernelTask`, sent
@@ -22,7 +23,7 @@ import structlog
 from pydantic import BaseModel, Field
 
 from actors.messages import Attempt
-from launch.kernel_dropin import DropInError, OutputDim, render_dropin
+from launch.kernel_dropin import DropInError, OutputDim, no_dropin_for, render_dropin
 from launch.kernel_index import INDEX_FILE, KERNELS_DIR, KernelEntry, KernelIndex, Which
 from npu_pool.signature import KernelSignature
 
@@ -59,7 +60,9 @@ def kernel_task(spec: Any, backend: str, candidate_format: str) -> KernelTask:
     task = KernelTask(task=spec.task_id, path=spec.path, backend=backend, candidate_format=candidate_format,
                       sizes=dict(spec.sizes), input_shapes={t.name: list(t.shape) for t in spec.inputs},
                       reference_source=spec.original_source, signature=spec.kernel_signature)
-    if candidate_format == "kernel" and spec.kernel_signature is not None:
+    if candidate_format == "kernel" and (why_not := no_dropin_for(backend)) is not None:
+        task.dropin_error = why_not
+    elif candidate_format == "kernel" and spec.kernel_signature is not None:
         try:
             task.output_dims = output_dims(spec)
         except Exception as exc:  # noqa: BLE001 - the kernels are still written, without a drop-in
