@@ -10,7 +10,8 @@ folder without redoing finished operators. A lost LLM endpoint fails the operato
 it, pauses new starts until the endpoint answers again, and stops the campaign if it stays
 away (the rest can be resumed later). SIGTERM stops the run as Ctrl-C does where the caller
 made it so (`evokernel run` does; launch.ray_session keeps that handler over Ray's), also when
-the signal reaches Ray's own processes as well.
+the signal reaches Ray's own processes as well. The status line and the notes above it (LLM
+retries, waits) are launch.campaign_progress's.
 """
 
 from __future__ import annotations
@@ -18,12 +19,11 @@ from __future__ import annotations
 import math
 import os
 import signal
-import sys
 import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import ray
 import structlog
@@ -41,9 +41,9 @@ from launch.campaign import (
     resume_plan,
     run_summary,
 )
+from launch.campaign_progress import LLMRetryNotes, ProgressDisplay
 from launch.campaign_services import EpisodeOutcome, EpisodeServices
 from launch.config import Settings
-from launch.metrics import CampaignCounters
 from launch.ray_session import connect_ray, gcs_reachable
 from launch.roles import ROLES, Role, device_roles
 from launch.run_summary import INTERRUPTED, Placement, RunSummary
@@ -54,39 +54,6 @@ from npu_pool.pools import DevicePools, PoolError
 STOP_CALL_TIMEOUT_S = 5.0  # a recorder call while stopping; Ray ends a driver ~60 s after losing its GCS
 
 log = structlog.get_logger("evokernel.campaign")
-
-
-class ProgressDisplay:
-    """A refreshing status line on a terminal; a log line every `interval_s` otherwise."""
-
-    def __init__(self, stream: TextIO | None = None, interval_s: float = 10.0, tty: bool | None = None):
-        self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty() if tty is None else tty
-        self.interval_s = interval_s
-        self._last = 0.0
-        self._shown = False
-
-    def show(self, counters: CampaignCounters, force: bool = False) -> None:
-        if self.tty:
-            self.stream.write("\r\x1b[K" + counters.line())
-            self.stream.flush()
-            self._shown = True
-        elif force or time.monotonic() - self._last >= self.interval_s:
-            self._last = time.monotonic()
-            log.info("progress", status=counters.line())
-
-    def clear(self) -> None:
-        if self.tty and self._shown:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-
-    def note(self, line: str) -> None:
-        """One line above the status line (a retry, a wait): on the terminal and in the log."""
-        log.warning("campaign_note", note=line)
-        self.clear()
-        self.stream.write(f"evokernel run: {line}\n")
-        self.stream.flush()
-        self._shown = False  # the next show() draws the status line again, below
 
 
 class _ctrl_c_requests_stop:
@@ -146,7 +113,7 @@ class ConcurrentCampaign:
         self.timings: dict[str, float] = {}
         self._llm_lost = False  # the last finished episode lost the LLM endpoint
         self._recorder_lost = False  # a call to the run recorder went unanswered while stopping
-        self._retries_seen: dict[int, int] = {}  # LLM worker -> endpoint-fault retries shown so far
+        self._retries = LLMRetryNotes(self.progress)  # the LLM workers' endpoint-fault retries, each said once
 
     # -- summary ----------------------------------------------------------------------------
 
@@ -300,11 +267,11 @@ class ConcurrentCampaign:
                         self._wait_for_llm()
                 if self._stop_requested:
                     raise KeyboardInterrupt
-                self._note_llm_retries(drafters + refiners)
+                self._retries.poll(drafters + refiners)
                 self.progress.show(ray.get(recorder.set_running.remote(len(pending))))
             if self.error and pending:
                 self._cancel(pending, recorder)
-            self._note_llm_retries(drafters + refiners)  # those of the last moments too
+            self._retries.poll(drafters + refiners)  # those of the last moments too
         except KeyboardInterrupt:
             self.progress.clear()
             log.warning("campaign_interrupted", in_flight=len(pending), not_started=len(todo))
@@ -313,20 +280,6 @@ class ConcurrentCampaign:
         counters = self._recorded(recorder.set_running.remote(0), None)
         if counters is not None:
             self.progress.show(counters, force=True)
-
-    def _note_llm_retries(self, workers: list[Any]) -> None:
-        """A line for each LLM worker that retried an endpoint fault since the last look: the
-        retries happen in the workers' processes, whose logs the driver does not print."""
-        try:
-            usages = ray.get([worker.usage.remote() for worker in workers], timeout=2.0)
-        except Exception:  # noqa: BLE001 - a display only: a worker busy or gone shows nothing
-            return
-        for index, usage in enumerate(usages):
-            new = usage.retries - self._retries_seen.get(index, 0)
-            if new > 0:
-                more = f" ({new} retries since the last line)" if new > 1 else ""
-                self.progress.note(f"LLM endpoint fault: {usage.last_retry}{more}")
-            self._retries_seen[index] = usage.retries
 
     def _recorded(self, call: Any, fallback: Any) -> Any:
         """The run recorder's answer to `call`. While stopping, the wait is bounded and `fallback`

@@ -1,0 +1,69 @@
+"""What a running Ray campaign shows its user: the status line, and one line for each LLM worker
+that retried an endpoint fault (the retries happen in the workers' processes, whose logs the
+driver does not print)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, TextIO
+
+import ray
+import structlog
+
+from launch.metrics import CampaignCounters
+
+log = structlog.get_logger("evokernel.campaign")
+
+
+class ProgressDisplay:
+    """A refreshing status line on a terminal; a log line every `interval_s` otherwise."""
+
+    def __init__(self, stream: TextIO | None = None, interval_s: float = 10.0, tty: bool | None = None):
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.interval_s = interval_s
+        self._last = 0.0
+        self._shown = False
+
+    def show(self, counters: CampaignCounters, force: bool = False) -> None:
+        if self.tty:
+            self.stream.write("\r\x1b[K" + counters.line())
+            self.stream.flush()
+            self._shown = True
+        elif force or time.monotonic() - self._last >= self.interval_s:
+            self._last = time.monotonic()
+            log.info("progress", status=counters.line())
+
+    def clear(self) -> None:
+        if self.tty and self._shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+    def note(self, line: str) -> None:
+        """One line above the status line (a retry, a wait): on the terminal and in the log."""
+        log.warning("campaign_note", note=line)
+        self.clear()
+        self.stream.write(f"evokernel run: {line}\n")
+        self.stream.flush()
+        self._shown = False  # the next show() draws the status line again, below
+
+
+class LLMRetryNotes:
+    """Polls the LLM workers' usage and notes the endpoint-fault retries each made since the last look."""
+
+    def __init__(self, progress: ProgressDisplay):
+        self.progress = progress
+        self._retries_seen: dict[int, int] = {}  # LLM worker -> endpoint-fault retries shown so far
+
+    def poll(self, workers: list[Any]) -> None:
+        try:
+            usages = ray.get([worker.usage.remote() for worker in workers], timeout=2.0)
+        except Exception:  # noqa: BLE001 - a display only: a worker busy or gone shows nothing
+            return
+        for index, usage in enumerate(usages):
+            new = usage.retries - self._retries_seen.get(index, 0)
+            if new > 0:
+                more = f" ({new} retries since the last line)" if new > 1 else ""
+                self.progress.note(f"LLM endpoint fault: {usage.last_retry}{more}")
+            self._retries_seen[index] = usage.retries
