@@ -43,3 +43,13 @@ class KernelIndex(BaseModel):
         if not path.is_file():
             return cls()
         return cls.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def kept_kernels(run_dir: Path, problems: list[str]) -> list[KernelEntry]:
+    """The kernels RUN_DIR/kernels/index.json lists (the report's kernels table); an index that
+    does not read is stated in `problems`, and no kernel is listed."""
+    try:
+        return KernelIndex.load(Path(run_dir) / KERNELS_DIR).kernels
+    except ValueError as exc:
+        problems.append(f"{KERNELS_DIR}/index.json is not a kernel index: ignored ({str(exc)[:200]})")
+        return []

@@ -1,32 +1,29 @@
 """Read run folders and compute what a report shows: correctness curves, speedups, a table.
 
 A run folder (docs/contracts.md) holds summary.json (a launch.run_summary.RunSummary) and
-attempts.jsonl (one actors.messages.Attempt per line); both are validated as those models.
-What a killed or unfinished campaign leaves (a half-written last line, no summary, a summary
-without finished_at) is used as far as it goes, and every such problem is stated in the report
-instead of stopping it. A line in the middle of attempts.jsonl that is not an Attempt is
-corruption, not a crash: `CorruptRunFolder` names the file and the line.
+attempts.jsonl (one actors.messages.Attempt per line), read by launch.run_records. What a killed
+or unfinished campaign leaves (a half-written last line, no summary, a summary without
+finished_at) is used as far as it goes, and every such problem is stated in the report instead
+of stopping it; a corrupt attempts.jsonl raises launch.run_records.CorruptRunFolder. The kernels
+the run kept come from launch.kernel_index, the same-failure hint from launch.same_failure.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter, defaultdict
 from pathlib import Path
 from statistics import median
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from actors.messages import Attempt, EpisodeResult
-from launch.kernel_index import KERNELS_DIR, KernelEntry, KernelIndex
-from launch.run_summary import RunSummary, RunSummaryError
+from launch.kernel_index import KernelEntry, kept_kernels
+from launch.run_records import read_attempts, read_summary
+from launch.run_summary import RunSummary
+from launch.same_failure import SameFailure, same_failure
 from npu_pool.backends import timing_kind
-
-
-class CorruptRunFolder(Exception):
-    """A line of attempts.jsonl, other than a half-written last one, is not an Attempt."""
 
 
 class Distribution(BaseModel):
@@ -103,61 +100,6 @@ class MemoryUse(BaseModel):
     trajectories: dict[str, list[QPoint]] = Field(default_factory=dict, description="Q over time of the top items")
 
 
-class SameFailure(BaseModel):
-    """Every attempt of every operator failed at one gate for one reason: a setup problem."""
-
-    gate: str
-    category: str
-    attempts: int
-    operators: int
-    reason: str = Field("", description="the reason of the last such attempt")
-    candidate_format: str | None = None
-    likely_fix: str = ""
-
-    def sentence(self) -> str:
-        return (f"every attempt failed the same way: {self.attempts} of {self.attempts} attempts over "
-                f"{self.operators} operator(s) at the {self.gate} gate ({self.category}: {self.reason[:160]}). "
-                f"Likely fix: {self.likely_fix}")
-
-
-def _likely_fix(gate: str, category: str, reason: str, fmt: str | None) -> str:
-    other = "kernel" if fmt == "modelnew" else "modelnew"
-    if gate == "no_code":
-        return (f"the model did not answer in the {fmt} candidate format it was asked for (a remote endpoint gets "
-                f"`modelnew` by default, a small model `kernel`): run again with `--candidate-format {other}`, "
-                "or with a model that follows the format")
-    if gate == "llm":
-        return ("the LLM endpoint refused or failed every request: check --llm-base-url, --llm-model and "
-                "OPENAI_API_KEY (`evokernel doctor` tries them)")
-    if gate == "infra":
-        return "the machine, not the candidates: run `evokernel doctor` and install what it says is missing"
-    if gate == "compile":
-        return (f"no candidate compiled: the model may not know this backend's {fmt} format; try "
-                f"`--candidate-format {other}` or a stronger model, and read one compiler error in attempts.jsonl")
-    if gate == "hack":
-        return (f"the anti-hack gate rejects every candidate ({category}): the model keeps doing what the "
-                "prompt forbids; try a stronger model (docs/antihack.md lists the rules)")
-    if gate == "repeat":
-        return "the model repeats the same code: raise llm.temperature or use a stronger model"
-    return "read one attempt's reason in attempts.jsonl; `evokernel verify` reproduces a verdict"
-
-
-def same_failure(attempts: list[Attempt]) -> SameFailure | None:
-    """The failure every attempt shares (gate and category), where there are several attempts,
-    none feasible, and all fail alike; else None."""
-    if len(attempts) < 2 or any(a.feasible for a in attempts):
-        return None
-    kinds = {(a.gate, a.category) for a in attempts}
-    if len(kinds) != 1:
-        return None
-    gate, category = kinds.pop()
-    last = attempts[-1]
-    return SameFailure(gate=gate, category=category, attempts=len(attempts),
-                       operators=len({a.task for a in attempts}), reason=last.reason,
-                       candidate_format=last.candidate_format,
-                       likely_fix=_likely_fix(gate, category, last.reason, last.candidate_format))
-
-
 class RunReport(BaseModel):
     """Everything the report says about one run folder."""
 
@@ -201,45 +143,6 @@ def _number(value: Any) -> float | None:
 def _positive(value: Any) -> float | None:
     number = _number(value)
     return number if number is not None and number > 0 else None
-
-
-def read_summary(run_dir: Path, problems: list[str]) -> RunSummary | None:
-    """summary.json as a RunSummary; None (and a problem stated) where there is none to use."""
-    if not (run_dir / "summary.json").is_file():
-        problems.append("no summary.json (the campaign did not finish?): figures come from attempts.jsonl alone")
-        return None
-    try:
-        return RunSummary.load(run_dir)
-    except RunSummaryError as exc:
-        problems.append(f"{exc}: ignored")
-        return None
-
-
-def read_attempts(run_dir: Path, problems: list[str]) -> list[Attempt]:
-    """Every line of attempts.jsonl as an Attempt. A half-written last line (a killed campaign,
-    or one still writing) is skipped and stated; any other bad line raises CorruptRunFolder."""
-    path = run_dir / "attempts.jsonl"
-    if not path.is_file():
-        problems.append("no attempts.jsonl: no attempt was recorded")
-        return []
-    lines = path.read_text(errors="replace").splitlines()
-    attempts: list[Attempt] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            json.loads(line)
-        except json.JSONDecodeError as exc:
-            if number == len(lines):
-                problems.append(f"attempts.jsonl line {number}: half-written last line (campaign killed?): ignored")
-                continue
-            raise CorruptRunFolder(f"{path} line {number}: not JSON ({exc})") from None
-        try:
-            attempts.append(Attempt.model_validate_json(line))
-        except ValidationError as exc:
-            wrong = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'the line'}: {e['msg']}" for e in exc.errors()[:3])
-            raise CorruptRunFolder(f"{path} line {number}: not an Attempt ({wrong})") from None
-    return attempts
 
 
 def _iterations_in_order(attempts: list[Attempt], problems: list[str]) -> dict[str, list[tuple[int, Attempt]]]:
@@ -407,11 +310,7 @@ def analyse_run(run_dir: Path) -> RunReport:
     failure = same_failure(attempts)
     if failure is not None:
         problems.append(failure.sentence())
-    try:
-        kernels = KernelIndex.load(run_dir / KERNELS_DIR).kernels
-    except ValueError as exc:
-        kernels = []
-        problems.append(f"{KERNELS_DIR}/index.json is not a kernel index: ignored ({str(exc)[:200]})")
+    kernels = kept_kernels(run_dir, problems)
     if summary.error:
         problems.append(f"campaign error: {summary.error}")
     if summary.interrupted:

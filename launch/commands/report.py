@@ -29,8 +29,8 @@ def default_out_dir(run_dirs: list[Path]) -> Path:
 
 
 def run_report(args: argparse.Namespace, settings: Settings) -> int:
-    from launch.report import CorruptRunFolder
     from launch.report_writer import write_report  # matplotlib loads only for this command
+    from launch.run_records import CorruptRunFolder
 
     run_dirs: list[Path] = args.run_dirs
     for run_dir in run_dirs:

@@ -340,8 +340,9 @@ def _print_summary(summary: RunSummary, run_dir: Path) -> None:
 
 
 def _print_same_failure(run_dir: Path) -> None:
-    """A run whose every attempt failed alike says so, with the likely fix (launch.report)."""
-    from launch.report import CorruptRunFolder, read_attempts, same_failure
+    """A run whose every attempt failed alike says so, with the likely fix (launch.same_failure)."""
+    from launch.run_records import CorruptRunFolder, read_attempts
+    from launch.same_failure import same_failure
 
     try:
         failure = same_failure(read_attempts(run_dir, []))

@@ -11,7 +11,8 @@ import matplotlib.image
 import pytest
 
 from launch.cli import main
-from launch.report import CorruptRunFolder, analyse_run
+from launch.report import analyse_run
+from launch.run_records import CorruptRunFolder
 
 RUN_ID = "run-test"
 
