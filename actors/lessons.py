@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from actors.messages import LessonRequest, Stage, TaskBrief
 from actors.ports import MemoryPort, WorkerPort
 from memory_actor.items import MemoryItem
-from npu_pool.backends import timing_kind
+from npu_pool.backends import latency_unit, timing_kind
 from npu_pool.redaction import scrub
 
 # `kernel.cpp:3:48: error: ...` (g++, nvcc, bisheng), with or without the column.
@@ -176,8 +176,9 @@ class LessonWriter:
     async def faster(self, stage: Stage, code: str, start_code: str | None, before_ms: float, after_ms: float,
                      trace_id: str | None, worker: WorkerPort) -> tuple[str | None, tuple[int, int]]:
         """Ask the model what made a refinement faster; store its answer, if any."""
+        unit = latency_unit(timing_kind(self.brief.backend))
         lesson = await worker.lesson(LessonRequest(task=self.brief, stage=stage, code=code, improved=True,
-                                                   outcome=f"faster: {before_ms:.4g} -> {after_ms:.4g} {_unit(self.brief)}",
+                                                   outcome=f"faster: {before_ms:.4g} -> {after_ms:.4g} {unit}",
                                                    start_code=start_code))
         tokens = (lesson.tokens_prompt, lesson.tokens_completion)
         if not lesson.text:
@@ -191,8 +192,3 @@ class LessonWriter:
                           parent_id=trace_id, run_id=self.run_id)
         [item_id] = await self.memory.add([item])
         return item_id
-
-
-def _unit(brief: TaskBrief) -> str:
-    """"ms", or "ms modelled" where the backend models its timing (the Ascend C twin)."""
-    return "ms modelled" if timing_kind(brief.backend) == "modelled" else "ms"

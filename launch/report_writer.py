@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from launch.report import Distribution, RunReport, analyse_run, label_runs
 from launch.report_plots import write_plots
+from npu_pool.backends import latency_unit
 
 log = structlog.get_logger("evokernel.report")
 
@@ -89,15 +90,10 @@ def _operators(report: RunReport) -> str:
                      f"<span class=reason>{escape(note[:300])}</span>"])
     if not rows:
         return "<p>No operators.</p>"
-    unit = _latency_unit(report)
+    unit = latency_unit(report.timing, heading=True)
     return _table(["operator", "attempts", "feasible", "first feasible at", f"first latency ({unit})",
                    f"best latency ({unit})", "best / first", "best / eager", "tokens", "failed gates",
                    "last failure / error"], rows)
-
-
-def _latency_unit(report: RunReport) -> str:
-    """"ms", or "modelled ms" for a run on the Ascend C twin (a computed cost, not a measurement)."""
-    return "modelled ms" if report.timing == "modelled" else "ms"
 
 
 def _kernels(report: RunReport) -> str:
@@ -115,7 +111,7 @@ def _kernels(report: RunReport) -> str:
         rows.append([escape(k.task), k.kernel, _fmt(k.latency_ms, "{:.4g}"), _fmt(k.speedup_vs_eager, "{:.2f}x"),
                      str(k.iteration), f"<code>{escape((k.attempt_id or '—')[:12])}</code>", escape(k.backend),
                      escape(k.candidate_format), escape(sizes), files])
-    return _table(["operator", "kernel", f"latency ({_latency_unit(report)})", "vs eager", "iteration", "attempt", "backend", "format",
+    return _table(["operator", "kernel", f"latency ({latency_unit(report.timing, heading=True)})", "vs eager", "iteration", "attempt", "backend", "format",
                    "verified at", "files"], rows)
 
 

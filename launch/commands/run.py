@@ -323,10 +323,9 @@ def _with_local_llm(settings: Settings, stack: ExitStack) -> Settings:
 
 
 def _print_summary(summary: RunSummary, run_dir: Path) -> None:
-    from npu_pool.backends import timing_kind
+    from npu_pool.backends import latency_unit, timing_kind
 
-    modelled = timing_kind(summary.settings.get("harness", {}).get("backend")) == "modelled"
-    unit = "ms modelled" if modelled else "ms"  # the Ascend C twin computes a cost, it measures nothing
+    unit = latency_unit(timing_kind(summary.settings.get("harness", {}).get("backend")))
     for op in summary.operators:
         if op.feasible:
             outcome = f"{op.best_latency_ms:.4g} {unit}, {op.speedup_vs_eager or 0:.2f}x eager"

@@ -76,6 +76,15 @@ def timing_kind(name: str | None) -> str:
         return "measured"
 
 
+def latency_unit(timing: str, *, heading: bool = False) -> str:
+    """The unit beside a latency of that timing kind (timing_kind, ProfileReport.timing): "ms",
+    or where the timing is modelled (the Ascend C twin computes a cost, it measures nothing)
+    "ms modelled" after a number and "modelled ms" as a column heading's unit."""
+    if timing != "modelled":
+        return "ms"
+    return "modelled ms" if heading else "ms modelled"
+
+
 def detect_backend() -> Backend:
     """The first available backend of npu, cuda, cpu."""
     reasons = []
