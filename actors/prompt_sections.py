@@ -18,6 +18,7 @@ from npu_pool.verdict import ProfileReport
 log = structlog.get_logger("evokernel.prompts")
 
 NONE = "(none)"
+CUT_MARKER_ROOM = 80  # characters a cut's marker line takes, at most
 
 
 def cut(text: str, limit: int, what: str) -> str:
@@ -48,6 +49,39 @@ class TextSection:
 
     def render(self) -> str:
         return self.text
+
+    def shown_ids(self) -> list[str]:
+        return []
+
+
+@dataclass
+class FeedbackSection:
+    """An earlier attempt: why it failed, then its code, fenced. The code goes whole or not at
+    all (a head cut inside it left an open fence, and the rest of the prompt inside the model's
+    code block: small models then answered with a fragment); then the head is cut at its tail."""
+
+    name: str
+    head: str
+    code: str = ""  # the fenced block, or "" when there is none to show
+    code_cut: bool = False
+
+    def render(self) -> str:
+        if self.code_cut:
+            return f"{self.head}\n(Its code is not repeated here: cut to fit the prompt budget.)"
+        return f"{self.head}\nIts code:\n{self.code}" if self.code else self.head
+
+    def size(self) -> int:
+        return len(self.render())
+
+    def shrink(self, excess: int) -> int:
+        before = self.size()
+        if self.code and not self.code_cut:
+            self.code_cut = True
+            log.info("prompt_truncated", section=self.name, dropped_chars=len(self.code), kept_chars=0, part="code")
+            excess -= before - self.size()
+        if excess > 0:  # the cut's marker takes room too
+            self.head = cut(self.head, max(len(self.head) - excess - CUT_MARKER_ROOM, 0), self.name)
+        return max(before - self.size(), 0)
 
     def shown_ids(self) -> list[str]:
         return []
@@ -103,7 +137,7 @@ class ItemSection:
         return [b.item_id for b in [*self.pinned, *self.items]]
 
 
-Section = TextSection | ItemSection
+Section = TextSection | FeedbackSection | ItemSection
 
 
 def fit_sections(sections: list[Section], room: int) -> bool:

@@ -29,7 +29,7 @@ from actors.messages import (
     ReviewRequest,
     TaskBrief,
 )
-from actors.prompt_sections import NONE, Block, ItemSection, Section, TextSection, cut, fit_sections
+from actors.prompt_sections import NONE, Block, FeedbackSection, ItemSection, Section, TextSection, cut, fit_sections
 from npu_pool.backends import timing_kind
 
 log = structlog.get_logger("evokernel.prompts")
@@ -226,29 +226,35 @@ class PromptBuilder:
 
     # -- the prompts ---------------------------------------------------------------------------
 
-    def draft(self, request: DraftRequest) -> Prompt:
+    def draft(self, request: DraftRequest, generic_example: bool = True) -> Prompt:
         task = request.task
         dedupe = _Dedupe()
         for item in request.api:
             if item.core:
                 dedupe.add(item.content)  # in the system turn
-        example, example_id = self._example(request.exemplar, dedupe, task.prompt_family or task.backend)
-        previous = NONE
+        example, example_id = (self._example(request.exemplar, dedupe, task.prompt_family or task.backend)
+                               if generic_example else ([], None))
+        previous = FeedbackSection("previous", NONE)
         if request.previous is not None:
             p = request.previous
-            previous = f"It failed at the {p.gate} gate: {p.reason}\n{p.details}".strip()
+            previous.head = f"It failed at the {p.gate} gate: {p.reason}\n{p.details}".strip()
             if p.code and dedupe.add(p.code):
-                previous += f"\nIts code:\n{self._fence(p.code)}"
+                previous.code = self._fence(p.code)
             elif p.code:  # a small model copies the example: say so rather than print it again
-                previous += "\nIts code was the worked example's code, unchanged: that example is another task."
+                previous.head += "\nIts code was the worked example's code, unchanged: that example is another task."
         fixed = {"task_id": task.task_id, "sizes": format_sizes(task.sizes), "target": self._target(task),
                  "guide": self._guide(task), "signature_reminder": self._signature_reminder(task)}
         context = [c for c in request.context if c.id != example_id]
         sections: list[Section] = [TextSection("reference", task.reference_source.strip()),
-                                   TextSection("previous", previous),
+                                   previous,
                                    self._items("context", request.api, context, dedupe, request.template)]
         prompt = self._assemble(task, "draft", fixed, sections, example, example_id, request.api)
         if request.template is not None and sections[0].render() != task.reference_source.strip():
+            if example and example_id is None:
+                # The template is itself a kernel of the family in this format: it takes the
+                # generic example's place before it gives up its own.
+                log.info("template_replaces_example", item_id=request.template.id, chars=len(request.template.content))
+                return self.draft(request, generic_example=False)
             # A template that fits only by cutting the task's own reference is not shown; the
             # generic example stays, and the slot's outcome is credited to it.
             log.info("template_too_large", item_id=request.template.id, chars=len(request.template.content))

@@ -10,7 +10,7 @@ import pytest
 
 from actors.briefing import task_brief
 from actors.config import LLMConfig
-from actors.messages import ContextItem, DraftRequest, RefineRequest, StartPoint
+from actors.messages import ContextItem, DraftRequest, Feedback, RefineRequest, StartPoint
 from actors.prompting import PromptBuilder
 from memory_actor.seeding import bundle_items
 from npu_pool.backends import get_backend
@@ -59,3 +59,35 @@ def test_the_refine_prompt_says_the_twins_latency_is_modelled():
     start = StartPoint(id="t1", code="using namespace AscendC;", latency_ms=0.0042, speedup_vs_eager=1.3)
     user = PromptBuilder(LLMConfig(**LOCAL_MODEL), "kernel").refine(RefineRequest(task=brief, start=start, best_latency_ms=0.0042)).messages[-1]["content"]
     assert "0.0042 ms (modelled by the Ascend C twin, not measured)" in user
+
+
+def template(name: str) -> ContextItem:
+    item = next(i for i in bundle_items("npu-twin") if i.name == name)
+    return ContextItem(id=item.id, kind=item.kind, summary=item.summary, content=item.content)
+
+
+@pytest.mark.parametrize("task, family", [("4_ReLU", "template_elementwise"), ("18_Softmax", "template_softmax_norm"),
+                                          ("24_SquareMatmul", "template_matmul")])
+def test_a_pinned_template_takes_the_generic_examples_place_for_the_local_model(task, family):
+    """The template and the Ascend C example together overflow 8,000 characters: the template, a
+    kernel of the task's own family, is shown instead of the example, and the reference stays whole."""
+    brief = task_brief(load_task(SUITE / f"{task}.py"), get_backend("npu-twin"), "kernel")
+    pinned = template(family)
+    for previous in (None, Feedback(gate="compile", reason="'n' is not declared (kernel.cpp:36)",
+                                    code="using namespace AscendC;\n" + "constexpr int32_t UNUSED = 0;\n" * 60)):
+        prompt = PromptBuilder(LLMConfig(**LOCAL_MODEL), "kernel").draft(
+            DraftRequest(task=brief, api=core_api("npu-twin"), template=pinned, previous=previous))
+        user = prompt.messages[-1]["content"]
+        assert len(prompt.messages) == 2 and prompt.example_id is None  # system, user: no generic example
+        assert brief.reference_source.strip() in user and pinned.content.strip() in user and pinned.id in prompt.shown_ids
+        assert sum(len(m["content"]) for m in prompt.messages) <= 8000
+        if previous is not None:
+            tail = user.split("## Your previous attempt at this task")[1]
+            assert "'n' is not declared (kernel.cpp:36)" in tail and tail.count("```") % 2 == 0
+
+
+def test_the_core_api_items_use_no_undeclared_names():
+    """A snippet line a small model copies must not name a variable it never declared (a local-model
+    draft failed on `'n' is not declared`, the name the TQue item used)."""
+    system = "\n".join(i.content for i in core_api("npu-twin"))
+    assert "(c, a, n)" not in system and "(n * sizeof" not in system

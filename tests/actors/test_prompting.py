@@ -226,3 +226,19 @@ def test_a_template_that_would_cut_the_reference_is_not_shown():
         DraftRequest(task=TASK, api=[CORE_API], template=big))
     user = prompt.messages[-1]["content"]
     assert TASK.reference_source.strip() in user and "a long template" not in user and "tpl" not in prompt.shown_ids
+
+
+def test_a_previous_attempt_too_long_to_show_drops_its_code_whole_never_an_open_fence():
+    code = "int kernel(int n) {\n" + "    n += 1;\n" * 400 + "    return n;\n}\n"
+    previous = Feedback(gate="compile", reason="'m' is not declared (kernel.cpp:3)", details="kernel.cpp:3: error", code=code)
+    for budget in (60000, 6000):
+        prompt = PromptBuilder(LLMConfig(prompt_char_budget=budget), "kernel").draft(
+            DraftRequest(task=TASK, api=[CORE_API], previous=previous))
+        user = prompt.messages[-1]["content"]
+        tail = user.split("## Your previous attempt at this task")[1]
+        assert "'m' is not declared (kernel.cpp:3)" in tail and TASK.reference_source.strip() in user
+        assert tail.count("```") % 2 == 0, tail  # every fence it opens is closed
+        if budget == 60000:
+            assert code.strip() in tail
+        else:
+            assert "n += 1;" not in tail and "(Its code is not repeated here: cut to fit the prompt budget.)" in tail
