@@ -3,12 +3,16 @@ template error); the toolkit's include layout (kernel_operator.h, lib/matmul_int
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import shutil
 import subprocess
+from typing import NamedTuple
 
 import pytest
 
-from tests.npu_pool.twin.twin_support import INCLUDE
+from tests.npu_pool.twin.twin_support import BUILD_CACHE, INCLUDE, compiler_version, headers_digest
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 
@@ -25,11 +29,29 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR workspace, GM_AD
 """
 
 
-def syntax(folder, calls: list[str]) -> subprocess.CompletedProcess:
-    source = folder / "kernel.cpp"
-    source.write_text(KERNEL.format(call=";\n    ".join(calls)))
-    return subprocess.run(["nice", "g++", "-std=c++17", "-fsyntax-only", f"-I{INCLUDE}", str(source)],
-                          capture_output=True, text=True)
+def syntax(calls: list[str]) -> SyntaxCheck:
+    """g++ -fsyntax-only on a kernel making `calls`, cached (like the test libraries) by the
+    source, the twin's headers and the compiler: a run with unchanged headers compiles nothing."""
+    text = KERNEL.format(call=";\n    ".join(calls))
+    key = hashlib.sha256("\0".join([text, headers_digest(), compiler_version()]).encode()).hexdigest()[:20]
+    folder = BUILD_CACHE / f"syntax-{key}"
+    result = folder / "result.json"
+    if result.exists():
+        return SyntaxCheck(**json.loads(result.read_text()))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "kernel.cpp").write_text(text)
+    done = subprocess.run(["nice", "g++", "-std=c++17", "-fsyntax-only", f"-I{INCLUDE}", "kernel.cpp"],
+                          capture_output=True, text=True, cwd=folder)
+    check = SyntaxCheck(done.returncode, done.stderr)
+    tmp = folder / f".result-{os.getpid()}.json"
+    tmp.write_text(json.dumps({"returncode": check.returncode, "stderr": check.stderr}))
+    os.replace(tmp, result)
+    return check
+
+
+class SyntaxCheck(NamedTuple):
+    returncode: int
+    stderr: str
 
 
 UNSUPPORTED = {"Sigmoid(t, t, 64)": "Sigmoid", "Sigmoid<float, false>(t, t, 64)": "Sigmoid",
@@ -37,9 +59,9 @@ UNSUPPORTED = {"Sigmoid(t, t, 64)": "Sigmoid", "Sigmoid<float, false>(t, t, 64)"
 
 
 @pytest.fixture(scope="module")
-def unsupported_errors(tmp_path_factory):
+def unsupported_errors():
     """One g++ run over every unsupported call (g++ reports each static_assert)."""
-    return syntax(tmp_path_factory.mktemp("unsupported"), list(UNSUPPORTED))
+    return syntax(list(UNSUPPORTED))
 
 
 @pytest.mark.parametrize("call", list(UNSUPPORTED))
@@ -52,8 +74,16 @@ def test_unsupported_api_names_itself(unsupported_errors, call):
     assert f"kernel.cpp:{line}:" in unsupported_errors.stderr
 
 
-def test_supported_calls_compile(tmp_path):
-    done = syntax(tmp_path, ["Exp(t, t, 64)", "Muls(t, t, 0.5f, 64)", "Cast(t.ReinterpretCast<half>(), t, RoundMode::CAST_RINT, 64)",
-                             "LocalTensor<half> h = t.ReinterpretCast<half>()", "Muls(h, h, 0.5f, 64)",
-                             "Duplicate(h, 1.0f, 64)", "Maxs(h, h, half(0.0f), 64)"])
+def test_supported_calls_compile():
+    done = syntax(["Exp(t, t, 64)", "Muls(t, t, 0.5f, 64)", "Cast(t.ReinterpretCast<half>(), t, RoundMode::CAST_RINT, 64)",
+                   "LocalTensor<half> h = t.ReinterpretCast<half>()", "Muls(h, h, 0.5f, 64)",
+                   "Duplicate(h, 1.0f, 64)", "Maxs(h, h, half(0.0f), 64)",
+                   # the mask/repeat forms on 16-bit data (128 elements a repeat)
+                   "LocalTensor<uint8_t> bits = t.ReinterpretCast<uint8_t>()",
+                   "Compare(bits, h, h, CMPMODE::LT, 128, 1, {1, 1, 1, 8, 8, 8})",
+                   "CompareScalar(bits, h, half(1.0f), CMPMODE::GE, 128, 1, {1, 1, 8, 8})",
+                   "Select(h, bits, h, h, SELMODE::VSEL_TENSOR_TENSOR_MODE, 128, 1, {1, 1, 1, 8, 8, 8})",
+                   "Select(h, bits, h, half(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, 128, 1, {1, 1, 1, 8, 8, 8})",
+                   "uint64_t all[2] = {~0ull, ~0ull}", "Duplicate(h, half(2.0f), all, 1, 1, 8)",
+                   "uint64_t low[2] = {~0ull, 0}", "Cast(t, h, RoundMode::CAST_NONE, low, 1, {1, 1, 8, 4})"])
     assert done.returncode == 0, done.stderr
