@@ -4,15 +4,15 @@ Each operator's episode is a Ray task named `episode/<task id>` that may run on 
 It is built by actors.episode_factory like the single-process campaign's, and reaches the
 memory actor through `ResilientMemory` (calls survive a memory actor restart), the device
 pools through `PoolEvaluator`, the drafter and refiner actors through `RayActor` (all in
-actors/ports.py), and streams every attempt to the run recorder (`run/<run id>`), the single writer of
-attempts.jsonl, which lives on the driver's node and keeps the live counters and metrics.
+actors/ports.py), and streams every attempt to the run recorder (`run/<run id>`,
+launch/run_recorder.py), the single writer of attempts.jsonl, which lives on the driver's node
+and keeps the live counters and metrics.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from pathlib import Path
 from typing import Any
 
 import ray
@@ -21,10 +21,9 @@ from pydantic import BaseModel, ConfigDict
 from ray.actor import ActorHandle
 
 from actors.episode_factory import EpisodeEnd
-from actors.messages import Attempt, EpisodeResult
+from actors.messages import EpisodeResult
 from actors.ports import PoolEvaluator, RayActor, ResilientMemory
-from launch.kernel_files import KernelTask, kernel_task
-from launch.metrics import CampaignCounters, RayCampaignMetrics
+from launch.kernel_files import kernel_task
 from launch.run_summary import INTERRUPTED
 from memory_actor.config import MemoryConfig
 
@@ -40,58 +39,13 @@ class EpisodeServices(BaseModel):
     pool: ActorHandle  # pool/evaluator (npu_pool.pools.DevicePoolActor)
     drafter: ActorHandle  # drafter/<run id>/<i> (actors.drafter.DrafterActor)
     refiner: ActorHandle
-    recorder: ActorHandle  # run/<run id> (RunRecorder)
+    recorder: ActorHandle  # run/<run id> (launch.run_recorder.RunRecorder)
 
 
 class EpisodeOutcome(EpisodeEnd):
     """What an episode task returns: how it ended (actors.episode_factory.EpisodeEnd) and where it ran."""
 
     node_id: str
-
-
-class RunRecorder:
-    """`run/<run id>`: appends attempts (fsynced) and keeps the campaign's counters and metrics."""
-
-    def __init__(self, run_dir: str, run_id: str, planned: int):
-        from launch.campaign import RunFolder
-
-        self.folder = RunFolder(Path(run_dir))
-        self.counters = CampaignCounters(planned=planned)
-        self.partial: dict[str, EpisodeResult] = {}
-        self.metrics = RayCampaignMetrics(run_id)
-        self.run_id = run_id
-        self.metrics.on_counters(self.counters)
-
-    def __repr__(self) -> str:
-        return f"run/{self.run_id}"
-
-    def append(self, attempt: Attempt) -> None:
-        self.folder.append_attempt(attempt)
-        self.counters.add_attempt(attempt)
-        self.metrics.on_attempt(attempt)
-        self._fold(attempt)
-
-    def _fold(self, attempt: Attempt) -> None:
-        """The operator's result so far, for one interrupted before it could report."""
-        self.partial.setdefault(attempt.task, EpisodeResult(task=attempt.task)).record(attempt)
-
-    def operator_started(self, task: KernelTask) -> None:
-        self.folder.kernels.operator_started(task)
-
-    def partial_result(self, task: str) -> EpisodeResult:
-        return self.partial.get(task, EpisodeResult(task=task)).model_copy()
-
-    def operator_done(self, result: EpisodeResult) -> None:
-        self.counters.add_result(result)
-        self.metrics.on_counters(self.counters)
-
-    def set_running(self, running: int) -> CampaignCounters:
-        self.counters.running = running
-        self.metrics.on_counters(self.counters)
-        return self.counters
-
-    def node_id(self) -> str:
-        return ray.get_runtime_context().get_node_id()
 
 
 async def _episode(task_path: str, settings: Any, backend_name: str, run_id: str,

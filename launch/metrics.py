@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -97,6 +98,19 @@ class RayCampaignMetrics:
                 self.tokens.inc(n, tags={**self.tags, "kind": kind})
         if attempt.gate == "llm":
             self.llm_errors.inc(tags=self.tags)
+
+    def add_attempts(self, by_stage_gate: Mapping[tuple[str, str], int], tokens_prompt: int,
+                     tokens_completion: int, llm_errors: int) -> None:
+        """Attempts recorded before this process started (a resumed run, a restarted recorder),
+        in bulk: counts by (stage, gate), tokens by kind and failed LLM requests."""
+        for (stage, gate), n in by_stage_gate.items():
+            if n:
+                self.attempts.inc(n, tags={**self.tags, "stage": stage, "gate": gate})
+        for kind, n in (("prompt", tokens_prompt), ("completion", tokens_completion)):
+            if n:
+                self.tokens.inc(n, tags={**self.tags, "kind": kind})
+        if llm_errors:
+            self.llm_errors.inc(llm_errors, tags=self.tags)
 
     def on_counters(self, counters: CampaignCounters) -> None:
         self.in_flight.set(counters.running, tags=self.tags)

@@ -19,7 +19,8 @@ import ray
 
 from actors.drafter import DrafterActor
 from actors.refiner import RefinerActor
-from launch.campaign_services import RunRecorder, run_episode
+from launch.campaign_services import run_episode
+from launch.run_recorder import RunRecorder
 from npu_pool.pools import DeviceActor, DevicePoolActor, Profiler, Verifier
 
 
