@@ -48,6 +48,25 @@ def _fmt_index(flat: int, shape: torch.Size) -> str:
 COMPARE_CHUNK = 1 << 16
 
 
+@contextmanager
+def own_threads() -> Iterator[None]:
+    """One intra-op thread for the harness's own tensor work (copies, equality and tolerance
+    checks, NaN fills). That work is memory-bound: a second thread saves no wall time on the
+    2-core machines measured, only doubles the CPU time, and on a loaded machine every small op
+    waits at a barrier for a thread that is not scheduled (the chunked comparison cost 15 to 40
+    times its single-thread CPU time at load 11 to 19). Candidates and references are never
+    called inside: they run, and are timed, with the threads the process has."""
+    threads = torch.get_num_threads()
+    if threads == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def _all_close(ref: torch.Tensor, out: torch.Tensor, atol: float, rtol: float, finite_only: bool) -> bool:
     """|out - ref| <= atol + rtol |ref| everywhere (or equal, or both NaN, or, with
     `finite_only`, wherever the reference is not finite), in the native dtype."""
@@ -57,8 +76,8 @@ def _all_close(ref: torch.Tensor, out: torch.Tensor, atol: float, rtol: float, f
     for start in range(0, ref_.numel(), step):
         r, o = ref_[start:start + step], out_[start:start + step]
         quick = (o - r).abs_() <= r.abs().mul_(rtol).add_(atol)
-        quick |= o == r  # equal infinities
-        if not bool(quick.all()):
+        if not bool(quick.all()):  # the rest can only add elements: skipped when all are close already
+            quick |= o == r  # equal infinities
             quick |= torch.isnan(o) & torch.isnan(r)
             if finite_only:
                 quick |= ~torch.isfinite(r)
@@ -126,7 +145,8 @@ def perturb(inputs: list[Any], generator: torch.Generator) -> list[Any]:
     out = []
     for x in inputs:
         if isinstance(x, torch.Tensor) and x.dtype.is_floating_point:
-            rms = float(x.detach().double().pow(2).mean().sqrt()) if x.numel() else 1.0
+            # accumulated in float64 (no overflow short of 1e154) without a float64 copy of x
+            rms = float(torch.linalg.vector_norm(x.detach(), dtype=torch.float64)) / x.numel() ** 0.5 if x.numel() else 1.0
             scale = rms if rms > 0 and rms == rms else 1.0
             out.append((torch.randn(x.shape, generator=generator, dtype=torch.float32) * scale).to(x.dtype))
         else:
@@ -256,17 +276,19 @@ def check(
         torch.manual_seed(seed + t)
         inputs = list(task.get_inputs())
         if perturbed:
-            inputs = perturb(inputs, torch.Generator().manual_seed(seed + 7919))
+            with own_threads():
+                inputs = perturb(inputs, torch.Generator().manual_seed(seed + 7919))
         torch.manual_seed(seed + t)
         reference = task.Model(*init_inputs).to(device).eval()
         candidate = make_candidate(reference, seed + t)
-        # `inputs` are fresh from get_inputs/perturb and never handed to a model: they are the
-        # originals themselves (no third copy); each model gets its own clone.
-        originals = [x.detach().to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
-        ref_inputs, cand_inputs = _clone(originals, device), _clone(originals, device)
-        if perturbed and last_cand_inputs is not None:
-            # New data in the very buffers of the last trial: a result cached by input pointer shows.
-            cand_inputs = _refill_in_place(last_cand_inputs, cand_inputs)
+        with own_threads():
+            # `inputs` are fresh from get_inputs/perturb and never handed to a model: they are the
+            # originals themselves (no third copy); each model gets its own clone.
+            originals = [x.detach().to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+            ref_inputs, cand_inputs = _clone(originals, device), _clone(originals, device)
+            if perturbed and last_cand_inputs is not None:
+                # New data in the very buffers of the last trial: a result cached by input pointer shows.
+                cand_inputs = _refill_in_place(last_cand_inputs, cand_inputs)
         shapes_note = "input shapes: " + ", ".join(
             str(list(x.shape)) if isinstance(x, torch.Tensor) else repr(x) for x in originals)
 
@@ -281,24 +303,25 @@ def check(
             oom = isinstance(exc, MemoryError) or "can't allocate memory" in str(exc)
             return _outcome(False, "runtime", "out_of_memory" if oom else "exception", f"{type(exc).__name__} in {label}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300],
                            f"{type(exc).__name__}: {exc}"[:2000] + "\n" + shapes_note)
-        problem = _check_outputs(raw, expected, cand_inputs, originals, ref_inputs, candidate, reference, device,
-                                 atol, rtol, perturbed)
-        if problem is not None:
-            category, reason, details = problem
-            return _outcome(False, "correctness", category, f"{reason} ({label})", details + "\n" + shapes_note)
-        produced = as_output_list(raw)
-        if previous is not None and not perturbed:
-            ref_prev, cand_prev = previous
-            if any(not same_values(a, b) for a, b in zip(ref_prev, expected, strict=False)) and all(
-                same_values(a, b) for a, b in zip(cand_prev, produced, strict=False)
-            ):
-                return _outcome(False, "correctness", "constant_output",
-                               f"outputs do not change when the inputs change ({label})",
-                               "the reference's outputs differ between trials but the candidate's are identical\n" + shapes_note)
-        if not perturbed:
-            # Kept where they are (on the device), so the next trial compares on one device.
-            previous = (expected, [p.detach().clone() for p in produced])
-            last_cand_inputs = cand_inputs
+        with own_threads():
+            problem = _check_outputs(raw, expected, cand_inputs, originals, ref_inputs, candidate, reference, device,
+                                     atol, rtol, perturbed)
+            if problem is not None:
+                category, reason, details = problem
+                return _outcome(False, "correctness", category, f"{reason} ({label})", details + "\n" + shapes_note)
+            produced = as_output_list(raw)
+            if previous is not None and not perturbed:
+                ref_prev, cand_prev = previous
+                if any(not same_values(a, b) for a, b in zip(ref_prev, expected, strict=False)) and all(
+                    same_values(a, b) for a, b in zip(cand_prev, produced, strict=False)
+                ):
+                    return _outcome(False, "correctness", "constant_output",
+                                   f"outputs do not change when the inputs change ({label})",
+                                   "the reference's outputs differ between trials but the candidate's are identical\n" + shapes_note)
+            if not perturbed:
+                # Kept where they are (on the device), so the next trial compares on one device.
+                previous = (expected, [p.detach().clone() for p in produced])
+                last_cand_inputs = cand_inputs
     return _outcome(True, "ok", "ok", f"{total} trials matched", shapes_note)
 
 

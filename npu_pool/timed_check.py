@@ -61,17 +61,19 @@ def reference_outputs(reference: torch.nn.Module, input_sets: list[list[Any]]) -
     expected = []
     with torch.no_grad():
         for inputs in input_sets:
-            clones = [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+            with correctness.own_threads():
+                clones = [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inputs]
             outputs = as_output_list(reference(*clones))
-            if not all(correctness.same_values(a, b) or correctness.same_values(torch.nan_to_num(a), torch.nan_to_num(b))
-                       for a, b in zip(inputs, clones, strict=True) if isinstance(a, torch.Tensor)):
-                return None
-            # Clones only of outputs that share memory with the reference's parameters or its
-            # input clones; the others are already copies of their own, held here alone.
-            shared = [t for t in [*clones, *reference.parameters(), *reference.buffers()]
-                      if isinstance(t, torch.Tensor) and t.numel()]
-            expected.append([o.detach().clone() if o.numel() and any(correctness._overlaps(o, t) for t in shared)
-                             else o.detach() for o in outputs])
+            with correctness.own_threads():
+                if not all(correctness.same_values(a, b) or correctness.same_values(torch.nan_to_num(a), torch.nan_to_num(b))
+                           for a, b in zip(inputs, clones, strict=True) if isinstance(a, torch.Tensor)):
+                    return None
+                # Clones only of outputs that share memory with the reference's parameters or its
+                # input clones; the others are already copies of their own, held here alone.
+                shared = [t for t in [*clones, *reference.parameters(), *reference.buffers()]
+                          if isinstance(t, torch.Tensor) and t.numel()]
+                expected.append([o.detach().clone() if o.numel() and any(correctness._overlaps(o, t) for t in shared)
+                                 else o.detach() for o in outputs])
     return expected
 
 
@@ -122,7 +124,8 @@ class TimedCheck:
         total = self.timed_calls if phase == "timed" else self.warmup_calls
         label = f"{phase} call {index + 1} of {total} (input set {set_index + 1})"
         self.checked.append(f"{phase} {index + 1}")
-        problem = output_problem(raw, self.expected[set_index], self.atol, self.rtol)
+        with correctness.own_threads():
+            problem = output_problem(raw, self.expected[set_index], self.atol, self.rtol)
         if problem is not None:
             raise _changed(f"{label}: {problem.splitlines()[0]}",
                            f"{label}: {problem}\nchecked calls: {', '.join(self.checked)}; the candidate passed the "
@@ -132,10 +135,11 @@ class TimedCheck:
 def spoil(raw: Any, keep: list[torch.Tensor]) -> None:
     """Overwrite the reference's floating outputs with NaN (after its timer stopped), unless they
     share memory with `keep` (inputs, parameters: a reference may return a view of those)."""
-    for out in as_output_list(raw):
-        if out.dtype.is_floating_point and out.numel() and not any(
-                t.numel() and correctness._overlaps(out, t) for t in keep):
-            out.detach().fill_(float("nan"))
+    with correctness.own_threads():
+        for out in as_output_list(raw):
+            if out.dtype.is_floating_point and out.numel() and not any(
+                    t.numel() and correctness._overlaps(out, t) for t in keep):
+                out.detach().fill_(float("nan"))
 
 
 def beyond_peaks(gbps: float, gflops: float, peaks: DevicePeaks, margin: float) -> str | None:
