@@ -28,10 +28,14 @@ def test_cpu_timer_measures_elapsed_time():
     import time
 
     timer = get_backend("cpu").timer()
+    outer = time.perf_counter()
     timer.start()
     time.sleep(0.02)
     timer.stop()
-    assert 15 <= timer.elapsed_ms() < 1000
+    outer_ms = (time.perf_counter() - outer) * 1e3
+    # Milliseconds of the sleep, and no more than the span around start and stop (however long a
+    # busy machine made that), instead of a fixed upper bound.
+    assert 15 <= timer.elapsed_ms() <= outer_ms
 
 
 def test_kernel_compiles_once_into_the_cache(tmp_path):
