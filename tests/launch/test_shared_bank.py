@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -42,7 +43,7 @@ def wait_until(condition, timeout_s: float = 300, process: subprocess.Popen | No
     while not condition():
         if process is not None and process.poll() is not None:
             pytest.fail(f"the run ended early: {process.communicate()[1][-3000:]}")
-        assert time.monotonic() < deadline, "timed out"
+        assert time.monotonic() < deadline, "timed out"  # liveness only (5 min by default): no speed claimed
         time.sleep(0.2)
 
 
@@ -142,6 +143,20 @@ def test_resume_after_a_kill_takes_back_what_it_redoes(tmp_path, closed_between)
     check_bank(bank, {run_id: run_dir})  # only the kept attempt's update stands
 
 
+class HeldDraft(ScriptedAgent):
+    """Holds its first draft request until `release` is set (the server's loop waits with it)."""
+
+    def __init__(self, release: threading.Event):
+        super().__init__([replies.FAST])
+        self.release = release
+
+    def __call__(self, body: dict) -> Reply:
+        reply = super().__call__(body)
+        if self.kinds[-1] == "draft":
+            self.release.wait(900)
+        return reply
+
+
 @pytest.mark.slow
 def test_two_campaigns_with_their_own_banks_share_a_cluster(tmp_path):
     # One Ray cluster both runs join; each campaign in its own Ray namespace (its device actors
@@ -150,23 +165,23 @@ def test_two_campaigns_with_their_own_banks_share_a_cluster(tmp_path):
 
     cluster = Cluster(initialize_head=True, connect=False, head_node_args={"num_cpus": 4})
     shared = ["--ray-address", cluster.address, "--set", "memory.actor_namespace=evokernel-memories",
-              "--set", "ray.devices=1", "--iterations", "1"]
+              "--set", "ray.devices=1", "--set", "llm.timeout_s=900", "--iterations", "1"]
+    release = threading.Event()
     try:
-        with OpenAITestServer() as server:
-            server.responder = ScriptedAgent([Reply(replies.FAST, delay_s=60), replies.FAST])
-            first = evokernel(server, tmp_path / "bank-a", tmp_path / "a", *shared, "--set", "ray.namespace=run-a")
-            lease = tmp_path / "bank-a" / LOCK_FILE
-            wait_until(lambda: server.chat_requests and lease.exists() and "evokernel run" in lease.read_text(),
-                       process=first)
-            second = evokernel(server, tmp_path / "bank-b", tmp_path / "b", *shared, "--set", "ray.namespace=run-b")
-            # The second drafts (its memory actor serves it) while the first waits for its reply.
-            wait_until(lambda: len(server.chat_requests) >= 2, process=second)
+        with OpenAITestServer() as server_a, OpenAITestServer() as server_b:
+            server_a.responder, server_b.responder = HeldDraft(release), ScriptedAgent([replies.FAST])
+            first = evokernel(server_a, tmp_path / "bank-a", tmp_path / "a", *shared, "--set", "ray.namespace=run-a")
+            wait_until(lambda: server_a.chat_requests, process=first)  # its memory actor serves it
+            second = evokernel(server_b, tmp_path / "bank-b", tmp_path / "b", *shared, "--set", "ray.namespace=run-b")
+            # The second drafts (its own memory actor serves it) while the first waits for its reply.
+            wait_until(lambda: server_b.chat_requests, process=second)
             assert first.poll() is None
-            _, err = second.communicate(timeout=600)
-            assert second.returncode == 0, err[-3000:]
-            _, err = first.communicate(timeout=600)
-            assert first.returncode == 0, err[-3000:]
+            release.set()
+            for run in (first, second):
+                _, err = run.communicate(timeout=600)
+                assert run.returncode == 0, err[-3000:]
     finally:
+        release.set()
         cluster.shutdown()
     for name in ("a", "b"):
         run_id = json.loads((tmp_path / name / "summary.json").read_text())["run_id"]
