@@ -20,6 +20,7 @@ import json
 import os
 import re
 import secrets
+import select
 import shutil
 import signal
 import socket
@@ -284,8 +285,22 @@ def _supervise(pid: int, stage_path: Path, exit_path: Path, compile_timeout_s: f
         if time.monotonic() > deadline:
             _kill_pid_group(pid)
             return stage, limit, exclusive
-        time.sleep(_POLL_S)
+        _wait_for_exit(pid)
     return _read_stage(stage_path, stage), None, exclusive
+
+
+def _wait_for_exit(pid: int) -> None:
+    """Wait up to _POLL_S, less when the keeper exits (a pidfd, Linux 5.3+): a finished
+    evaluation is seen at once instead of half a poll interval later on average."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # an older kernel or Python, or already reaped
+        time.sleep(_POLL_S)
+        return
+    try:
+        select.select([pidfd], [], [], _POLL_S)
+    finally:
+        os.close(pidfd)
 
 
 def _exists(pid: int) -> bool:

@@ -84,7 +84,11 @@ def _preload(backend: str) -> None:
     from npu_pool.backends import REGISTRY, get_backend
 
     if backend == "cpu":
-        get_backend(backend)
+        cpu = get_backend(backend)
+        # Build keys hold the compiler's identity and what -march=native means: asked here once
+        # (functools.cache), not by two compiler runs in every child (0.03-0.07 s a candidate).
+        cpu.toolchain_identity()
+        build_cache.compiler_identity(cpu.compiler), build_cache.host_target(cpu.compiler), build_cache.host_target()
     else:  # import only: constructing it asks the driver about devices, and cuInit does not survive fork
         importlib.import_module(REGISTRY[backend].split(":")[0])
 
