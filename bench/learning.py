@@ -28,10 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
-import time
-from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -58,9 +55,9 @@ from bench.learning_selection import (  # noqa: E402
     replicate_order,
     resolve,
 )
+from bench.learning_session import build_settings, model_meta, portable, run_resumable  # noqa: E402
 from bench.learning_summary import (  # noqa: E402
     drop_interim_publication,
-    file_sha256,
     git_commit,
     machine,
     publish_folder,
@@ -110,24 +107,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="run nothing: summarise the runs finished so far in --out (an interim table; with "
                    "--publish, into bench/results/<date>-<model>-interim/)")
     return p.parse_args(argv)
-
-
-def build_settings(args: argparse.Namespace):
-    from launch.cli import UsageError, config_overrides
-    from launch.config import load_settings
-
-    namespace = argparse.Namespace(set=args.set)
-    try:
-        overrides = config_overrides(namespace)
-    except UsageError as exc:
-        raise SystemExit(f"bench.learning: {exc}") from None
-    llm = overrides.setdefault("llm", {})
-    if args.llm_base_url:
-        llm["base_url"] = args.llm_base_url
-    if args.llm_model:
-        llm["model"] = args.llm_model
-    overrides.setdefault("memory", {})["seed"] = args.seed
-    return load_settings(None, overrides)
 
 
 def _plan(args: argparse.Namespace) -> dict[str, Any]:
@@ -209,39 +188,15 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out or f"runs/learning-{datetime.now(UTC):%Y%m%d-%H%M%S}").expanduser().resolve()
     out.mkdir(parents=True, exist_ok=True)
     _check_same_plan(out, plan, args)
-    previous = signal.signal(signal.SIGTERM, _interrupt)
-    started = time.perf_counter()
-    try:
-        with ExitStack() as stack:
-            settings, model = _with_llm(settings, stack)
-            result = _run(args, plan, settings, model, out)
-    except KeyboardInterrupt:
-        print(f"[learning] interrupted: run the same command again to resume ({out})", file=sys.stderr)
-        return 130
-    except CampaignError as exc:
-        print(f"[learning] stopped: {exc}\n  run the same command again to resume ({out})", file=sys.stderr)
-        return 1
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    result["wall_s"] = round(time.perf_counter() - started, 1)
-    print(json.dumps(result))
-    return 0
-
-
-def _portable(path: Path) -> str:
-    """The suite as recorded in plan.json: relative to the repository when inside it, so a
-    results folder resumes on another checkout."""
-    try:
-        return str(path.relative_to(REPOSITORY))
-    except ValueError:
-        return str(path)
+    return run_resumable("learning", out, settings, lambda settings, model: _run(args, plan, settings, model, out),
+                         (CampaignError,))
 
 
 def _check_same_plan(out: Path, plan: dict[str, Any], args: argparse.Namespace) -> None:
     """A results folder resumes only the benchmark that started it; more replicates may be asked for."""
     recorded = {"tasks": [p.stem for p in plan["tasks"]], "pool": [p.stem for p in plan["pool"]],
                 "operators": plan["operators"], "iterations": plan["iterations"], "arms": plan["arms"],
-                "seed": args.seed, "select_iterations": args.select_iterations, "suite": _portable(plan["suite"])}
+                "seed": args.seed, "select_iterations": args.select_iterations, "suite": portable(plan["suite"])}
     path = out / "plan.json"
     if path.is_file():
         earlier = json.loads(path.read_text())
@@ -251,41 +206,6 @@ def _check_same_plan(out: Path, plan: dict[str, Any], args: argparse.Namespace) 
                              "pick a new --out or repeat that benchmark's flags")
         plan["replicates"] = max(plan["replicates"], replicates)
     path.write_text(json.dumps({**recorded, "replicates": plan["replicates"]}, indent=2) + "\n")
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
-def _with_llm(settings, stack) -> tuple[Any, dict[str, Any]]:
-    """The endpoint given, or the local model served for the whole benchmark (one server, every arm)."""
-    if settings.llm.base_url:
-        return settings, _model_meta(settings)
-    from launch.local_llm.process import LocalLLMError
-    from launch.local_llm.server import local_llm_server
-    from launch.local_llm.settings import local_llm_settings
-
-    try:
-        base_url = stack.enter_context(local_llm_server(settings))
-    except LocalLLMError as exc:
-        raise SystemExit(f"bench.learning: {exc}\n  or pass --llm-base-url URL") from None
-    return local_llm_settings(settings, base_url), _model_meta(settings)
-
-
-def _model_meta(settings) -> dict[str, Any]:
-    """Which model answered: the endpoint's name, or the local model and its file's sha256."""
-    if settings.llm.base_url:
-        return {"name": settings.llm.model, "endpoint": settings.llm.base_url, "gguf_sha256": None}
-    from launch.local_llm.fetch import is_verified
-
-    config = settings.local_llm
-    spec = config.spec()
-    if config.model_path:
-        sha = file_sha256(Path(config.model_path).expanduser())
-    else:
-        path = config.cache_path() / spec.file_name
-        sha = spec.sha256 if is_verified(path, spec) else (file_sha256(path) if path.is_file() else None)
-    return {"name": spec.name, "endpoint": "local (llama-cpp-python)", "gguf_sha256": sha}
 
 
 def _select(bench: LearningBenchmark, plan: dict[str, Any], args: argparse.Namespace) -> tuple[list[Path], list[str]]:
@@ -352,7 +272,7 @@ def _summary_so_far(args: argparse.Namespace, plan: dict[str, Any], settings, ou
         raise SystemExit(f"bench.learning: {out} has no finished selection pass yet: nothing to summarise")
     tasks, easy = (plan["tasks"], []) if plan["tasks"] else _select(bench, plan, args)
     commit = started_at_commit(out)
-    line = _summary(args, plan, bench, tasks, easy, settings, _model_meta(settings), commit, interim=True)
+    line = _summary(args, plan, bench, tasks, easy, settings, model_meta(settings), commit, interim=True)
     print(f"[learning] interim results: {out} (summary.md, summary.json)", file=sys.stderr)
     return {**line, "results": str(out)}
 
@@ -374,7 +294,7 @@ def _summary(args: argparse.Namespace, plan: dict[str, Any], bench: LearningBenc
     meta = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"), "git_commit": commit,
         "summarised_at_commit": git_commit(), "machine": machine(),
-        "model": model, "seeds": [args.seed + r for r in range(plan["replicates"])], "suite": _portable(plan["suite"]),
+        "model": model, "seeds": [args.seed + r for r in range(plan["replicates"])], "suite": portable(plan["suite"]),
         "results": str(out), "tasks": [p.stem for p in tasks], "families": {p.stem: family(p) for p in tasks},
         "easy": easy, "transfer_tasks": [p.stem for p in tasks if level_of(p) == 2],
         "orders": {r: [p.stem for p in replicate_order(tasks, r, args.seed)] for r in range(plan["replicates"])},

@@ -20,10 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import signal
 import sys
-import time
-from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,6 +35,7 @@ from bench.learning_frozen import (
 )
 from bench.learning_screening import Rule, pool_globs, split, stage2, v3_family
 from bench.learning_selection import resolve
+from bench.learning_session import build_settings, model_meta, portable, run_resumable
 from bench.learning_summary import (
     drop_interim_publication,
     git_commit,
@@ -144,7 +142,6 @@ def main(argv: list[str] | None = None) -> int:
                           "primary": "_vs_".join(PRIMARY[args.backend]), "eval_drafts": args.eval_drafts,
                           "iterations": args.iterations, "rule": rule.__dict__}))
         return 0
-    from bench.learning import _model_meta, _with_llm, build_settings
     from npu_pool.backends import backend_status
 
     available, why = backend_status(args.backend)
@@ -161,35 +158,14 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     _check_same_plan(out, plan, args)
     if args.summary_so_far:
-        print(json.dumps(summarise(args, plan, out, _model_meta(settings))))
+        print(json.dumps(summarise(args, plan, out, model_meta(settings))))
         return 0
-    previous = signal.signal(signal.SIGTERM, _interrupt)
-    started = time.perf_counter()
-    try:
-        with ExitStack() as stack:
-            settings, model = _with_llm(settings, stack)
-            line = run(args, plan, settings, out, model)
-    except KeyboardInterrupt:
-        print(f"[learning v3] interrupted: run the same command again to resume ({out})", file=sys.stderr)
-        return 130
-    except (CampaignError, FrozenBankChanged, ThinBand) as exc:  # the state is kept: say how to go on
-        print(f"[learning v3] stopped: {exc}\n  run the same command again to resume ({out})", file=sys.stderr)
-        return 1
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    line["wall_s"] = round(time.perf_counter() - started, 1)
-    print(json.dumps(line))
-    return 0
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+    return run_resumable("learning v3", out, settings, lambda settings, model: run(args, plan, settings, out, model),
+                         (CampaignError, FrozenBankChanged, ThinBand))
 
 
 def _check_same_plan(out: Path, plan: dict[str, Any], args: argparse.Namespace) -> None:
-    from bench.learning import _portable
-
-    recorded = {"design": "v3", "backend": args.backend, "suite": _portable(plan["suite"]),
+    recorded = {"design": "v3", "backend": args.backend, "suite": portable(plan["suite"]),
                 "pool": [p.stem for p in plan["pool"]], "arms": plan["arms"],
                 "rule": plan["rule"].__dict__, "eval_drafts": args.eval_drafts, "iterations": args.iterations,
                 "seed": args.seed}

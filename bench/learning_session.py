@@ -1,0 +1,106 @@
+"""What both learning benchmarks (bench/learning.py; v3, bench/learning_v3.py) do around their
+runs: the settings from the command line, the model that answers (an endpoint, or the local model
+served for the whole benchmark) and its identity, the suite as plan.json records it, and the one
+interruptible run that the same command, run again, resumes from the results folder."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from bench.learning_summary import file_sha256
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+def build_settings(args: argparse.Namespace):
+    from launch.cli import UsageError, config_overrides
+    from launch.config import load_settings
+
+    namespace = argparse.Namespace(set=args.set)
+    try:
+        overrides = config_overrides(namespace)
+    except UsageError as exc:
+        raise SystemExit(f"bench.learning: {exc}") from None
+    llm = overrides.setdefault("llm", {})
+    if args.llm_base_url:
+        llm["base_url"] = args.llm_base_url
+    if args.llm_model:
+        llm["model"] = args.llm_model
+    overrides.setdefault("memory", {})["seed"] = args.seed
+    return load_settings(None, overrides)
+
+
+def portable(path: Path) -> str:
+    """The suite as recorded in plan.json: relative to the repository when inside it, so a
+    results folder resumes on another checkout."""
+    try:
+        return str(path.relative_to(REPOSITORY))
+    except ValueError:
+        return str(path)
+
+
+def with_llm(settings, stack: ExitStack) -> tuple[Any, dict[str, Any]]:
+    """The endpoint given, or the local model served for the whole benchmark (one server, every arm)."""
+    if settings.llm.base_url:
+        return settings, model_meta(settings)
+    from launch.local_llm.process import LocalLLMError
+    from launch.local_llm.server import local_llm_server
+    from launch.local_llm.settings import local_llm_settings
+
+    try:
+        base_url = stack.enter_context(local_llm_server(settings, one_operator_at_a_time=True))
+    except LocalLLMError as exc:
+        raise SystemExit(f"bench.learning: {exc}\n  or pass --llm-base-url URL") from None
+    return local_llm_settings(settings, base_url), model_meta(settings)
+
+
+def model_meta(settings) -> dict[str, Any]:
+    """Which model answered: the endpoint's name, or the local model and its file's sha256."""
+    if settings.llm.base_url:
+        return {"name": settings.llm.model, "endpoint": settings.llm.base_url, "gguf_sha256": None}
+    from launch.local_llm.fetch import is_verified
+
+    config = settings.local_llm
+    spec = config.spec()
+    if config.model_path:
+        sha = file_sha256(Path(config.model_path).expanduser())
+    else:
+        path = config.cache_path() / spec.file_name
+        sha = spec.sha256 if is_verified(path, spec) else (file_sha256(path) if path.is_file() else None)
+    return {"name": spec.name, "endpoint": "local (llama-cpp-python)", "gguf_sha256": sha}
+
+
+def run_resumable(label: str, out: Path, settings, work: Callable[[Any, dict[str, Any]], dict[str, Any]],
+                  stops: tuple[type[Exception], ...]) -> int:
+    """`work(settings, model)` with the benchmark's model answering; SIGTERM stops it as Ctrl-C
+    does. Interrupted (exit 130) or stopped by one of `stops` (exit 1), it says how to go on: the
+    results folder `out` holds the state. Done, it prints the work's JSON line with wall_s (exit 0)."""
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    started = time.perf_counter()
+    try:
+        with ExitStack() as stack:
+            settings, model = with_llm(settings, stack)
+            line = work(settings, model)
+    except KeyboardInterrupt:
+        print(f"[{label}] interrupted: run the same command again to resume ({out})", file=sys.stderr)
+        return 130
+    except stops as exc:  # the state is kept: say how to go on
+        print(f"[{label}] stopped: {exc}\n  run the same command again to resume ({out})", file=sys.stderr)
+        return 1
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    line["wall_s"] = round(time.perf_counter() - started, 1)
+    print(json.dumps(line))
+    return 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
