@@ -20,10 +20,6 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-from actors.drafter import Drafter
-from actors.evaluator import Evaluator
-from actors.ports import InProcess
-from actors.refiner import Refiner
 from launch.campaign import Campaign, CampaignError, finished_operators, load_summary
 from memory_actor.items import MemoryItem
 
@@ -75,22 +71,20 @@ def bank_digest(uri: Path, settings) -> str:
 
 class FrozenCampaign(Campaign):
     """A campaign whose memory is the bank at settings.memory.uri, opened read-only behind
-    ReadOnlyMemory."""
+    ReadOnlyMemory; everything else is Campaign's own."""
 
     port: ReadOnlyMemory | None = None
 
-    async def _components(self, stack: AsyncExitStack) -> tuple[Any, Any, Any, Any]:
-        """Campaign._components with the bank opened read-only (never as its writer)."""
+    def _open_bank(self) -> Any:
+        """Read-only: never as its writer (no lease taken, nothing written on open or close)."""
         from memory_actor.bank import MemoryBank
 
-        settings = self.settings
-        bank = MemoryBank(settings.memory, read_only=True)
-        stack.callback(bank.close)
-        drafter, refiner = Drafter(settings.llm), Refiner(settings.llm)
-        stack.push_async_callback(drafter.aclose)
-        stack.push_async_callback(refiner.aclose)
-        self.port = ReadOnlyMemory(InProcess(bank))
-        return self.port, InProcess(drafter), InProcess(refiner), InProcess(Evaluator(settings.harness))
+        return MemoryBank(self.settings.memory, read_only=True)
+
+    async def _components(self, stack: AsyncExitStack) -> tuple[Any, Any, Any, Any]:
+        memory, drafter, refiner, evaluator = await super()._components(stack)
+        self.port = ReadOnlyMemory(memory)
+        return self.port, drafter, refiner, evaluator
 
 
 def draft_settings(settings, memory: dict[str, Any], bank: Path, seed: int):

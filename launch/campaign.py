@@ -220,15 +220,20 @@ class Campaign:
                  attempts=result.attempts, usage=f"{result.tokens} tok", error=result.error)
 
     async def _components(self, stack: AsyncExitStack) -> tuple[Any, Any, Any, Any]:
-        from memory_actor.bank import MemoryBank
-
         settings = self.settings
-        bank = MemoryBank(settings.memory, owner=f"evokernel run {self.run_id}")  # the bank's one writer
+        bank = self._open_bank()
         stack.callback(bank.close)
         drafter, refiner = Drafter(settings.llm), Refiner(settings.llm)
         stack.push_async_callback(drafter.aclose)
         stack.push_async_callback(refiner.aclose)
         return InProcess(bank), InProcess(drafter), InProcess(refiner), InProcess(Evaluator(settings.harness))
+
+    def _open_bank(self) -> Any:
+        """The campaign's memory bank, opened as its one writer (a subclass may open it otherwise:
+        bench.learning_frozen reads a frozen bank)."""
+        from memory_actor.bank import MemoryBank
+
+        return MemoryBank(self.settings.memory, owner=f"evokernel run {self.run_id}")
 
 
 def _say(line: str) -> None:
