@@ -161,16 +161,42 @@ def test_a_lost_endpoint_pauses_then_stops_the_single_process_run(tmp_path, caps
     assert summary["error"].startswith("the LLM endpoint") and summary["finished_at"] is None
 
 
-def test_waiting_for_an_endpoint_returns_as_soon_as_it_answers():
-    from actors.llm_client import wait_for_endpoint
+class _StepClock:
+    """Stands in for the `time` module in actors.llm_client: sleeping advances the clock by
+    exactly that much, so the wait's schedule is checked without depending on the machine's load."""
 
+    def __init__(self) -> None:
+        self.now, self.sleeps = 1000.0, []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def test_waiting_for_an_endpoint_returns_as_soon_as_it_answers(monkeypatch):
+    import actors.llm_client as llm_client
+
+    probes: list[bool] = []
+    real_probe = llm_client.llm_reachable
+
+    def probe(base_url, *args, **kwargs):
+        probes.append(real_probe(base_url, *args, **kwargs))
+        return probes[-1]
+
+    monkeypatch.setattr(llm_client, "llm_reachable", probe)
+    clock = _StepClock()
+    monkeypatch.setattr(llm_client, "time", clock)
     with OpenAITestServer() as server:
-        started = time.monotonic()
-        assert wait_for_endpoint(server.base_url, 30)
-        assert time.monotonic() - started < 5
-    started = time.monotonic()
-    assert not wait_for_endpoint(server.base_url, 0.3, poll_s=0.1)
-    assert 0.3 <= time.monotonic() - started < 5
+        assert llm_client.wait_for_endpoint(server.base_url, 30)
+        assert probes == [True] and clock.sleeps == []  # the first probe answered: no wait at all
+    probes.clear()
+    assert not llm_client.wait_for_endpoint(server.base_url, 0.25, poll_s=0.1)
+    # Polled every poll_s until wait_s had passed, then gave up: never slept past the deadline.
+    assert len(probes) >= 3 and not any(probes)
+    assert all(0 < s <= 0.1 for s in clock.sleeps) and sum(clock.sleeps) == pytest.approx(0.25)
 
 
 def test_a_run_folder_belongs_to_one_run(tmp_path, capsys):
