@@ -170,18 +170,21 @@ def test_two_campaigns_with_their_own_banks_share_a_cluster(tmp_path):
     try:
         with OpenAITestServer() as server_a, OpenAITestServer() as server_b:
             server_a.responder, server_b.responder = HeldDraft(release), ScriptedAgent([replies.FAST])
-            first = evokernel(server_a, tmp_path / "bank-a", tmp_path / "a", *shared, "--set", "ray.namespace=run-a")
-            wait_until(lambda: server_a.chat_requests, process=first)  # its memory actor serves it
-            second = evokernel(server_b, tmp_path / "bank-b", tmp_path / "b", *shared, "--set", "ray.namespace=run-b")
-            # The second drafts (its own memory actor serves it) while the first waits for its reply.
-            wait_until(lambda: server_b.chat_requests, process=second)
-            assert first.poll() is None
-            release.set()
+            try:
+                first = evokernel(server_a, tmp_path / "bank-a", tmp_path / "a", *shared,
+                                  "--set", "ray.namespace=run-a")
+                wait_until(lambda: server_a.chat_requests, process=first)  # its memory actor serves it
+                second = evokernel(server_b, tmp_path / "bank-b", tmp_path / "b", *shared,
+                                   "--set", "ray.namespace=run-b")
+                # The second drafts (its own memory actor serves it) while the first waits for its reply.
+                wait_until(lambda: server_b.chat_requests, process=second)
+                assert first.poll() is None
+            finally:
+                release.set()  # the first server's loop waits with the held draft
             for run in (first, second):
                 _, err = run.communicate(timeout=600)
                 assert run.returncode == 0, err[-3000:]
     finally:
-        release.set()
         cluster.shutdown()
     for name in ("a", "b"):
         run_id = json.loads((tmp_path / name / "summary.json").read_text())["run_id"]
