@@ -66,7 +66,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     with ExitStack() as stack:
         _stop_cleanly_on_sigterm(stack)
         if settings.llm.base_url is None:
-            settings = _with_local_llm(settings, stack)
+            settings = _with_local_llm(settings, stack, one_operator_at_a_time=True)
         try:
             if args.resume:
                 campaign, tasks = Campaign.resume(settings, run_dir)
@@ -308,14 +308,14 @@ def _stop_cleanly_on_sigterm(stack: ExitStack) -> None:
     stack.callback(signal.signal, signal.SIGTERM, previous)
 
 
-def _with_local_llm(settings: Settings, stack: ExitStack) -> Settings:
+def _with_local_llm(settings: Settings, stack: ExitStack, one_operator_at_a_time: bool = False) -> Settings:
     """No endpoint configured: serve the offline default model for the duration of the run."""
     from launch.local_llm.process import LocalLLMError
     from launch.local_llm.server import local_llm_server
     from launch.local_llm.settings import local_llm_settings
 
     try:
-        base_url = stack.enter_context(local_llm_server(settings))
+        base_url = stack.enter_context(local_llm_server(settings, one_operator_at_a_time))
     except LocalLLMError as exc:
         raise UsageError(f"{exc}\n  or point the run at an OpenAI-compatible endpoint with --llm-base-url URL") from None
     # The model's own agent settings, and no more operators in flight than one server answers.
