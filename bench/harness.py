@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from npu_pool.backends import backend_ready, get_backend  # noqa: E402
+from npu_pool.backends.cpu import _last_level_cache_bytes  # noqa: E402
 from npu_pool.config import HarnessConfig  # noqa: E402
 from npu_pool.sandbox import network_namespace_available, warm_server  # noqa: E402
 from npu_pool.tasks import load_task  # noqa: E402
@@ -125,6 +126,8 @@ def run_case(name: str, task_path: Path, candidate_path: Path, args: argparse.Na
             cacheds.append(one_evaluation(task, candidate, config, calls))
     case = {
         "backend": backend, "sizes": task.sizes, "cold_median_s": _median(colds, "wall_s"),
+        # two cache flushes per timed trial (candidate and reference), at the cost timed in this process
+        "flushes_s": 2 * args.trials * args.flush_ms / 1e3 if backend == "cpu" and args.flush_ms else None,
         "cached_median_s": _median(cacheds, "wall_s"),
         "cached_process_start_s": _median(cacheds, "process_start_s"),
         "cached_correctness_s": _median(cacheds, "correctness_s"), "cached_profile_s": _median(cacheds, "profile_s"),
@@ -135,7 +138,8 @@ def run_case(name: str, task_path: Path, candidate_path: Path, args: argparse.Na
         "repeats": len(cacheds), "cold": colds, "cached": cacheds}
     print(f"{name}: cold {case['cold_median_s']:.2f} s, cached {case['cached_median_s']:.2f} s (medians; "
           f"child start {case['cached_process_start_s']:.3f} s, correctness {case['cached_correctness_s']:.2f} s, "
-          f"profile {case['cached_profile_s'] or 0:.2f} s, overhead {case['cached_overhead_s'] or 0:.2f} s; CPU "
+          f"profile {case['cached_profile_s'] or 0:.2f} s (of it flushes about {case['flushes_s'] or 0:.2f} s), "
+          f"overhead {case['cached_overhead_s'] or 0:.2f} s; CPU "
           f"correctness {case['cached_correctness_cpu_s'] or 0:.2f} s, profile {case['cached_profile_cpu_s'] or 0:.2f} s; "
           f"load {case['load1_median'] or 0:.1f})",
           flush=True)
@@ -211,6 +215,22 @@ def twin_case(repeats: int) -> dict:
     return case
 
 
+def flush_cost_ms(backend: str, times: int = 20) -> float | None:
+    """Median wall milliseconds of one of the backend's cache flushes between timed calls (CPU:
+    a write of twice the last-level cache), timed here; None where the backend cannot start."""
+    try:
+        flusher = get_backend(backend)
+        flusher.flush_cache()  # allocates its buffer
+        samples = []
+        for _ in range(times):
+            started = time.perf_counter()
+            flusher.flush_cache()
+            samples.append((time.perf_counter() - started) * 1e3)
+        return statistics.median(samples)
+    except Exception:  # noqa: BLE001 - only a figure for the summary
+        return None
+
+
 def _median(rows: list[dict], key: str) -> float | None:
     values = [r[key] for r in rows if r.get(key) is not None]
     return statistics.median(values) if values else None
@@ -223,6 +243,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=5, help="evaluations per case and state (medians reported)")
     parser.add_argument("--twin", action="store_true", help="only the npu-twin case: Ascend C compile + verify, cold and cached")
     args = parser.parse_args()
+    args.flush_ms = None
     if args.twin:
         print(json.dumps({"bench": "harness", "cases": {"relu.npu_twin": twin_case(args.repeats)}}))
         return 0
@@ -230,6 +251,9 @@ def main() -> int:
     started = time.perf_counter()
     warm_server("cpu", get_backend("cpu").sandbox_env_allow, network_namespace_available()).start()
     results["warm_server_start_s"] = time.perf_counter() - started  # once per device worker, not per candidate
+    args.flush_ms = results["cpu_flush_ms"] = flush_cost_ms("cpu")
+    print(f"cpu cache flush: {args.flush_ms or 0:.1f} ms each (a write of {2 * _last_level_cache_bytes() >> 20} MiB, "
+          f"twice the last-level cache), {2 * args.trials} per profile", flush=True)
     for name, task_path, candidate_path in CASES:
         results["cases"][name] = run_case(name, task_path, candidate_path, args, "cpu")
     ready, why = backend_ready("cuda", "kernel")
