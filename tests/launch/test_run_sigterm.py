@@ -51,13 +51,14 @@ def test_sigterm_stops_a_ray_run_cleanly(tmp_path, monkeypatch, whole_group):
         while not recorded_requests(folder) and time.monotonic() < deadline and run.poll() is None:
             time.sleep(0.5)
         assert recorded_requests(folder), f"the run never asked the model:\n{_tail(log)}"
-        started = time.monotonic()
         if whole_group:
             os.killpg(run.pid, signal.SIGTERM)
         else:
             run.send_signal(signal.SIGTERM)
+        # A liveness bound, not a timing: a stop that never ends fails here. A stop left waiting on
+        # Ray's stopped processes ends when Ray's core worker kills the driver (about 60 s after
+        # losing its GCS): the exit code 130 below is the clean stop's alone.
         out, _ = run.communicate(timeout=120)
-        stopped_s = time.monotonic() - started
     finally:
         if run.poll() is None:
             run.kill()
@@ -74,7 +75,6 @@ def test_sigterm_stops_a_ray_run_cleanly(tmp_path, monkeypatch, whole_group):
     assert operator["task"] == "4_ReLU" and operator["stopped_by"] == "interrupted"
     argv = json.loads((folder / "argv.json").read_text())
     assert port_is_closed(f"http://127.0.0.1:{argv['port']}/v1"), "the local model server outlived the run"
-    assert stopped_s < 90, f"the clean stop took {stopped_s:.0f} s"
     assert "0/1 operators feasible" in out
 
 
