@@ -216,9 +216,10 @@ def stop_servers() -> None:
 
 def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: float,
                extra_env: tuple[str, ...] = (), network_isolation: bool = True, policy: str = "require",
-               node_lock: NodeLock | None = None) -> WorkerRun:
+               node_lock: NodeLock | None = None, pid_namespace: bool = True) -> WorkerRun:
     """Run npu_pool.worker on `request` in a child of the warm server; never raises for what
-    the candidate does (SandboxUnavailable if the platform cannot confine it under `require`)."""
+    the candidate does (SandboxUnavailable if the platform cannot confine it under `require`).
+    `pid_namespace`: False where the backend's runtime fails in one (a subreaper sweeps instead)."""
     support = check_confinement(policy)
     work_dir = Path(tempfile.mkdtemp(prefix="evokernel-sandbox-"))
     (work_dir / "tmp").mkdir()
@@ -231,7 +232,7 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
     order = RunOrder(work_dir=str(work_dir), nonce=nonce, memory_mb=request.limits.memory_mb,
                      cpu_s=request.limits.cpu_s, compile_writable=[str(cache_dir)],
                      readable=[str(cache_root()), request.task.path],  # torch.compile reads the task's source
-                     filesystem=support["filesystem"] is not None, pid_namespace=isolate,
+                     filesystem=support["filesystem"] is not None, pid_namespace=isolate and pid_namespace,
                      env={"TMPDIR": str(work_dir / "tmp"), "TORCH_EXTENSIONS_DIR": str(cache_dir / "torch_extensions"),
                           "TORCHINDUCTOR_CACHE_DIR": str(work_dir / "inductor")})
     server = warm_server(request.backend, extra_env, isolate)

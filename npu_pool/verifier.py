@@ -97,7 +97,7 @@ def sandboxed_gates(task: TaskSpec, candidate: Candidate, config: HarnessConfig,
                             limits=WorkerLimits(memory_mb=config.memory_limit_mb, cpu_s=config.cpu_time_limit_s))
     run = run_worker(request, config.compile_timeout_s, config.run_timeout_s, backend.sandbox_env_allow,
                      network_isolation=config.network_isolation == "auto", policy=config.confinement,
-                     node_lock=node_lock)
+                     node_lock=node_lock, pid_namespace=backend.pid_namespace)
     verdict, report = _interpret(run, task, list(flags or []))
     verdict.timings["sandbox_wall_s"] = run.wall_s
     own = (str(build_cache_dir(config.build_cache_dir) / "torch_extensions") + os.sep,

@@ -261,14 +261,18 @@ def _runner(order: RunOrder, namespace: bool) -> None:
     from npu_pool import worker
 
     def seal() -> None:
-        """After the build: only the sandbox folder stays writable."""
+        """After the build: only the sandbox folder (and this process's thread folders) stays writable."""
         if order.filesystem:
-            confinement.restrict_writes([work], device_nodes)
-            confined["writable_after_build"] = [str(work)]
+            confinement.restrict_writes([work, *own_threads], device_nodes)
+            confined["writable_after_build"] = [str(p) for p in (work, *own_threads)]
 
     device_nodes = ("/dev/null", *(str(p) for p in accelerator_nodes()))
+    # This process's own /proc/<pid>/task: the CUDA driver's cuInit writes beneath it (its helper
+    # threads' names) and returns 304 (CUDA_ERROR_OPERATING_SYSTEM) where Landlock forbids that
+    # (measured on an H100, driver 580.159, 2026-11-25). Other processes' folders stay read-only.
+    own_threads = [Path(os.path.realpath("/proc/self")) / "task"]
     if order.filesystem:  # reads for good, writes to the build cache until the build is over
-        writable = [work, *(Path(p) for p in order.compile_writable)]
+        writable = [work, *own_threads, *(Path(p) for p in order.compile_writable)]
         readable = read_allow_list([*writable, *order.readable, cache_root()])
         confined.update(confinement.restrict(writable, readable, device_nodes))
     worker.run_child(str(work / "request.json"), str(work / "result.json"), str(work / "stage.txt"),

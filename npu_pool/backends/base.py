@@ -76,6 +76,9 @@ class Backend(ABC):
     # What its timer reports: "measured" on a device, "modelled" where the cost is computed
     # from counted work (the Ascend C twin); reports and logs label latencies with it.
     timing_kind: ClassVar[str] = "measured"
+    # Whether its sandboxed runner may live in a PID namespace of its own (else a subreaper
+    # sweeps the candidate's processes): a runtime that fails there says so here.
+    pid_namespace: ClassVar[bool] = True
 
     @abstractmethod
     def is_available(self) -> tuple[bool, str]:

@@ -60,6 +60,10 @@ class CudaBackend(EventBackend):
     kernel_language = "cuda"
     sandbox_env_allow = ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_HOME", "CUDA_PATH",
                          "TORCH_CUDA_ARCH_LIST", "TRITON_CACHE_DIR", "NVIDIA_VISIBLE_DEVICES")
+    # cuInit returns 304 (CUDA_ERROR_OPERATING_SYSTEM) in a new PID namespace that still sees
+    # the host's /proc, with or without Landlock (H100, driver 580.159, 2026-11-25): the
+    # runner's processes are swept by a subreaper instead.
+    pid_namespace = False
 
     def __init__(self, index: int = 0) -> None:
         # Ray's GPU resource narrows CUDA_VISIBLE_DEVICES to the actor's GPU: index 0 is it.

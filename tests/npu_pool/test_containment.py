@@ -65,6 +65,38 @@ def _wait_until_gone(name: str) -> None:
         time.sleep(0.1)
 
 
+NAMES_ITS_THREAD = """#include <cstdint>
+#include <cstdio>
+#include <dirent.h>
+extern "C" void kernel(const float* x, float* out, int64_t x_d0, int64_t x_d1, int64_t out_d0, int64_t out_d1) {
+    bool named = false;  // a thread of its own renamed as the CUDA driver does at cuInit
+    if (DIR* tasks = opendir("/proc/self/task")) {
+        while (dirent* entry = readdir(tasks)) {
+            if (entry->d_name[0] == '.') continue;
+            char path[96];
+            snprintf(path, sizeof path, "/proc/self/task/%s/comm", entry->d_name);
+            if (FILE* f = fopen(path, "w")) { named = fputs("evk-kernel", f) >= 0; fclose(f); }
+            break;
+        }
+        closedir(tasks);
+    }
+    for (int64_t i = 0; i < x_d0 * x_d1; ++i) out[i] = !named ? -1.0f : x[i] > 0.0f ? x[i] : 0.0f;
+}
+"""
+
+
+@needs_landlock
+def test_a_candidate_may_rename_its_own_threads(relu_task):
+    """The CUDA driver's cuInit writes beneath /proc/self/task and fails (304) where it may not,
+    so the runner's own thread folders stay writable after the seal (nothing else in /proc)."""
+    config = harness_config(run_timeout_s=20.0)
+    verdict = sandboxed_gates(relu_task, Candidate(source=NAMES_ITS_THREAD, format="kernel"), config,
+                              get_backend("cpu"), False)[0]
+    assert verdict.feasible, verdict.details
+    assert [p for p in verdict.sandbox["applied"]["writable_after_build"] if p.startswith("/proc/")] == [
+        p for p in verdict.sandbox["applied"]["writable"] if p.startswith("/proc/")]
+
+
 @needs_landlock
 def test_writes_outside_the_sandbox_folder_fail(relu_task, tmp_path):
     tag = secrets.token_hex(4)
