@@ -184,8 +184,8 @@ class ConcurrentCampaign:
             except Exception as exc:  # noqa: BLE001 - placement figures only; the summary must still be written
                 log.warning("device_stats_failed", error=type(exc).__name__)
         try:
-            if self.memory is not None:  # every value update durable before we leave
-                ray.get(self.memory.flush.remote(), timeout=wait_s)
+            if self.memory is not None:  # every value update durable and the bank's lease given back
+                ray.get(self.memory.close.remote(), timeout=wait_s)
         except Exception as exc:  # noqa: BLE001 - the summary must still be written
             reason = str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else type(exc).__name__
             log.warning("memory_flush_failed", error=reason, detail=f"no answer within {wait_s:.0f} s: the "

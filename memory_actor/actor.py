@@ -309,6 +309,17 @@ class MemoryActor:
         await self._until_durable(self.bank.seq)
         return self.bank.durable_seq
 
+    async def close(self) -> int:
+        """The campaign ends: everything durable, the log folded, and the writer lease given
+        back now (not when Ray gets round to ending this process, which a `--resume` started at
+        once would find still holding the bank). Returns the durable sequence number."""
+        while self._folder is not None and not self._folder.done():
+            await asyncio.sleep(0.05)  # let a background fold finish first
+        await self._until_durable(self.bank.seq)
+        async with self._items_lock, self._log_lock:
+            await asyncio.to_thread(self.bank.close)
+        return self.bank.durable_seq
+
     async def compact(self) -> BankStats:
         """Fold the log into the items table and compact the tables now."""
         while self._folder is not None and not self._folder.done():

@@ -114,3 +114,27 @@ def test_an_actor_that_loses_the_lease_race_says_so_in_one_line(ray_cluster, mem
         assert ray.get(actor.stats.remote(False)).uri == config.uri
     finally:
         ray.kill(actor)
+
+
+def test_close_gives_the_lease_back_while_the_actor_lives(ray_cluster, memory_config):
+    """A campaign's end closes its memory actor before killing it: a `--resume` started at once
+    must find the bank free, not held until Ray gets round to ending the actor's process."""
+    from memory_actor.bank import MemoryBank
+
+    config = memory_config(actor_name=None)
+    actor = open_memory_actor(config, owner="evokernel run closing")
+    try:
+        ray.get(actor.add.remote([_item(0), _item(1)]))
+        ray.get(actor.update.remote(ValueUpdate(update_id="u0", shown_ids=["item-0"], stage="draft", reward=1.0)))
+        with pytest.raises(BankInUse):
+            MemoryBank(config, owner="evokernel run too early")
+        durable = ray.get(actor.close.remote())
+        assert durable >= 1 and ray.get(actor.pid.remote())  # the actor is still there
+        reopened = MemoryBank(config, owner="evokernel run --resume")  # the lease is free
+        try:
+            assert reopened.log_rows == 0  # closing folded the log
+            assert reopened.get("item-0").visits_draft == 1
+        finally:
+            reopened.close()
+    finally:
+        ray.kill(actor, no_restart=True)
