@@ -234,7 +234,9 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
                      readable=[str(cache_root()), request.task.path],  # torch.compile reads the task's source
                      filesystem=support["filesystem"] is not None, pid_namespace=isolate and pid_namespace,
                      env={"TMPDIR": str(work_dir / "tmp"), "TORCH_EXTENSIONS_DIR": str(cache_dir / "torch_extensions"),
-                          "TORCHINDUCTOR_CACHE_DIR": str(work_dir / "inductor")})
+                          "TORCHINDUCTOR_CACHE_DIR": str(work_dir / "inductor"),
+                          # Triton writes its cache under ~/.triton, which the candidate may not write
+                          "TRITON_HOME": str(work_dir / "triton"), "TRITON_CACHE_DIR": str(work_dir / "triton" / "cache")})
     server = warm_server(request.backend, extra_env, isolate)
     started = time.monotonic()
     with node_lock.shared() if node_lock else contextlib.nullcontext():
