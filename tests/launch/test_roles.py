@@ -9,6 +9,7 @@ import importlib
 from pathlib import Path
 
 import pytest
+import ray
 
 from launch.roles import ROLES, Role, RoleSpec, device_roles, markdown_table
 from npu_pool.pools import Profiler, Verifier
@@ -44,7 +45,10 @@ def actor_classes_by_role(namespace: str) -> dict[str, set[str]]:
 
     prefixes = {spec.name.split("/")[0]: role for role, spec in ROLES.items() if "/" in spec.name}
     found: dict[str, set[str]] = {}
-    for actor in list_actors(filters=[("ray_namespace", "=", namespace)], limit=1000):
+    # This driver's own cluster: with no address, Ray looks for "the" local cluster and fails
+    # when another one runs on the machine (two test runs side by side)
+    address = ray.get_runtime_context().gcs_address
+    for actor in list_actors(address=address, filters=[("ray_namespace", "=", namespace)], limit=1000):
         role = prefixes.get((actor.name or "").split("/")[0])
         if role is not None:
             found.setdefault(role.value, set()).add(actor.class_name)
