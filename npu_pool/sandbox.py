@@ -267,6 +267,16 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
     return run
 
 
+# Stages before the candidate runs: the compile clock covers them (the worker goes startup ->
+# device -> startup -> compile; "device" once started the 30 s run clock before a load_inline build)
+BEFORE_RUN_STAGES = ("startup", "device", "compile")
+
+
+def run_clock_starts(previous: str, current: str) -> bool:
+    """Compilation is over when the worker leaves the stages before the run for another one."""
+    return previous in BEFORE_RUN_STAGES and current not in BEFORE_RUN_STAGES
+
+
 def _supervise(pid: int, stage_path: Path, exit_path: Path, compile_timeout_s: float, run_timeout_s: float,
                node_lock: NodeLock | None) -> tuple[str, str | None, Any]:
     """Watch one child until it ends or overruns its wall clock (then kill it); holds the
@@ -277,7 +287,7 @@ def _supervise(pid: int, stage_path: Path, exit_path: Path, compile_timeout_s: f
     while not exit_path.exists() and _exists(pid):
         current = _read_stage(stage_path, stage)
         if current != stage:
-            if stage in ("startup", "compile") and current not in ("startup", "compile"):
+            if run_clock_starts(stage, current):
                 deadline, limit = time.monotonic() + run_timeout_s, "run"  # compilation is over: the run clock starts
             stage = current
             if stage == "waiting for the node" and node_lock is not None and exclusive is None:

@@ -118,3 +118,15 @@ def test_syntax_error_is_a_compile_verdict_with_the_line(relu_task):
     verdict = _sandboxed(relu_task, "modelnew_syntax_error.txt")
     assert (verdict.gate, verdict.category) == ("compile", "syntax_error")
     assert "line 6" in verdict.reason
+
+
+def test_the_run_clock_starts_when_compilation_is_over_not_at_the_device_probe():
+    """The worker's stages go startup -> device -> startup -> compile -> correctness: a ModelNew's
+    load_inline build (compile) must keep the compile limit, not the run limit the device probe
+    used to start (a good 24_SquareMatmul was killed 31 s into its build at load 10)."""
+    from npu_pool.sandbox import run_clock_starts
+
+    stages = ["startup", "device", "startup", "compile", "correctness", "correctness: trial 1", "profile"]
+    starts = [new for old, new in zip(stages, stages[1:], strict=False) if run_clock_starts(old, new)]
+    assert starts == ["correctness"]
+    assert run_clock_starts("compile", "waiting for the node")
