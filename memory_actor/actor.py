@@ -311,10 +311,8 @@ class MemoryActor:
 
     async def close(self) -> int:
         """The campaign ends: everything durable, the log folded, and the writer lease given
-        back now (not when Ray gets round to ending this process, which a `--resume` started at
-        once would find still holding the bank). Returns the durable sequence number."""
-        while self._folder is not None and not self._folder.done():
-            await asyncio.sleep(0.05)  # let a background fold finish first
+        back now (a `--resume` started at once must not find the dying process holding it)."""
+        await self._fold_finished()
         await self._until_durable(self.bank.seq)
         async with self._items_lock, self._log_lock:
             await asyncio.to_thread(self.bank.close)
@@ -322,10 +320,13 @@ class MemoryActor:
 
     async def compact(self) -> BankStats:
         """Fold the log into the items table and compact the tables now."""
-        while self._folder is not None and not self._folder.done():
-            await asyncio.sleep(0.05)  # let a background fold finish first
+        await self._fold_finished()
         await self._flush_once(fold=True)
         return await self.stats()
+
+    async def _fold_finished(self) -> None:
+        while self._folder is not None and not self._folder.done():
+            await asyncio.sleep(0.05)  # a background fold finishes first
 
     async def pid(self) -> int:
         return os.getpid()
