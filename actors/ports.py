@@ -114,7 +114,7 @@ class ResilientMemory:
     the restarted actor no longer knows is dropped with a warning."""
 
     def __init__(self, config: MemoryConfig, first_pause_s: float = 0.5):
-        from memory_actor.actor import get_or_create_memory_actor
+        from memory_actor.actor_handle import get_or_create_memory_actor
 
         self._config, self._attempts, self._pause = config, config.actor_call_attempts, first_pause_s
         self._connect = get_or_create_memory_actor

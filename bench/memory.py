@@ -35,7 +35,7 @@ if str(REPOSITORY) not in sys.path:
     sys.path.insert(0, str(REPOSITORY))
 
 from bench.memory_client import MemoryClient  # noqa: E402
-from memory_actor.actor import get_or_create_memory_actor  # noqa: E402
+from memory_actor.actor_handle import get_or_create_memory_actor  # noqa: E402
 from memory_actor.bank import MemoryBank  # noqa: E402
 from memory_actor.config import MemoryConfig  # noqa: E402
 from memory_actor.embeddings import MINILM_DIM  # noqa: E402

@@ -228,7 +228,7 @@ class ConcurrentCampaign:
         """The bank's memory actor, serving this run (memory_actor.actor.open_memory_actor): a
         bank another process writes (the lease taken after `evokernel run` checked it, or another
         campaign on this cluster) is BankRefused (exit 2), in one line naming the holder."""
-        from memory_actor.actor import MemoryActorFailed, open_memory_actor
+        from memory_actor.actor_handle import MemoryActorFailed, open_memory_actor
         from memory_actor.lease import BankUnusable
 
         try:

@@ -68,7 +68,7 @@ ROLES: dict[Role, RoleSpec] = {
     Role.PROFILER: RoleSpec(Profiler, "one per device", "the other half of the same bundle", "profiler/{device}"),
     Role.DEVICE_POOL: RoleSpec(DevicePoolActor, "one, started by DevicePools with the device actors", "none",
                                "pool/evaluator"),
-    # Named, not imported: memory_actor.actor.get_or_create_memory_actor makes it (episodes find it
+    # Named, not imported: memory_actor.actor_handle.get_or_create_memory_actor makes it (episodes find it
     # by name too), and importing it here would load LanceDB into the driver.
     Role.MEMORY: RoleSpec("memory_actor.actor.MemoryActor", "one per bank, found by name",
                           "memory.actor_num_cpus", "{actor_name}"),

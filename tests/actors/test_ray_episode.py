@@ -14,7 +14,7 @@ from actors.episode import Episode
 from actors.evaluator import Evaluator
 from actors.ports import RayActor
 from actors.refiner import RefinerActor
-from memory_actor.actor import get_or_create_memory_actor
+from memory_actor.actor_handle import get_or_create_memory_actor
 from npu_pool.backends import get_backend
 from tests.actors import replies
 from tests.actors.conftest import llm_config

@@ -10,7 +10,7 @@ import structlog
 
 from bench import memory
 from bench.memory_client import MemoryClient
-from memory_actor.actor import get_or_create_memory_actor
+from memory_actor.actor_handle import get_or_create_memory_actor
 from memory_actor.messages import ValueUpdate
 
 

@@ -12,7 +12,7 @@ import time
 import pytest
 import ray
 
-from memory_actor.actor import get_or_create_memory_actor
+from memory_actor.actor_handle import get_or_create_memory_actor
 from memory_actor.items import ItemVerdict, MemoryItem
 from memory_actor.messages import RetrievalRequest, ValueUpdate
 from memory_actor.values import RewardShaper, q_update

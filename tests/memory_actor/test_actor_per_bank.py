@@ -10,7 +10,7 @@ import time
 import pytest
 import ray
 
-from memory_actor.actor import open_memory_actor
+from memory_actor.actor_handle import open_memory_actor
 from memory_actor.config import cluster_config, memory_actor_name
 from memory_actor.items import MemoryItem
 from memory_actor.lease import BankInUse, BankUnusable
