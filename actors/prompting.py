@@ -29,7 +29,16 @@ from actors.messages import (
     ReviewRequest,
     TaskBrief,
 )
-from actors.prompt_sections import NONE, Block, FeedbackSection, ItemSection, Section, TextSection, cut, fit_sections
+from actors.prompt_sections import (
+    NONE,
+    Block,
+    FeedbackSection,
+    ItemSection,
+    Section,
+    TextSection,
+    cut,
+    fit_sections,
+)
 from npu_pool.backends import timing_kind
 
 log = structlog.get_logger("evokernel.prompts")
