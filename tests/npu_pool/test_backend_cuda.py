@@ -75,6 +75,8 @@ def test_selects_the_device_and_times_device_work(backend):
     assert backend.is_available() == (True, "")
     backend.synchronize()
     assert torch.cuda.current_device() == backend.index
+    # references are full float32 (cuDNN's TF32 default made an exact conv kernel fail)
+    assert not torch.backends.cudnn.allow_tf32 and not torch.backends.cuda.matmul.allow_tf32
     timer = backend.timer()
     timer.start()
     torch.cuda._sleep(50_000_000)  # tens of milliseconds of spinning on the device
