@@ -331,7 +331,9 @@ class ConcurrentCampaign:
                 self._finished(pending.pop(ref), ref, recorder)
         for ref, path in list(pending.items()):  # did not stop in time: kill the worker
             ray.cancel(ref, force=True)
-            self.operators.append(self._partial(recorder, path, stopped_by=INTERRUPTED, error=INTERRUPTED))
+            result = self._partial(recorder, path, stopped_by=INTERRUPTED, error=INTERRUPTED)
+            self.operators.append(result)
+            self._recorded(recorder.operator_done.remote(result), None)  # the status line's interrupted count
             pending.pop(ref)
         self._write()
 

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from actors.messages import Attempt, EpisodeResult
+from launch.run_summary import INTERRUPTED
 
 
 class CampaignCounters(BaseModel):
@@ -28,6 +29,8 @@ class CampaignCounters(BaseModel):
     done: int = 0
     feasible: int = 0
     failed: int = 0
+    interrupted: int = Field(0, description="operators stopped by Ctrl-C or SIGTERM: neither done nor failed "
+                             "(a resume runs them again)")
     attempts: int = 0
     attempts_by_gate: dict[str, int] = Field(default_factory=dict)
     tokens_prompt: int = 0
@@ -46,6 +49,9 @@ class CampaignCounters(BaseModel):
             self.llm_errors += 1
 
     def add_result(self, result: EpisodeResult) -> None:
+        if result.stopped_by == INTERRUPTED:  # its figures so far are discarded when the run resumes
+            self.interrupted += 1
+            return
         self.done += 1
         if result.feasible:
             self.feasible += 1
@@ -62,10 +68,12 @@ class CampaignCounters(BaseModel):
         return sorted(self.speedups.items(), key=lambda kv: -kv[1])[:k]
 
     def line(self) -> str:
-        """One status line: `12/64 done (8 running) | 10 feasible, 1 failed | best ... | 48 attempts, 123k tok`."""
+        """One status line: `12/64 done (8 running) | 10 feasible, 1 failed | best ... | 48 attempts, 123k tok`
+        (`(0 running, 2 interrupted)` once a stop cut operators short)."""
         best = ", ".join(f"{task} {s:.2f}x" for task, s in self.best())
         median = f" median {statistics.median(self.speedups.values()):.2f}x;" if self.speedups else ""
-        return (f"{self.done}/{self.planned} done ({self.running} running) | {self.feasible} feasible, "
+        cut = f", {self.interrupted} interrupted" if self.interrupted else ""
+        return (f"{self.done}/{self.planned} done ({self.running} running{cut}) | {self.feasible} feasible, "
                 f"{self.failed} failed | speedup{median} best {best or '-'} | {self.attempts} attempts, "
                 f"{_short(self.tokens)} tok")
 
@@ -115,7 +123,8 @@ class RayCampaignMetrics:
     def on_counters(self, counters: CampaignCounters) -> None:
         self.in_flight.set(counters.running, tags=self.tags)
         for state, value in (("planned", counters.planned), ("done", counters.done), ("running", counters.running),
-                             ("feasible", counters.feasible), ("failed", counters.failed)):
+                             ("feasible", counters.feasible), ("failed", counters.failed),
+                             ("interrupted", counters.interrupted)):
             self.operators.set(value, tags={**self.tags, "state": state})
         if counters.speedups:
             values = list(counters.speedups.values())

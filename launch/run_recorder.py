@@ -5,7 +5,8 @@ The counters start from what the run folder already holds, so neither a resumed 
 recorder that Ray restarted (its worker killed, e.g. by the memory monitor) starts the status
 line and the metrics from zero: finished operators come from summary.json, attempts (and
 each unfinished operator's figures so far) from attempts.jsonl. A line a killed writer left
-half-written is set aside first, so the next append does not glue onto it.
+half-written is set aside first, so the next append does not glue onto it. An operator a stop
+cut short (`interrupted`) is counted apart, neither done nor failed: a resume runs it again.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pydantic import ValidationError
 from actors.messages import Attempt, EpisodeResult
 from launch.kernel_files import KernelTask
 from launch.metrics import CampaignCounters, RayCampaignMetrics
-from launch.run_summary import RunSummary, RunSummaryError
+from launch.run_summary import INTERRUPTED, RunSummary, RunSummaryError
 
 log = structlog.get_logger("evokernel.campaign")
 RECORDER_MARK = ".run_recorder"  # RUN_DIR/.run_recorder: the actor id of the run's recorder
@@ -82,7 +83,8 @@ class RunRecorder:
         self.run_id = run_id
         self.counters = CampaignCounters(planned=planned)
         self.partial: dict[str, EpisodeResult] = {}
-        self.finished: set[str] = set()
+        self.finished: set[str] = set()  # counted as done
+        self.cut_short: set[str] = set()  # counted as interrupted
         self.metrics = RayCampaignMetrics(run_id)
         self._seed()
         self.metrics.on_counters(self.counters)
@@ -141,9 +143,10 @@ class RunRecorder:
         return self.partial.get(task, EpisodeResult(task=task)).model_copy()
 
     def _count_result(self, result: EpisodeResult) -> None:
-        if result.task in self.finished:  # a call Ray retried after a restart that had read it back
+        counted = self.cut_short if result.stopped_by == INTERRUPTED else self.finished
+        if result.task in counted:  # a call Ray retried after a restart that had read it back
             return
-        self.finished.add(result.task)
+        counted.add(result.task)
         self.counters.add_result(result)
 
     def operator_done(self, result: EpisodeResult) -> None:

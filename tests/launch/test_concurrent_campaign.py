@@ -157,6 +157,11 @@ def _operators_done(run_dir: Path) -> int:
         return 0
 
 
+def _last_status(screen: io.StringIO) -> str:
+    """The status line a terminal shows last (each refresh rewrites the line in place)."""
+    return [line for line in screen.getvalue().split("\r\x1b[K") if line.strip()][-1].strip()
+
+
 @pytest.fixture
 def ctrl_c_reaches_python():
     """A terminal's Ctrl-C reaches Python's handler, but a shell starts background jobs with
@@ -175,21 +180,30 @@ def test_ctrl_c_keeps_finished_work_and_resume_completes_the_run(local_cluster, 
         agent = ElementwiseAgent(delay_s=0.5)
         server.responder = agent
         settings = settings_for(server.base_url, server.model, tmp_path, iterations=3)
-        campaign = ConcurrentCampaign(settings, run_dir, fake=FakeDevices(kind="npu", count=2))
+        screen = io.StringIO()
+        campaign = ConcurrentCampaign(settings, run_dir, fake=FakeDevices(kind="npu", count=2),
+                                      progress=ProgressDisplay(screen, tty=True))
         _when(lambda: _operators_done(run_dir) >= 1, _thread.interrupt_main)  # Ctrl-C after the first operator
         first = campaign.run(tasks)
         assert first["interrupted"] and first["finished_at"]
         states = {op["task"]: op["stopped_by"] for op in first["operators"]}
         finished = [task for task, state in states.items() if state == "iterations"]
         assert finished and "interrupted" in states.values()
+        # the last status line: the operators cut short are neither done nor failed
+        cut = sum(1 for state in states.values() if state == "interrupted")
+        assert _last_status(screen).startswith(f"{len(finished)}/3 done (0 running, {cut} interrupted) | "
+                                               f"{len(finished)} feasible, 0 failed |"), screen.getvalue()
         assert set(first["planned"]) == set(SUITE_TASKS[:3])
         drafts_before = agent.counts.get("draft", 0) + agent.counts.get("refine", 0)
         bank_before = ray.get(campaign.memory.stats.remote()).items_by_kind.get("trace", 0)
         assert bank_before >= 3
 
-        resumed, planned = ConcurrentCampaign.resume(settings, run_dir, fake=FakeDevices(kind="npu", count=2))
+        screen = io.StringIO()
+        resumed, planned = ConcurrentCampaign.resume(settings, run_dir, fake=FakeDevices(kind="npu", count=2),
+                                                     progress=ProgressDisplay(screen, tty=True))
         final = resumed.run(planned)
     assert not final["interrupted"] and final["run_id"] == first["run_id"] and final["resumed_at"]
+    assert _last_status(screen).startswith("3/3 done (0 running) | 3 feasible, 0 failed |"), screen.getvalue()
     by_task = {op["task"]: op for op in final["operators"]}
     assert set(by_task) == set(SUITE_TASKS[:3]) and all(op["feasible"] for op in by_task.values())
     attempts = [json.loads(line) for line in (run_dir / "attempts.jsonl").read_text().splitlines()]

@@ -1,5 +1,6 @@
 """The run recorder's counters start from what the run folder holds (issue 24): a resumed run
-and a recorder that Ray restarted show the run's figures, not zero.
+and a recorder that Ray restarted show the run's figures, not zero. An operator a stop cut short
+is neither done nor failed, before and after the resume that runs it again.
 
 Both tests run the recorder as Ray runs it, an actor of a real local Ray instance (the role's
 options: restarted without limit, its calls retried). The restart test kills the actor's
@@ -17,9 +18,11 @@ import pytest
 import ray
 
 from actors.messages import Attempt, EpisodeResult
+from launch.concurrent_campaign import ConcurrentCampaign
+from launch.config import load_settings
 from launch.metrics import metrics_url, parse_prometheus
 from launch.roles import ROLES, Role
-from launch.run_summary import RunSummary
+from launch.run_summary import INTERRUPTED, RunSummary
 
 NAMESPACE = "evokernel-run-recorder-test"
 
@@ -53,8 +56,8 @@ def _run_folder(run_dir: Path) -> None:
                                             + '{"run_id": "r1", "task": "6_Si')  # a killed writer's torn line
 
 
-def _recorder(run_dir: Path, run_id: str) -> ray.actor.ActorHandle:
-    return ROLES[Role.RUN_RECORDER].remote({}, run_id=run_id).remote(str(run_dir), run_id, 4)
+def _recorder(run_dir: Path, run_id: str, planned: int = 4) -> ray.actor.ActorHandle:
+    return ROLES[Role.RUN_RECORDER].remote({}, run_id=run_id).remote(str(run_dir), run_id, planned)
 
 
 def test_a_recorder_over_a_run_folder_starts_from_its_figures(local_ray, tmp_path):
@@ -73,6 +76,70 @@ def test_a_recorder_over_a_run_folder_starts_from_its_figures(local_ray, tmp_pat
     # a result it already read back (a call Ray retried) is not counted twice
     ray.get(recorder.operator_done.remote(EpisodeResult(task="4_ReLU", feasible=True, speedup_vs_eager=2.5)))
     assert ray.get(recorder.set_running.remote(1)).done == 2
+    ray.kill(recorder, no_restart=True)
+
+
+SUITE = Path(__file__).resolve().parents[2] / "suites" / "cpu" / "level1"
+
+
+def _interrupted(recorder: ray.actor.ActorHandle, task: str) -> EpisodeResult:
+    """What the campaign reports for an operator its stop cut short (ConcurrentCampaign._partial)."""
+    held = ray.get(recorder.partial_result.remote(task))
+    result = held.model_copy(update={"stopped_by": INTERRUPTED, "error": INTERRUPTED})
+    ray.get(recorder.operator_done.remote(result))
+    return result
+
+
+def test_an_interrupted_operator_is_neither_done_nor_failed_nor_counted_twice_after_resume(local_ray, tmp_path):
+    """The README's first command stopped with 1_Add (feasible so far) and 2_Multiply in flight
+    said `2/79 done | 1 feasible, 2 failed`. Here 1_Add ends feasible, 2_Multiply (feasible so
+    far) and 3_ScaleShift are cut short; then the run folder is resumed as `--resume` does."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    paths = [SUITE / f"{task}.py" for task in ("1_Add", "2_Multiply", "3_ScaleShift")]
+    RunSummary(run_id="r3", planned=[p.stem for p in paths], planned_paths=[str(p) for p in paths]).write(run_dir)
+    recorder = _recorder(run_dir, "r3", planned=3)
+    for attempt in (_attempt("1_Add", 1), _attempt("1_Add", 2), _attempt("2_Multiply", 1),
+                    _attempt("3_ScaleShift", 1, "compile", False)):
+        ray.get(recorder.append.remote(attempt))
+    add = EpisodeResult(task="1_Add", feasible=True, attempts=2, best_latency_ms=1.0, speedup_vs_eager=2.0)
+    ray.get(recorder.operator_done.remote(add))
+    cut_short = [_interrupted(recorder, "2_Multiply"), _interrupted(recorder, "3_ScaleShift")]
+    assert cut_short[0].feasible  # its feasible attempt so far does not make it a feasible operator
+    ray.get(recorder.operator_done.remote(cut_short[0]))  # a call Ray retried
+    counters = ray.get(recorder.set_running.remote(0))
+    assert (counters.done, counters.feasible, counters.failed, counters.interrupted) == (1, 1, 0, 2)
+    assert counters.speedups == {"1_Add": 2.0} and counters.attempts == 4
+    assert counters.line().startswith("1/3 done (0 running, 2 interrupted) | 1 feasible, 0 failed |")
+    # the stop's summary, then a recorder over it (Ray restarting it during the stop): the same figures
+    stopped = RunSummary(run_id="r3", planned=[p.stem for p in paths], planned_paths=[str(p) for p in paths],
+                         operators=[add, *cut_short], interrupted=True)
+    stopped.write(run_dir)
+    ray.kill(recorder, no_restart=True)
+    recorder = _recorder(run_dir, "r3", planned=3)
+    counters = ray.get(recorder.set_running.remote(0))
+    assert (counters.done, counters.feasible, counters.failed, counters.interrupted) == (1, 1, 0, 2)
+    assert ray.get(recorder.partial_result.remote("2_Multiply")).attempts == 1  # still there for a stop
+    ray.kill(recorder, no_restart=True)
+    # `evokernel run --resume`: the campaign keeps 1_Add and writes its summary before the recorder starts
+    settings = load_settings(None, {"memory": {"uri": str(tmp_path / "bank")}, "harness": {"backend": "cpu"}})
+    campaign, planned = ConcurrentCampaign.resume(settings, run_dir)
+    assert planned == paths and [op.task for op in campaign.operators] == ["1_Add"]
+    campaign._write()
+    recorder = _recorder(run_dir, "r3", planned=3)
+    counters = ray.get(recorder.set_running.remote(2))
+    assert (counters.done, counters.feasible, counters.failed, counters.interrupted, counters.attempts) == (1, 1, 0, 0, 2)
+    assert counters.line().startswith("1/3 done (2 running) | 1 feasible, 0 failed |")
+    assert ray.get(recorder.partial_result.remote("2_Multiply")).attempts == 0  # its attempts were set aside
+    ray.get(recorder.append.remote(_attempt("2_Multiply", 1)))
+    ray.get(recorder.operator_done.remote(EpisodeResult(task="2_Multiply", feasible=True, attempts=1,
+                                                        best_latency_ms=1.0, speedup_vs_eager=1.5)))
+    ray.get(recorder.append.remote(_attempt("3_ScaleShift", 1, "compile", False)))
+    ray.get(recorder.operator_done.remote(EpisodeResult(task="3_ScaleShift", attempts=1, stopped_by="error",
+                                                        error="episode task failed: worker died")))
+    counters = ray.get(recorder.set_running.remote(0))
+    assert (counters.done, counters.feasible, counters.failed, counters.interrupted, counters.attempts) == (3, 2, 1, 0, 4)
+    assert counters.line().startswith("3/3 done (0 running) | 2 feasible, 1 failed |")
     ray.kill(recorder, no_restart=True)
 
 
