@@ -1,8 +1,9 @@
 """Copy a run folder's kernels (RUN_DIR/kernels/, launch.kernel_files) into a folder of their own.
 
 Two layouts: `evokernel` keeps the run folder's (`<task>/<which>.<ext>`, the ModelNew file
-beside it, and an index.json of what was exported); `kernelbench` writes one ModelNew file per
-problem named as KernelBench's scripts read them (scripts/eval_from_generations.py:
+beside it, and an index.json of what was exported; a first kernel the run kept under the
+best's names, being the best too, is exported under the first's); `kernelbench` writes one
+ModelNew file per problem named as KernelBench's scripts read them (scripts/eval_from_generations.py:
 `level_<L>_problem_<N>_sample_0_kernel.py` in the run's folder), so its evaluation runs over
 them unchanged; kernels without a ModelNew file or a KernelBench level/problem are left out and
 said so. Nothing here reads the memory bank.
@@ -34,6 +35,16 @@ class Exported(BaseModel):
 
 def kernelbench_name(entry: KernelEntry, sample: int = 0) -> str:
     return f"level_{entry.level}_problem_{entry.problem}_sample_{sample}_kernel.py"
+
+
+def named_as(relative: str, which: str) -> str:
+    """A kernel file's path with `which`'s name: `4_ReLU/best.cpp` -> `4_ReLU/first.cpp` for
+    the first kernel, where the run folder kept it once, as the best (docs/contracts.md)."""
+    path = Path(relative)
+    for kept in ("best", "first"):
+        if path.name.startswith((f"{kept}.", f"{kept}_")):
+            return str(path.with_name(which + path.name[len(kept):]))
+    return relative
 
 
 def load_entries(run_dir: Path, which: str) -> list[KernelEntry]:
@@ -74,10 +85,13 @@ def export_kernels(run_dir: Path, out_dir: Path, layout: Layout = "evokernel", w
         else:
             files = {entry.source} | ({entry.modelnew} if entry.modelnew else set())
             for relative in sorted(files):
-                (out_dir / relative).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source_root / relative, out_dir / relative)
-                done.written.append(relative)
-            exported.append(entry)
+                target = named_as(relative, which)
+                (out_dir / target).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source_root / relative, out_dir / target)
+                done.written.append(target)
+            exported.append(entry.model_copy(update={
+                "source": named_as(entry.source, which),
+                "modelnew": named_as(entry.modelnew, which) if entry.modelnew else None}))
     manifest = out_dir / (MANIFEST if layout == "kernelbench" else "index.json")
     manifest.write_text(json.dumps({"run_dir": str(Path(run_dir).resolve()), "layout": layout, "kernel": which,
                                     "kernels": [e.model_dump() for e in exported]}, indent=2) + "\n")

@@ -1,14 +1,17 @@
-"""RUN_DIR/kernels/: each operator's first feasible and best kernel, written as the run goes.
+"""RUN_DIR/kernels/: each operator's best and first feasible kernel, written as the run goes.
 
-For every operator with a feasible kernel the folder holds `<task>/first.<ext>` and
-`<task>/best.<ext>` (the candidate source exactly as verified: `.cpp`/`.cu` for the kernel
-format, `.py` for a ModelNew file) and, for kernel-format candidates of the cpu and cuda
-backends, `<which>_modelnew.py`, a standalone KernelBench ModelNew that builds and calls the
-kernel (launch.kernel_dropin; an Ascend C kernel needs CANN, and index.json says so).
-`index.json` lists them with their figures. Every file is replaced atomically, so a killed
-run keeps what it had found. The source comes with the attempt (Attempt.code) and what the
-drop-in needs of the task (its signature, reference, output shapes) with `KernelTask`, sent
-once when the operator starts: nothing here reads the memory bank.
+For every operator with a feasible kernel the folder holds `<task>/best.<ext>` (the candidate
+source exactly as verified: `.cpp`/`.cu` for the kernel format, `.py` for a ModelNew file)
+and, for kernel-format candidates of the cpu and cuda backends, `best_modelnew.py`, a
+standalone KernelBench ModelNew that builds and calls the kernel (launch.kernel_dropin; an
+Ascend C kernel needs CANN, and index.json says so). The first feasible kernel is the best
+until a faster one comes: until then it is kept once, under the best's names, and index.json's
+`first` entry names those files; from then on it has its own `first.<ext>` (and
+`first_modelnew.py`). `index.json` lists both entries with their figures. Every file is
+replaced atomically, so a killed run keeps what it had found. The source comes with the
+attempt (Attempt.code) and what the drop-in needs of the task (its signature, reference,
+output shapes) with `KernelTask`, sent once when the operator starts: nothing here reads the
+memory bank.
 """
 
 from __future__ import annotations
@@ -163,12 +166,20 @@ class KernelFolder:
         if not attempt.feasible or attempt.code is None:
             return
         try:
-            if (attempt.task, "first") not in self.entries:
-                self._write(attempt, "first")
-            best = self.entries.get((attempt.task, "best"))
-            if best is None or (attempt.latency_ms is not None
-                                and (best.latency_ms is None or attempt.latency_ms < best.latency_ms)):
+            first = self.entries.get((attempt.task, "first"))
+            if first is None:  # the first feasible kernel is the best so far: one set of files
+                best = self._write(attempt, "best", label="best (and first feasible)")
+                self.entries[(attempt.task, "first")] = best.model_copy(update={"kernel": "first"})
+            else:
+                best = self.entries.setdefault((attempt.task, "best"), first.model_copy(update={"kernel": "best"}))
+                if attempt.latency_ms is None or (best.latency_ms is not None
+                                                  and attempt.latency_ms >= best.latency_ms):
+                    return  # not faster (the earlier wins a tie)
+                if first.source == best.source:
+                    self._first_apart(first)
+                    self._write_index()  # first.* in place before best.* is overwritten: a kill keeps both
                 self._write(attempt, "best")
+            self._write_index()
         except Exception as exc:  # noqa: BLE001 - the attempt itself is recorded in attempts.jsonl
             log.warning("kernel_file_failed", task=attempt.task, error=f"{type(exc).__name__}: {exc}"[:300])
 
@@ -179,43 +190,59 @@ class KernelFolder:
                 self.tasks[name] = KernelTask.model_validate_json(saved.read_text(encoding="utf-8"))
         return self.tasks.get(name)
 
-    def _write(self, attempt: Attempt, which: Which) -> None:
+    def _write(self, attempt: Attempt, which: Which, label: str | None = None) -> KernelEntry:
+        """The attempt's files under `which`'s names, and its index entry (the index itself is
+        written by the caller)."""
         task = self._task(attempt.task)
-        folder = self.path / _folder_name(attempt.task)
-        folder.mkdir(parents=True, exist_ok=True)
-        fmt = attempt.candidate_format
         backend = task.backend if task else "unknown"
-        suffix = ".py" if fmt == "modelnew" else SOURCE_SUFFIX.get(backend, ".txt")
-        source = folder / f"{which}{suffix}"
-        _write_atomically(source, attempt.code or "")
-        modelnew, note = self._modelnew(attempt, which, task, folder, source)
+        source, modelnew, note = self._files(attempt.task, which, label or which, attempt.code or "",
+                                             attempt.candidate_format, attempt.attempt_id, attempt.iteration)
         level_problem = task.level_problem if task else None
-        self.entries[(attempt.task, which)] = KernelEntry(
-            task=attempt.task, kernel=which, source=str(source.relative_to(self.path)), modelnew=modelnew,
+        entry = KernelEntry(
+            task=attempt.task, kernel=which, source=source, modelnew=modelnew,
             modelnew_note=note, latency_ms=attempt.latency_ms, speedup_vs_eager=attempt.speedup_vs_eager,
-            iteration=attempt.iteration, attempt_id=attempt.attempt_id, backend=backend, candidate_format=fmt,
-            sizes=task.sizes if task else {}, input_shapes=task.input_shapes if task else {},
-            level=level_problem[0] if level_problem else None, problem=level_problem[1] if level_problem else None,
-            timestamp=attempt.timestamp)
-        self._write_index()
+            iteration=attempt.iteration, attempt_id=attempt.attempt_id, backend=backend,
+            candidate_format=attempt.candidate_format, sizes=task.sizes if task else {},
+            input_shapes=task.input_shapes if task else {}, level=level_problem[0] if level_problem else None,
+            problem=level_problem[1] if level_problem else None, timestamp=attempt.timestamp)
+        self.entries[(attempt.task, which)] = entry
+        return entry
 
-    def _modelnew(self, attempt: Attempt, which: Which, task: KernelTask | None, folder: Path,
-                  source: Path) -> tuple[str | None, str | None]:
-        if attempt.candidate_format == "modelnew":
-            return str(source.relative_to(self.path)), None
+    def _first_apart(self, first: KernelEntry) -> None:
+        """A faster kernel is about to take the best's names: the first one, kept under them so
+        far, gets files of its own (its source read back, its drop-in written as the first's)."""
+        code = (self.path / first.source).read_text(encoding="utf-8")
+        source, modelnew, note = self._files(first.task, "first", "first", code, first.candidate_format,
+                                             first.attempt_id, first.iteration)
+        self.entries[(first.task, "first")] = first.model_copy(
+            update={"source": source, "modelnew": modelnew, "modelnew_note": note})
+
+    def _files(self, name: str, which: Which, label: str, code: str, fmt: str, attempt_id: str | None,
+               iteration: int) -> tuple[str, str | None, str | None]:
+        """`<task>/<which>.<ext>` and its drop-in ModelNew: (source, modelnew, why no modelnew),
+        paths relative to kernels/. `label` names the kernel in the drop-in's docstring."""
+        task = self._task(name)
+        folder = self.path / _folder_name(name)
+        folder.mkdir(parents=True, exist_ok=True)
+        suffix = ".py" if fmt == "modelnew" else SOURCE_SUFFIX.get(task.backend if task else "unknown", ".txt")
+        source = folder / f"{which}{suffix}"
+        _write_atomically(source, code)
+        relative = str(source.relative_to(self.path))
+        if fmt == "modelnew":
+            return relative, relative, None
         if task is None:
-            return None, "the run recorder never heard of this operator's task: no drop-in ModelNew"
+            return relative, None, "the run recorder never heard of this operator's task: no drop-in ModelNew"
         if task.dropin_error or task.signature is None:
-            return None, task.dropin_error or "the task has no kernel signature"
+            return relative, None, task.dropin_error or "the task has no kernel signature"
         try:
-            text = render_dropin(task=attempt.task, which=which, code=attempt.code or "", signature=task.signature,
+            text = render_dropin(task=name, which=label, code=code, signature=task.signature,
                                  reference_source=task.reference_source, output_dims=task.output_dims,
-                                 backend=task.backend, note=f"attempt {attempt.attempt_id}, iteration {attempt.iteration}")
+                                 backend=task.backend, note=f"attempt {attempt_id}, iteration {iteration}")
         except (DropInError, SyntaxError) as exc:
-            return None, str(exc)
+            return relative, None, str(exc)
         dropin = folder / f"{which}_modelnew.py"
         _write_atomically(dropin, text)
-        return str(dropin.relative_to(self.path)), None
+        return relative, str(dropin.relative_to(self.path)), None
 
     def _write_index(self) -> None:
         entries = sorted(self.entries.values(), key=lambda e: (e.task, e.kernel != "best"))

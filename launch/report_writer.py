@@ -108,6 +108,8 @@ def _kernels(report: RunReport) -> str:
             files += f"<br><code>kernels/{escape(k.modelnew)}</code>"
         elif not k.modelnew:
             files += f"<br><span class=reason>no ModelNew: {escape(k.modelnew_note or '?')}</span>"
+        if k.kernel == "first" and Path(k.source).name.startswith("best"):  # kept once (docs/contracts.md)
+            files += "<br><span class=reason>the best's files: the first kernel is also the best</span>"
         rows.append([escape(k.task), k.kernel, _fmt(k.latency_ms, "{:.4g}"), _fmt(k.speedup_vs_eager, "{:.2f}x"),
                      str(k.iteration), f"<code>{escape((k.attempt_id or '—')[:12])}</code>", escape(k.backend),
                      escape(k.candidate_format), escape(sizes), files])

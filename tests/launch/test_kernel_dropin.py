@@ -147,7 +147,7 @@ def test_a_cuda_drop_in_runs_without_evokernel_and_asks_for_a_cuda_build(cuda_ke
         launcher = unit.split(code, 1)[1]
         assert "c10::cuda::getCurrentCUDAStream()" in launcher and "C10_CUDA_KERNEL_LAUNCH_CHECK();" in launcher
         assert 'TORCH_CHECK(x.is_cuda(), "x must be a CUDA tensor");' in launcher
-    gemm = (cuda_kernels / "kernels" / "10_GemmScaleHardtanh" / "best_modelnew.py").read_text()
+    gemm = (cuda_kernels / "kernels" / "10_GemmScaleHardtanh" / "best_modelnew.py").read_text()  # also the first
     # parameters from the module, scalars from the constructor, dimensions from the tensors
     assert "self.linear.weight.detach().contiguous()" in gemm and "float(self.evokernel_init['min_val'])" in gemm
     assert "static_cast<const float*>(linear_weight.data_ptr())" in gemm
@@ -212,6 +212,6 @@ def test_ascend_c_kernels_keep_their_source_and_say_how_to_build_it(tmp_path):
     for backend in ("npu", "npu-twin"):
         index = _write_kernels(tmp_path / backend, backend, {"level1/4_ReLU.py": code})
         for entry in index.kernels:
-            assert entry.modelnew is None and entry.source == f"4_ReLU/{entry.kernel}.cpp"
+            assert entry.modelnew is None and entry.source == "4_ReLU/best.cpp"  # the first, kept once as the best
             assert "ascendc_library" in entry.modelnew_note and "evokernel verify --backend npu" in entry.modelnew_note
             assert (tmp_path / backend / "kernels" / entry.source).read_text() == code

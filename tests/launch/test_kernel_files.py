@@ -89,6 +89,14 @@ def test_the_run_folder_keeps_each_operators_first_and_best_kernel(campaign):
         feasible = [a for a in attempts if a["task"] == task and a["feasible"]]
         assert first.iteration == min(a["iteration"] for a in feasible)
         assert best.latency_ms == min(a["latency_ms"] for a in feasible)
+        assert best.source == f"{task}/best.cpp" and best.modelnew == f"{task}/best_modelnew.py"
+        # a first kernel that is also the best is kept once, under the best's names
+        kept_once = first.attempt_id == best.attempt_id
+        assert (first.source == best.source) == kept_once
+        assert (campaign / "kernels" / task / "first.cpp").exists() != kept_once
+        files = sorted(p.name for p in (campaign / "kernels" / task).iterdir())
+        assert files == (["best.cpp", "best_modelnew.py"] if kept_once else
+                         ["best.cpp", "best_modelnew.py", "first.cpp", "first_modelnew.py"])
 
 
 def test_drop_in_files_pass_the_hack_gate_and_import_only_torch(campaign):
@@ -124,6 +132,11 @@ def test_the_report_lists_the_kernels(campaign, tmp_path):
     assert main(["report", str(campaign), "--out", str(tmp_path / "report")]) == 0
     html = (tmp_path / "report" / "report.html").read_text()
     assert ">Kernels</h2>" in html and "kernels/4_ReLU/best_modelnew.py" in html
+    entries = KernelIndex.load(campaign / "kernels").kernels
+    for entry in entries:
+        assert f"kernels/{entry.source}" in html and f"kernels/{entry.modelnew}" in html
+    kept_once = [e for e in entries if e.kernel == "first" and e.source.endswith("/best.cpp")]
+    assert html.count("the first kernel is also the best") == len(kept_once)
     assert "every attempt failed the same way" not in html
 
 
@@ -134,11 +147,21 @@ def test_export_in_both_layouts(campaign, tmp_path, capsys):
                      "level_1_problem_6_sample_0_kernel.py"]
     best = {e.task: e for e in KernelIndex.load(campaign / "kernels").kernels if e.kernel == "best"}
     assert (tmp_path / "kb" / names[1]).read_text() == (campaign / "kernels" / best["4_ReLU"].modelnew).read_text()
-    assert main(["export", str(campaign), "--out", str(tmp_path / "ek"), "--first"]) == 0
-    exported = json.loads((tmp_path / "ek" / "index.json").read_text())
-    assert exported["kernel"] == "first" and {k["task"] for k in exported["kernels"]} == set(TASKS)
-    assert (tmp_path / "ek" / "4_ReLU" / "first.cpp").is_file() and (tmp_path / "ek" / "6_SiLU" / "first_modelnew.py").is_file()
-    assert "wrote 4 file(s) of the first kernels" in capsys.readouterr().out
+    index = KernelIndex.load(campaign / "kernels")
+    for which in ("first", "best"):  # each kernel under its own names, also one the run kept once
+        out = tmp_path / f"ek-{which}"
+        assert main(["export", str(campaign), "--out", str(out), f"--{which}"]) == 0
+        exported = json.loads((out / "index.json").read_text())
+        assert exported["kernel"] == which and {k["task"] for k in exported["kernels"]} == set(TASKS)
+        for kernel in exported["kernels"]:
+            task = kernel["task"]
+            assert (kernel["source"], kernel["modelnew"]) == (f"{task}/{which}.cpp", f"{task}/{which}_modelnew.py")
+            kept = next(e for e in index.kernels if e.task == task and e.kernel == which)
+            assert (out / kernel["source"]).read_bytes() == (campaign / "kernels" / kept.source).read_bytes()
+            assert (out / kernel["modelnew"]).read_bytes() == (campaign / "kernels" / kept.modelnew).read_bytes()
+        assert sorted(str(p.relative_to(out)) for p in out.rglob("*.*")) == sorted(
+            ["index.json"] + [f"{task}/{which}{end}" for task in TASKS for end in (".cpp", "_modelnew.py")])
+        assert f"wrote 4 file(s) of the {which} kernels" in capsys.readouterr().out
     assert main(["export", str(tmp_path), "--out", str(tmp_path / "x")]) == 1  # not a run with kernels
     assert "no kernels/index.json" in capsys.readouterr().err
 
@@ -162,6 +185,48 @@ def test_output_shapes_follow_the_inputs_that_really_set_them():
     assert [(d.arg, d.dim) for d in gemm.output_dims[0]] == [("x", 0), ("linear_weight", 0)]
     pool = kernel_task(load_task(SUITE / "level1" / "31_MaxPool2d.py", max_bytes=4 * 2**20), "cpu", "kernel")
     assert pool.dropin_error and "follows no input dimension" in pool.dropin_error
+
+
+def _kept(run_dir: Path) -> dict[str, tuple[str | None, str, str | None]]:
+    """kernels/index.json of 4_ReLU: which -> (attempt id, source, modelnew)."""
+    return {e.kernel: (e.attempt_id, e.source, e.modelnew) for e in KernelIndex.load(run_dir / "kernels").kernels}
+
+
+def test_the_first_kernel_is_kept_once_while_it_is_the_best(tmp_path):
+    task = kernel_task(load_task(SUITE / "level1" / "4_ReLU.py", max_bytes=4 * 2**20), "cpu", "kernel")
+    folder = KernelFolder(tmp_path)
+    folder.operator_started(task)
+    kernels = tmp_path / "kernels" / "4_ReLU"
+
+    def attempt(iteration: int, latency_ms: float, variant: int) -> Attempt:
+        return Attempt(run_id="r", task="4_ReLU", iteration=iteration, stage="refine", gate="ok", feasible=True,
+                       latency_ms=latency_ms, code=kernel_code("x[i]", variant), attempt_id=f"a{iteration}")
+
+    folder.record(attempt(1, 2.0, 0))
+    both = ("a1", "4_ReLU/best.cpp", "4_ReLU/best_modelnew.py")
+    assert _kept(tmp_path) == {"best": both, "first": both}
+    assert sorted(p.name for p in kernels.iterdir()) == ["best.cpp", "best_modelnew.py"]
+    assert "EvoKernel's best (and first feasible) kernel for 4_ReLU" in (kernels / "best_modelnew.py").read_text()
+    exported = export_kernels(tmp_path, tmp_path / "ek", "evokernel", "first")  # under the first's names
+    assert sorted(exported.written) == ["4_ReLU/first.cpp", "4_ReLU/first_modelnew.py"]
+    assert (tmp_path / "ek" / "4_ReLU" / "first.cpp").read_bytes() == (kernels / "best.cpp").read_bytes()
+    [entry] = json.loads((tmp_path / "ek" / "index.json").read_text())["kernels"]
+    assert (entry["kernel"], entry["source"], entry["modelnew"]) == ("first", "4_ReLU/first.cpp", "4_ReLU/first_modelnew.py")
+    folder.record(attempt(2, 2.0, 1))  # as fast, not faster: the earlier stays
+    folder.record(attempt(3, 3.0, 2))
+    assert _kept(tmp_path) == {"best": both, "first": both}
+    again = KernelFolder(tmp_path)  # a restarted recorder: a faster kernel parts them
+    again.record(attempt(4, 1.0, 3))
+    assert _kept(tmp_path) == {"best": ("a4", "4_ReLU/best.cpp", "4_ReLU/best_modelnew.py"),
+                               "first": ("a1", "4_ReLU/first.cpp", "4_ReLU/first_modelnew.py")}
+    assert (kernels / "first.cpp").read_text() == kernel_code("x[i]", 0)
+    assert (kernels / "best.cpp").read_text() == kernel_code("x[i]", 3)
+    first_dropin, best_dropin = (kernels / "first_modelnew.py").read_text(), (kernels / "best_modelnew.py").read_text()
+    assert "EvoKernel's first kernel for 4_ReLU" in first_dropin and kernel_code("x[i]", 0) in first_dropin
+    assert "EvoKernel's best kernel for 4_ReLU" in best_dropin and kernel_code("x[i]", 3) in best_dropin
+    again.record(attempt(5, 0.5, 4))  # the first keeps its own files
+    assert _kept(tmp_path)["first"] == ("a1", "4_ReLU/first.cpp", "4_ReLU/first_modelnew.py")
+    assert _kept(tmp_path)["best"][0] == "a5" and (kernels / "first.cpp").read_text() == kernel_code("x[i]", 0)
 
 
 def test_a_restarted_operator_starts_its_kernels_over(tmp_path):
