@@ -148,8 +148,11 @@ def probe_library(compiler: str) -> Path:
     key = hashlib.sha256("\0".join([SOC_JSON_FUNCTION, *TWIN_CFLAGS, compiler_identity(compiler),
                                     twin_headers_digest()]).encode()).hexdigest()[:16]
     text = '#include "twin_runtime.h"\n' + SOC_JSON_FUNCTION
-    for folder in (build_cache_dir() / "twin", Path(tempfile.gettempdir()) / f"evokernel-twin-{os.getuid()}"):
+    # build_cache_dir() creates the default cache, which a sandboxed process may not (its first
+    # run with a configured build cache): then the temporary folder.
+    for where in (lambda: build_cache_dir() / "twin", lambda: Path(tempfile.gettempdir()) / f"evokernel-twin-{os.getuid()}"):
         try:
+            folder = where()
             folder.mkdir(parents=True, exist_ok=True)
             target = folder / f"probe-{key}.so"
             if target.exists():
