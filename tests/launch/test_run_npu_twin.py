@@ -10,13 +10,16 @@ from pathlib import Path
 from launch.cli import main
 from memory_actor.bank import MemoryBank
 from memory_actor.config import MemoryConfig
+from npu_pool.paths import cache_root
 from tests.actors.openai_server import OpenAITestServer, ScriptedAgent
 
 KERNELS = Path(__file__).resolve().parents[1] / "npu_pool" / "candidates" / "npu_twin"
 FAST_HARNESS = ["--set", "harness.compile_baseline=false", "--set", "harness.timed_trials=3",
                 "--set", "harness.warmup_trials=1", "--set", "harness.correctness_trials=2",
                 "--set", "harness.profile_input_sets=1", "--set", "harness.fit_max_bytes=262144",
-                "--set", "llm.candidate_format=kernel", "--set", "llm.prompt_char_budget=8000"]
+                "--set", "llm.candidate_format=kernel", "--set", "llm.prompt_char_budget=8000",
+                # the npu_pool tests' persistent build cache: these kernels are built there already
+                "--set", f"harness.build_cache_dir={cache_root() / 'test-build'}"]
 
 
 def reply(name: str) -> str:
