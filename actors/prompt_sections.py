@@ -1,14 +1,21 @@
 """The variable parts of a prompt, fitted into a character budget.
 
-Free text (the reference, the previous attempt, the profile) is cut at its tail with a
-visible marker. Memory items are kept or dropped whole: credit goes to exactly the items a
-prompt showed (DESIGN.md section 3), and half a kernel is neither fair to credit nor safe to
-show a small model, which copies what it sees. Pinned items (the backend's core API items)
-are never dropped.
+Free text (the previous attempt's details, the profile) is cut at its tail with a visible
+marker. Memory items are kept or dropped whole: credit goes to exactly the items a prompt
+showed (DESIGN.md section 3), and half a kernel is neither fair to credit nor safe to show a
+small model, which copies what it sees. Pinned items (the slot's family template) are not
+dropped: only as a prompt's last resort is a pinned kernel shortened, from its tail, inside its
+code fence and with a marker (`cut_fenced`).
+
+Cuts are recorded on the section, not logged at once: a prompt builder may try a layout and
+abandon it (the template taking the generic example's place), and only the cuts of the prompt
+actually sent are logged (`log_cuts`).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import structlog
@@ -19,15 +26,63 @@ log = structlog.get_logger("evokernel.prompts")
 
 NONE = "(none)"
 CUT_MARKER_ROOM = 80  # characters a cut's marker line takes, at most
+REASON_KEPT = 400  # a previous attempt's failure line is never cut below this
 
 
-def cut(text: str, limit: int, what: str) -> str:
-    """`text` shortened to about `limit` characters, head kept, with a visible marker."""
+def cut(text: str, limit: int, what: str, record: list[dict] | None = None) -> str:
+    """`text` shortened to about `limit` characters, head kept, with a visible marker; the cut is
+    appended to `record`, or logged when there is none."""
     if len(text) <= limit:
         return text
     dropped = len(text) - max(limit, 0)
-    log.info("prompt_truncated", section=what, dropped_chars=dropped, kept_chars=max(limit, 0))
+    event = dict(section=what, dropped_chars=dropped, kept_chars=max(limit, 0))
+    record.append(event) if record is not None else log.info("prompt_truncated", **event)
     return text[: max(limit, 0)].rstrip() + f"\n[... {dropped} characters of {what} cut to fit the prompt budget ...]"
+
+
+def cut_fenced(text: str, excess: int, what: str, record: list[dict], comment: str = "//", **event: str) -> str:
+    """`text`, which ends in a fenced code block, at least `excess` characters shorter: whole
+    lines cut from the code's tail, a comment line saying so in their place, the fence still
+    closed (an open fence put the rest of a prompt inside the model's code block)."""
+    body, close, _ = text.rstrip().rpartition("\n```")
+    head, fence, code = body.rpartition("```")
+    if not close or not fence:
+        return cut(text, len(text) - excess - CUT_MARKER_ROOM, what, record)
+    opening, _, code = code.partition("\n")
+    lines = code.split("\n")
+    target = len(text) - excess
+    for keep in range(len(lines) - 1, -1, -1):
+        kept = "\n".join(lines[:keep])
+        dropped = len(code) - len(kept)
+        marker = f"{comment} [... {dropped} characters of {what} cut here to fit the prompt budget ...]"
+        shortened = f"{head}{fence}{opening}\n" + (f"{kept}\n" if kept else "") + f"{marker}\n```"
+        if len(shortened) <= target or keep == 0:
+            record.append(dict(section=what, dropped_chars=dropped, kept_chars=len(kept), part="code tail", **event))
+            return shortened
+    return text
+
+
+def drop_comments(text: str, what: str, record: list[dict], comment: str = "//", **event: str) -> str:
+    """`text`, which ends in a fenced code block, with its code's comments left out (whole comment
+    lines, and comments after code set off by two spaces): the code itself stays whole, so
+    nothing it declares goes missing (a kernel cut at its tail lost its members' declarations)."""
+    body, close, _ = text.rstrip().rpartition("\n```")
+    head, fence, code = body.rpartition("```")
+    if not close or not fence:
+        return text
+    opening, _, code = code.partition("\n")
+    lines = [re.sub(rf"\s{{2,}}{re.escape(comment)} .*$", "", line) for line in code.split("\n")
+             if not line.lstrip().startswith(comment)]
+    kept = "\n".join([f"{comment} (its comments are left out to fit the prompt budget)", *lines])
+    if len(kept) >= len(code):
+        return text
+    record.append(dict(section=what, dropped_chars=len(code) - len(kept), kept_chars=len(kept), part="comments", **event))
+    return f"{head}{fence}{opening}\n{kept}\n```"
+
+
+def log_cuts(cuts: list[dict]) -> None:
+    for event in cuts:
+        log.info("prompt_truncated", **event)
 
 
 @dataclass
@@ -36,6 +91,7 @@ class TextSection:
 
     name: str
     text: str
+    cuts: list[dict] = field(default_factory=list)
 
     def size(self) -> int:
         return len(self.text)
@@ -44,7 +100,7 @@ class TextSection:
         """Free about `excess` characters; returns how many were freed."""
         keep = max(len(self.text) - excess, 0)
         before = len(self.text)
-        self.text = cut(self.text, keep, self.name)
+        self.text = cut(self.text, keep, self.name, self.cuts)
         return max(before - keep, 0)
 
     def render(self) -> str:
@@ -58,12 +114,15 @@ class TextSection:
 class FeedbackSection:
     """An earlier attempt: why it failed, then its code, fenced. The code goes whole or not at
     all (a head cut inside it left an open fence, and the rest of the prompt inside the model's
-    code block: small models then answered with a fragment); then the head is cut at its tail."""
+    code block: small models then answered with a fragment); then the head's details are cut at
+    their tail. Its first line, the gate and the failure, stays (up to REASON_KEPT characters):
+    it is what the retry must fix."""
 
     name: str
     head: str
     code: str = ""  # the fenced block, or "" when there is none to show
     code_cut: bool = False
+    cuts: list[dict] = field(default_factory=list)
 
     def render(self) -> str:
         if self.code_cut:
@@ -77,10 +136,11 @@ class FeedbackSection:
         before = self.size()
         if self.code and not self.code_cut:
             self.code_cut = True
-            log.info("prompt_truncated", section=self.name, dropped_chars=len(self.code), kept_chars=0, part="code")
+            self.cuts.append(dict(section=self.name, dropped_chars=len(self.code), kept_chars=0, part="code"))
             excess -= before - self.size()
-        if excess > 0:  # the cut's marker takes room too
-            self.head = cut(self.head, max(len(self.head) - excess - CUT_MARKER_ROOM, 0), self.name)
+        floor = min(len(self.head.split("\n", 1)[0]), REASON_KEPT)
+        if excess > 0 and len(self.head) > floor:  # the cut's marker takes room too
+            self.head = cut(self.head, max(len(self.head) - excess - CUT_MARKER_ROOM, floor), self.name, self.cuts)
         return max(before - self.size(), 0)
 
     def shown_ids(self) -> list[str]:
@@ -97,15 +157,20 @@ class Block:
 
 @dataclass
 class ItemSection:
-    """Memory items, most valuable first; dropped whole, least valuable first; pinned ones stay."""
+    """Memory items: the pinned ones (the slot's template) first, then the ranked items, most
+    valuable first, then the API items their code names. Ranked and API items are dropped whole,
+    least valuable first, each list by its own step (`shrink`, `shrink_api`), so a prompt decides
+    what gives way first; a pinned item is only shortened, as a last resort (`shorten_pinned`)."""
 
     name: str
     items: list[Block]
     pinned: list[Block] = field(default_factory=list)
+    api: list[Block] = field(default_factory=list)
     dropped: int = 0
+    cuts: list[dict] = field(default_factory=list)
 
-    def _text(self, blocks: list[Block], dropped: int) -> str:
-        parts = [b.text for b in blocks]
+    def _text(self, items: list[Block], api: list[Block], dropped: int) -> str:
+        parts = [b.text for b in [*self.pinned, *items, *api]]
         if dropped:
             parts.append(f"[... {dropped} more item(s) of {self.name} cut to fit the prompt budget ...]")
         return "\n\n".join(parts) or NONE
@@ -113,45 +178,66 @@ class ItemSection:
     def size(self) -> int:
         return len(self.render())
 
-    def shrink(self, excess: int) -> int:
-        """Keep the items, in rank order, that still fit once `excess` characters are freed: a
-        large item gives way to smaller ones ranked after it rather than taking them with it."""
-        before = self.size()
-        target = before - excess
+    def _keep(self, blocks: list[Block], excess: int, text_of: Callable[[list[Block], int], str]) -> list[Block]:
+        """The blocks, in rank order, that still fit once `excess` characters are freed: a large
+        block gives way to smaller ones ranked after it rather than taking them with it."""
+        target = self.size() - excess
         kept: list[Block] = []
-        for block in self.items:
-            trial = self._text([*self.pinned, *kept, block], self.dropped + len(self.items) - len(kept) - 1)
-            if len(trial) <= target:
+        for block in blocks:
+            if len(text_of([*kept, block], self.dropped + len(blocks) - len(kept) - 1)) <= target:
                 kept.append(block)
-        dropped = [b.item_id for b in self.items if b not in kept]
+        dropped = [b.item_id for b in blocks if b not in kept]
         if dropped:
-            log.info("prompt_truncated", section=self.name, dropped_items=len(dropped), item_ids=dropped)
-        self.dropped += len(self.items) - len(kept)
-        self.items = kept
+            self.cuts.append(dict(section=self.name, dropped_items=len(dropped), item_ids=dropped))
+        self.dropped += len(dropped)
+        return kept
+
+    def shrink(self, excess: int) -> int:
+        """Drop ranked items to free about `excess` characters; returns how many were freed."""
+        before = self.size()
+        self.items = self._keep(self.items, excess, lambda items, dropped: self._text(items, self.api, dropped))
+        return before - self.size()
+
+    def shrink_api(self, excess: int) -> int:
+        before = self.size()
+        self.api = self._keep(self.api, excess, lambda api, dropped: self._text(self.items, api, dropped))
+        return before - self.size()
+
+    def shorten_pinned(self, excess: int, comment: str = "//") -> int:
+        """The last resort: the last pinned kernel without its comments, then, if still too long,
+        shortened from its code's tail (cut_fenced)."""
+        if not self.pinned or excess <= 0:
+            return 0
+        before = self.size()
+        block = self.pinned[-1]
+        what = f"the {self.name}'s pinned kernel"
+        block.text = drop_comments(block.text, what, self.cuts, comment, item_id=block.item_id)
+        if before - self.size() < excess:
+            block.text = cut_fenced(block.text, excess - (before - self.size()), what, self.cuts, comment,
+                                    item_id=block.item_id)
         return before - self.size()
 
     def render(self) -> str:
-        return self._text([*self.pinned, *self.items], self.dropped)
+        return self._text(self.items, self.api, self.dropped)
 
     def shown_ids(self) -> list[str]:
-        return [b.item_id for b in [*self.pinned, *self.items]]
+        return [b.item_id for b in [*self.pinned, *self.items, *self.api]]
 
 
 Section = TextSection | FeedbackSection | ItemSection
 
 
-def fit_sections(sections: list[Section], room: int) -> bool:
-    """Shrink the sections, last listed (least important) first, until they fit in `room`
-    characters; returns whether anything was cut."""
-    excess = sum(s.size() for s in sections) - room
+def fit_sections(steps: list[Callable[[int], int]], excess: int) -> tuple[bool, int]:
+    """Run the cutting steps in order (each frees about the excess it is given) until nothing is
+    in excess; returns whether anything was cut and what is still in excess."""
     truncated = False
-    for section in reversed(sections):
+    for step in steps:
         if excess <= 0:
             break
-        freed = section.shrink(excess)
+        freed = step(excess)
         truncated = truncated or freed > 0
         excess -= freed
-    return truncated
+    return truncated, excess
 
 
 def profile_text(profile: ProfileReport | None) -> str:

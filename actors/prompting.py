@@ -1,9 +1,11 @@
 """Chat prompts from the templates in actors/prompts/, inside a character budget.
 
-Templates hold `{{name}}` slots. Fixed parts (instructions, the signature, the start point's
-code, the worked example, the backend's core API items) are never cut; the variable sections
-are cut, least important first, each with a visible marker, and every cut is logged, so a
-prompt never silently overflows the context. What a prompt may show (docs/memory.md, "What a
+Templates hold `{{name}}` slots. Fixed parts (instructions, the signature, a draft's reference,
+the start point's code, the backend's core API items) are never cut; the variable sections are
+cut in a fixed order (a draft: ranked items, the previous attempt's code and details, the API
+items named; `draft`), each with a visible marker, and every cut of the prompt sent is logged,
+so a prompt never silently overflows the context. The worked example and the slot's template
+are only shortened as a draft's last resort. What a prompt may show (docs/memory.md, "What a
 prompt shows"): exemplar code only from feasible kernels, failures only marked as such, no
 code twice; each prompt reports the memory items that reached it, for credit and provenance.
 """
@@ -11,6 +13,7 @@ code twice; each prompt reports the memory items that reached it, for credit and
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -37,7 +40,9 @@ from actors.prompt_sections import (
     Section,
     TextSection,
     cut,
+    cut_fenced,
     fit_sections,
+    log_cuts,
 )
 from npu_pool.backends import timing_kind
 
@@ -97,6 +102,7 @@ class Prompt:
     truncated: bool = False
     shown_ids: list[str] = field(default_factory=list)
     example_id: str | None = None
+    over_budget: int = 0  # characters over the budget once every allowed cut is made
 
 
 class _Dedupe:
@@ -172,13 +178,13 @@ class PromptBuilder:
 
     # -- memory items as the prompt shows them -------------------------------------------------
 
-    def _block(self, item: ContextItem) -> str:
+    def _block(self, item: ContextItem, fenced: bool = False) -> str:
         head = f"### [{item.kind}] {item.summary.strip()}".rstrip()
         body = item.content.strip()
         if not body:
             return head
         # Kernels are fenced so the model sees where one ends; lessons and API notes are prose.
-        return f"{head}\n{self._fence(body) if item.kind == 'trace' else body}"
+        return f"{head}\n{self._fence(body) if fenced or item.kind == 'trace' else body}"
 
     def _child_block(self, item: ContextItem) -> str:
         if item.failed:
@@ -190,12 +196,14 @@ class PromptBuilder:
 
     def _items(self, name: str, api: list[ContextItem], items: list[ContextItem], dedupe: _Dedupe,
                template: ContextItem | None = None) -> ItemSection:
-        """The slot's family template pinned first (never cut); then memory items in rank order,
-        then the API items their code names (cut first, from the end). Core API items are in the
-        system turn (`_system`), not here."""
-        pinned = [Block(template.id, self._block(template))] if template is not None and dedupe.add(template.content) else []
-        ranked = [i for i in items if dedupe.add(i.content)] + [i for i in api if not i.core and dedupe.add(i.content)]
-        return ItemSection(name, [Block(i.id, self._block(i)) for i in ranked], pinned)
+        """The slot's family template pinned first (a kernel: fenced); then memory items in rank
+        order, then the API items their code names. Core API items are in the system turn
+        (`_system`), not here."""
+        pinned = ([Block(template.id, self._block(template, fenced=True))]
+                  if template is not None and dedupe.add(template.content) else [])
+        ranked = [Block(i.id, self._block(i)) for i in items if dedupe.add(i.content)]
+        named = [Block(i.id, self._block(i)) for i in api if not i.core and dedupe.add(i.content)]
+        return ItemSection(name, ranked, pinned, named)
 
     # -- the worked example --------------------------------------------------------------------
 
@@ -220,18 +228,33 @@ class PromptBuilder:
         return [{"role": "user", "content": user.strip()}, {"role": "assistant", "content": assistant.strip()}], None
 
     def _assemble(self, task: TaskBrief, name: str, fixed: dict[str, str], sections: list[Section],
-                  example: Messages, example_id: str | None, api: list[ContextItem]) -> Prompt:
+                  example: Messages, example_id: str | None, api: list[ContextItem],
+                  steps: list[Callable[[int], int]], last_resort: list[Callable[[int], int]] = ()) -> Prompt:
         """System turn (with the core API items), the example turns, then the user turn: the
-        static parts first in a fixed order, what memory chose after; within the budget."""
+        static parts first in a fixed order, what memory chose after. Over the budget, `steps`
+        cut in order, then (only if still over) `last_resort`; the cuts are logged by the caller
+        once it keeps the prompt (`_sent`)."""
         core = [item for item in api if item.core]
         system = {"role": "system", "content": self._system(task, core)}
-        skeleton = render(name, **fixed, **{s.name: "" for s in sections})
-        room = (self.config.prompt_char_budget - len(skeleton) - len(system["content"])
-                - sum(len(m["content"]) for m in example))
-        truncated = fit_sections(sections, room)
+        fixed_chars = len(render(name, **fixed, **{s.name: "" for s in sections})) + len(system["content"])
+
+        def excess() -> int:
+            return (fixed_chars + sum(len(m["content"]) for m in example) + sum(s.size() for s in sections)
+                    - self.config.prompt_char_budget)
+
+        truncated, _ = fit_sections(steps, excess())
+        last, _ = fit_sections(list(last_resort), excess())
+        over = excess()
         user = {"role": "user", "content": render(name, **fixed, **{s.name: s.render() for s in sections})}
         shown = [i.id for i in core] + ([example_id] if example_id else []) + [i for s in sections for i in s.shown_ids()]
-        return Prompt([system, *example, user], truncated, list(dict.fromkeys(shown)), example_id)
+        return Prompt([system, *example, user], truncated or last, list(dict.fromkeys(shown)), example_id, max(over, 0))
+
+    def _sent(self, prompt: Prompt, sections: list[Section], cuts: list[dict] = ()) -> Prompt:
+        """The prompt that goes to the model: its cuts logged (those of an abandoned layout never are)."""
+        log_cuts([*cuts, *(c for s in sections for c in s.cuts)])
+        if prompt.over_budget:
+            log.warning("prompt_over_budget", over_chars=prompt.over_budget, budget=self.config.prompt_char_budget)
+        return prompt
 
     # -- the prompts ---------------------------------------------------------------------------
 
@@ -252,23 +275,39 @@ class PromptBuilder:
             elif p.code:  # a small model copies the example: say so rather than print it again
                 previous.head += "\nIts code was the worked example's code, unchanged: that example is another task."
         fixed = {"task_id": task.task_id, "sizes": format_sizes(task.sizes), "target": self._target(task),
-                 "guide": self._guide(task), "signature_reminder": self._signature_reminder(task)}
+                 "guide": self._guide(task), "signature_reminder": self._signature_reminder(task),
+                 "reference": task.reference_source.strip()}  # what the kernel must compute: never cut
         context = [c for c in request.context if c.id != example_id]
-        sections: list[Section] = [TextSection("reference", task.reference_source.strip()),
-                                   previous,
-                                   self._items("context", request.api, context, dedupe, request.template)]
-        prompt = self._assemble(task, "draft", fixed, sections, example, example_id, request.api)
-        if request.template is not None and sections[0].render() != task.reference_source.strip():
-            if example and example_id is None:
-                # The template is itself a kernel of the family in this format: it takes the
-                # generic example's place before it gives up its own.
-                log.info("template_replaces_example", item_id=request.template.id, chars=len(request.template.content))
-                return self.draft(request, generic_example=False)
-            # A template that fits only by cutting the task's own reference is not shown; the
-            # generic example stays, and the slot's outcome is credited to it.
-            log.info("template_too_large", item_id=request.template.id, chars=len(request.template.content))
-            return self.draft(request.model_copy(update={"template": None}))
-        return prompt
+        memory = self._items("context", request.api, context, dedupe, request.template)
+        sections: list[Section] = [previous, memory]
+        # Over the budget, what gives way first: the ranked items, then the previous attempt's
+        # code and details (its failure line stays), then the API items named.
+        steps = [memory.shrink, previous.shrink, memory.shrink_api]
+        if request.template is not None and memory.pinned and example and example_id is None:
+            # Template and generic example do not both fit: the template, itself a kernel of the
+            # family in this format, takes the example's place before anything of its own is cut.
+            prompt = self._assemble(task, "draft", fixed, sections, example, example_id, request.api, steps)
+            if prompt.over_budget == 0:
+                return self._sent(prompt, sections)
+            log.info("template_replaces_example", item_id=request.template.id, chars=len(request.template.content))
+            return self.draft(request, generic_example=False)
+        # The last resort: the template (or, without one, the worked example) shortened from its
+        # code's tail, with a marker; the reference stays whole.
+        cuts: list[dict] = []
+        comment = "//" if self.lang == "cpp" else "#"
+        if memory.pinned:
+            last_resort = [lambda over: memory.shorten_pinned(over, comment)]
+        elif example:
+            def shorten_example(over: int) -> int:
+                before = len(example[-1]["content"])
+                example[-1]["content"] = cut_fenced(example[-1]["content"], over, "the worked example", cuts, comment)
+                return before - len(example[-1]["content"])
+
+            last_resort = [shorten_example]
+        else:
+            last_resort = []
+        prompt = self._assemble(task, "draft", fixed, sections, example, example_id, request.api, steps, last_resort)
+        return self._sent(prompt, sections, cuts)
 
     def refine(self, request: RefineRequest) -> Prompt:
         task, start = request.task, request.start
@@ -289,10 +328,13 @@ class PromptBuilder:
                  "signature_reminder": self._signature_reminder(task)}
         children = ItemSection("children", [Block(c.id, self._child_block(c)) for c in request.children
                                             if dedupe.add(c.content)])
-        sections: list[Section] = [TextSection("reference", task.reference_source.strip()),
-                                   TextSection("profile", start.profile.strip() or NONE),
-                                   self._items("context", request.api, request.context, dedupe), children]
-        return self._assemble(task, "refine", fixed, sections, example, example_id, request.api)
+        reference = TextSection("reference", task.reference_source.strip())
+        profile = TextSection("profile", start.profile.strip() or NONE)
+        memory = self._items("context", request.api, request.context, dedupe)
+        sections: list[Section] = [reference, profile, memory, children]
+        steps = [children.shrink, memory.shrink, memory.shrink_api, profile.shrink, reference.shrink]
+        prompt = self._assemble(task, "refine", fixed, sections, example, example_id, request.api, steps)
+        return self._sent(prompt, sections)
 
     def lesson(self, request: LessonRequest) -> Messages:
         question = ("What made this version faster than its start point?" if request.improved

@@ -91,3 +91,57 @@ def test_the_core_api_items_use_no_undeclared_names():
     draft failed on `'n' is not declared`, the name the TQue item used)."""
     system = "\n".join(i.content for i in core_api("npu-twin"))
     assert "(c, a, n)" not in system and "(n * sizeof" not in system
+
+
+def bundle_request(task: str, family: str, previous: Feedback | None) -> DraftRequest:
+    """A twin draft as an episode asks it from a seeded bank: the core API items, the other API
+    items as named ones, the bundle's practice items ranked, the slot's family template."""
+    items = bundle_items("npu-twin")
+    as_item = lambda i: ContextItem(id=i.id, kind=i.kind, summary=i.summary, content=i.content)  # noqa: E731
+    named = [as_item(i) for i in items if i.kind == "api" and "core" not in i.tags and not (i.name or "").startswith("template_")]
+    ranked = [as_item(i) for i in items if i.kind != "api"]
+    brief = task_brief(load_task(SUITE / f"{task}.py"), get_backend("npu-twin"), "kernel")
+    return DraftRequest(task=brief, api=core_api("npu-twin") + named, context=ranked, template=template(family),
+                        previous=previous)
+
+
+@pytest.mark.parametrize("task, family", [("4_ReLU", "template_elementwise"), ("46_Hardtanh", "template_elementwise"),
+                                          ("20_LayerNorm", "template_softmax_norm"),
+                                          ("40_MSELoss", "template_row_reduction")])
+def test_the_local_models_budget_keeps_the_reference_and_the_template_and_cuts_ranked_items_first(task, family):
+    """With the whole npu bundle in play at 8,000 characters: the reference whole (a local-model
+    run logged `prompt_truncated section=reference kept_chars=0`), the template shown (at worst
+    without its comments, then shortened at its tail), the previous attempt's failure line kept;
+    ranked items give way before the previous attempt's code, and that before the named API items."""
+    import structlog
+
+    previous = Feedback(gate="compile", reason="'yGm' is not declared (kernel.cpp:30)", details="kernel.cpp:30: error",
+                        code="using namespace AscendC;\n" + "constexpr int32_t UNUSED = 0;\n" * 40)
+    for budget in (8000, 12000, 16000, 40000):
+        request = bundle_request(task, family, previous)
+        with structlog.testing.capture_logs() as logs:
+            prompt = PromptBuilder(LLMConfig(**{**LOCAL_MODEL, "prompt_char_budget": budget}), "kernel").draft(request)
+        user = prompt.messages[-1]["content"]
+        assert request.task.reference_source.strip() in user, budget
+        assert sum(len(m["content"]) for m in prompt.messages) <= budget and prompt.over_budget == 0
+        assert request.template.id in prompt.shown_ids and "### [api] template kernel" in user
+        kernel_lines = [line.split("  //")[0].rstrip() for line in request.template.content.splitlines()
+                        if line.strip() and not line.lstrip().startswith("//")]
+        shortened = "pinned kernel cut here" in user
+        assert shortened or all(line in user for line in kernel_lines), budget  # whole, or cut with a marker
+        tail = user.split("## Your previous attempt at this task")[1]
+        assert "It failed at the compile gate: 'yGm' is not declared (kernel.cpp:30)" in tail and tail.count("```") % 2 == 0
+        ranked_shown = [i.id for i in request.context if i.id in prompt.shown_ids]
+        named_shown = [i.id for i in request.api if not i.core and i.id in prompt.shown_ids]
+        code_shown = "constexpr int32_t UNUSED" in tail
+        if not code_shown:  # the previous attempt's code gives way only once every ranked item has
+            assert not ranked_shown, budget
+        if len(named_shown) < len(named := [i for i in request.api if not i.core]):  # and the named API items after it
+            assert not code_shown and not ranked_shown, budget
+        assert len(named) > 5 and len(request.context) == 5
+        if budget == 8000:
+            assert not ranked_shown and not named_shown and len(prompt.messages) == 2  # the template in the example's place
+        if budget == 40000:
+            assert ranked_shown and named_shown and code_shown and len(prompt.messages) == 4 and not shortened
+        sections = {e.get("section") for e in logs if e["event"] == "prompt_truncated"}
+        assert "reference" not in sections and not any("prompt_over_budget" == e["event"] for e in logs)

@@ -220,12 +220,46 @@ def test_the_static_prefix_is_the_same_whatever_memory_chose():
     assert user[:shared] == bare.messages[-1]["content"][:shared]  # the task's brief is static too
 
 
-def test_a_template_that_would_cut_the_reference_is_not_shown():
-    big = TEMPLATE.model_copy(update={"content": "// a long template\n" + "out[i] = f(x[i]);\n" * 400})
-    prompt = PromptBuilder(LLMConfig(prompt_char_budget=6000), "kernel").draft(
-        DraftRequest(task=TASK, api=[CORE_API], template=big))
+def test_a_template_too_long_for_the_budget_is_shortened_last_never_the_reference():
+    """The last resort: the template (in the generic example's place) loses its comments, then
+    lines from its code's tail, with a marker inside its closed fence; the reference stays whole."""
+    lines = "".join(f"out[{i}] = f(x[{i}]);  // element {i}\n" for i in range(300))
+    big = TEMPLATE.model_copy(update={"content": "// a long template\n" + lines})
+    with structlog.testing.capture_logs() as logs:
+        prompt = PromptBuilder(LLMConfig(prompt_char_budget=6000), "kernel").draft(
+            DraftRequest(task=TASK, api=[CORE_API], template=big))
     user = prompt.messages[-1]["content"]
-    assert TASK.reference_source.strip() in user and "a long template" not in user and "tpl" not in prompt.shown_ids
+    assert TASK.reference_source.strip() in user and "tpl" in prompt.shown_ids and prompt.example_id is None
+    assert len(prompt.messages) == 2 and sum(len(m["content"]) for m in prompt.messages) <= 6000
+    assert "out[0] = f(x[0]);\n" in user and "// element" not in user and "a long template" not in user
+    assert "(its comments are left out to fit the prompt budget)" in user
+    assert "characters of the context's pinned kernel cut here to fit the prompt budget ...]\n```" in user
+    assert user.count("```") % 2 == 0
+    cuts = [e for e in logs if e["event"] == "prompt_truncated"]
+    assert [e.get("part") for e in cuts] == ["comments", "code tail"] and all(e["item_id"] == "tpl" for e in cuts)
+    assert [e["event"] for e in logs if e["event"] != "prompt_truncated"] == ["template_replaces_example"]
+
+
+def test_the_reference_is_never_cut_the_example_is_shortened_last():
+    """No template: over the budget with nothing else left to cut, the worked example's code is
+    shortened (marker, closed fence), not the task's reference; a reference longer than the whole
+    budget is still sent whole, and the prompt's excess logged."""
+    def draft(lines: int):
+        task = TASK.model_copy(update={"reference_source": "class Model(nn.Module):\n" + "    # a long reference\n" * lines})
+        with structlog.testing.capture_logs() as logs:
+            prompt = PromptBuilder(LLMConfig(prompt_char_budget=6000), "kernel").draft(DraftRequest(task=task, api=[CORE_API]))
+        assert task.reference_source.strip() in prompt.messages[-1]["content"]
+        return prompt, [e["event"] for e in logs]
+
+    room = 6000 - sum(len(m["content"]) for m in draft(0)[0].messages)
+    prompt, events = draft(room // len("    # a long reference\n") + 7)  # about 160 characters too long
+    example_answer = prompt.messages[2]["content"]
+    assert "characters of the worked example cut here to fit the prompt budget ...]\n```" in example_answer
+    assert example_answer.startswith("```cpp\n") and example_answer.count("```") == 2
+    assert sum(len(m["content"]) for m in prompt.messages) <= 6000 and prompt.over_budget == 0
+    assert events == ["prompt_truncated"]
+    prompt, events = draft(400)
+    assert prompt.over_budget > 0 and events[-1] == "prompt_over_budget"
 
 
 def test_a_previous_attempt_too_long_to_show_drops_its_code_whole_never_an_open_fence():
