@@ -16,15 +16,24 @@ versions, the host's `-march=native` target, and the backend's toolchain identit
 compiler's version line; on CUDA the device's compute capability, nvcc's and torch's CUDA
 versions and TORCH_CUDA_ARCH_LIST; on an NPU the SoC and the CANN version); the same source
 compiles once and loads instantly in every later process.
+
+A build that dies (the compile limit, a kill -9, a crash) leaves torch's `lock` in its build
+folder, and torch's next build of that folder would sleep on it for good, then import a
+`.so` that was never built. So each build, and each check of a build folder, holds an
+`flock` on `<folder>.flock` beside it: it works across processes, sandboxes and PID
+namespaces, and the kernel drops it when its holder dies. Holding it, a `lock` in the
+folder can only be a dead build's: the folder is removed and built from scratch. A second
+worker with the same source waits for the first one's build and imports it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -82,8 +91,10 @@ def install(cache_dir: Path, defaults: dict[str, Any], record: list[dict[str, An
     """Wrap torch.utils.cpp_extension.load_inline for the rest of this process.
 
     `defaults` (e.g. use_pch) apply where the candidate did not say; every build is
-    appended to `record` with its key and whether it was already cached; `identity` (the
-    backend's toolchain identity) is part of every key.
+    appended to `record` with its key, whether it was already cached, the seconds it waited
+    for another process's build of it (`waited_s`, from 0.1 s) and whether it cleared a dead
+    build's folder (`stale_build_cleared`); `identity` (the backend's toolchain identity) is
+    part of every key.
     """
     import time
 
@@ -103,22 +114,61 @@ def install(cache_dir: Path, defaults: dict[str, Any], record: list[dict[str, An
         build_dir = cache_dir / f"{name}-{key}"
         built = build_dir / f"{module_name}.so"
         start = time.perf_counter()
-        if built.exists() and kwargs.get("is_python_module", True):
+        with build_claim(build_dir):  # waits while another worker builds this source
+            waited = time.perf_counter() - start
+            stale = clear_stale_build(build_dir)
+            cached = built.exists() and kwargs.get("is_python_module", True)
+            if not cached:
+                module = original(module_name, verbose=False, **_build_kwargs(cache_dir, build_dir, kwargs))
+        if cached:  # complete (no lock was left): import it outside the claim
             module = _import_extension(module_name, built)
-            record.append({"name": name, "key": key, "cached": True, "seconds": time.perf_counter() - start})
-            return module
-        build_dir.mkdir(parents=True, exist_ok=True)
-        kwargs["build_directory"] = str(build_dir)
-        kwargs.pop("verbose", None)
-        if kwargs.pop("use_pch", False) and not kwargs.get("no_implicit_headers"):
-            pch_dir = precompiled_header_dir(cache_dir, kwargs.get("extra_cflags"), kwargs.get("extra_include_paths"))
-            if pch_dir is not None:
-                kwargs["extra_include_paths"] = [pch_dir, *(kwargs.get("extra_include_paths") or [])]
-        module = original(module_name, verbose=False, **kwargs)
-        record.append({"name": name, "key": key, "cached": False, "seconds": time.perf_counter() - start})
+        record.append({"name": name, "key": key, "cached": cached, "seconds": time.perf_counter() - start,
+                       **({"waited_s": waited} if waited >= 0.1 else {}), **({"stale_build_cleared": True} if stale else {})})
         return module
 
     cpp_extension.load_inline = keyed_load_inline
+
+
+def _build_kwargs(cache_dir: Path, build_dir: Path, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """load_inline's arguments for a build into `build_dir`, with our precompiled header."""
+    build_dir.mkdir(parents=True, exist_ok=True)
+    kwargs["build_directory"] = str(build_dir)
+    kwargs.pop("verbose", None)
+    if kwargs.pop("use_pch", False) and not kwargs.get("no_implicit_headers"):
+        pch_dir = precompiled_header_dir(cache_dir, kwargs.get("extra_cflags"), kwargs.get("extra_include_paths"))
+        if pch_dir is not None:
+            kwargs["extra_include_paths"] = [pch_dir, *(kwargs.get("extra_include_paths") or [])]
+    return kwargs
+
+
+@contextlib.contextmanager
+def build_claim(build_dir: Path) -> Iterator[None]:
+    """Hold an exclusive flock on `<build_dir>.flock` (waiting while another process holds
+    it): every check and build of `build_dir` runs under it. The sidecar sits beside the
+    folder, so removing the folder never removes it (an unlinked lock file would let two
+    holders lock two files). The kernel releases it when its holder dies, however it dies."""
+    import fcntl
+    import os
+
+    build_dir.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(f"{build_dir}.flock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # drops the flock
+
+
+def clear_stale_build(build_dir: Path) -> bool:
+    """Under build_claim: remove `build_dir` with its partial outputs when torch's `lock`
+    (its FileBaton) is in it. Every live build holds the claim, so that lock is a dead
+    build's, and torch would wait on it for good. True when it removed the folder."""
+    import shutil
+
+    if not (build_dir / "lock").exists():
+        return False
+    shutil.rmtree(build_dir)
+    return True
 
 
 def _import_extension(module_name: str, path: Path) -> Any:

@@ -100,3 +100,111 @@ def test_another_compiler_version_builds_its_own_kernel(tmp_path, monkeypatch):
     monkeypatch.setenv("CXX", _fake_version_compiler(tmp_path, "g++ (Other) 99.1.0"))
     second = CpuBackend().compile_kernel(source, signature, tmp_path, tmp_path / "kernels")
     assert first != second and first.exists() and second.exists()
+
+
+# --- a dead build's lock (torch's FileBaton) and the build claim ------------------------------
+
+_HOLDER = r"""
+import sys
+from pathlib import Path
+from npu_pool.build_cache import build_claim
+build_dir = Path(sys.argv[1])
+with build_claim(build_dir):
+    build_dir.mkdir(parents=True, exist_ok=True)
+    (build_dir / "lock").touch()  # torch's baton, as _jit_compile creates it
+    (build_dir / "main.o").write_bytes(b"partial")
+    print("building", flush=True)
+    sys.stdin.readline()  # the test says when this build ends
+    (build_dir / "ext.so").write_bytes(b"built")
+    (build_dir / "lock").unlink()
+"""
+
+
+def _pid_namespace_prefix(kind: str) -> list[str]:
+    if kind == "own pid namespace":
+        if subprocess.run(["unshare", "-rpf", "--kill-child", "true"], capture_output=True).returncode != 0:
+            pytest.skip("no unprivileged user + PID namespaces here")
+        return ["unshare", "-rpf", "--kill-child"]  # the build dies with unshare, as a sandbox's does with its init
+    return []
+
+
+def _start_holder(build_dir, prefix: list[str]) -> subprocess.Popen:
+    """Another worker's build of `build_dir`, in its own process (and PID namespace, with a prefix)."""
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    holder = subprocess.Popen([*prefix, sys.executable, "-c", _HOLDER, str(build_dir)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, cwd=root, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    assert holder.stdout.readline().strip() == "building"
+    return holder
+
+
+def _claim_in_thread(build_dir):
+    """Take the claim in a thread, as a second worker would; (thread, event set once held, outcome)."""
+    import threading
+
+    from npu_pool.build_cache import build_claim, clear_stale_build
+
+    held, outcome = threading.Event(), {}
+
+    def claim():
+        with build_claim(build_dir):
+            held.set()
+            outcome["cleared"] = clear_stale_build(build_dir)
+            outcome["built"] = (build_dir / "ext.so").exists()
+
+    thread = threading.Thread(target=claim, daemon=True)
+    thread.start()
+    return thread, held, outcome
+
+
+def test_a_lock_no_build_holds_is_cleared_with_the_partial_outputs(tmp_path):
+    from npu_pool.build_cache import build_claim, clear_stale_build
+
+    build_dir = tmp_path / "torch_extensions" / "ext-0123"
+    build_dir.mkdir(parents=True)
+    for name in ("lock", "build.ninja", "main.cpp", "main.o", "ext_0123.so"):  # killed while linking
+        (build_dir / name).write_bytes(b"")
+    with build_claim(build_dir):
+        assert clear_stale_build(build_dir)
+        assert not build_dir.exists()
+        assert not clear_stale_build(build_dir)  # nothing left: nothing to clear
+    build_dir.mkdir()
+    (build_dir / "ext_0123.so").write_bytes(b"built")
+    with build_claim(build_dir):
+        assert not clear_stale_build(build_dir)  # no lock: a finished build, kept
+    assert (build_dir / "ext_0123.so").exists()
+
+
+@pytest.mark.parametrize("kind", ["same pid namespace", "own pid namespace"])
+def test_a_build_in_progress_elsewhere_is_waited_for_not_cleared(tmp_path, kind):
+    build_dir = tmp_path / "torch_extensions" / "ext-0123"
+    holder = _start_holder(build_dir, _pid_namespace_prefix(kind))
+    try:
+        thread, held, outcome = _claim_in_thread(build_dir)
+        assert not held.wait(0.5), "took the claim while another process was building"
+        holder.stdin.write("finish\n")
+        holder.stdin.flush()
+        thread.join(30)
+        assert held.is_set()
+        assert outcome == {"cleared": False, "built": True}  # waited, then found the other build finished
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@pytest.mark.parametrize("kind", ["same pid namespace", "own pid namespace"])
+def test_a_build_killed_midway_leaves_a_lock_the_next_claim_clears(tmp_path, kind):
+    import signal
+
+    build_dir = tmp_path / "torch_extensions" / "ext-0123"
+    holder = _start_holder(build_dir, _pid_namespace_prefix(kind))
+    holder.send_signal(signal.SIGKILL)  # kill -9 mid-build: torch's lock stays
+    holder.wait()
+    assert (build_dir / "lock").exists()
+    thread, held, outcome = _claim_in_thread(build_dir)
+    thread.join(30)
+    assert held.is_set()
+    assert outcome == {"cleared": True, "built": False}
+    assert not build_dir.exists()

@@ -62,3 +62,58 @@ def test_broken_modelnew_candidates_stop_at_their_gate(path):
     assert verdict.gate == header(path, "expect-gate"), f"{verdict.category}: {verdict.reason}\n{verdict.details}"
     if verdict.gate == "compile":
         assert "error" in verdict.details
+
+
+def _kill_running_workers() -> int:
+    """kill -9 every candidate's process group (each keeper the warm servers forked, with its
+    runner and compiler processes); how many."""
+    import os
+    import signal
+    from pathlib import Path
+
+    from npu_pool import sandbox
+
+    killed = 0
+    for server in list(sandbox._servers.values()):
+        if server.alive():
+            for keeper in Path(f"/proc/{server.proc.pid}/task/{server.proc.pid}/children").read_text().split():
+                os.killpg(int(keeper), signal.SIGKILL)
+                killed += 1
+    return killed
+
+
+@pytest.mark.slow  # two load_inline builds of one source, the first killed by kill -9
+def test_a_build_killed_midway_does_not_block_the_next_build_of_its_source():
+    """torch leaves its `lock` in the build folder when a build dies; the next build of that
+    source must start over, not sleep on the lock until the compile limit."""
+    import shutil
+    import threading
+    import time
+    from pathlib import Path
+
+    from npu_pool.verdict import Candidate
+
+    name = "evk_killed_build_probe"  # this test's own build folders: a cold build every run
+    source = SHARED.read_text().replace('name="evk_cand_leaky_relu"', f'name="{name}"')
+    assert name in source
+    candidate, config, task = Candidate(source=source, format="modelnew"), harness_config(), _task(SHARED)
+    extensions = Path(config.build_cache_dir) / "torch_extensions"
+    for old in extensions.glob(f"{name}-*"):
+        shutil.rmtree(old) if old.is_dir() else old.unlink()
+    first: dict = {}
+    thread = threading.Thread(target=lambda: first.update(verdict=verify(task, candidate, config)), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 300
+    while not (locks := list(extensions.glob(f"{name}-*/lock"))) and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert locks, f"the first build never started: {first.get('verdict')}"
+    assert _kill_running_workers() >= 1
+    thread.join(60)
+    assert not first["verdict"].feasible  # killed mid-build
+    assert locks[0].exists()  # what a dead build leaves behind
+    started = time.monotonic()
+    verdict = verify(task, candidate, config)
+    assert verdict.feasible, f"{verdict.gate}/{verdict.category}: {verdict.reason}\n{verdict.details}"
+    assert verdict.timings["compile_cached"] == 0.0  # built again from scratch
+    print(f"the build after the killed one: {time.monotonic() - started:.1f} s, verdict feasible")
+    assert not locks[0].exists()
