@@ -59,7 +59,7 @@ def one_evaluation(task, candidate, config, correctness_calls: int) -> dict:
            "compile_s": t.get("compile_s"), "compile_cached": t.get("compile_cached"),
            "correctness_s": t.get("correctness_s"), "profile_s": t.get("profile_s"),
            "correctness_cpu_s": t.get("correctness_cpu_s"), "profile_cpu_s": t.get("profile_cpu_s"),
-           "load1": os.getloadavg()[0]}
+           "load1": os.getloadavg()[0], **_verdict_fields(verdict)}
     if report is not None:
         calls = correctness_calls + config.warmup_trials + config.timed_trials
         kernel_s = calls * report.median_ms / 1e3
@@ -68,6 +68,38 @@ def one_evaluation(task, candidate, config, correctness_calls: int) -> dict:
                    reference_s=reference_s,
                    overhead_s=wall - (t.get("compile_s") or 0) - kernel_s - reference_s)
     return row
+
+
+def _verdict_fields(verdict) -> dict:
+    """Why an evaluation was not feasible (nothing when it was): its gate, category and reason."""
+    if verdict.feasible:
+        return {}
+    return {"gate": verdict.gate, "category": verdict.category, "reason": verdict.reason}
+
+
+def _s(value: float | None, digits: int = 2) -> str:
+    """Seconds for a summary line; '-' where nothing was measured (an evaluation that stopped at a gate)."""
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def not_feasible_note(rows: list[dict]) -> str:
+    """'' when every evaluation was feasible, else how many were not and the first one's verdict."""
+    failed = [r for r in rows if not r["feasible"]]
+    if not failed:
+        return ""
+    first = failed[0]
+    return (f"; NOT FEASIBLE in {len(failed)} of {len(rows)} evaluations, first: "
+            f"{first.get('gate')}/{first.get('category')}: {first.get('reason')}")
+
+
+def case_summary(name: str, case: dict) -> str:
+    """One human line for a run_case result; a non-feasible case says its verdict and reason."""
+    return (f"{name}: cold {_s(case['cold_median_s'])} s, cached {_s(case['cached_median_s'])} s (medians; "
+            f"child start {_s(case['cached_process_start_s'], 3)} s, correctness {_s(case['cached_correctness_s'])} s, "
+            f"profile {_s(case['cached_profile_s'])} s (of it flushes about {_s(case['flushes_s'])} s), "
+            f"overhead {_s(case['cached_overhead_s'])} s; CPU correctness {_s(case['cached_correctness_cpu_s'])} s, "
+            f"profile {_s(case['cached_profile_cpu_s'])} s; load {_s(case['load1_median'], 1)})"
+            + not_feasible_note(case["cold"] + case["cached"]))
 
 
 def load_inline_routes(source_path: Path) -> dict:
@@ -135,14 +167,9 @@ def run_case(name: str, task_path: Path, candidate_path: Path, args: argparse.Na
         # CPU seconds of the child's checking and timing: what wall time would be on an idle machine
         "cached_correctness_cpu_s": _median(cacheds, "correctness_cpu_s"),
         "cached_profile_cpu_s": _median(cacheds, "profile_cpu_s"), "load1_median": _median(cacheds + colds, "load1"),
-        "repeats": len(cacheds), "cold": colds, "cached": cacheds}
-    print(f"{name}: cold {case['cold_median_s']:.2f} s, cached {case['cached_median_s']:.2f} s (medians; "
-          f"child start {case['cached_process_start_s']:.3f} s, correctness {case['cached_correctness_s']:.2f} s, "
-          f"profile {case['cached_profile_s'] or 0:.2f} s (of it flushes about {case['flushes_s'] or 0:.2f} s), "
-          f"overhead {case['cached_overhead_s'] or 0:.2f} s; CPU "
-          f"correctness {case['cached_correctness_cpu_s'] or 0:.2f} s, profile {case['cached_profile_cpu_s'] or 0:.2f} s; "
-          f"load {case['load1_median'] or 0:.1f})",
-          flush=True)
+        "all_feasible": all(r["feasible"] for r in colds + cacheds), "repeats": len(cacheds), "cold": colds,
+        "cached": cacheds}
+    print(case_summary(name, case), flush=True)
     return case
 
 
@@ -190,7 +217,7 @@ def twin_case(repeats: int) -> dict:
             for rows in (colds, cacheds):
                 started = time.perf_counter()
                 verdict, _ = evaluate(task, candidate, config, profile=False)
-                rows.append({"feasible": verdict.feasible, "wall_s": time.perf_counter() - started,
+                rows.append({"feasible": verdict.feasible, **_verdict_fields(verdict), "wall_s": time.perf_counter() - started,
                              "compile_s": verdict.timings.get("compile_s"),
                              "correctness_s": verdict.timings.get("correctness_s"),
                              "correctness_cpu_s": verdict.timings.get("correctness_cpu_s"),
@@ -211,7 +238,7 @@ def twin_case(repeats: int) -> dict:
     print(f"npu-twin relu.kernel: cold {case['cold_median_s']:.2f} s, cached {case['cached_median_s']:.2f} s "
           f"(targets 2 s / 1 s; g++ build {case['gxx_build_wall_s']:.2f} s wall, {case['gxx_build_cpu_s']:.2f} s CPU; "
           f"cached correctness {case['cached_correctness_cpu_s'] or 0:.2f} CPU s; "
-          f"load {case['load1_median'] or 0:.1f})", flush=True)
+          f"load {case['load1_median'] or 0:.1f})" + not_feasible_note(colds + cacheds), flush=True)
     return case
 
 
