@@ -98,10 +98,9 @@ class TextSection:
 
     def shrink(self, excess: int) -> int:
         """Free about `excess` characters; returns how many were freed."""
-        keep = max(len(self.text) - excess, 0)
         before = len(self.text)
-        self.text = cut(self.text, keep, self.name, self.cuts)
-        return max(before - keep, 0)
+        self.text = cut(self.text, max(before - excess - CUT_MARKER_ROOM, 0), self.name, self.cuts)  # the marker takes room too
+        return before - len(self.text)
 
     def render(self) -> str:
         return self.text

@@ -5,7 +5,8 @@ the start point's code, the backend's core API items) are never cut; the variabl
 cut in a fixed order (a draft: ranked items, the previous attempt's code and details, the API
 items named; `draft`), each with a visible marker, and every cut of the prompt sent is logged,
 so a prompt never silently overflows the context. The worked example and the slot's template
-are only shortened as a draft's last resort. What a prompt may show (docs/memory.md, "What a
+are only shortened as a draft's last resort (a refine leaves the example out: its start point
+is a kernel of the task itself). What a prompt may show (docs/memory.md, "What a
 prompt shows"): exemplar code only from feasible kernels, failures only marked as such, no
 code twice; each prompt reports the memory items that reached it, for credit and provenance.
 """
@@ -325,16 +326,29 @@ class PromptBuilder:
         fixed = {"task_id": task.task_id, "sizes": format_sizes(task.sizes), "target": self._target(task),
                  "latency": latency, "lang": self.lang, "start_code": start.code.strip(),
                  "best": f"{request.best_latency_ms:.4g} ms", "guide": self._guide(task),
-                 "signature_reminder": self._signature_reminder(task)}
+                 "signature_reminder": self._signature_reminder(task), "reference": task.reference_source.strip()}
         children = ItemSection("children", [Block(c.id, self._child_block(c)) for c in request.children
                                             if dedupe.add(c.content)])
-        reference = TextSection("reference", task.reference_source.strip())
         profile = TextSection("profile", start.profile.strip() or NONE)
         memory = self._items("context", request.api, request.context, dedupe)
-        sections: list[Section] = [reference, profile, memory, children]
-        steps = [children.shrink, memory.shrink, memory.shrink_api, profile.shrink, reference.shrink]
+        sections: list[Section] = [profile, memory, children]
+        cuts: list[dict] = []
+
+        def leave_out_example(over: int) -> int:
+            # The start point is a feasible kernel of this very task: the generic example goes
+            # before the task's reference would (a twin refine with a 3,000-character start
+            # kernel cut the reference to nothing and was still 1,700 characters over).
+            freed = sum(len(m["content"]) for m in example)
+            if freed:
+                cuts.append(dict(section="the worked example", dropped_chars=freed, kept_chars=0, part="whole"))
+                example.clear()
+            return freed
+
+        # Over the budget: the children, the ranked items, the named API items, the worked
+        # example, then the profile's tail; never the reference or the start point.
+        steps = [children.shrink, memory.shrink, memory.shrink_api, leave_out_example, profile.shrink]
         prompt = self._assemble(task, "refine", fixed, sections, example, example_id, request.api, steps)
-        return self._sent(prompt, sections)
+        return self._sent(prompt, sections, cuts)
 
     def lesson(self, request: LessonRequest) -> Messages:
         question = ("What made this version faster than its start point?" if request.improved

@@ -145,3 +145,29 @@ def test_the_local_models_budget_keeps_the_reference_and_the_template_and_cuts_r
             assert ranked_shown and named_shown and code_shown and len(prompt.messages) == 4 and not shortened
         sections = {e.get("section") for e in logs if e["event"] == "prompt_truncated"}
         assert "reference" not in sections and not any("prompt_over_budget" == e["event"] for e in logs)
+
+
+@pytest.mark.parametrize("task", ["4_ReLU", "46_Hardtanh"])
+def test_a_twin_refine_keeps_the_reference_and_leaves_the_example_out_first(task):
+    """A refine of a template-sized start kernel at the local model's 8,000 characters: the worked
+    example goes (the start point is this task's own kernel) before the profile, and the reference
+    and the start point stay whole (the reference used to be cut to nothing, and the prompt was
+    still over the budget)."""
+    import structlog
+
+    from actors.messages import StartPoint
+
+    request = bundle_request(task, "template_elementwise", None)
+    start = StartPoint(id="s", code=request.template.content, latency_ms=0.004, speedup_vs_eager=0.9,
+                       profile="bound: memory\nhint: longer tiles")
+    with structlog.testing.capture_logs() as logs:
+        prompt = PromptBuilder(LLMConfig(**LOCAL_MODEL), "kernel").refine(RefineRequest(
+            task=request.task, start=start, best_latency_ms=0.004, api=request.api, context=request.context))
+    user = prompt.messages[-1]["content"]
+    assert [m["role"] for m in prompt.messages] == ["system", "user"]  # no example turns
+    assert request.task.reference_source.strip() in user and start.code.strip() in user
+    cuts = [e for e in logs if e["event"] == "prompt_truncated"]
+    assert {"section": "the worked example", "part": "whole"}.items() <= cuts[0].items()
+    assert "reference" not in {e.get("section") for e in cuts}
+    total = sum(len(m["content"]) for m in prompt.messages)
+    assert total - prompt.over_budget <= 8000 and (prompt.over_budget == 0) == (total <= 8000)
