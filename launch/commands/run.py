@@ -55,7 +55,6 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         return _run_concurrent(args, settings)
     if settings.ray.fake_devices:
         raise UsageError("fake devices (ray.fake_devices) need Ray (leave out --no-ray)")
-    _preload_embedder(settings)
     if args.resume:
         run_dir = Path(args.resume).expanduser()
         settings = _resumed_settings(args, settings, run_dir)
@@ -86,21 +85,6 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     summary = RunSummary.model_validate(summary)
     _print_summary(summary, run_dir)
     return _infra_stops(summary, again)
-
-
-def _preload_embedder(settings: Settings) -> None:
-    """--no-ray: this process retrieves, so it loads the embedding model; it starts now, in the
-    background, beside the seeding child's own load (each is seconds of imports: on two cores a
-    first run no longer waits for one after the other)."""
-    memory = settings.memory
-    if memory.embedder != "minilm" or memory.retrieval == "none" or not memory.preload_embedder:
-        return
-    import threading
-
-    from memory_actor.embeddings import MiniLMEmbedder
-
-    threading.Thread(target=MiniLMEmbedder().embed, args=(["warm up"],), daemon=True,
-                     name="embedder-preload").start()
 
 
 def _check_sandbox(settings: Settings) -> None:
