@@ -19,10 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
+from npu_pool.paths import cache_root
+
 ROOT = Path(__file__).resolve().parents[3]
 INCLUDE = ROOT / "npu_pool" / "backends" / "ascendc_twin" / "include"
 KERNELS = Path(__file__).resolve().parent / "kernels"
-BUILD_CACHE = Path.home() / ".cache" / "evokernel" / "twin-tests"  # beside suite_support's test-build
+BUILD_CACHE = cache_root() / "twin-tests"  # beside the harness tests' test-build ($XDG_CACHE_HOME honoured)
 FLAGS = ["-std=c++17", "-shared", "-fPIC", "-w"]
 FAULT_LINE = re.compile(r"^twin fault \[(?P<rule>[a-z-]+)\]: (?P<api>\S.*?) at (?P<file>[\w.]+):(?P<line>\d+): (?P<message>.+)$")
 
