@@ -164,7 +164,10 @@ class PromptBuilder:
         which the declaration the backend prepends then rejects."""
         if self.format != "kernel" or not task.signature:
             return ""
-        one_line = " ".join(re.sub(r"//[^\n]*", "", task.signature).split()).replace("( ", "(").replace(" )", ")")
+        # Only the entry's declaration: an Ascend C signature also shows the KernelTiling struct
+        # the prelude defines, and repeated here it read as an invitation to define it again.
+        entry = task.signature[task.signature.rfind('extern "C"'):] if 'extern "C"' in task.signature else task.signature
+        one_line = " ".join(re.sub(r"//[^\n]*", "", entry).split()).replace("( ", "(").replace(" )", ")")
         return f" Keep exactly this signature (another parameter list does not compile): `{one_line}`"
 
     def _guide(self, task: TaskBrief) -> str:

@@ -61,6 +61,18 @@ def test_kernel_prompts_end_with_the_signature_on_one_line():
     assert "Keep exactly this signature" not in modelnew
 
 
+def test_ascendc_signature_reminder_names_the_entry_only():
+    # The Ascend C signature shows the KernelTiling struct the prelude defines; the reminder
+    # repeats only the entry, so it does not invite a second definition of the struct.
+    signature = ('struct KernelTiling {\n    int64_t n;  // elements\n    uint32_t block_dim;\n};\n'
+                 'extern "C" __global__ __aicore__ void kernel(\n    GM_ADDR x,  // input\n    GM_ADDR tiling\n);')
+    task = TASK.model_copy(update={"signature": signature})
+    draft = PromptBuilder(LLMConfig(), "kernel").draft(DraftRequest(task=task)).messages[-1]["content"]
+    reminder = draft.rstrip().rsplit("Keep exactly this signature", 1)[1]
+    assert reminder.endswith('`extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR tiling);`')
+    assert "struct KernelTiling" not in reminder
+
+
 def test_plain_style_swaps_the_kernel_system_prompt_only():
     full = PromptBuilder(LLMConfig(), "kernel").draft(DraftRequest(task=TASK)).messages
     plain = PromptBuilder(LLMConfig(prompt_style="plain"), "kernel").draft(DraftRequest(task=TASK)).messages
