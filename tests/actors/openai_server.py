@@ -9,7 +9,9 @@ reach it over real sockets.
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -138,7 +140,15 @@ class OpenAITestServer:
 
     def __enter__(self) -> OpenAITestServer:
         started = threading.Event()
+        self._stopping = False
         self._loop = asyncio.new_event_loop()
+        stop = self._loop.stop
+
+        def stop_and_say_who() -> None:
+            if not self._stopping:
+                print("openai-test-server: its event loop was stopped outside __exit__, from:\n"
+                      + "".join(traceback.format_stack()), file=sys.__stderr__, flush=True)
+            stop()
 
         async def start() -> None:
             app = web.Application()
@@ -151,10 +161,18 @@ class OpenAITestServer:
             self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
         def serve() -> None:
-            asyncio.set_event_loop(self._loop)
-            self._loop.run_until_complete(start())
-            started.set()
-            self._loop.run_forever()
+            # This thread was seen gone mid-run with nothing printed (pytest's capture holds a
+            # thread's traceback until the test ends, and a hung run never ends): say why on the
+            # real stderr, so the next time shows the cause.
+            try:
+                asyncio.set_event_loop(self._loop)
+                self._loop.run_until_complete(start())  # (stops the loop itself when done)
+                self._loop.stop = stop_and_say_who  # type: ignore[method-assign]
+                started.set()
+                self._loop.run_forever()
+            except BaseException:
+                print("openai-test-server thread died:\n" + traceback.format_exc(), file=sys.__stderr__, flush=True)
+                raise
 
         self._thread = threading.Thread(target=serve, name="openai-test-server", daemon=True)
         self._thread.start()
@@ -163,6 +181,7 @@ class OpenAITestServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stopping = True
         cleanup = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)
         try:
             cleanup.result(5)
