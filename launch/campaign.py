@@ -133,7 +133,7 @@ class Campaign:
     def resume(cls, settings: Settings, run_dir: Path) -> tuple[Campaign, list[Path]]:
         """A campaign that continues RUN_DIR in this process: finished operators are kept, the
         others run again (their earlier attempts move to attempts.discarded.jsonl)."""
-        summary, paths, kept = resume_plan(run_dir)
+        summary, paths, kept = resume_plan(run_dir, settings)
         campaign = cls(settings, run_dir, run_id=summary.run_id)
         campaign.started_at = summary.started_at or campaign.started_at
         campaign.operators = kept
@@ -241,17 +241,45 @@ def _say(line: str) -> None:
     print(f"evokernel run: {line}", file=sys.stderr, flush=True)
 
 
-def resume_plan(run_dir: Path) -> tuple[RunSummary, list[Path], list[EpisodeResult]]:
+def resume_plan(run_dir: Path, settings: Settings | None = None) -> tuple[RunSummary, list[Path], list[EpisodeResult]]:
     """What continuing RUN_DIR means, in either mode: its summary, the planned task files, and
-    the operators finished there (kept; the others run again)."""
+    the operators finished there (kept; the others run again). Task files that moved with
+    their checkout (the run folder copied to another clone) are found again by their path
+    below the settings' suite or the bundled one (relocated_tasks)."""
     summary = load_summary(run_dir)
     paths = [Path(p) for p in summary.planned_paths]
     if not paths:
         raise CampaignError(f"{run_dir}/summary.json lists no planned operators: not a resumable run folder")
+    if any(not p.is_file() for p in paths):
+        suites = [Path(settings.run.suite).expanduser()] if settings is not None and settings.run.suite else []
+        paths = relocated_tasks(paths, [*suites, default_suite()])
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         raise CampaignError(f"task files of the run are gone: {', '.join(missing[:3])}")
     return summary, paths, finished_operators(summary.operators)
+
+
+def relocated_tasks(paths: list[Path], suites: list[Path]) -> list[Path]:
+    """Each missing task file replaced by the file at the same path below the first of SUITES
+    whose folder name the old path has (`/old/clone/suites/cpu/level1/4_ReLU.py` ->
+    `SUITE/level1/4_ReLU.py` for a SUITE named cpu); a file found nowhere stays as it was (the
+    caller says it is gone). Never by file name alone: a same-named task elsewhere is not it."""
+    found: list[Path] = []
+    for path in paths:
+        match = path
+        for suite in [] if path.is_file() else suites:
+            folders = path.parts[:-1]
+            if suite.name not in folders:
+                continue
+            below = len(folders) - folders[::-1].index(suite.name)
+            if (candidate := suite / Path(*path.parts[below:])).is_file():
+                match = candidate
+                break
+        found.append(match)
+    moved = sum(1 for old, new in zip(paths, found, strict=True) if old != new)
+    if moved:
+        log.warning("campaign_resume_tasks_relocated", moved=moved, example=f"{paths[0]} -> {found[0]}")
+    return found
 
 
 def finished_operators(operators: list[EpisodeResult]) -> list[EpisodeResult]:

@@ -357,7 +357,7 @@ class ConcurrentCampaign:
     def resume(cls, settings: Settings, run_dir: Path, **kwargs: Any) -> tuple[ConcurrentCampaign, list[Path]]:
         """A campaign that continues RUN_DIR: finished operators are kept, the others run again
         (their earlier attempts move to attempts.discarded.jsonl), with the same run id."""
-        summary, paths, kept = resume_plan(run_dir)
+        summary, paths, kept = resume_plan(run_dir, settings)
         campaign = cls(settings, run_dir, run_id=summary.run_id, **kwargs)
         campaign.started_at = summary.started_at or campaign.started_at
         campaign.planned, campaign.operators = paths, kept

@@ -125,7 +125,7 @@ def _take_back_discarded(settings: Settings, run_dir: Path) -> None:
     from memory_actor.retraction import take_back_updates, update_prefix
 
     try:
-        summary, paths, kept = resume_plan(run_dir)
+        summary, paths, kept = resume_plan(run_dir, settings)
     except CampaignError:
         return  # the campaign's resume says what is wrong with the folder
     finished = {op.task for op in kept}

@@ -95,6 +95,28 @@ def test_resume_keeps_finished_operators_and_sets_the_others_aside(tmp_path):
     assert len(aside) == 2 and json.loads(aside[0])["task"] == "6_SiLU"
 
 
+def test_resume_finds_task_files_that_moved_with_their_checkout(tmp_path):
+    # a run folder copied to another clone (the learning benchmark resumed from a fresh clone):
+    # its summary names the old clone's task files; the same files below the suite are used
+    run_dir, suite = tmp_path / "run", tmp_path / "clone" / "suites" / "mine"
+    (suite / "level1").mkdir(parents=True)
+    run_dir.mkdir()
+    old = [Path("/gone/clone/suites/mine/level1") / f"{task}.py" for task in SUITE_TASKS]
+    for path in old:
+        (suite / "level1" / path.name).write_text((SUITE / path.name).read_text())
+    (suite / "4_ReLU.py").write_text("# the same name at another place: not the task\n")
+    (run_dir / "summary.json").write_text(json.dumps({
+        "run_id": "r1", "planned": [p.stem for p in old], "planned_paths": [str(p) for p in old],
+        "operators": []}))
+    settings = settings_for("http://127.0.0.1:9/v1", "m", tmp_path).model_copy(deep=True)
+    settings.run.suite = str(suite)
+    _, planned = ConcurrentCampaign.resume(settings, run_dir)
+    assert planned == [suite / "level1" / p.name for p in old]
+    (suite / "level1" / old[0].name).unlink()  # truly gone: said so, nothing runs
+    with pytest.raises(CampaignError, match="task files of the run are gone: /gone/clone"):
+        ConcurrentCampaign.resume(settings, run_dir)
+
+
 def test_resume_refuses_a_folder_without_a_plan(tmp_path):
     (tmp_path / "summary.json").write_text(json.dumps({"run_id": "x", "operators": []}))
     with pytest.raises(CampaignError, match="no planned operators"):
