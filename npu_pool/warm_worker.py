@@ -90,7 +90,8 @@ def _preload(backend: str) -> None:
         cpu.toolchain_identity()
         build_cache.compiler_identity(cpu.compiler), build_cache.host_target(cpu.compiler), build_cache.host_target()
     else:  # import only: constructing it asks the driver about devices, and cuInit does not survive fork
-        importlib.import_module(REGISTRY[backend].split(":")[0])
+        module_name, class_name = REGISTRY[backend].split(":")
+        getattr(importlib.import_module(module_name), class_name).warm_up()
 
 
 def serve(socket_path: str, backend: str) -> None:

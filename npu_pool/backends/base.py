@@ -80,6 +80,13 @@ class Backend(ABC):
     # sweeps the candidate's processes): a runtime that fails there says so here.
     pid_namespace: ClassVar[bool] = True
 
+    @classmethod
+    def warm_up(cls) -> None:
+        """Run once in the warm sandbox server, before it forks verdict children: import or build
+        what every child would otherwise redo. Nothing that touches a device runtime (it does
+        not survive fork); the default does nothing."""
+        return None
+
     @abstractmethod
     def is_available(self) -> tuple[bool, str]:
         """(True, "") when this backend can run here, else (False, why not)."""

@@ -52,6 +52,10 @@ if TYPE_CHECKING:
 
     from npu_pool.signature import KernelSignature
 
+def twin_compiler() -> str:
+    return os.environ.get("CXX") or shutil.which("g++") or "g++"
+
+
 class NpuTwinBackend(Backend):
     name = "npu-twin"
     compile_routes = ("kernel",)
@@ -60,7 +64,7 @@ class NpuTwinBackend(Backend):
     sandbox_env_allow = ("CXX", "EVOKERNEL_TWIN_SOC", "EVOKERNEL_TWIN_UB_KIB", "EVOKERNEL_TWIN_AI_CORES")
 
     def __init__(self) -> None:
-        self.compiler = os.environ.get("CXX") or shutil.which("g++") or "g++"
+        self.compiler = twin_compiler()
         # The SoC the twin models: its parameter row (twin_core.h), UB and cores overridable.
         self.soc = os.environ.get("EVOKERNEL_TWIN_SOC") or DEFAULT_SOC
         self.ub_bytes = int(os.environ.get("EVOKERNEL_TWIN_UB_KIB") or 0) * 1024
@@ -69,6 +73,16 @@ class NpuTwinBackend(Backend):
         self.modelled_us_total = 0.0
         self.last_profile: dict[str, Any] = {}
         self._soc_params: dict[str, Any] | None = None
+
+    @classmethod
+    def warm_up(cls) -> None:
+        # The modelled timer's dispatch mode imports torch._dynamo on its first push (1-2 CPU-s
+        # a profiled verdict), and a sandboxed child that may not write the default build cache
+        # would build the SoC probe library in its own temporary folder (a g++ run a verdict).
+        import torch._dynamo  # noqa: F401
+
+        if shutil.which(twin_compiler()) is not None:
+            probe_library(twin_compiler())
 
     def is_available(self) -> tuple[bool, str]:
         if not (TWIN_INCLUDE / "kernel_operator.h").is_file():

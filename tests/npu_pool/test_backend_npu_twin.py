@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -290,3 +291,17 @@ def test_cached_peaks_follow_the_modelled_soc(tmp_path, monkeypatch):
     assert "Ascend310P" in peaks[("Ascend310P", "")].method
     assert peaks[("Ascend910B1", "4")].gflops < peaks[("Ascend910B1", "")].gflops  # 4 of 24 cores
     assert len(harness_cache.load(path)) == 3  # one entry per modelled chip
+
+
+def test_the_warm_server_warms_up_what_every_twin_verdict_would_redo(tmp_path):
+    # Run in the sandbox's warm server before it forks: the dispatch mode's torch._dynamo import
+    # and the SoC probe library in the default cache (a child that may not write there built
+    # one in its own temporary folder, every profiled verdict).
+    script = ("import sys; from npu_pool.backends.npu_twin import NpuTwinBackend; "
+              "assert 'torch._dynamo' not in sys.modules; NpuTwinBackend.warm_up(); "
+              "assert 'torch._dynamo' in sys.modules")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert list((tmp_path / "evokernel" / "build" / "twin").glob("probe-*.so"))
