@@ -61,7 +61,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         _check_memory(settings)
         _take_back_discarded(settings, run_dir)
     else:
-        tasks, run_id, run_dir = _plan(settings)
+        tasks, run_id, run_dir = _plan(settings, in_ray=False)
     again = f"evokernel run --no-ray --resume {run_dir}"
     with ExitStack() as stack:
         _stop_cleanly_on_sigterm(stack)
@@ -97,8 +97,11 @@ def _check_sandbox(settings: Settings) -> None:
         raise UsageError(str(exc)) from None
 
 
-def _seed_fresh_bank(settings: Settings, run_id: str) -> None:
-    """A first run starts from the backend's bundle, not from an empty bank (nothing to show)."""
+def _seed_fresh_bank(settings: Settings, run_id: str, in_child: bool) -> None:
+    """A first run starts from the backend's bundle, not from an empty bank (nothing to show).
+    A Ray run seeds in a child (`_in_child`); a single-process run opens the bank here anyway,
+    so it seeds here too and the run reuses the embedding model it loaded (one load, not two:
+    5-9 CPU-s)."""
     from memory_actor.lease import BankUnusable
     from memory_actor.seeding import seed_fresh_bank
     from npu_pool.backends import BackendUnavailable, get_backend
@@ -108,7 +111,8 @@ def _seed_fresh_bank(settings: Settings, run_id: str) -> None:
     except BackendUnavailable:
         return  # the run itself says what is missing
     try:
-        added = _in_child(seed_fresh_bank, settings.memory, backend, f"evokernel run {run_id}")
+        seed_args = (settings.memory, backend, f"evokernel run {run_id}")
+        added = _in_child(seed_fresh_bank, *seed_args) if in_child else seed_fresh_bank(*seed_args)
     except BankUnusable as exc:  # another writer took the bank after the check
         raise UsageError(str(exc)) from None
     if added:
@@ -141,8 +145,9 @@ def _take_back_discarded(settings: Settings, run_dir: Path) -> None:
 
 
 def _in_child(function: Any, *args: Any) -> Any:
-    """FUNCTION(*ARGS) in a spawned child: LanceDB's runtime must not live in this process, which
-    forks the local model server and Ray next (LanceDB warns that a fork can deadlock it)."""
+    """FUNCTION(*ARGS) in a spawned child: a Ray run's driver does not open the bank itself (the
+    memory actor does), so LanceDB's runtime stays out of the process that starts Ray (LanceDB
+    warns that a fork can deadlock it). A single-process run opens the bank in-process anyway."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -162,8 +167,8 @@ def _check_backend(args: argparse.Namespace, settings: Settings) -> None:
     require_backend(settings.harness.backend, resolve_candidate_format(settings.llm))
 
 
-def _plan(settings: Settings) -> tuple[list[Path], str, Path]:
-    """The selected task files, a new run id and the run folder."""
+def _plan(settings: Settings, in_ray: bool) -> tuple[list[Path], str, Path]:
+    """The selected task files, a new run id and the run folder (its bank seeded when new)."""
     suite = Path(settings.run.suite).expanduser() if settings.run.suite else default_suite()
     try:
         tasks = select_tasks(suite, settings.run.tasks)
@@ -173,7 +178,7 @@ def _plan(settings: Settings) -> tuple[list[Path], str, Path]:
     run_dir = Path(settings.run.out).expanduser() if settings.run.out else Path("runs") / run_id
     _check_run_folder(run_dir)
     _check_memory(settings)
-    _seed_fresh_bank(settings, run_id)  # a new run, once what the user asked for is known to be valid
+    _seed_fresh_bank(settings, run_id, in_child=in_ray)  # a new run, once what the user asked for is valid
     return tasks, run_id, run_dir
 
 
@@ -210,7 +215,7 @@ def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
         _check_memory(settings)
         _take_back_discarded(settings, run_dir)
     else:
-        tasks, run_id, run_dir = _plan(settings)
+        tasks, run_id, run_dir = _plan(settings, in_ray=True)
     ray = settings.ray
     fake = FakeDevices.parse(ray.fake_devices) if ray.fake_devices else None  # validated by the settings
     options = dict(fake=fake, cpus_per_slot=ray.cpus_per_device, max_devices=ray.devices)
