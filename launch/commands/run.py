@@ -328,17 +328,23 @@ def _with_local_llm(settings: Settings, stack: ExitStack, one_operator_at_a_time
 
 
 def _print_summary(summary: RunSummary, run_dir: Path) -> None:
+    from launch.run_summary import INTERRUPTED
     from npu_pool.backends import latency_unit, timing_kind
 
     unit = latency_unit(timing_kind(summary.settings.get("harness", {}).get("backend")))
     for op in summary.operators:
         if op.feasible:
             outcome = f"{op.best_latency_ms:.4g} {unit}, {op.speedup_vs_eager or 0:.2f}x eager"
+            outcome += " (interrupted)" if op.stopped_by == INTERRUPTED else ""
         else:
             outcome = "no feasible kernel" + (f" ({op.error})" if op.error else "")
         print(f"{op.task:<32} {outcome:<36} {op.attempts:>3} attempts {op.tokens:>8} tokens")
     t = summary.totals
-    print(f"{t.feasible}/{t.operators} operators feasible; {t.attempts} attempts, {t.tokens} tokens")
+    # Operators cut short by a stop count as feasible where they had a kernel, but a resume runs
+    # them again: said, so "2/2 feasible" after a Ctrl-C is not read as two finished operators.
+    cut = sum(1 for op in summary.operators if op.stopped_by == INTERRUPTED)
+    cut_note = f" ({cut} interrupted: --resume runs them again)" if cut else ""
+    print(f"{t.feasible}/{t.operators} operators feasible{cut_note}; {t.attempts} attempts, {t.tokens} tokens")
     print(f"run folder: {run_dir}  (summary.json, attempts.jsonl, kernels/; `evokernel report {run_dir}`)")
     _print_same_failure(run_dir)
 
