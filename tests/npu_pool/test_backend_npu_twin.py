@@ -305,3 +305,28 @@ def test_the_warm_server_warms_up_what_every_twin_verdict_would_redo(tmp_path):
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert list((tmp_path / "evokernel" / "build" / "twin").glob("probe-*.so"))
+
+
+RUNAWAYS = {  # inserted at the top of relu_good's body: what a broken or hostile kernel does
+    "hang": "    volatile int keep_going = 1;\n    while (keep_going) {}\n",
+    "crash": "    volatile float* nowhere = nullptr;\n    *nowhere = 1.0f;\n",
+    # takes and touches 128 MiB blocks until the sandbox's memory cap makes malloc fail (a trap);
+    # gives up by itself after 8 GiB, so a missing cap shows as a wrong verdict, not a dead machine
+    "memory_bomb": ("    for (int i = 0; i < 64; ++i) {\n        char* p = static_cast<char*>(malloc(size_t(128) << 20));\n"
+                    "        if (p == nullptr) __builtin_trap();\n        memset(p, 1, size_t(128) << 20);\n    }\n"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("runaway", sorted(RUNAWAYS))
+def test_a_runaway_twin_kernel_is_stopped_by_the_sandbox(relu_task, runaway):
+    source = "#include <cstdlib>\n#include <cstring>\n" + (KERNELS / "relu_good.cpp").read_text().replace(
+        "    if (length == 0) {", RUNAWAYS[runaway] + "    if (length == 0) {", 1)
+    config = harness_config(backend="npu-twin", fit_max_bytes=SMALL_BYTES // 16, run_timeout_s=5.0,
+                            memory_limit_mb=1024)
+    verdict = verify(relu_task, Candidate(source=source, format="kernel"), config)
+    # the memory cap makes malloc fail, and the kernel's own trap ends it (SIGILL)
+    expected = {"hang": ("timeout", "wall-clock limit"), "crash": ("crash", "SIGSEGV"),
+                "memory_bomb": ("crash", "SIGILL")}[runaway]
+    assert (verdict.feasible, verdict.gate, verdict.category) == (False, "runtime", expected[0]), verdict
+    assert expected[1] in verdict.reason, verdict.reason
