@@ -93,7 +93,8 @@ def run_resumable(label: str, out: Path, settings, work: Callable[[Any, dict[str
         print(f"[{label}] interrupted: run the same command again to resume ({out})", file=sys.stderr)
         return 130
     except stops as exc:  # the state is kept: say how to go on
-        print(f"[{label}] stopped: {exc}\n  run the same command again to resume ({out})", file=sys.stderr)
+        again = "" if getattr(exc, "final", False) else f"\n  run the same command again to resume ({out})"
+        print(f"[{label}] stopped: {exc}{again}", file=sys.stderr)
         return 1
     finally:
         signal.signal(signal.SIGTERM, previous)

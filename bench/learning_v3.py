@@ -66,6 +66,13 @@ class ThinBand(RuntimeError):
     """Too few operators in the band for the evaluation to mean anything, or a needed bank gone."""
 
 
+class BandTooThin(ThinBand):
+    """The screening's verdict: fewer held-out operators than the minimum. Final for the folder
+    (a rerun stops the same way), so no "run again to resume"."""
+
+    final = True
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.learning --v3", description=__doc__.splitlines()[0])
     p.add_argument("--backend", choices=sorted(PRIMARY), default="cpu", help="domain: plain C (cpu) or Ascend C "
@@ -179,9 +186,9 @@ def _check_same_plan(out: Path, plan: dict[str, Any], args: argparse.Namespace) 
 def screen(bench: LearningBenchmark, plan: dict[str, Any], settings, seed: int) -> dict[str, Any]:
     """Stage 1, stage 2 when the band is thin, then the split; kept in screening.json."""
     cached = bench.out / "screening.json"
-    if cached.is_file():
-        return json.loads(cached.read_text())
     rule, pool = plan["rule"], plan["pool"]
+    if cached.is_file():
+        return _enough(json.loads(cached.read_text()), rule)
     bank = bench.seed_bank()
     passes = [_screen_pass(bench, settings, bank, pool, seed, r) for r in range(rule.drafts)]
     outcomes = _merge(passes, pool)
@@ -193,9 +200,6 @@ def screen(bench: LearningBenchmark, plan: dict[str, Any], settings, seed: int) 
                    for r in range(rule.drafts, rule.drafts + rule.extra_drafts)]
         outcomes = _merge(passes, pool)
     heldout, curriculum = split(pool, outcomes, rule)
-    if len(heldout) < rule.minimum:
-        raise ThinBand(f"only {len(heldout)} operators in the band (minimum {rule.minimum}): add near-copies of "
-                       "the operators the cold model solves to the pool (a new --out), see docs/learning_benchmark.md")
     band_size = sum(rule.in_band(sum(d), len(d)) for d in outcomes.values() if d)
     data = {"outcomes": outcomes, "stage2": [p.stem for p in extra], "band": band_size,
             "heldout": [p.stem for p in heldout], "curriculum": [p.stem for p in curriculum],
@@ -203,9 +207,22 @@ def screen(bench: LearningBenchmark, plan: dict[str, Any], settings, seed: int) 
             "underpowered": len(heldout) < rule.target,
             "summary": f"{len(pool)} operators x {rule.drafts} drafts" + (f", {len(extra)} with {rule.extra_drafts} "
                                                                           "more" if extra else "")
-            + f"; {band_size} in the band"}
+            + f"; {band_size} in the band",
+            # the rule's stop, kept with the outcomes: the record of a stopped run is the tool's own
+            "stopped": (f"{len(heldout)} held-out operators (band {band_size}), under the minimum of {rule.minimum}"
+                        if len(heldout) < rule.minimum else None)}
     cached.write_text(json.dumps(data, indent=2) + "\n")
-    return data
+    return _enough(data, rule)
+
+
+def _enough(screening: dict[str, Any], rule: Rule) -> dict[str, Any]:
+    """The screening, or ThinBand when it leaves fewer held-out operators than the minimum (so a
+    rerun of a stopped folder stops again instead of learning)."""
+    if len(screening["heldout"]) < rule.minimum:
+        raise BandTooThin(f"only {len(screening['heldout'])} held-out operators (band {screening['band']}, minimum "
+                       f"{rule.minimum}; screening.json): add near-copies of the operators the cold model solves "
+                       "sometimes to the pool (a new --out), see docs/learning_benchmark.md")
+    return screening
 
 
 def _screen_pass(bench: LearningBenchmark, settings, bank: Path, tasks: list[Path], seed: int, r: int) -> Path:
@@ -259,6 +276,9 @@ def summarise(args: argparse.Namespace, plan: dict[str, Any], out: Path, model: 
     if not screening_path.is_file():
         raise SystemExit(f"bench.learning --v3: {out} has no finished screening yet")
     screening = json.loads(screening_path.read_text())
+    if screening.get("stopped"):
+        raise SystemExit(f"bench.learning --v3: {out} stopped at screening ({screening['stopped']}): no learning or "
+                         "evaluation to summarise; screening.json holds every outcome")
     learning = learning_figures(out, plan["arms"], args.iterations)
     evaluation = {arm: eval_figures(arm, [out / "arms" / f"eval-{arm}-d{r}" for r in range(args.eval_drafts)],
                                     screening["heldout"]) for arm in plan["arms"]}

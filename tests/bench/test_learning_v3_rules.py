@@ -139,3 +139,35 @@ def test_the_dry_run_prints_the_plan_of_each_domain_at_the_measured_rate(capsys)
     assert learning.main(["--v3", "--dry-run", "--backend", "npu-twin", "--eval-drafts", "6"]) == 0
     twin = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert twin["primary"] == "value_vs_none" and twin["rule"]["floor_admitted"] and twin["evaluation_attempts_max"] == 432
+
+
+def test_a_thin_band_stops_the_run_with_its_outcomes_kept_and_a_rerun_stops_again(tmp_path):
+    import json
+
+    from actors.messages import EpisodeResult
+    from bench.learning_arms import LearningBenchmark
+    from bench.learning_v3 import ThinBand, screen
+
+    # Finished screening passes stand in for the drafts: ReLU always, Sigmoid once in two,
+    # GELU never; stage 2 (the band is under 20) gives ReLU and GELU two more drafts each.
+    pool = [Path(f"{stem}.py") for stem in ("4_ReLU", "7_Sigmoid", "5_GELU")]
+    feasible = {0: {"4_ReLU": True, "7_Sigmoid": True, "5_GELU": False},
+                1: {"4_ReLU": True, "7_Sigmoid": False, "5_GELU": False},
+                2: {"4_ReLU": True, "5_GELU": False}, 3: {"4_ReLU": True, "5_GELU": False}}
+    for r, outcomes in feasible.items():
+        run = tmp_path / "arms" / f"screen-d{r}"
+        run.mkdir(parents=True)
+        operators = [EpisodeResult(task=t, feasible=f, attempts=1).model_dump() for t, f in outcomes.items()]
+        (run / "summary.json").write_text(json.dumps({"run_id": f"s{r}", "finished_at": "2026-11-27T00:00:00+00:00",
+                                                      "operators": operators}))
+    (tmp_path / "banks" / "seeded").mkdir(parents=True)
+    (tmp_path / "banks" / "seeded.done").touch()
+    plan = {"rule": Rule(drafts=2, extra_drafts=2, minimum=2), "pool": pool}
+    bench = LearningBenchmark(None, tmp_path)
+    with pytest.raises(ThinBand, match="only 1 held-out operators \\(band 1, minimum 2"):
+        screen(bench, plan, None, 0)
+    kept = json.loads((tmp_path / "screening.json").read_text())
+    assert kept["outcomes"] == {"4_ReLU": [True] * 4, "7_Sigmoid": [True, False], "5_GELU": [False] * 4}
+    assert kept["heldout"] == ["7_Sigmoid"] and kept["stopped"].startswith("1 held-out operators (band 1)")
+    with pytest.raises(ThinBand):  # a rerun stops again rather than learning from too few
+        screen(bench, plan, None, 0)
