@@ -220,8 +220,8 @@ def _enough(screening: dict[str, Any], rule: Rule) -> dict[str, Any]:
     rerun of a stopped folder stops again instead of learning)."""
     if len(screening["heldout"]) < rule.minimum:
         raise BandTooThin(f"only {len(screening['heldout'])} held-out operators (band {screening['band']}, minimum "
-                       f"{rule.minimum}; screening.json): add near-copies of the operators the cold model solves "
-                       "sometimes to the pool (a new --out), see docs/learning_benchmark.md")
+                          f"{rule.minimum}; screening.json): add near-copies of the operators the cold model solves "
+                          "sometimes to the pool (a new --out), see docs/learning_benchmark.md")
     return screening
 
 

@@ -276,9 +276,9 @@ def relocated_tasks(paths: list[Path], suites: list[Path]) -> list[Path]:
                 match = candidate
                 break
         found.append(match)
-    moved = sum(1 for old, new in zip(paths, found, strict=True) if old != new)
+    moved = [(old, new) for old, new in zip(paths, found, strict=True) if old != new]
     if moved:
-        log.warning("campaign_resume_tasks_relocated", moved=moved, example=f"{paths[0]} -> {found[0]}")
+        log.warning("campaign_resume_tasks_relocated", moved=len(moved), example=f"{moved[0][0]} -> {moved[0][1]}")
     return found
 
 

@@ -81,8 +81,9 @@ class NpuTwinBackend(Backend):
         # would build the SoC probe library in its own temporary folder (a g++ run a verdict).
         import torch._dynamo  # noqa: F401
 
-        if shutil.which(twin_compiler()) is not None:
-            probe_library(twin_compiler())
+        compiler = twin_compiler()
+        if shutil.which(compiler) is not None:
+            probe_library(compiler)
 
     def is_available(self) -> tuple[bool, str]:
         if not (TWIN_INCLUDE / "kernel_operator.h").is_file():
