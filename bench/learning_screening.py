@@ -27,12 +27,36 @@ V3_FAMILIES: dict[str, list[str]] = {
 }
 
 
+# The wide pool (`--wide-pool`): the plan's remedy for a thin band (the cpu run of 2026-11-27
+# stopped with 8 band members in the 50): near-copies of the operators the cold model solved
+# sometimes (sigmoid/leaky-ReLU/softsign-like activations, reductions over the last or another
+# axis, matrix-vector and rectangular products), level-1 tasks 66-92, and the suite's
+# activations the v2 families left out. Appended to their families, after the v3 members.
+V3_WIDE_ADDITIONS: dict[str, list[str]] = {
+    "elementwise": ["6_SiLU", "8_Tanh", "12_ELU", "13_Sqrt", "66_LogSigmoid", "67_Softshrink", "68_Hardshrink",
+                    "69_Tanhshrink", "70_Threshold", "71_CELU", "72_PReLU", "73_SquaredReLU", "74_Abs", "75_Sign",
+                    "76_Exp"],
+    "reduction": ["77_MaxOverLastDim", "78_MinOverLastDim", "79_MeanOverMiddleDim", "80_SumOverFirstDim",
+                  "81_ProdOverLastDim", "82_RowSum", "83_RowMean", "84_SumOfSquaresOverLastDim",
+                  "85_MeanOverLastDimKeepdim"],
+    "matmul": ["86_MatVec1d", "87_MatVecAddBias", "88_MatVecScaled", "89_TallSkinnyMatmul", "90_ShortWideMatmul",
+               "91_OuterProduct", "92_BatchedMatVec"],
+}
+
+
 def v3_family(path: Path) -> str:
-    return next((name for name, stems in V3_FAMILIES.items() if path.stem in stems), family(path))
+    for families in (V3_FAMILIES, V3_WIDE_ADDITIONS):
+        for name, stems in families.items():
+            if path.stem in stems:
+                return name
+    return family(path)
 
 
-def pool_globs() -> list[str]:
-    return [stem for members in V3_FAMILIES.values() for stem in members]
+def pool_globs(wide: bool = False) -> list[str]:
+    """The screening pool in its fixed order: family by family, the v3 members first, then (wide)
+    the additions."""
+    return [stem for name, members in V3_FAMILIES.items()
+            for stem in members + (V3_WIDE_ADDITIONS.get(name, []) if wide else [])]
 
 
 @dataclass(frozen=True)

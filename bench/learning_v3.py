@@ -33,6 +33,7 @@ from bench.learning_frozen import (
     finished,
     run_draft_pass,
 )
+from bench.learning_reuse import reusable_screening, reuse_record
 from bench.learning_screening import Rule, pool_globs, split, stage2, v3_family
 from bench.learning_selection import resolve
 from bench.learning_session import build_settings, model_meta, portable, run_resumable
@@ -80,6 +81,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", default=None, help="results folder (default runs/learning-v3-<backend>); rerun to resume")
     p.add_argument("--suite", default=None, help="task folder (default: bundled suites/cpu)")
     p.add_argument("--pool", default=None, help="comma-separated globs of the screening pool (default: the v3 families)")
+    p.add_argument("--wide-pool", action="store_true", help="the v3 families plus the near-copies added when the "
+                   "cpu band was thin (level-1 tasks 66-92 and four more activations)")
+    p.add_argument("--reuse-screening", default=None, metavar="DIR", help="take the screening drafts of this earlier "
+                   "v3 folder (same backend, suite, seed and rule; prompts checked identical) and draft only the rest")
     p.add_argument("--arms", default=",".join(V3_ARMS), help="comma-separated subset of none,similarity,value")
     p.add_argument("--screen-drafts", type=int, default=3, help="cold drafts per pool operator (stage 1)")
     p.add_argument("--eval-drafts", type=int, default=8, help="k: fresh drafts per held-out operator and arm")
@@ -105,20 +110,24 @@ def plan_of(args: argparse.Namespace) -> dict[str, Any]:
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     if set(arms) - set(V3_ARMS):
         raise SystemExit(f"bench.learning --v3: arms are {', '.join(V3_ARMS)}")
-    pool = resolve(suite, [g.strip() for g in args.pool.split(",")] if args.pool else pool_globs())
+    if args.pool and args.wide_pool:
+        raise SystemExit("bench.learning --v3: --pool or --wide-pool, not both")
+    pool = resolve(suite, [g.strip() for g in args.pool.split(",")] if args.pool else pool_globs(args.wide_pool))
     if not pool:
         raise SystemExit(f"bench.learning --v3: the screening pool is empty in {suite}")
+    reuse = Path(args.reuse_screening).expanduser().resolve() if args.reuse_screening else None
     if args.screen_drafts < 2 or args.eval_drafts < 1 or args.iterations < 1:
         raise SystemExit("bench.learning --v3: --screen-drafts >= 2, --eval-drafts and --iterations >= 1")
     rule = Rule(drafts=args.screen_drafts, floor_admitted=DOMAIN_FLOOR[args.backend],
                 extra_drafts=args.screen_drafts, minimum=args.min_heldout, max_heldout=args.max_heldout,
                 max_curriculum=args.max_curriculum)
-    return {"suite": suite, "pool": pool, "arms": arms, "rule": rule}
+    return {"backend": args.backend, "suite": suite, "pool": pool, "arms": arms, "rule": rule, "reuse": reuse}
 
 
-def estimate(plan: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+def estimate(plan: dict[str, Any], args: argparse.Namespace, reused: int = 0) -> dict[str, Any]:
+    """Attempts and hours of the plan; `reused` stage-1 drafts come from an earlier folder."""
     rule, arms = plan["rule"], len(plan["arms"])
-    screening = len(plan["pool"]) * rule.drafts
+    screening = len(plan["pool"]) * rule.drafts - reused
     screening_max = screening + len(plan["pool"]) * rule.extra_drafts
     learning = arms * min(rule.max_curriculum, len(plan["pool"])) * args.iterations
     evaluation = arms * min(rule.max_heldout, len(plan["pool"])) * args.eval_drafts
@@ -134,10 +143,13 @@ def estimate(plan: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     plan = plan_of(args)
-    guess = estimate(plan, args)
+    # an earlier folder that cannot lend its drafts is refused here, before anything starts
+    earlier = reusable_screening(plan["reuse"], plan, args.seed) if plan["reuse"] else {}
+    reused = sum(len(earlier.get(r, {})) for r in range(plan["rule"].drafts))
+    guess = estimate(plan, args, reused)
     rule = plan["rule"]
     print(f"[learning v3] plan ({args.backend}): screening {len(plan['pool'])} operators x {rule.drafts} cold drafts "
-          f"({guess['screening_attempts']}; up to {guess['screening_attempts_with_stage2']} with stage 2), learning "
+          f"({guess['screening_attempts']}{f' new, {reused} reused' if reused else ''}; up to {guess['screening_attempts_with_stage2']} with stage 2), learning "
           f"{len(plan['arms'])} arms x <= {rule.max_curriculum} operators x {args.iterations} iterations, evaluation "
           f"{len(plan['arms'])} arms x <= {rule.max_heldout} held-out operators x {args.eval_drafts} drafts: about "
           f"{guess['attempts']} attempts, {guess['estimated_s'] / 3600:.1f} h at {args.seconds_per_attempt:.0f} s an "
@@ -176,6 +188,8 @@ def _check_same_plan(out: Path, plan: dict[str, Any], args: argparse.Namespace) 
                 "pool": [p.stem for p in plan["pool"]], "arms": plan["arms"],
                 "rule": plan["rule"].__dict__, "eval_drafts": args.eval_drafts, "iterations": args.iterations,
                 "seed": args.seed}
+    if plan["reuse"]:  # only when given: folders started before the flag keep their recorded plan
+        recorded["reuse_screening"] = portable(plan["reuse"])
     path = out / "plan.json"
     if path.is_file() and json.loads(path.read_text()) != recorded:
         raise SystemExit(f"bench.learning --v3: {out} holds a benchmark with another plan ({path}); "
@@ -190,15 +204,23 @@ def screen(bench: LearningBenchmark, plan: dict[str, Any], settings, seed: int) 
     if cached.is_file():
         return _enough(json.loads(cached.read_text()), rule)
     bank = bench.seed_bank()
-    passes = [_screen_pass(bench, settings, bank, pool, seed, r) for r in range(rule.drafts)]
-    outcomes = _merge(passes, pool)
+    earlier = reusable_screening(plan["reuse"], plan, seed) if plan.get("reuse") else {}
+    taken: dict[int, dict[str, bool]] = {}
+
+    def draft(tasks: list[Path], r: int) -> Path | None:
+        """Pass r over `tasks`: the earlier folder's drafts where it has them, new ones for the rest."""
+        taken[r] = {p.stem: earlier[r][p.stem] for p in tasks if p.stem in earlier.get(r, {})}
+        todo = [p for p in tasks if p.stem not in taken[r]]
+        return _screen_pass(bench, settings, bank, todo, seed, r) if todo else None
+
+    passes = {r: draft(pool, r) for r in range(rule.drafts)}
+    outcomes = _merge(passes, taken, pool)
     extra = stage2(pool, outcomes, rule)
     if extra:
         print(f"[learning v3] stage 2: the band holds fewer than {rule.target}; {len(extra)} borderline operators "
               f"get {rule.extra_drafts} more drafts", file=sys.stderr)
-        passes += [_screen_pass(bench, settings, bank, extra, seed, r)
-                   for r in range(rule.drafts, rule.drafts + rule.extra_drafts)]
-        outcomes = _merge(passes, pool)
+        passes |= {r: draft(extra, r) for r in range(rule.drafts, rule.drafts + rule.extra_drafts)}
+        outcomes = _merge(passes, taken, pool)
     heldout, curriculum = split(pool, outcomes, rule)
     band_size = sum(rule.in_band(sum(d), len(d)) for d in outcomes.values() if d)
     data = {"outcomes": outcomes, "stage2": [p.stem for p in extra], "band": band_size,
@@ -211,6 +233,8 @@ def screen(bench: LearningBenchmark, plan: dict[str, Any], settings, seed: int) 
             # the rule's stop, kept with the outcomes: the record of a stopped run is the tool's own
             "stopped": (f"{len(heldout)} held-out operators (band {band_size}), under the minimum of {rule.minimum}"
                         if len(heldout) < rule.minimum else None)}
+    if plan.get("reuse"):
+        data["reused"] = reuse_record(plan["reuse"], taken)
     cached.write_text(json.dumps(data, indent=2) + "\n")
     return _enough(data, rule)
 
@@ -231,10 +255,13 @@ def _screen_pass(bench: LearningBenchmark, settings, bank: Path, tasks: list[Pat
     return run_dir
 
 
-def _merge(passes: list[Path], pool: list[Path]) -> dict[str, list[bool]]:
+def _merge(passes: dict[int, Path | None], taken: dict[int, dict[str, bool]], pool: list[Path]) -> dict[str, list[bool]]:
+    """Every operator's screening outcomes in pass order: drafts taken from an earlier folder and
+    the drafts of this one's passes."""
     outcomes: dict[str, list[bool]] = {p.stem: [] for p in pool}
-    for run_dir in passes:
-        for task, feasible in draft_outcomes(run_dir).items():
+    for r, run_dir in sorted(passes.items()):
+        drafted = draft_outcomes(run_dir) if run_dir else {}
+        for task, feasible in (taken.get(r, {}) | drafted).items():
             outcomes.setdefault(task, []).append(feasible)
     return outcomes
 

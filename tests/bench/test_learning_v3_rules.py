@@ -10,7 +10,16 @@ import pytest
 
 from bench import learning_power
 from bench.learning_frozen import ReadOnlyMemory
-from bench.learning_screening import V3_FAMILIES, Rule, band, pool_globs, split, stage2, v3_family
+from bench.learning_screening import (
+    V3_FAMILIES,
+    V3_WIDE_ADDITIONS,
+    Rule,
+    band,
+    pool_globs,
+    split,
+    stage2,
+    v3_family,
+)
 from bench.learning_stats import bootstrap_mean
 from bench.learning_v3_summary import compare, evaluate
 
@@ -27,6 +36,45 @@ def test_the_pool_is_the_families_in_order_and_every_member_is_in_the_suite():
     assert all((SUITE / f"{stem}.py").is_file() for stem in pool)
     assert v3_family(SUITE / "51_VecMat.py") == "matmul" and v3_family(SUITE / "64_Cummax.py") == "scan"
     assert set(V3_FAMILIES) == {"elementwise", "reduction", "softmax_norm", "matmul", "window", "scan"}
+
+
+def test_the_wide_pool_appends_the_near_copies_to_their_families_and_keeps_the_v3_order():
+    narrow, wide = pool_globs(), pool_globs(wide=True)
+    assert len(wide) == len(set(wide)) == 50 + sum(len(v) for v in V3_WIDE_ADDITIONS.values()) == 81
+    assert [stem for stem in wide if stem in narrow] == narrow  # the v3 pool, in its order
+    assert all((SUITE / f"{stem}.py").is_file() for stem in wide)
+    # family by family: the additions right after their family's v3 members
+    assert wide[wide.index("50_SELU") + 1] == "6_SiLU" and wide[wide.index("58_L1NormOverDim") + 1] == "77_MaxOverLastDim"
+    assert v3_family(SUITE / "8_Tanh.py") == "elementwise" and v3_family(SUITE / "83_RowMean.py") == "reduction"
+    assert v3_family(SUITE / "91_OuterProduct.py") == "matmul"
+    assert set(V3_WIDE_ADDITIONS) <= set(V3_FAMILIES)
+
+
+def _folder(root: Path, **plan) -> Path:
+    import json
+
+    root.mkdir(parents=True)
+    recorded = {"design": "v3", "backend": "cpu", "suite": "suites/cpu", "seed": 0,
+                "rule": {"drafts": 3, "extra_drafts": 3, "floor_admitted": False}} | plan
+    (root / "plan.json").write_text(json.dumps(recorded))
+    return root
+
+
+def test_an_earlier_folder_lends_its_drafts_only_when_its_plan_drew_them_the_same_way(tmp_path):
+    from bench.learning_reuse import reusable_screening
+    from bench.learning_v3 import parse_args, plan_of
+
+    plan = plan_of(parse_args(["--backend", "cpu", "--wide-pool"]))
+    assert reusable_screening(_folder(tmp_path / "same"), plan, 0) == {}  # no pass finished there yet
+    for name, change in {"backend": {"backend": "npu-twin"}, "seed": {"seed": 1}, "suite": {"suite": "elsewhere"},
+                         "rule.drafts": {"rule": {"drafts": 2, "extra_drafts": 2, "floor_admitted": False}},
+                         "design": {"design": "v2"}}.items():
+        with pytest.raises(SystemExit, match=f"not this plan's: {name} "):
+            reusable_screening(_folder(tmp_path / name, **change), plan, 0)
+    with pytest.raises(SystemExit, match="no plan.json"):
+        reusable_screening(tmp_path / "nothing", plan, 0)
+    with pytest.raises(SystemExit, match="not both"):
+        plan_of(parse_args(["--backend", "cpu", "--wide-pool", "--pool", "4_ReLU"]))
 
 
 def test_the_band_is_solved_sometimes_and_the_floor_only_where_the_domain_admits_it():
@@ -141,27 +189,35 @@ def test_the_dry_run_prints_the_plan_of_each_domain_at_the_measured_rate(capsys)
     assert twin["primary"] == "value_vs_none" and twin["rule"]["floor_admitted"] and twin["evaluation_attempts_max"] == 432
 
 
-def test_a_thin_band_stops_the_run_with_its_outcomes_kept_and_a_rerun_stops_again(tmp_path):
+def _finished_passes(folder: Path, feasible: dict[int, dict[str, bool]]) -> None:
+    """Finished screening passes of `folder` (pass r -> operator -> feasible) and its seeded
+    bank marked done: what a screening leaves, without a model."""
     import json
 
     from actors.messages import EpisodeResult
+
+    for r, outcomes in feasible.items():
+        run = folder / "arms" / f"screen-d{r}"
+        run.mkdir(parents=True)
+        operators = [EpisodeResult(task=t, feasible=f, attempts=1).model_dump() for t, f in outcomes.items()]
+        (run / "summary.json").write_text(json.dumps({"run_id": f"s{r}", "finished_at": "2026-11-27T00:00:00+00:00",
+                                                      "operators": operators}))
+    (folder / "banks" / "seeded").mkdir(parents=True, exist_ok=True)
+    (folder / "banks" / "seeded.done").touch()
+
+
+def test_a_thin_band_stops_the_run_with_its_outcomes_kept_and_a_rerun_stops_again(tmp_path):
+    import json
+
     from bench.learning_arms import LearningBenchmark
     from bench.learning_v3 import ThinBand, screen
 
     # Finished screening passes stand in for the drafts: ReLU always, Sigmoid once in two,
     # GELU never; stage 2 (the band is under 20) gives ReLU and GELU two more drafts each.
     pool = [Path(f"{stem}.py") for stem in ("4_ReLU", "7_Sigmoid", "5_GELU")]
-    feasible = {0: {"4_ReLU": True, "7_Sigmoid": True, "5_GELU": False},
-                1: {"4_ReLU": True, "7_Sigmoid": False, "5_GELU": False},
-                2: {"4_ReLU": True, "5_GELU": False}, 3: {"4_ReLU": True, "5_GELU": False}}
-    for r, outcomes in feasible.items():
-        run = tmp_path / "arms" / f"screen-d{r}"
-        run.mkdir(parents=True)
-        operators = [EpisodeResult(task=t, feasible=f, attempts=1).model_dump() for t, f in outcomes.items()]
-        (run / "summary.json").write_text(json.dumps({"run_id": f"s{r}", "finished_at": "2026-11-27T00:00:00+00:00",
-                                                      "operators": operators}))
-    (tmp_path / "banks" / "seeded").mkdir(parents=True)
-    (tmp_path / "banks" / "seeded.done").touch()
+    _finished_passes(tmp_path, {0: {"4_ReLU": True, "7_Sigmoid": True, "5_GELU": False},
+                                1: {"4_ReLU": True, "7_Sigmoid": False, "5_GELU": False},
+                                2: {"4_ReLU": True, "5_GELU": False}, 3: {"4_ReLU": True, "5_GELU": False}})
     plan = {"rule": Rule(drafts=2, extra_drafts=2, minimum=2), "pool": pool}
     bench = LearningBenchmark(None, tmp_path)
     with pytest.raises(ThinBand, match="only 1 held-out operators \\(band 1, minimum 2"):
@@ -171,3 +227,41 @@ def test_a_thin_band_stops_the_run_with_its_outcomes_kept_and_a_rerun_stops_agai
     assert kept["heldout"] == ["7_Sigmoid"] and kept["stopped"].startswith("1 held-out operators (band 1)")
     with pytest.raises(ThinBand):  # a rerun stops again rather than learning from too few
         screen(bench, plan, None, 0)
+
+
+def test_a_new_folder_takes_the_earlier_folders_drafts_and_drafts_only_the_rest(tmp_path):
+    """The earlier folder screened ReLU, Sigmoid and GELU (stage 2 for ReLU and GELU); the new
+    pool adds Tanh. The new folder's own passes hold Tanh alone (a pass that would draft an
+    earlier operator again would be a pass that never finished): its screening is the union."""
+    import json
+
+    from bench.learning_arms import LearningBenchmark
+    from bench.learning_v3 import ThinBand, screen
+
+    earlier = tmp_path / "earlier"
+    _finished_passes(earlier, {0: {"4_ReLU": True, "7_Sigmoid": True, "5_GELU": False},
+                               1: {"4_ReLU": True, "7_Sigmoid": False, "5_GELU": False},
+                               2: {"4_ReLU": True, "5_GELU": False}, 3: {"4_ReLU": False, "5_GELU": False}})
+    (earlier / "plan.json").write_text(json.dumps({"design": "v3", "backend": "cpu", "suite": "suites/cpu", "seed": 0,
+                                                   "rule": {"drafts": 2, "extra_drafts": 2, "floor_admitted": False}}))
+    (earlier / "git_commit").write_text("abc123\n")
+    new = tmp_path / "new"
+    _finished_passes(new, {0: {"8_Tanh": False}, 1: {"8_Tanh": True}})
+    from launch.campaign import default_suite
+
+    pool = [default_suite() / "level1" / f"{stem}.py" for stem in ("4_ReLU", "7_Sigmoid", "5_GELU", "8_Tanh")]
+    plan = {"backend": "cpu", "suite": default_suite(), "rule": Rule(drafts=2, extra_drafts=2, minimum=3),
+            "pool": pool, "reuse": earlier}
+    with pytest.raises(ThinBand, match="only 2 held-out"):
+        screen(LearningBenchmark(None, new), plan, None, 0)
+    kept = json.loads((new / "screening.json").read_text())
+    assert kept["outcomes"] == {"4_ReLU": [True, True, True, False], "7_Sigmoid": [True, False],
+                                "5_GELU": [False] * 4, "8_Tanh": [False, True]}
+    # stage 2 (ReLU and GELU, the elementwise family's borderline members) came from the earlier
+    # folder too; ReLU failed once there, so the family reserves it for the curriculum
+    assert kept["stage2"] == ["4_ReLU", "5_GELU"] and kept["heldout"] == ["7_Sigmoid", "8_Tanh"]
+    assert kept["reused"] == {"from": str(earlier), "started_at_commit": "abc123", "drafts": 10,
+                              "passes": {"screen-d0": ["4_ReLU", "5_GELU", "7_Sigmoid"],
+                                         "screen-d1": ["4_ReLU", "5_GELU", "7_Sigmoid"],
+                                         "screen-d2": ["4_ReLU", "5_GELU"], "screen-d3": ["4_ReLU", "5_GELU"]}}
+    assert not (new / "arms" / "screen-d2").exists()  # nothing left to draft in stage 2

@@ -85,14 +85,15 @@ def test_screening_learning_frozen_evaluation_summary_and_resume(suite, tmp_path
 
         # Screening, 2 drafts: ReLU 2/2, Sigmoid 1/2, Tanh 1/2, SiLU 1/2, GELU 0/2; the band (3) is
         # under 20, so the borderline operators of the family that solved something (elementwise:
-        # ReLU, GELU) got 2 more drafts. Tanh and SiLU (family "other", nothing solved every time)
-        # give their first band member to the curriculum.
+        # ReLU, GELU) got 2 more drafts. All five are elementwise (Tanh and SiLU since the wide
+        # pool's families), a family with a member solved every time: no band member is reserved
+        # for the curriculum, all three are held out.
         screening = json.loads((out / "screening.json").read_text())
         assert screening["outcomes"] == {"4_ReLU": [True] * 4, "7_Sigmoid": [True, False], "5_GELU": [False] * 4,
                                          "8_Tanh": [False, True], "6_SiLU": [True, False]}
         assert screening["stage2"] == ["4_ReLU", "5_GELU"] and screening["band"] == 3
-        assert screening["heldout"] == ["7_Sigmoid", "6_SiLU"] and screening["underpowered"]
-        assert screening["curriculum"] == ["4_ReLU", "5_GELU", "8_Tanh"]
+        assert screening["heldout"] == ["7_Sigmoid", "8_Tanh", "6_SiLU"] and screening["underpowered"]
+        assert screening["curriculum"] == ["4_ReLU", "5_GELU"]
         for r in range(4):  # screening drafts: retrieval none, one iteration, the seeded bank read-only
             run = json.loads((out / "arms" / f"screen-d{r}" / "summary.json").read_text())
             assert run["settings"]["memory"]["retrieval"] == "none" and run["settings"]["episode"]["iterations"] == 1
@@ -108,19 +109,19 @@ def test_screening_learning_frozen_evaluation_summary_and_resume(suite, tmp_path
             assert bank_digest(out / "banks" / f"learn-{arm}", settings) == frozen[arm]
             for r in range(2):
                 run = json.loads((out / "arms" / f"eval-{arm}-d{r}" / "summary.json").read_text())
-                assert [op["task"] for op in run["operators"]] == ["7_Sigmoid", "6_SiLU"]
+                assert [op["task"] for op in run["operators"]] == ["7_Sigmoid", "8_Tanh", "6_SiLU"]
                 assert run["settings"]["memory"]["uri"] == str(out / "banks" / f"learn-{arm}")
 
         summary = json.loads((out / "summary.json").read_text())
         evaluation = {f["arm"]: f for f in summary["evaluation"]}
-        assert all(f["drafts"] == 4 and f["operators"] == 2 for f in evaluation.values())
+        assert all(f["drafts"] == 6 and f["operators"] == 3 for f in evaluation.values())
         assert evaluation["none"]["pass1_by_operator"]["6_SiLU"] == 0.0  # SiLU is right on its first call only
         assert summary["verdict"]["primary"] == "value_vs_similarity" and summary["meta"]["complete"]
         assert set(summary["tests"]) == {"value_vs_similarity", "value_vs_none", "similarity_vs_none"}
         assert headline["design"] == "v3" and headline["backend"] == "cpu"
         for arm in ("none", "similarity", "value"):
             assert headline[f"pass1_{arm}"] == evaluation[arm]["pass1"] and f"fast_0_{arm}" in headline
-        assert "p_value_value_vs_similarity" in headline and "| value vs similarity (primary) | 2 |" in (
+        assert "p_value_value_vs_similarity" in headline and "| value vs similarity (primary) | 3 |" in (
             out / "summary.md").read_text()
 
         # Finished: a rerun asks nothing and says the same.
@@ -133,10 +134,10 @@ def test_screening_learning_frozen_evaluation_summary_and_resume(suite, tmp_path
         assert learning.main([*argv, "--summary-so-far"]) == 0 and agent.asked == asked
         assert last_json_line(capsys.readouterr().out)["pass1_value"] == headline["pass1_value"]
 
-        # Interrupted in an evaluation pass after its first operator: the rerun drafts only the second.
+        # Interrupted in an evaluation pass after its second operator: the rerun drafts only the third.
         path = out / "arms" / "eval-value-d1" / "summary.json"
         run = json.loads(path.read_text())
-        path.write_text(json.dumps(run | {"finished_at": None, "operators": run["operators"][:1]}))
+        path.write_text(json.dumps(run | {"finished_at": None, "operators": run["operators"][:2]}))
         assert learning.main(argv) == 0
         assert {t: agent.asked[t] - asked.get(t, 0) for t in agent.asked} == {
             "4_ReLU": 0, "7_Sigmoid": 0, "8_Tanh": 0, "6_SiLU": 1}

@@ -1,0 +1,56 @@
+"""Screening drafts of an earlier v3 folder, taken over by a new one (`--reuse-screening DIR`).
+
+The thin-band rule stops a folder and names its remedy: near-copies added to the pool, a new
+folder. The earlier folder's cold drafts are samples of the same model from the same cold
+prompts (check that the prompts are byte-identical at both commits before reusing them:
+docs/learning_benchmark.md, "Reusing a stopped screening"), so the new folder takes them pass by
+pass, and drafts only the operators and passes they do not cover. What was taken is recorded in
+screening.json (`reused`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from bench.learning_frozen import draft_outcomes
+from bench.learning_screening import Rule
+from bench.learning_session import portable
+
+# the plan's entries that must agree for an earlier draft to count as one of this plan's
+_SAME = ("design", "backend", "suite", "seed")
+
+
+def reusable_screening(source: Path, plan: dict[str, Any], seed: int) -> dict[int, dict[str, bool]]:
+    """Screening pass r -> {operator: feasible} of the earlier folder `source`, for the operators
+    of this plan's pool only. Refused (SystemExit) when `source` is not a v3 folder of the same
+    backend, suite, seed and screening rule: its drafts would not be this plan's."""
+    recorded_path = source / "plan.json"
+    if not recorded_path.is_file():
+        raise SystemExit(f"bench.learning --v3: --reuse-screening {source}: no plan.json there (not a v3 results folder)")
+    recorded = json.loads(recorded_path.read_text())
+    rule: Rule = plan["rule"]
+    wanted = {"design": "v3", "backend": plan["backend"], "suite": portable(plan["suite"]), "seed": seed}
+    differ = [f"{key} {recorded.get(key)!r} (here {wanted[key]!r})" for key in _SAME if recorded.get(key) != wanted[key]]
+    old_rule = recorded.get("rule", {})
+    differ += [f"rule.{key} {old_rule.get(key)!r} (here {getattr(rule, key)!r})"
+               for key in ("drafts", "extra_drafts", "floor_admitted") if old_rule.get(key) != getattr(rule, key)]
+    if differ:
+        raise SystemExit(f"bench.learning --v3: --reuse-screening {source}: its drafts are not this plan's: "
+                         + "; ".join(differ))
+    pool = {p.stem for p in plan["pool"]}
+    passes: dict[int, dict[str, bool]] = {}
+    for r in range(rule.drafts + rule.extra_drafts):
+        run_dir = source / "arms" / f"screen-d{r}"
+        if (run_dir / "summary.json").is_file():
+            passes[r] = {stem: ok for stem, ok in draft_outcomes(run_dir).items() if stem in pool}
+    return passes
+
+
+def reuse_record(source: Path, taken: dict[int, dict[str, bool]]) -> dict[str, Any]:
+    """screening.json's `reused`: where from, the commit that folder started at, and which
+    operators' drafts of which pass were taken."""
+    commit = source / "git_commit"
+    return {"from": portable(source.resolve()), "started_at_commit": commit.read_text().strip() if commit.is_file() else None,
+            "passes": {f"screen-d{r}": sorted(outcomes) for r, outcomes in sorted(taken.items()) if outcomes},
+            "drafts": sum(len(outcomes) for outcomes in taken.values())}

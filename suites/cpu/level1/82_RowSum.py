@@ -1,0 +1,29 @@
+"""Sum over the columns of a 2-d tensor: one sum per row."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """torch.sum along axis `dim` (1: over each row), keepdim=False."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sum(x, dim=self.dim)
+
+
+rows = 1024
+cols = 2048
+dim = 1  # the reduction axis, not a size
+
+
+def get_inputs():
+    x = torch.randn(rows, cols)
+    return [x]
+
+
+def get_init_inputs():
+    return [dim]

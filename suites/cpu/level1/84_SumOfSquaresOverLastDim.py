@@ -1,0 +1,30 @@
+"""Sum of squares over the last axis of a 3-d tensor; the axis is dropped."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """torch.sum(x * x) along axis `dim` (the last one here)."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sum(x * x, dim=self.dim)
+
+
+batch_size = 32
+dim1 = 256
+dim2 = 256
+dim = 2  # the reduction axis, not a size
+
+
+def get_inputs():
+    x = torch.randn(batch_size, dim1, dim2)
+    return [x]
+
+
+def get_init_inputs():
+    return [dim]
