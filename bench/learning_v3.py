@@ -29,12 +29,11 @@ from bench.learning_arms import ARMS, LearningBenchmark, note_commit
 from bench.learning_frozen import (
     FrozenBankChanged,
     bank_digest,
-    draft_outcomes,
     finished,
     run_draft_pass,
 )
-from bench.learning_reuse import reusable_screening, reuse_record
-from bench.learning_screening import Rule, pool_globs, split, stage2, v3_family
+from bench.learning_reuse import reusable_screening
+from bench.learning_screening import Rule, pool_globs
 from bench.learning_selection import resolve
 from bench.learning_session import build_settings, model_meta, portable, run_resumable
 from bench.learning_summary import (
@@ -44,6 +43,7 @@ from bench.learning_summary import (
     publish_folder,
     started_at_commit,
 )
+from bench.learning_v3_screen import ThinBand, screen
 from bench.learning_v3_summary import (
     PRIMARY,
     eval_figures,
@@ -61,17 +61,6 @@ V3_ARMS = ("none", "similarity", "value")
 SECONDS_PER_ATTEMPT = 85.0
 SECONDS_PER_ATTEMPT_FAST = 66.0
 DOMAIN_FLOOR = {"cpu": False, "npu-twin": True}
-
-
-class ThinBand(RuntimeError):
-    """Too few operators in the band for the evaluation to mean anything, or a needed bank gone."""
-
-
-class BandTooThin(ThinBand):
-    """The screening's verdict: fewer held-out operators than the minimum. Final for the folder
-    (a rerun stops the same way), so no "run again to resume"."""
-
-    final = True
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -195,75 +184,6 @@ def _check_same_plan(out: Path, plan: dict[str, Any], args: argparse.Namespace) 
         raise SystemExit(f"bench.learning --v3: {out} holds a benchmark with another plan ({path}); "
                          "pick a new --out or repeat that benchmark's flags")
     path.write_text(json.dumps(recorded, indent=2) + "\n")
-
-
-def screen(bench: LearningBenchmark, plan: dict[str, Any], settings, seed: int) -> dict[str, Any]:
-    """Stage 1, stage 2 when the band is thin, then the split; kept in screening.json."""
-    cached = bench.out / "screening.json"
-    rule, pool = plan["rule"], plan["pool"]
-    if cached.is_file():
-        return _enough(json.loads(cached.read_text()), rule)
-    bank = bench.seed_bank()
-    earlier = reusable_screening(plan["reuse"], plan, seed) if plan.get("reuse") else {}
-    taken: dict[int, dict[str, bool]] = {}
-
-    def draft(tasks: list[Path], r: int) -> Path | None:
-        """Pass r over `tasks`: the earlier folder's drafts where it has them, new ones for the rest."""
-        taken[r] = {p.stem: earlier[r][p.stem] for p in tasks if p.stem in earlier.get(r, {})}
-        todo = [p for p in tasks if p.stem not in taken[r]]
-        return _screen_pass(bench, settings, bank, todo, seed, r) if todo else None
-
-    passes = {r: draft(pool, r) for r in range(rule.drafts)}
-    outcomes = _merge(passes, taken, pool)
-    extra = stage2(pool, outcomes, rule)
-    if extra:
-        print(f"[learning v3] stage 2: the band holds fewer than {rule.target}; {len(extra)} borderline operators "
-              f"get {rule.extra_drafts} more drafts", file=sys.stderr)
-        passes |= {r: draft(extra, r) for r in range(rule.drafts, rule.drafts + rule.extra_drafts)}
-        outcomes = _merge(passes, taken, pool)
-    heldout, curriculum = split(pool, outcomes, rule)
-    band_size = sum(rule.in_band(sum(d), len(d)) for d in outcomes.values() if d)
-    data = {"outcomes": outcomes, "stage2": [p.stem for p in extra], "band": band_size,
-            "heldout": [p.stem for p in heldout], "curriculum": [p.stem for p in curriculum],
-            "families": {p.stem: v3_family(p) for p in pool},
-            "underpowered": len(heldout) < rule.target,
-            "summary": f"{len(pool)} operators x {rule.drafts} drafts" + (f", {len(extra)} with {rule.extra_drafts} "
-                                                                          "more" if extra else "")
-            + f"; {band_size} in the band",
-            # the rule's stop, kept with the outcomes: the record of a stopped run is the tool's own
-            "stopped": (f"{len(heldout)} held-out operators (band {band_size}), under the minimum of {rule.minimum}"
-                        if len(heldout) < rule.minimum else None)}
-    if plan.get("reuse"):
-        data["reused"] = reuse_record(plan["reuse"], taken)
-    cached.write_text(json.dumps(data, indent=2) + "\n")
-    return _enough(data, rule)
-
-
-def _enough(screening: dict[str, Any], rule: Rule) -> dict[str, Any]:
-    """The screening, or ThinBand when it leaves fewer held-out operators than the minimum (so a
-    rerun of a stopped folder stops again instead of learning)."""
-    if len(screening["heldout"]) < rule.minimum:
-        raise BandTooThin(f"only {len(screening['heldout'])} held-out operators (band {screening['band']}, minimum "
-                          f"{rule.minimum}; screening.json): add near-copies of the operators the cold model solves "
-                          "sometimes to the pool (a new --out), see docs/learning_benchmark.md")
-    return screening
-
-
-def _screen_pass(bench: LearningBenchmark, settings, bank: Path, tasks: list[Path], seed: int, r: int) -> Path:
-    run_dir = bench.arm_dir(f"screen-d{r}")
-    run_draft_pass(settings, run_dir, bank, ARMS["none"], tasks, seed + 100 + r, f"learning-v3-screen-d{r}")
-    return run_dir
-
-
-def _merge(passes: dict[int, Path | None], taken: dict[int, dict[str, bool]], pool: list[Path]) -> dict[str, list[bool]]:
-    """Every operator's screening outcomes in pass order: drafts taken from an earlier folder and
-    the drafts of this one's passes."""
-    outcomes: dict[str, list[bool]] = {p.stem: [] for p in pool}
-    for r, run_dir in sorted(passes.items()):
-        drafted = draft_outcomes(run_dir) if run_dir else {}
-        for task, feasible in (taken.get(r, {}) | drafted).items():
-            outcomes.setdefault(task, []).append(feasible)
-    return outcomes
 
 
 def run(args: argparse.Namespace, plan: dict[str, Any], settings, out: Path, model: dict[str, Any]) -> dict[str, Any]:

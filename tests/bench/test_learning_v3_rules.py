@@ -210,7 +210,7 @@ def test_a_thin_band_stops_the_run_with_its_outcomes_kept_and_a_rerun_stops_agai
     import json
 
     from bench.learning_arms import LearningBenchmark
-    from bench.learning_v3 import ThinBand, screen
+    from bench.learning_v3_screen import ThinBand, screen
 
     # Finished screening passes stand in for the drafts: ReLU always, Sigmoid once in two,
     # GELU never; stage 2 (the band is under 20) gives ReLU and GELU two more drafts each.
@@ -236,7 +236,7 @@ def test_a_new_folder_takes_the_earlier_folders_drafts_and_drafts_only_the_rest(
     import json
 
     from bench.learning_arms import LearningBenchmark
-    from bench.learning_v3 import ThinBand, screen
+    from bench.learning_v3_screen import ThinBand, screen
 
     earlier = tmp_path / "earlier"
     _finished_passes(earlier, {0: {"4_ReLU": True, "7_Sigmoid": True, "5_GELU": False},
