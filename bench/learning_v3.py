@@ -43,7 +43,7 @@ from bench.learning_summary import (
     publish_folder,
     started_at_commit,
 )
-from bench.learning_v3_screen import ThinBand, screen
+from bench.learning_v3_screen import ThinBand, screen, screening_progress
 from bench.learning_v3_summary import (
     PRIMARY,
     eval_figures,
@@ -166,6 +166,14 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     _check_same_plan(out, plan, args)
     if args.summary_so_far:
+        if not (out / "screening.json").is_file():  # screening under way: where it stands
+            progress = screening_progress(out, plan, args.seed)
+            done = sum(p["drafted"] + p["reused"] for p in progress["passes"].values())
+            print(f"[learning v3] {out}: screening under way, {done} drafts so far (stage 1: "
+                  f"{progress['stage1_drafts']}), solved at least once: "
+                  f"{', '.join(progress['solved_at_least_once']) or 'none'}", file=sys.stderr)
+            print(json.dumps(progress))
+            return 0
         print(json.dumps(summarise(args, plan, out, model_meta(settings))))
         return 0
     return run_resumable("learning v3", out, settings, lambda settings, model: run(args, plan, settings, out, model),

@@ -93,3 +93,23 @@ def _merge(passes: dict[int, Path | None], taken: dict[int, dict[str, bool]], po
         for task, feasible in (taken.get(r, {}) | drafted).items():
             outcomes.setdefault(task, []).append(feasible)
     return outcomes
+
+
+def screening_progress(out: Path, plan: dict[str, Any], seed: int) -> dict[str, Any]:
+    """Where an unfinished screening stands (`--summary-so-far` before screening.json exists):
+    per pass, the operators drafted and solved so far, and the drafts an earlier folder lends."""
+    rule: Rule = plan["rule"]
+    earlier = reusable_screening(plan["reuse"], plan, seed) if plan.get("reuse") else {}
+    passes: dict[str, dict[str, int]] = {}
+    solved: set[str] = set()
+    for r in range(rule.drafts + rule.extra_drafts):
+        run_dir = out / "arms" / f"screen-d{r}"
+        drafted = draft_outcomes(run_dir) if (run_dir / "summary.json").is_file() else {}
+        lent = earlier.get(r, {}) if r < rule.drafts else {}  # stage 2 takes what its operators need, once known
+        if drafted or lent:
+            passes[run_dir.name] = {"drafted": len(drafted), "feasible": sum(drafted.values()),
+                                    "reused": len(lent), "reused_feasible": sum(lent.values())}
+        solved |= {stem for stem, ok in (lent | drafted).items() if ok}
+    return {"bench": "learning", "design": "v3", "screening_finished": False, "pool": len(plan["pool"]),
+            "stage1_drafts": len(plan["pool"]) * rule.drafts, "passes": passes,
+            "solved_at_least_once": sorted(solved)}

@@ -265,3 +265,30 @@ def test_a_new_folder_takes_the_earlier_folders_drafts_and_drafts_only_the_rest(
                                          "screen-d1": ["4_ReLU", "5_GELU", "7_Sigmoid"],
                                          "screen-d2": ["4_ReLU", "5_GELU"], "screen-d3": ["4_ReLU", "5_GELU"]}}
     assert not (new / "arms" / "screen-d2").exists()  # nothing left to draft in stage 2
+
+
+def test_an_unfinished_screening_says_where_it_stands(tmp_path, capsys):
+    """--summary-so-far before screening.json exists: per pass, drafted and solved so far, the
+    drafts an earlier folder lends in stage 1; nothing is run."""
+    import json
+
+    from bench import learning
+    from bench.learning_v3 import parse_args, plan_of
+    from bench.learning_v3_screen import screening_progress
+
+    earlier = tmp_path / "earlier"
+    _finished_passes(earlier, {0: {"4_ReLU": True, "7_Sigmoid": False}, 1: {"4_ReLU": True, "7_Sigmoid": True}})
+    (earlier / "plan.json").write_text(json.dumps({"design": "v3", "backend": "cpu", "suite": "suites/cpu", "seed": 0,
+                                                   "rule": {"drafts": 3, "extra_drafts": 3, "floor_admitted": False}}))
+    new = tmp_path / "new"
+    _finished_passes(new, {0: {"8_Tanh": False, "6_SiLU": True}})
+    argv = ["--backend", "cpu", "--wide-pool", "--reuse-screening", str(earlier), "--out", str(new)]
+    progress = screening_progress(new, plan_of(parse_args(argv)), 0)
+    assert progress["passes"] == {"screen-d0": {"drafted": 2, "feasible": 1, "reused": 2, "reused_feasible": 1},
+                                  "screen-d1": {"drafted": 0, "feasible": 0, "reused": 2, "reused_feasible": 2}}
+    assert progress["solved_at_least_once"] == ["4_ReLU", "6_SiLU", "7_Sigmoid"] and progress["stage1_drafts"] == 243
+
+    assert learning.main(["--v3", *argv, "--summary-so-far"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out.strip().splitlines()[-1]) == progress
+    assert "screening under way, 6 drafts so far" in captured.err
