@@ -48,7 +48,7 @@ class LocalLLMConfig(BaseModel):
     def cache_path(self) -> Path:
         return Path(self.cache_dir).expanduser() if self.cache_dir else default_cache_dir()
 
-    def threads(self, harness_beside: bool = True) -> int:
+    def threads(self, harness_beside: bool = True, taken: int = 0) -> int:
         """llama.cpp threads, unless set (llama-cpp-python's own default is 1): all cores but
         one while the harness compiles and times kernels beside the model (several operators
         in flight), all cores when it never does (one operator at a time: the harness waits
@@ -57,9 +57,10 @@ class LocalLLMConfig(BaseModel):
         llama.cpp's threads wait for each other after every operation, so one preempted
         thread stalls all: on 2 busy cores 32 tokens took 10 s with 1 thread and 100 s with 2.
         With the harness idle, 2 threads on 2 cores took an attempt of the benchmark's own
-        prompts from 67 s to 40 s (median of 4, bench.attempt, load 1-2).
+        prompts from 67 s to 40 s (median of 4, bench.attempt, load 1-2). `taken`: threads that
+        other model servers on this machine already use, left to them (at least 1 here).
         """
         if self.n_threads:
             return self.n_threads
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        return cores if not harness_beside else max(1, cores - 1)
+        return max(1, (cores if not harness_beside else max(1, cores - 1)) - taken)

@@ -16,6 +16,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import structlog
 
@@ -41,6 +42,29 @@ runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 
 class LocalLLMError(RuntimeError):
     """The local model could not be prepared or served; the message says what to do."""
+
+
+def threads_of_running_servers(module: str, proc: Path = Path("/proc")) -> list[int]:
+    """The llama.cpp threads of every process on this machine that serves `module` (its
+    `--n_threads`; llama-cpp-python's own default, half the cores, when not given): another run's
+    model server. Two servers that each take every core stall each other (llama.cpp's threads wait
+    for each other after every operation): two benchmarks side by side on 2 cores drafted 5-10x
+    slower than with one thread each. Empty where /proc cannot be read."""
+    found: list[int] = []
+    try:
+        entries = [e for e in proc.iterdir() if e.name.isdigit() and int(e.name) != os.getpid()]
+    except OSError:
+        return found
+    for entry in entries:
+        try:
+            words = [w.decode(errors="replace") for w in (entry / "cmdline").read_bytes().split(b"\0")]
+        except OSError:
+            continue  # ended meanwhile, or not ours to read
+        if module not in words:
+            continue
+        given = words[words.index("--n_threads") + 1] if "--n_threads" in words[:-1] else ""
+        found.append(int(given) if given.isdigit() else max(1, (os.cpu_count() or 2) // 2))
+    return found
 
 
 def free_port() -> int:

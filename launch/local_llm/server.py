@@ -14,13 +14,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import structlog
+
 from launch.config import Settings
 from launch.local_llm.config import LocalLLMConfig
 from launch.local_llm.fetch import fetch_model, is_verified
 from launch.local_llm.models import LocalModelSpec
-from launch.local_llm.process import LOOPBACK, LocalLLMError, LocalLLMServer, free_port
+from launch.local_llm.process import (
+    LOOPBACK,
+    LocalLLMError,
+    LocalLLMServer,
+    free_port,
+    threads_of_running_servers,
+)
 from launch.local_llm.settings import operators_in_flight
 
+log = structlog.get_logger("evokernel.llm.server")
 INSTALL_HINT = "install it with `bash scripts/setup.sh local-llm` (or `pip install -e '.[local-llm]'`)"
 # Top-level modules each server needs, checked before starting it for a clear message.
 SERVER_REQUIREMENTS = {"llama_cpp.server": ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")}
@@ -37,9 +46,10 @@ def ensure_model(config: LocalLLMConfig, spec: LocalModelSpec | None = None) -> 
 
 
 def server_args(config: LocalLLMConfig, spec: LocalModelSpec, model_path: Path, port: int,
-                harness_beside: bool = True) -> list[str]:
-    """llama-cpp-python server flags (its ModelSettings/ServerSettings fields, checked on 0.3.36)."""
-    threads = str(config.threads(harness_beside))
+                harness_beside: bool = True, taken: int = 0) -> list[str]:
+    """llama-cpp-python server flags (its ModelSettings/ServerSettings fields, checked on 0.3.36);
+    `taken`: threads other model servers on this machine use."""
+    threads = str(config.threads(harness_beside, taken))
     args = [
         "--model", str(model_path), "--model_alias", spec.name,
         "--host", LOOPBACK, "--port", str(port),
@@ -72,7 +82,13 @@ def prepare_server(config: LocalLLMConfig, port: int | None = None, harness_besi
     spec = config.spec()
     model_path = ensure_model(config, spec)
     port = port or config.port or free_port()
-    args = server_args(config, spec, model_path, port, harness_beside)
+    others = [] if config.n_threads else threads_of_running_servers(config.server_module)
+    args = server_args(config, spec, model_path, port, harness_beside, sum(others))
+    if others:
+        log.warning("llm.server.threads_shared", other_servers=len(others), their_threads=sum(others),
+                    threads=int(args[args.index("--n_threads") + 1]),
+                    hint="another run's model server is busy on this machine: this one takes the cores it leaves; "
+                         "set local_llm.n_threads on each run for an even split")
     return LocalLLMServer(config.server_module, args, port, config.startup_timeout_s)
 
 

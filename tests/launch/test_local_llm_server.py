@@ -8,6 +8,7 @@ reply, or never becomes ready, or exits early, as the test asks.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -21,11 +22,12 @@ from actors.config import LLMConfig
 from launch.config import load_settings
 from launch.local_llm.config import LocalLLMConfig
 from launch.local_llm.models import QWEN25_CODER_15B
-from launch.local_llm.process import LocalLLMError
+from launch.local_llm.process import LocalLLMError, threads_of_running_servers
 from launch.local_llm.server import local_llm_server, local_llm_status, prepare_server
 from launch.local_llm.settings import local_llm_config_for_agent, local_llm_settings
 from tests.launch.local_llm_standin import (
     FIXED_REPLY,
+    STANDIN_MODULE,
     install_standin,
     port_is_closed,
     reset_structlog,
@@ -230,6 +232,40 @@ def test_speed_levers_reach_the_server_command_line(standin):
     assert argv["logits_all"] == "true" and argv["cache"] == "true" and argv["cache_type"] == "ram"
     assert argv["cache_size"] == str(512 << 20)
     assert argv["draft_model"] == "prompt-lookup-decoding" and argv["draft_model_num_pred_tokens"] == "8"
+
+
+def test_a_busy_model_server_of_another_run_keeps_its_threads(standin, monkeypatch):
+    """Another run's server (a real process whose command line serves the same module) holds 2
+    of 4 cores: this one takes the 2 left instead of all 4, and says so; a set value still wins."""
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", STANDIN_MODULE,
+                              "--n_threads", "2"])
+    try:
+        with local_llm_server(load_settings(), one_operator_at_a_time=True):
+            pass
+        assert json.loads((standin / "argv.json").read_text())["n_threads"] == "2"
+        with local_llm_server(load_settings(overrides={"local_llm": {"n_threads": 4}}), one_operator_at_a_time=True):
+            pass
+        assert json.loads((standin / "argv.json").read_text())["n_threads"] == "4"
+    finally:
+        other.kill()
+        other.wait()
+    with local_llm_server(load_settings(), one_operator_at_a_time=True):  # gone: every core again
+        pass
+    assert json.loads((standin / "argv.json").read_text())["n_threads"] == "4"
+
+
+def test_other_servers_are_read_from_their_command_lines(tmp_path):
+    proc = tmp_path / "proc"
+    for pid, argv in {"11": ["python", "-c", "...", "7", "llama_cpp.server", "--n_threads", "3"],
+                      "12": ["python", "-m", "llama_cpp.server", "--model", "m.gguf"],  # its own default
+                      "13": ["python", "-m", "something.else", "--n_threads", "8"], "self": ["not a pid"]}.items():
+        (proc / pid).mkdir(parents=True)
+        (proc / pid / "cmdline").write_bytes(b"\0".join(a.encode() for a in argv) + b"\0")
+    (proc / "14").mkdir()  # a process that ended while the folder was read: no cmdline
+    half = max(1, (os.cpu_count() or 2) // 2)
+    assert sorted(threads_of_running_servers("llama_cpp.server", proc)) == sorted([3, half])
+    assert threads_of_running_servers("llama_cpp.server", tmp_path / "absent") == []
 
 
 def test_threads_follow_whether_the_harness_works_beside_the_model(standin, monkeypatch):
