@@ -1,0 +1,12 @@
+#include <cmath>
+
+extern "C" void kernel(const float* x, const float* prelu_weight, float* out, double init, int64_t x_d0, int64_t x_d1, int64_t prelu_weight_d0, int64_t out_d0, int64_t out_d1) {
+    const int64_t n = out_d0 * out_d1;
+    const float a = static_cast<float>(init);
+    #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+        const float x_val = x[i];
+        const float prelu_val = prelu_weight[0];
+        out[i] = x_val >= 0 ? x_val : prelu_val * x_val;
+    }
+}
