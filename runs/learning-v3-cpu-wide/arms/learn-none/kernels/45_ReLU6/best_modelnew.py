@@ -1,4 +1,4 @@
-"""EvoKernel's best (and first feasible) kernel for 45_ReLU6, as a KernelBench ModelNew (attempt 6b97f45de31a4516b4dd039499e90bd5, iteration 1).
+"""EvoKernel's best kernel for 45_ReLU6, as a KernelBench ModelNew (attempt 2f6fc4f7b8f24ef6918f53ae148a4fcc, iteration 6).
 
 Standalone: needs torch and a C++ compiler with OpenMP, nothing of EvoKernel. The kernel
 below (KERNEL_SOURCE, exactly as EvoKernel verified it) is built with load_inline and called
@@ -22,7 +22,9 @@ extern "C" void kernel(const float* x, float* out, int64_t x_d0, int64_t x_d1, i
     const int64_t n = out_d0 * out_d1;
     #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) {
-        out[i] = std::fmax(std::min(x[i], 6.0f), 0.0f);
+        // Avoid divisions inside the loop
+        float a = std::fmax(std::min(x[i], 6.0f), 0.0f);
+        out[i] = a;
     }
 }
 '''
@@ -46,7 +48,7 @@ void evokernel_launch(torch::Tensor x, torch::Tensor out, int64_t x_d0, int64_t 
 """
 
 _extension = load_inline(
-    name='evokernel_45_ReLU6_ac998ebe7f',
+    name='evokernel_45_ReLU6_420aa341d6',
     cpp_sources=[_PRELUDE + '#line 1 "kernel.cpp"\n' + KERNEL_SOURCE + "\n" + _LAUNCHER],
     functions=["evokernel_launch"],
     extra_cflags=['-O3', '-march=native', '-fopenmp', '-std=c++17'],

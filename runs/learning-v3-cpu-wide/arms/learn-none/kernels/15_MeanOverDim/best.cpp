@@ -1,0 +1,15 @@
+#include <cmath>
+
+extern "C" void kernel(const float* x, float* out, int64_t dim, int64_t x_d0, int64_t x_d1, int64_t x_d2, int64_t out_d0, int64_t out_d1) {
+    const int64_t n = out_d0 * out_d1;
+    #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+        float sum = 0.0f;
+        const int64_t dim2 = x_d2;
+        #pragma omp simd reduction(+:sum)
+        for (int64_t k = 0; k < dim2; ++k) {
+            sum += x[i * x_d2 + k];
+        }
+        out[i] = sum / dim2;
+    }
+}
