@@ -3,7 +3,7 @@
 The thin-band rule stops a folder and names its remedy: near-copies added to the pool, a new
 folder. The earlier folder's cold drafts are samples of the same model from the same cold
 prompts (check that the prompts are byte-identical at both commits before reusing them:
-docs/learning_benchmark.md, "Reusing a stopped screening"), so the new folder takes them pass by
+docs/learning_benchmark.md, "The remedy for a thin band"), so the new folder takes them pass by
 pass, and drafts only the operators and passes they do not cover. What was taken is recorded in
 screening.json (`reused`)."""
 
