@@ -70,15 +70,17 @@ class _StderrLoggerFactory:
 
 redactor = SecretRedactor()
 _configured = False
+_resolved: tuple[bool, str] = (True, "info")  # what configure_logging last settled on (json, level)
 
 
 def configure_logging(json_logs: bool | None = None, level: str = "info", secrets: Iterable[str] = ()) -> None:
     """Configure structlog (and stdlib logging under it). Safe to call more than once."""
-    global _configured
+    global _configured, _resolved
     for secret in secrets:
         redactor.add(secret)
     if json_logs is None:
         json_logs = not sys.stderr.isatty()
+    _resolved = (json_logs, level)
     numeric_level = logging.getLevelName(level.upper())
     if not isinstance(numeric_level, int):
         raise ValueError(f"unknown log level: {level}")
@@ -100,3 +102,9 @@ def configure_logging(json_logs: bool | None = None, level: str = "info", secret
     )
     logging.basicConfig(level=max(numeric_level, logging.WARNING), stream=sys.stderr)
     _configured = True
+
+
+def child_logging_args() -> tuple[bool, str, list[str]]:
+    """configure_logging's arguments for a spawned child, which starts with structlog's defaults:
+    the format this process settled on (JSON in a run's log file), its level and its secrets."""
+    return _resolved[0], _resolved[1], list(redactor.known_secrets)

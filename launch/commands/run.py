@@ -147,11 +147,15 @@ def _take_back_discarded(settings: Settings, run_dir: Path) -> None:
 def _in_child(function: Any, *args: Any) -> Any:
     """FUNCTION(*ARGS) in a spawned child: a Ray run's driver does not open the bank itself (the
     memory actor does), so LanceDB's runtime stays out of the process that starts Ray (LanceDB
-    warns that a fork can deadlock it). A single-process run opens the bank in-process anyway."""
+    warns that a fork can deadlock it). A single-process run opens the bank in-process anyway.
+    The child logs as this process does (else its lines alone would be console text in a JSON log)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as child:
+    from launch.logging import child_logging_args, configure_logging
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=configure_logging,
+                             initargs=child_logging_args()) as child:
         return child.submit(function, *args).result()
 
 

@@ -64,3 +64,19 @@ def test_token_counts_are_not_mistaken_for_secrets(capsys):
     event = _last_json_line(capsys.readouterr().err)
     assert event["tokens_prompt"] == 120
     assert event["auth_token"] == REDACTED
+
+
+def _log_in_child(detail: str) -> int:
+    structlog.get_logger("child").info("from the child", detail=detail)
+    return 0
+
+
+def test_a_spawned_child_logs_as_its_parent(capfd):
+    # The run command seeds a fresh bank in a spawned child: its lines belong in the run's JSON log.
+    from launch.commands.run import _in_child
+
+    configure_logging(json_logs=True, level="info", secrets=["child-secret-value"])
+    assert _in_child(_log_in_child, "carries child-secret-value") == 0
+    event = _last_json_line(capfd.readouterr().err)
+    assert event["event"] == "from the child" and event["level"] == "info"
+    assert "child-secret-value" not in event["detail"] and REDACTED in event["detail"]
