@@ -77,7 +77,8 @@ def wilcoxon_signed_rank(differences: Sequence[float]) -> float:
 
 
 def paired(better: dict[str, float], worse: dict[str, float]) -> dict[str, Any]:
-    """Compare two arms over the operators both ran: per operator `better - worse`."""
+    """Compare two arms over the operators both ran: per operator `better - worse`. With no
+    operator in common the p-values are None: no evidence, not evidence of no difference."""
     tasks = sorted(set(better) & set(worse))
     diffs = [better[t] - worse[t] for t in tasks]
     return {
@@ -86,8 +87,8 @@ def paired(better: dict[str, float], worse: dict[str, float]) -> dict[str, Any]:
         "losses": sum(d < 0 for d in diffs),
         "ties": sum(d == 0 for d in diffs),
         "mean_difference": round(sum(diffs) / len(diffs), 4) if diffs else None,
-        "p_sign": round(sign_test(diffs), 6),
-        "p_wilcoxon": round(wilcoxon_signed_rank(diffs), 6),
+        "p_sign": round(sign_test(diffs), 6) if diffs else None,
+        "p_wilcoxon": round(wilcoxon_signed_rank(diffs), 6) if diffs else None,
     }
 
 

@@ -167,8 +167,8 @@ def _x(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}x"
 
 
-def _p(value: float) -> str:
-    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+def _p(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
 
 
 ARM_COMMITS = "git_commits"  # in each arm's run folder: one line per start or resume

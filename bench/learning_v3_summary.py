@@ -114,6 +114,10 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value:.0%}"
 
 
+def _p4(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4f}"
+
+
 def _ci(interval: list[float] | tuple[float, float] | None) -> str:
     return "" if not interval else f" [{interval[0]:.0%}, {interval[1]:.0%}]"
 
@@ -141,7 +145,7 @@ def render(meta: dict[str, Any], learning: dict[str, Any], evaluation: dict[str,
         ci_text = "" if not ci else f" [{ci[0]:+.2f}, {ci[1]:+.2f}]"
         mark = " (primary)" if name == verdict["primary"] else ""
         lines.append(f"| {name.replace('_vs_', ' vs ')}{mark} | {t['operators']} | {t['wins']} / {t['losses']} / "
-                     f"{t['ties']} | {diff}{ci_text} | {t['p_wilcoxon']:.4f} | {t['p_sign']:.4f} |")
+                     f"{t['ties']} | {diff}{ci_text} | {_p4(t['p_wilcoxon'])} | {_p4(t['p_sign'])} |")
     lines += ["", f"Primary hypothesis ({verdict['primary']}, alpha {verdict['alpha']}, target "
               f"+{verdict['target_points']:.0%}): " + json.dumps({k: v for k, v in verdict.items()
                                                                    if k not in ('primary', 'alpha', 'target_points')}),

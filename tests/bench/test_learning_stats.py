@@ -82,3 +82,10 @@ def test_paired_compares_the_operators_both_arms_ran():
     assert test["mean_difference"] == pytest.approx(1 / 3, abs=1e-4)
     assert test["p_sign"] == 1.0 and test["p_wilcoxon"] == 1.0
     assert not math.isnan(test["p_wilcoxon"])
+
+
+def test_paired_without_a_common_operator_has_no_p_value():
+    # An arm still learning (nothing evaluated yet) must not read as "no difference, p = 1".
+    test = paired({"a": 1.0}, {})
+    assert test["operators"] == 0 and test["mean_difference"] is None
+    assert test["p_sign"] is None and test["p_wilcoxon"] is None
