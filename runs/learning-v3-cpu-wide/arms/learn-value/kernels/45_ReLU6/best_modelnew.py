@@ -1,4 +1,4 @@
-"""EvoKernel's best (and first feasible) kernel for 45_ReLU6, as a KernelBench ModelNew (attempt 2db929fe1e59468b8e1a0ff1ab2e672d, iteration 1).
+"""EvoKernel's best kernel for 45_ReLU6, as a KernelBench ModelNew (attempt 848d55b52c6a4e778ce3a8efc25853de, iteration 4).
 
 Standalone: needs torch and a C++ compiler with OpenMP, nothing of EvoKernel. The kernel
 below (KERNEL_SOURCE, exactly as EvoKernel verified it) is built with load_inline and called
@@ -19,11 +19,11 @@ KERNEL_SOURCE = r'''#include <cmath>
 #include <cstdint>
 
 extern "C" void kernel(const float* x, float* out, int64_t x_d0, int64_t x_d1, int64_t out_d0, int64_t out_d1) {
-    const int64_t n = out_d0 * out_d1;                        // product of all output sizes
+    const int64_t n = out_d0 * out_d1;  // product of all output sizes
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) {
         const float v = x[i];
-        out[i] = std::max(0.0f, std::min(v, 6.0f));  // op
+        out[i] = std::max(0.0f, std::min(std::max(v, 0.0f), 6.0f));  // op
     }
 }
 '''
@@ -47,7 +47,7 @@ void evokernel_launch(torch::Tensor x, torch::Tensor out, int64_t x_d0, int64_t 
 """
 
 _extension = load_inline(
-    name='evokernel_45_ReLU6_676353ee68',
+    name='evokernel_45_ReLU6_a6486bf202',
     cpp_sources=[_PRELUDE + '#line 1 "kernel.cpp"\n' + KERNEL_SOURCE + "\n" + _LAUNCHER],
     functions=["evokernel_launch"],
     extra_cflags=['-O3', '-march=native', '-fopenmp', '-std=c++17'],
