@@ -69,13 +69,12 @@ class _StderrLoggerFactory:
 
 
 redactor = SecretRedactor()
-_configured = False
 _resolved: tuple[bool, str] = (True, "info")  # what configure_logging last settled on (json, level)
 
 
 def configure_logging(json_logs: bool | None = None, level: str = "info", secrets: Iterable[str] = ()) -> None:
     """Configure structlog (and stdlib logging under it). Safe to call more than once."""
-    global _configured, _resolved
+    global _resolved
     for secret in secrets:
         redactor.add(secret)
     if json_logs is None:
@@ -101,7 +100,6 @@ def configure_logging(json_logs: bool | None = None, level: str = "info", secret
         cache_logger_on_first_use=False,
     )
     logging.basicConfig(level=max(numeric_level, logging.WARNING), stream=sys.stderr)
-    _configured = True
 
 
 def child_logging_args() -> tuple[bool, str, list[str]]:
