@@ -1,0 +1,18 @@
+#include <cmath>
+#include <cstdint>
+
+extern "C" void kernel(const float* u, const float* v, float* out,
+                       int64_t u_d0, int64_t u_d1, int64_t v_d0, int64_t v_d1,
+                       int64_t out_d0, int64_t out_d1) {
+    const int64_t M = u_d0, N = v_d1;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < M; ++i) {
+        float* c = out + i * N;
+        for (int64_t j = 0; j < N; ++j) c[j] = 0.0f;  // outputs arrive as NaN
+        for (int64_t k = 0; k < N; ++k) {
+            const float a = u[i];
+            const float b = v[k];
+            c[k] += a * b;
+        }
+    }
+}
