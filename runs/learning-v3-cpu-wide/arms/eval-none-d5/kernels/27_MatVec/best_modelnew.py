@@ -1,0 +1,69 @@
+"""EvoKernel's best (and first feasible) kernel for 27_MatVec, as a KernelBench ModelNew (attempt 319a69240aca4a30b6d60006402e8b47, iteration 1).
+
+Standalone: needs torch and a C++ compiler with OpenMP, nothing of EvoKernel. The kernel
+below (KERNEL_SOURCE, exactly as EvoKernel verified it) is built with load_inline and called
+through `evokernel_launch` with the entry point's arguments: data pointers, scalars, then
+every dimension of every tensor. ModelNew is the task's reference Model with its forward
+replaced: the same constructor, so the same parameters from the same seed.
+"""
+
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+M = 2048
+K = 2048
+
+KERNEL_SOURCE = r'''#include <cmath>
+
+extern "C" void kernel(const float* A, const float* v, float* out, int64_t A_d0, int64_t A_d1, int64_t v_d0, int64_t v_d1, int64_t out_d0, int64_t out_d1) {
+    for (int64_t i = 0; i < out_d0; ++i) {
+        float acc = 0.0;
+        for (int64_t k = 0; k < A_d1; ++k) {
+            acc += A[i * A_d1 + k] * v[k];
+        }
+        out[i] = acc;
+    }
+}
+'''
+
+_PRELUDE = """#include <torch/extension.h>
+#include <cstdint>
+#include <cstddef>
+#include <cmath>
+#include <cstring>
+#include <algorithm>
+#include <numeric>
+#include <limits>
+#include <omp.h>
+extern "C" void kernel(const float* A, const float* v, float* out, int64_t A_d0, int64_t A_d1, int64_t v_d0, int64_t v_d1, int64_t out_d0, int64_t out_d1);
+"""
+
+_LAUNCHER = """
+void evokernel_launch(torch::Tensor A, torch::Tensor v, torch::Tensor out, int64_t A_d0, int64_t A_d1, int64_t v_d0, int64_t v_d1, int64_t out_d0, int64_t out_d1) {
+    kernel(static_cast<const float*>(A.data_ptr()), static_cast<const float*>(v.data_ptr()), static_cast<float*>(out.data_ptr()), A_d0, A_d1, v_d0, v_d1, out_d0, out_d1);
+}
+"""
+
+_extension = load_inline(
+    name='evokernel_27_MatVec_b3101c58d8',
+    cpp_sources=[_PRELUDE + '#line 1 "kernel.cpp"\n' + KERNEL_SOURCE + "\n" + _LAUNCHER],
+    functions=["evokernel_launch"],
+    extra_cflags=['-O3', '-march=native', '-fopenmp', '-std=c++17'],
+    extra_ldflags=["-fopenmp"],
+)
+
+
+class ModelNew(nn.Module):
+    """y = A @ v with A of shape (M, K) and v of shape (K, 1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.evokernel_init = {}
+
+    def forward(self, A, v):
+        A = A.detach().contiguous()
+        v = v.detach().contiguous()
+        out = torch.empty((A.shape[0], v.shape[1]), dtype=torch.float32, device=A.device)
+        _extension.evokernel_launch(A, v, out, A.shape[0], A.shape[1], v.shape[0], v.shape[1], out.shape[0], out.shape[1])
+        return out
