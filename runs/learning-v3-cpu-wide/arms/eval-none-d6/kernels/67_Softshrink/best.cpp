@@ -1,0 +1,16 @@
+#include <cmath>
+
+extern "C" void kernel(const float* x, float* out, double lambd, int64_t x_d0, int64_t x_d1, int64_t out_d0, int64_t out_d1) {
+    const int64_t n = out_d0 * out_d1;
+    const float a = static_cast<float>(lambd);
+    #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+        if (x[i] > a) {
+            out[i] = x[i] - a;
+        } else if (x[i] < -a) {
+            out[i] = x[i] + a;
+        } else {
+            out[i] = 0.0f;
+        }
+    }
+}
