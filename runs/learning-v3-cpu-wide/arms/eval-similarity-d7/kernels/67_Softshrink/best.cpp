@@ -1,0 +1,18 @@
+#include <cmath>
+#include <cstdint>
+
+extern "C" void kernel(const float* x, float* out, double lambd, int64_t x_d0, int64_t x_d1, int64_t out_d0, int64_t out_d1) {
+    const int64_t n = out_d0 * out_d1;
+    const float a = static_cast<float>(lambd);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        if (v > a) {
+            out[i] = v - a;
+        } else if (v < -a) {
+            out[i] = v + a;
+        } else {
+            out[i] = 0.0f;
+        }
+    }
+}

@@ -1,0 +1,78 @@
+"""EvoKernel's best (and first feasible) kernel for 67_Softshrink, as a KernelBench ModelNew (attempt 8725ea0aee7744b49f47350ea42bced3, iteration 1).
+
+Standalone: needs torch and a C++ compiler with OpenMP, nothing of EvoKernel. The kernel
+below (KERNEL_SOURCE, exactly as EvoKernel verified it) is built with load_inline and called
+through `evokernel_launch` with the entry point's arguments: data pointers, scalars, then
+every dimension of every tensor. ModelNew is the task's reference Model with its forward
+replaced: the same constructor, so the same parameters from the same seed.
+"""
+
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+import torch.nn.functional as F
+batch_size = 128
+dim = 16384
+lambd = 0.5
+
+KERNEL_SOURCE = r'''#include <cmath>
+#include <cstdint>
+
+extern "C" void kernel(const float* x, float* out, double lambd, int64_t x_d0, int64_t x_d1, int64_t out_d0, int64_t out_d1) {
+    const int64_t n = out_d0 * out_d1;
+    const float a = static_cast<float>(lambd);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        if (v > a) {
+            out[i] = v - a;
+        } else if (v < -a) {
+            out[i] = v + a;
+        } else {
+            out[i] = 0.0f;
+        }
+    }
+}
+'''
+
+_PRELUDE = """#include <torch/extension.h>
+#include <cstdint>
+#include <cstddef>
+#include <cmath>
+#include <cstring>
+#include <algorithm>
+#include <numeric>
+#include <limits>
+#include <omp.h>
+extern "C" void kernel(const float* x, float* out, double lambd, int64_t x_d0, int64_t x_d1, int64_t out_d0, int64_t out_d1);
+"""
+
+_LAUNCHER = """
+void evokernel_launch(torch::Tensor x, torch::Tensor out, double lambd, int64_t x_d0, int64_t x_d1, int64_t out_d0, int64_t out_d1) {
+    kernel(static_cast<const float*>(x.data_ptr()), static_cast<float*>(out.data_ptr()), lambd, x_d0, x_d1, out_d0, out_d1);
+}
+"""
+
+_extension = load_inline(
+    name='evokernel_67_Softshrink_df799b5dbe',
+    cpp_sources=[_PRELUDE + '#line 1 "kernel.cpp"\n' + KERNEL_SOURCE + "\n" + _LAUNCHER],
+    functions=["evokernel_launch"],
+    extra_cflags=['-O3', '-march=native', '-fopenmp', '-std=c++17'],
+    extra_ldflags=["-fopenmp"],
+)
+
+
+class ModelNew(nn.Module):
+    """x - lambd where x > lambd, x + lambd where x < -lambd, 0 elsewhere."""
+
+    def __init__(self, lambd: float):
+        super().__init__()
+        self.lambd = lambd
+        self.evokernel_init = {'lambd': lambd}
+
+    def forward(self, x):
+        x = x.detach().contiguous()
+        out = torch.empty((x.shape[0], x.shape[1]), dtype=torch.float32, device=x.device)
+        _extension.evokernel_launch(x, out, float(self.evokernel_init['lambd']), x.shape[0], x.shape[1], out.shape[0], out.shape[1])
+        return out

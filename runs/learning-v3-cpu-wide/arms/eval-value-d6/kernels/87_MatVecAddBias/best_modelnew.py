@@ -1,0 +1,74 @@
+"""EvoKernel's best (and first feasible) kernel for 87_MatVecAddBias, as a KernelBench ModelNew (attempt 6827b88cf0cd4aa788358e5a01d3c75e, iteration 1).
+
+Standalone: needs torch and a C++ compiler with OpenMP, nothing of EvoKernel. The kernel
+below (KERNEL_SOURCE, exactly as EvoKernel verified it) is built with load_inline and called
+through `evokernel_launch` with the entry point's arguments: data pointers, scalars, then
+every dimension of every tensor. ModelNew is the task's reference Model with its forward
+replaced: the same constructor, so the same parameters from the same seed.
+"""
+
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+M = 2048
+K = 2048
+
+KERNEL_SOURCE = r'''#include <cstdint>
+
+extern "C" void kernel(const float* A, const float* v, const float* b, float* out, int64_t A_d0, int64_t A_d1, int64_t v_d0, int64_t v_d1, int64_t b_d0, int64_t b_d1, int64_t out_d0, int64_t out_d1) {
+    const int64_t m = A_d0;
+    const int64_t k = A_d1;
+    const int64_t n = v_d1;
+    #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < m; ++i) {
+        float sum = 0.0f;
+        for (int64_t j = 0; j < k; ++j) {
+            sum += A[i * k + j] * v[j];
+        }
+        out[i * n] = sum + b[i];
+    }
+}
+'''
+
+_PRELUDE = """#include <torch/extension.h>
+#include <cstdint>
+#include <cstddef>
+#include <cmath>
+#include <cstring>
+#include <algorithm>
+#include <numeric>
+#include <limits>
+#include <omp.h>
+extern "C" void kernel(const float* A, const float* v, const float* b, float* out, int64_t A_d0, int64_t A_d1, int64_t v_d0, int64_t v_d1, int64_t b_d0, int64_t b_d1, int64_t out_d0, int64_t out_d1);
+"""
+
+_LAUNCHER = """
+void evokernel_launch(torch::Tensor A, torch::Tensor v, torch::Tensor b, torch::Tensor out, int64_t A_d0, int64_t A_d1, int64_t v_d0, int64_t v_d1, int64_t b_d0, int64_t b_d1, int64_t out_d0, int64_t out_d1) {
+    kernel(static_cast<const float*>(A.data_ptr()), static_cast<const float*>(v.data_ptr()), static_cast<const float*>(b.data_ptr()), static_cast<float*>(out.data_ptr()), A_d0, A_d1, v_d0, v_d1, b_d0, b_d1, out_d0, out_d1);
+}
+"""
+
+_extension = load_inline(
+    name='evokernel_87_MatVecAddBias_70224e9e83',
+    cpp_sources=[_PRELUDE + '#line 1 "kernel.cpp"\n' + KERNEL_SOURCE + "\n" + _LAUNCHER],
+    functions=["evokernel_launch"],
+    extra_cflags=['-O3', '-march=native', '-fopenmp', '-std=c++17'],
+    extra_ldflags=["-fopenmp"],
+)
+
+
+class ModelNew(nn.Module):
+    """y = A @ v + b with A (M, K), v (K, 1) and b (M, 1), an input."""
+
+    def __init__(self):
+        super().__init__()
+        self.evokernel_init = {}
+
+    def forward(self, A, v, b):
+        A = A.detach().contiguous()
+        v = v.detach().contiguous()
+        b = b.detach().contiguous()
+        out = torch.empty((A.shape[0], v.shape[1]), dtype=torch.float32, device=A.device)
+        _extension.evokernel_launch(A, v, b, out, A.shape[0], A.shape[1], v.shape[0], v.shape[1], b.shape[0], b.shape[1], out.shape[0], out.shape[1])
+        return out
