@@ -15,7 +15,8 @@ class LLMConfig(BaseModel):
     base_url: str | None = Field(None, description="OpenAI-compatible base URL, e.g. https://api.openai.com/v1")
     model: str = Field("qwen2.5-coder-1.5b-instruct", description="model name sent to the endpoint")
     api_key: SecretStr | None = Field(None, description="API key; falls back to OPENAI_API_KEY")
-    timeout_s: float = Field(120.0, gt=0, description="per-request timeout")
+    timeout_s: float = Field(120.0, gt=0, description="deadline of one request try, whole reply included; a "
+                             "silent server (its /models does not answer either) costs one try, about timeout_s + 5 s")
     max_retries: int = Field(5, ge=0, description="retries on 429, 5xx, timeouts, connection errors")
     endpoint_wait_s: float = Field(300.0, ge=0, description="a campaign whose endpoint stops answering through all "
                                    "retries pauses this long for it to come back, then stops (partial results kept)")

@@ -28,6 +28,8 @@ from actors.config import LLMConfig
 log = structlog.get_logger("evokernel.llm")
 
 _KEY_SHAPE = re.compile(r"(sk-[A-Za-z0-9_\-*]{4,}|Bearer\s+\S+)")
+# After a try timed out, the endpoint's /models must answer within this for the next try.
+SILENT_PROBE_S = 5.0
 # Local servers (llama.cpp, vLLM without --api-key) accept any key; the client insists on one.
 PLACEHOLDER_KEY = "not-needed"
 
@@ -145,19 +147,27 @@ class LLMClient:
             last_problem = ""
             for attempt in range(self.config.max_retries + 1):
                 try:
-                    response = await self._client.chat.completions.create(
+                    # timeout_s bounds the whole try: httpx's own timeout bounds each read only, and
+                    # a server trickling a byte every few seconds would hold the request for ever.
+                    response = await asyncio.wait_for(self._client.chat.completions.create(
                         model=self.config.model,
                         messages=messages,  # type: ignore[arg-type]
                         max_tokens=max_tokens or self.config.max_tokens,
                         temperature=self.config.temperature if temperature is None else temperature,
-                    )
+                    ), self.config.timeout_s)
                 except openai.APIStatusError as exc:
                     problem, fatal = self._classify_status(exc)
                     if fatal is not None:
                         raise fatal from None
                     last_problem, retry_after = problem, _retry_after(exc)
-                except openai.APITimeoutError:
+                except (openai.APITimeoutError, TimeoutError):
                     last_problem, retry_after = f"timed out after {self.config.timeout_s:g}s", None
+                    if attempt < self.config.max_retries and not await asyncio.to_thread(
+                            llm_reachable, self.config.base_url, SILENT_PROBE_S):
+                        # Not even /models answers: a silent server, not a slow one. Retrying would
+                        # cost timeout_s per try (12 minutes with the defaults) for nothing.
+                        last_problem += f", and its /models did not answer within {SILENT_PROBE_S:g} s"
+                        break
                 except openai.APIConnectionError as exc:
                     if _cut_short(exc):
                         last_problem, retry_after = "truncated reply: the body stopped before its end", None
@@ -185,7 +195,8 @@ class LLMClient:
                 f"cannot reach the LLM endpoint {where}: {last_problem}; "
                 "check --llm-base-url and that the server is running"
             )
-        raise LLMUnavailable(f"LLM request to {where} failed after {self.config.max_retries + 1} tries: {last_problem}")
+        tries = f"{attempt + 1} {'try' if attempt == 0 else 'tries'}"
+        raise LLMUnavailable(f"LLM request to {where} failed after {tries}: {last_problem}")
 
     def _classify_status(self, exc: openai.APIStatusError) -> tuple[str, LLMError | None]:
         """(a one-line problem, the fatal error to raise or None when worth a retry)."""
