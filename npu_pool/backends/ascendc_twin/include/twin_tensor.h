@@ -274,10 +274,13 @@ public:
         if (s->generation != tensor.generation()) {
             evk_twin::fault("use-after-free", "TQue::FreeTensor", src, "FreeTensor of a tensor already freed");
         }
-        if (s->state != evk_twin::kDequeued) {
+        // The device's release refuses only a buffer that is already free (caught above by the
+        // generation): a tensor allocated and computed on but never enqueued may be freed. One
+        // still in the queue may not: DeQue would hand out a buffer the next AllocTensor reuses.
+        if (s->state == evk_twin::kEnqueued) {
             evk_twin::fault("queue-order", "TQue::FreeTensor", src,
-                            std::string("FreeTensor of a tensor that is ") + evk_twin::slot_state_name(s->state) +
-                                " (order: AllocTensor -> EnQue -> DeQue -> FreeTensor)");
+                            "FreeTensor of a tensor still in the queue (EnQue-d, not DeQue-d): DeQue would return a "
+                            "buffer the next AllocTensor also hands out");
         }
         s->state = evk_twin::kFree;
         ++s->generation;

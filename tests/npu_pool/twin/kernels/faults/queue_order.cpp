@@ -1,5 +1,5 @@
 // expect-fault: queue-order
-// FreeTensor of a tensor that was never EnQue-d and DeQue-d
+// FreeTensor of a tensor that is still in its queue (EnQue-d, never DeQue-d)
 using namespace AscendC;
 
 extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR workspace, GM_ADDR tiling)
@@ -12,5 +12,6 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     pipe.InitBuffer(in, 1, 256);
     LocalTensor<float> x = in.AllocTensor<float>();
     DataCopy(x, aGm, 64);
+    in.EnQue(x);
     in.FreeTensor(x);  // FAULT
 }
