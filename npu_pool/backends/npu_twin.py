@@ -145,6 +145,10 @@ class NpuTwinBackend(Backend):
         launcher_object = cache_dir / f"launcher-{launcher_key}.o"  # one per signature: a refinement reuses it
 
         def build(kernel_path: Path, target: Path) -> None:
+            # g++ quotes a diagnostic's source line from the file `#line` names: kernel.cpp holds
+            # the kernel alone, so the quoted line is the kernel's own (the unit compiled is
+            # kernel_unit.cpp, whose prelude would shift it by the tiling struct's length).
+            (work_dir / "kernel.cpp").write_text(source)
             # The expected entry, declared before the kernel's own definition (a forced include,
             # so the TU stays the npu backend's): another parameter list is a compile error,
             # not a launch through the wrong arguments.
@@ -176,7 +180,7 @@ class NpuTwinBackend(Backend):
             if link.returncode != 0:
                 raise KernelBuildError("the kernel did not link against the twin launcher", link.stderr)
 
-        return cached_library(cache_dir, key, work_dir, "kernel.cpp", kernel, build)
+        return cached_library(cache_dir, key, work_dir, "kernel_unit.cpp", kernel, build)
 
     def wrap_kernel(self, artifact: Path, signature: KernelSignature, reference: torch.nn.Module) -> torch.nn.Module:
         try:

@@ -12,7 +12,7 @@ import re
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from npu_pool.backends.base import KernelBuildError
 from npu_pool.build_cache import compiler_identity
@@ -82,52 +82,90 @@ def unsupported_apis() -> frozenset[str]:
     return frozenset(re.findall(r"^EVK_TWIN_NOT_IN_TWIN\((\w+)\)", text, re.MULTILINE))
 
 
-# --- what g++ says about a kernel outside the twin's subset --------------------------------
+# --- what g++ says about a kernel: its first error, in one line at the kernel's line ---------
 
-_NOT_IN_TWIN = re.compile(r"static assertion failed: (AscendC::\w+ is not in the EvoKernel twin[^\n]*)")
 _Q, _E = "['\u2018]", "['\u2019]"  # g++ quotes names with ASCII or, under a UTF-8 locale, typographic quotes
-_NOT_MEMBER = re.compile(rf"kernel\.cpp:(\d+):\d+: error: {_Q}(\w+){_E} is not a member of {_Q}(\w+){_E}")
-_UNDECLARED = re.compile(rf"kernel\.cpp:(\d+):\d+: error: {_Q}(\w+){_E} was not declared in this scope")
-_NO_MEMBER = re.compile(rf"kernel\.cpp:(\d+):\d+: error: {_Q}[^'\u2019]*?(\w+){_E} has no member named {_Q}(\w+){_E}")
-_NO_TEMPLATE = re.compile(rf"kernel\.cpp:(\d+):\d+: error: {_Q}(\w+){_E} (?:is not a template|does not name a (?:type|template type))")
-_CONFLICT = re.compile(rf"kernel\.cpp:(\d+):\d+: error: conflicting declaration of C function {_Q}[^(]*?(\w+)\(")
-_REQUIRED_HERE = re.compile(r"kernel\.cpp:(\d+):\d+:\s+required from here")
+_ERROR = re.compile(r"^(?P<file>\S+?):(?P<line>\d+):\d+: (?:fatal )?error: (?P<message>.*)$")
+_CHAIN_START = re.compile(r": In (?:instantiation|substitution) of ")
+_FRAME = re.compile(r"^(?:\S*/)?kernel\.cpp:(\d+):\d+:\s+required (?:from|by)")
+_NOT_IN_TWIN = re.compile(r"static assertion failed: (AscendC::\w+ is not in the EvoKernel twin)")
+_SUBSET = "; see docs/ascendc_twin.md for the subset"
+# (wording of g++'s message, summary): the first error whose wording is known is summarised
+_WORDINGS: tuple[tuple[re.Pattern[str], Any], ...] = (
+    (re.compile(rf"conflicting declaration of C function {_Q}[^(]*?(\w+)\("),
+     lambda m: f"the kernel's entry '{m.group(1)}' does not have the signature given (its parameters must be exactly "
+               "the GM_ADDR arguments shown)"),
+    (re.compile(rf"{_Q}([\w:]+){_E} is not a member of {_Q}([^'\u2019]+){_E}"),
+     lambda m: f"{m.group(2)}::{m.group(1)} is not in the Ascend C twin ('{m.group(1)}' is not a member of "
+               f"{m.group(2)})"),
+    (re.compile(rf"{_Q}([\w:]+){_E} in namespace {_Q}([\w:]+){_E} does not name a (?:template )?type"),
+     lambda m: f"{m.group(2)}::{m.group(1)} is not in the Ascend C twin ('{m.group(1)}' is not a type in "
+               f"{m.group(2)})"),
+    (re.compile(rf"{_Q}((\w+)::)?([\w:]+){_E} has not been declared"),
+     lambda m: (f"{m.group(2)}::{m.group(3)} is not in the Ascend C twin ('{m.group(2)}::{m.group(3)}' has not "
+                "been declared)") if m.group(2) else
+               f"'{m.group(3)}' is not declared: not in the Ascend C twin's API subset, or not defined in the kernel"),
+    (re.compile(rf"{_Q}[^'\u2019]*?(\w+){_E} has no member named {_Q}(\w+){_E}"),
+     lambda m: f"'{m.group(2)}' is not in the Ascend C twin ({m.group(1)} has no member named '{m.group(2)}')"),
+    (re.compile(rf"{_Q}(\w+){_E} was not declared in this scope"),
+     lambda m: f"'{m.group(1)}' is not declared: not in the Ascend C twin's API subset, or not defined in the kernel"),
+    (re.compile(rf"there are no arguments to {_Q}(\w+){_E} that depend on a template parameter"),
+     lambda m: f"'{m.group(1)}' is not declared: not in the Ascend C twin's API subset, or not defined in the kernel"),
+    (re.compile(rf"{_Q}([\w:]+){_E} (?:is not a template|does not name a (?:type|template type)|is not a "
+                "namespace-name|is not a class, namespace, or enumeration)"),
+     lambda m: f"'{m.group(1)}' is not a type or template the Ascend C twin knows"),
+)
 
 
-_FIRST_ERROR = re.compile(r"kernel\.cpp:(\d+):\d+: (?:fatal )?error: (.+)")
+def _errors(log: str) -> list[tuple[int, str]]:
+    """The log's errors in the kernel's line order, as (line, message): an error inside the twin's headers
+    (a static assertion) is placed at the innermost kernel.cpp frame of its instantiation chain."""
+    found: list[tuple[int, str]] = []
+    frame: int | None = None
+    for text in log.splitlines():
+        if _CHAIN_START.search(text):
+            frame = None
+            continue
+        m = _FRAME.match(text)
+        if m:
+            frame = frame or int(m.group(1))  # the first frame after "In instantiation of" is the call
+            continue
+        m = _ERROR.match(text)
+        if not m:
+            continue
+        if Path(m.group("file")).name == "kernel.cpp":
+            found.append((int(m.group("line")), m.group("message").strip()))
+        elif frame is not None:
+            found.append((frame, m.group("message").strip()))
+        frame = None
+    # g++ reports errors in templates when it instantiates them, at the end of the unit: the
+    # first error in the kernel's own order is the one its author reads first
+    return sorted(found, key=lambda error: error[0])
 
 
 def first_error(log: str) -> str | None:
     """The kernel's first compile error as one line ("kernel.cpp:12: expected ';' ..."), or None."""
-    m = _FIRST_ERROR.search(log)
-    return f"kernel.cpp:{m.group(1)}: {m.group(2).strip()[:240]}" if m else None
+    errors = _errors(log)
+    return f"kernel.cpp:{errors[0][0]}: {errors[0][1][:240]}" if errors else None
 
 
 def summarize_build_errors(log: str) -> str | None:
-    """One line for a kernel that uses an API the twin does not have (the twin's own
-    static_assert, an undeclared name, a missing member), naming the API; else None."""
-    match = _NOT_IN_TWIN.search(log)
+    """One line for the kernel's first compile error where its wording says the kernel uses a
+    name the twin does not have (the twin's own static_assert, an undeclared name or namespace,
+    a missing member or type), naming it at the kernel's line; else None (first_error words it)."""
+    errors = _errors(log)
+    if not errors:
+        return None
+    line, message = errors[0]
+    match = _NOT_IN_TWIN.search(message)
     if match:
-        where = _REQUIRED_HERE.search(log, 0, match.start()) or _REQUIRED_HERE.search(log)
-        line = f" (kernel.cpp:{where.group(1)})" if where else ""
-        return f"{match.group(1).split(' (see')[0]}{line}; see docs/ascendc_twin.md for the subset"
-    found: list[tuple[int, str]] = []  # (position in the log, summary): the first error wins
-    for pattern, words in (
-        (_CONFLICT, lambda m: f"the kernel's entry '{m.group(2)}' does not have the signature given (its parameters "
-                              "must be exactly the GM_ADDR arguments shown)"),
-        (_NOT_MEMBER, lambda m: f"{m.group(3)}::{m.group(2)} is not in the Ascend C twin "
-                                f"('{m.group(2)}' is not a member of {m.group(3)})"),
-        (_NO_MEMBER, lambda m: f"'{m.group(3)}' is not in the Ascend C twin ({m.group(2)} has no member named "
-                               f"'{m.group(3)}')"),
-        (_UNDECLARED, lambda m: f"'{m.group(2)}' is not declared: not in the Ascend C twin's API subset, "
-                                "or not defined in the kernel"),
-        (_NO_TEMPLATE, lambda m: f"'{m.group(2)}' is not a type or template the Ascend C twin knows"),
-    ):
-        m = pattern.search(log)
+        return f"{match.group(1)} (kernel.cpp:{line}){_SUBSET}"
+    for pattern, words in _WORDINGS:
+        m = pattern.search(message)
         if m:
-            subset = "" if pattern is _CONFLICT else "; see docs/ascendc_twin.md for the subset"
-            found.append((m.start(), f"{words(m)} (kernel.cpp:{m.group(1)}){subset}"))
-    return min(found)[1] if found else None
+            subset = "" if "conflicting declaration" in pattern.pattern else _SUBSET
+            return f"{words(m)} (kernel.cpp:{line}){subset}"
+    return None
 
 
 def finish(run: subprocess.Popen) -> str:

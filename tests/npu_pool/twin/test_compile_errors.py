@@ -87,3 +87,55 @@ def test_supported_calls_compile():
                    "uint64_t all[2] = {~0ull, ~0ull}", "Duplicate(h, half(2.0f), all, 1, 1, 8)",
                    "uint64_t low[2] = {~0ull, 0}", "Cast(t, h, RoundMode::CAST_NONE, low, 1, {1, 1, 8, 4})"])
     assert done.returncode == 0, done.stderr
+
+
+# --- the one-line summary: the first error, in the kernel's words, at the call's line ----------
+
+TEMPLATED = """#include "kernel_operator.h"
+using namespace AscendC;
+template <class T>
+class Op {{
+public:
+    void Run(LocalTensor<T> t) {{ {call}; }}
+}};
+extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling)
+{{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 1024);
+    Op<float> op;
+    op.Run(b.Get<float>());{later}
+}}
+"""
+
+
+def summary_of(text: str) -> str | None:
+    from npu_pool.backends.npu_twin_build import summarize_build_errors
+
+    key = hashlib.sha256("\0".join([text, headers_digest(), compiler_version()]).encode()).hexdigest()[:20]
+    folder = BUILD_CACHE / f"syntax-{key}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "kernel.cpp").write_text(text)
+    log = folder / "log.txt"
+    if not log.exists():
+        done = subprocess.run(["nice", "g++", "-std=c++17", "-fsyntax-only", f"-I{INCLUDE}", "kernel.cpp"],
+                              capture_output=True, text=True, cwd=folder, env={**os.environ, "LC_ALL": "C"})
+        log.write_text(done.stderr)
+    return summarize_build_errors(log.read_text())
+
+
+@pytest.mark.parametrize(("call", "later", "expected"), [
+    # an undeclared call inside a template is the first error, at its own line (not a later one)
+    ("Frobnicate(t, 64)", "\n    int unused = undeclared_later;", "'Frobnicate' is not declared"),
+    ("Frobnicate()", "", "'Frobnicate' is not declared"),
+    # an API outside the twin called inside a template: the call's line, not the template's use
+    ("Tanh(t, t, 64)", "", "AscendC::Tanh is not in the EvoKernel twin"),
+    ("AscendC::NoSuchApi(t)", "", "AscendC::NoSuchApi is not in the Ascend C twin"),
+    ("AscendC::nosuchns::Thing x", "", "AscendC::nosuchns is not in the Ascend C twin"),
+    ("AscendC::TQue<TPosition::VECIN, 1>::NoSuchType y", "", "is not in the Ascend C twin"),
+])
+def test_the_summary_names_the_first_error_at_the_calls_line(call, later, expected):
+    text = TEMPLATED.format(call=call, later=later)
+    summary = summary_of(text)
+    assert summary is not None and expected in summary, summary
+    assert summary.endswith("(kernel.cpp:6); see docs/ascendc_twin.md for the subset") or "(kernel.cpp:6)" in summary, summary
