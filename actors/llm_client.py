@@ -32,6 +32,20 @@ _KEY_SHAPE = re.compile(r"(sk-[A-Za-z0-9_\-*]{4,}|Bearer\s+\S+)")
 SILENT_PROBE_S = 5.0
 # Local servers (llama.cpp, vLLM without --api-key) accept any key; the client insists on one.
 PLACEHOLDER_KEY = "not-needed"
+# A code answer ends at its block's closing fence (issue 42): what a small model writes after
+# it (explanations, a second version) is generation time for nothing, and pushed Ascend C
+# answers to max_tokens. The opening fence ("```cpp\n") never matches this; the server leaves
+# the stop string out of the reply, so `close_stopped_fence` puts the fence back.
+CODE_STOP = ["\n```\n"]
+_FENCE_LINE = re.compile(r"^[ \t]*```", re.MULTILINE)
+
+
+def close_stopped_fence(text: str, finish_reason: str | None) -> str:
+    """`text` with its last code block closed when the reply stopped (not cut at max_tokens)
+    inside it: the stop sequence was the closing fence."""
+    if finish_reason == "stop" and len(_FENCE_LINE.findall(text)) % 2 == 1:
+        return text.rstrip("\n") + "\n```"
+    return text
 
 
 class LLMError(Exception):
@@ -139,9 +153,11 @@ class LLMClient:
         return self._rng.uniform(ceiling / 2, ceiling)
 
     async def chat(
-        self, messages: list[dict[str, str]], *, max_tokens: int | None = None, temperature: float | None = None
+        self, messages: list[dict[str, str]], *, max_tokens: int | None = None, temperature: float | None = None,
+        code_answer: bool = False,
     ) -> ChatReply:
-        """One completion; raises an LLMError subclass when no reply could be had."""
+        """One completion; raises an LLMError subclass when no reply could be had. `code_answer`:
+        the reply is one code block, and generation stops at its closing fence (CODE_STOP)."""
         started = time.monotonic()
         async with self._semaphore:
             last_problem = ""
@@ -153,6 +169,7 @@ class LLMClient:
                         model=self.config.model,
                         messages=messages,  # type: ignore[arg-type]
                         max_tokens=max_tokens or self.config.max_tokens,
+                        stop=CODE_STOP if code_answer else openai.NOT_GIVEN,
                         temperature=self.config.temperature if temperature is None else temperature,
                     ), self.config.timeout_s)
                 except openai.APIStatusError as exc:
@@ -225,7 +242,7 @@ class LLMClient:
         choice = response.choices[0]  # type: ignore[attr-defined]  # _not_a_completion checked it
         message = choice.message
         return ChatReply(
-            text=message.content or "",
+            text=close_stopped_fence(message.content or "", choice.finish_reason),
             finish_reason=choice.finish_reason,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,

@@ -147,11 +147,14 @@ class PromptBuilder:
             backend=task.backend,
             kernel_language=KERNEL_LANGUAGES.get(task.prompt_family or task.backend, "C++"),
         )
-        # The backend's core API items belong to the static brief of every arm (none included):
-        # here, at the start of the prompt, in the bundle's order, they are also the shared
-        # prefix a server's prompt cache reuses across operators.
+        # Static first (issue 42): the backend's notes and its core API items (the static brief
+        # of every arm, none included, in the bundle's order) are the same bytes for every task of
+        # the backend, so the server reads them once and reuses them across drafts and operators;
+        # what differs per task comes after the worked example.
+        guide = self._guide(task)
+        notes = f"\n## Backend notes\n\n{guide}\n" if guide != NONE else ""
         blocks = [self._block(item) for item in core_api or []]
-        return system + ("\n## Backend API\n\n" + "\n\n".join(blocks) + "\n" if blocks else "")
+        return system + notes + ("\n## Backend API\n\n" + "\n\n".join(blocks) + "\n" if blocks else "")
 
     def _target(self, task: TaskBrief) -> str:
         if self.format == "kernel":
@@ -234,8 +237,9 @@ class PromptBuilder:
     def _assemble(self, task: TaskBrief, name: str, fixed: dict[str, str], sections: list[Section],
                   example: Messages, example_id: str | None, api: list[ContextItem],
                   steps: list[Callable[[int], int]], last_resort: list[Callable[[int], int]] = ()) -> Prompt:
-        """System turn (with the core API items), the example turns, then the user turn: the
-        static parts first in a fixed order, what memory chose after. Over the budget, `steps`
+        """The most shared first (issue 42): the system turn (instructions, backend notes, core
+        API items: the same bytes for every task of a backend), the worked example's turns, then
+        the user turn: the task, then what memory chose and the previous attempt. Over the budget, `steps`
         cut in order, then (only if still over) `last_resort`; the cuts are logged by the caller
         once it keeps the prompt (`_sent`)."""
         core = [item for item in api if item.core]
@@ -279,7 +283,7 @@ class PromptBuilder:
             elif p.code:  # a small model copies the example: say so rather than print it again
                 previous.head += "\nIts code was the worked example's code, unchanged: that example is another task."
         fixed = {"task_id": task.task_id, "sizes": format_sizes(task.sizes), "target": self._target(task),
-                 "guide": self._guide(task), "signature_reminder": self._signature_reminder(task),
+                 "signature_reminder": self._signature_reminder(task),
                  "reference": task.reference_source.strip()}  # what the kernel must compute: never cut
         context = [c for c in request.context if c.id != example_id]
         memory = self._items("context", request.api, context, dedupe, request.template)
@@ -328,7 +332,7 @@ class PromptBuilder:
             latency += f", {start.speedup_vs_eager:.2f}x the speed of PyTorch eager"
         fixed = {"task_id": task.task_id, "sizes": format_sizes(task.sizes), "target": self._target(task),
                  "latency": latency, "lang": self.lang, "start_code": start.code.strip(),
-                 "best": f"{request.best_latency_ms:.4g} ms", "guide": self._guide(task),
+                 "best": f"{request.best_latency_ms:.4g} ms",
                  "signature_reminder": self._signature_reminder(task), "reference": task.reference_source.strip()}
         children = ItemSection("children", [Block(c.id, self._child_block(c)) for c in request.children
                                             if dedupe.add(c.content)])

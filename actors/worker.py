@@ -63,7 +63,7 @@ class LLMWorker:
     async def _ask(self, messages: Messages, prompt_truncated: bool, fmt: CandidateFormat,
                    temperature: float | None = None) -> Proposal:
         try:
-            reply = await self.client.chat(messages, temperature=temperature)
+            reply = await self.client.chat(messages, temperature=temperature, code_answer=True)
         except LLMRequestRejected as exc:  # LLMUnavailable propagates: infrastructure, not a verdict
             return Proposal(llm_error=str(exc), prompt_truncated=prompt_truncated)
         proposal = Proposal(finish_reason=reply.finish_reason, tokens_prompt=reply.prompt_tokens,

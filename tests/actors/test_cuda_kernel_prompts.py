@@ -33,7 +33,7 @@ def test_cuda_kernel_draft_has_cuda_instructions_guide_and_example():
     assert "<<<grid, block, shared_bytes, stream>>>" in system
     assert "cudaStream_t stream   // the stream to launch" in example_user
     assert "__global__ void scaled_add_kernel" in example_answer and "0, stream>>>" in example_answer
-    assert SIGNATURE in user and "grid-stride loop" in user and "load_inline" not in user
+    assert SIGNATURE in user and "grid-stride loop" in system and "load_inline" not in system + user
 
 
 def test_plain_style_gets_the_plain_cuda_instructions():
@@ -54,7 +54,7 @@ def test_other_backends_and_formats_keep_their_prompts():
     assert "g++" in cpu[0]["content"] and "#pragma omp parallel for" in cpu[2]["content"]
     assert "cudaStream_t" not in "".join(m["content"] for m in cpu)
     modelnew = PromptBuilder(LLMConfig(), "modelnew").draft(DraftRequest(task=_task("cuda"))).messages
-    assert "class ModelNew" in modelnew[0]["content"] and "load_inline" in modelnew[-1]["content"]
+    assert "class ModelNew" in modelnew[0]["content"] and "load_inline" in modelnew[0]["content"]
 
 
 @pytest.fixture(scope="module")
