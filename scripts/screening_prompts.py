@@ -25,10 +25,10 @@ def main() -> int:
     p.add_argument("--out", required=True, help="JSON file: the chat messages of every request, in pool order")
     args = p.parse_args()
 
-    from bench.learning_arms import ARMS, LearningBenchmark
-    from bench.learning_frozen import run_draft_pass
-    from bench.learning_session import build_settings
-    from bench.learning_v3 import parse_args, plan_of
+    from bench.learning.evaluation import run_draft_pass
+    from bench.learning.learning_pass import LearningBenchmark
+    from bench.learning.plan import ARMS, parse_args, plan_of
+    from bench.learning.resume import build_settings
     from launch.local_llm.settings import local_llm_settings
     from tests.actors.openai_server import OpenAITestServer, Reply
 

@@ -1,7 +1,8 @@
-"""What both learning benchmarks (bench/learning.py; v3, bench/learning_v3.py) do around their
-runs: the settings from the command line, the model that answers (an endpoint, or the local model
-served for the whole benchmark) and its identity, the suite as plan.json records it, and the one
-interruptible run that the same command, run again, resumes from the results folder."""
+"""What the learning benchmark does around its run: the settings from the command line, the
+model that answers (an endpoint, or the local model served for the whole benchmark) and its
+identity, the suite as plan.json records it, and the one interruptible run that the same
+command, run again, resumes from the results folder (every step skips what it finished; a
+published run is resumed or re-analysed from its archive, bench/learning/archive.py)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from bench.learning_summary import file_sha256
-
-REPOSITORY = Path(__file__).resolve().parents[1]
+from bench.learning.publish import REPOSITORY, file_sha256
 
 
 def build_settings(args: argparse.Namespace):

@@ -1,5 +1,6 @@
-"""Fresh first drafts against a frozen bank: the learning benchmark v3's screening (the seeded
-bank, retrieval none) and evaluation (each arm's bank after its learning pass) passes.
+"""The learning benchmark's frozen evaluation: fresh first drafts against a frozen bank, in the
+screening (the seeded bank, retrieval none) and the evaluation (each arm's bank after its
+learning pass, k passes of one draft per held-out operator, arms interleaved pass by pass).
 
 Frozen means three things, each enough on its own to keep the bank as the learning pass left it:
 the bank is opened read-only (`MemoryBank(read_only=True)`: its store refuses every write, and
@@ -20,6 +21,8 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+from bench.learning.plan import ARMS
+from bench.learning.publish import note_commit
 from launch.campaign import Campaign, CampaignError, finished_operators, load_summary
 from memory_actor.items import MemoryItem
 
@@ -52,7 +55,7 @@ class ReadOnlyMemory:
         if name in self.READS:
             return getattr(self._port, name)
         raise AttributeError(f"the frozen bank's memory port has no {name!r}: list it in "
-                             "bench/learning_frozen.ReadOnlyMemory as a read (passed on) or a write (dropped)")
+                             "bench/learning/evaluation.ReadOnlyMemory as a read (passed on) or a write (dropped)")
 
 
 def bank_digest(uri: Path, settings) -> str:
@@ -90,7 +93,7 @@ class FrozenCampaign(Campaign):
 def draft_settings(settings, memory: dict[str, Any], bank: Path, seed: int):
     """One draft per operator, no lessons (they would only add items, which a frozen bank drops),
     the memory of the arm on `bank`."""
-    from bench.learning_arms import arm_memory
+    from bench.learning.plan import arm_memory
 
     return settings.model_copy(update={
         "memory": arm_memory(settings, memory, bank, seed),
@@ -120,17 +123,33 @@ def run_draft_pass(settings, run_dir: Path, bank: Path, memory: dict[str, Any], 
         try:
             campaign, _ = FrozenCampaign.resume(pass_settings, run_dir)
         except CampaignError as exc:
-            print(f"[learning v3] {run_dir.name}: cannot resume ({exc}); drafting again", file=sys.stderr)
+            print(f"[learning] {run_dir.name}: cannot resume ({exc}); drafting again", file=sys.stderr)
     if campaign is None:
         for stale in ("attempts.jsonl", "summary.json"):
             (run_dir / stale).unlink(missing_ok=True)
         campaign = FrozenCampaign(pass_settings, run_dir, run_id=run_id)
-    print(f"[learning v3] {run_dir.name}: {memory}, seed {seed}, {len(tasks)} draft(s) against {bank.name}",
+    print(f"[learning] {run_dir.name}: {memory}, seed {seed}, {len(tasks)} draft(s) against {bank.name}",
           file=sys.stderr)
     asyncio.run(campaign.run(tasks))
     if bank_digest(bank, settings) != before:
         raise FrozenBankChanged(f"{bank} changed during {run_dir.name}: a frozen bank must not")
     return True
+
+
+def evaluate_frozen(settings, out: Path, arms: list[str], heldout: list[Path], digests: dict[str, str],
+                    drafts: int, seed: int) -> None:
+    """The evaluation: `drafts` passes of one fresh draft per held-out operator against each
+    arm's frozen bank (banks/learn-<arm>), arms interleaved pass by pass so that the machine's
+    load falls on every arm alike; each bank checked against its digest before every pass."""
+    for r in range(drafts):
+        for arm in arms:
+            bank = out / "banks" / f"learn-{arm}"
+            if bank_digest(bank, settings) != digests[arm]:
+                raise FrozenBankChanged(f"{bank} is not the bank its learning pass left (frozen.json)")
+            run_dir = out / "arms" / f"eval-{arm}-d{r}"
+            if not finished(run_dir):
+                note_commit(run_dir, "resumed" if (run_dir / "summary.json").is_file() else "started")
+            run_draft_pass(settings, run_dir, bank, ARMS[arm], heldout, seed + 100 + r, f"learning-v3-eval-{arm}-d{r}")
 
 
 def draft_outcomes(run_dir: Path) -> dict[str, bool]:

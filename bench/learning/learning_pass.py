@@ -1,4 +1,5 @@
-"""The learning benchmark's arms and the runner that keeps their state on disk.
+"""The learning benchmark's learning pass: per arm, the normal online campaign over the
+curriculum, building that arm's bank, which the evaluation then freezes (frozen.json).
 
 Every arm is a single-process campaign (launch.campaign.Campaign, the code of `evokernel run
 --no-ray`) from a fresh copy of one bank seeded with the backend's bundle. An arm is done when
@@ -8,10 +9,7 @@ resumes there: its bank back as it was after operator k, the k operators' attemp
 operator's moved aside (launch.campaign.Campaign.resume). Without a matching copy the arm runs
 again from scratch (a half-run arm's bank has learned from attempts that would be counted twice).
 A resumed arm is the same experiment, not the same bits: the bank's random ranking stream and
-the model's sampling start again. The results folder is the whole state: the arms' run folders
-(attempts.jsonl, summary.json), plan.json, selection.json and state.json. Banks are rebuilt
-from the bundle when missing, so a partial run can be committed without them and resumed on
-another machine (an unfinished arm then starts over).
+the model's sampling start again.
 """
 
 from __future__ import annotations
@@ -25,38 +23,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from actors.messages import utc_now
-from bench.learning_summary import ARM_COMMITS, git_commit
+from bench.learning.evaluation import FrozenBankChanged, bank_digest
+from bench.learning.plan import ARMS, arm_memory
+from bench.learning.publish import note_commit
 from launch.campaign import Campaign, CampaignError, finished_operators, load_summary
-
-# arm -> how its memory differs from the others (same model, budget, operators and seed bank)
-ARMS: dict[str, dict[str, Any]] = {
-    "none": {"retrieval": "none"},
-    "similarity": {"retrieval": "similarity"},
-    "value": {"retrieval": "value"},
-    "value+provenance": {"retrieval": "value", "provenance_credit": True},
-}
-TRANSFER = "transfer"  # the level-2 operators alone, value mode, from the seeded bank
-TRANSFER_MEMORY = {"retrieval": "value"}
-
-
-def arm_memory(settings, memory: dict[str, Any], bank: Path, seed: int):
-    """The memory settings of an arm, validated: a setting this memory does not have (say
-    provenance_credit before it exists) is an error, never silently dropped."""
-    from memory_actor.config import MemoryConfig
-
-    values = {**settings.memory.model_dump(), **memory, "uri": str(bank), "seed": seed}
-    return MemoryConfig.model_validate(values)
-
-
-def check_arms_supported(arms: list[str]) -> None:
-    from memory_actor.config import MemoryConfig
-
-    for arm in arms:
-        missing = [key for key in ARMS.get(arm, {}) if key not in MemoryConfig.model_fields]
-        if missing:
-            raise SystemExit(f"bench.learning: arm {arm} needs memory setting(s) {', '.join(missing)}, "
-                             "which this memory_actor does not have")
 
 
 class LearningBenchmark:
@@ -159,20 +129,20 @@ class LearningBenchmark:
               f"bank from {copy.name}", file=sys.stderr)
         return campaign
 
-    def write_state(self, planned: list[str]) -> dict[str, Any]:
-        """state.json: which planned arms are done, for people and for the next session."""
-        state = {"done": [n for n in planned if self.finished(n)], "pending": [n for n in planned if not self.finished(n)]}
-        self.out.mkdir(parents=True, exist_ok=True)
-        (self.out / "state.json").write_text(json.dumps(state, indent=2) + "\n")
-        return state
-
-
-def note_commit(run_dir: Path, how: str) -> None:
-    """One line per start or resume of an arm in its `git_commits` (commit, time, how): the table
-    can then say which code ran each arm when a benchmark was resumed under other code."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    with (run_dir / ARM_COMMITS).open("a") as log:
-        log.write(f"{git_commit() or 'unknown'} {utc_now()} {how}\n")
+    def learn(self, arms: list[str], curriculum: list[Path], iterations: int, seed: int) -> dict[str, str]:
+        """The learning pass of every arm (finished ones skipped); each bank's digest is recorded in
+        frozen.json when its pass ends, and is what the evaluation checks from then on."""
+        frozen = self.out / "frozen.json"
+        digests = json.loads(frozen.read_text()) if frozen.is_file() else {}
+        for arm in arms:
+            self.run_arm(f"learn-{arm}", ARMS[arm], curriculum, iterations, seed)
+            bank = self.banks / f"learn-{arm}"
+            if not bank.is_dir():
+                raise FrozenBankChanged(f"{bank} is missing: the evaluation needs the bank the learning pass built "
+                                        f"(keep banks/learn-* with the state, or delete arms/learn-{arm} to learn again)")
+            digests.setdefault(arm, bank_digest(bank, self.settings))  # frozen from here on
+            frozen.write_text(json.dumps(digests, indent=2) + "\n")
+        return digests
 
 
 class ArmCheckpoints:
@@ -224,6 +194,3 @@ class ArmCheckpoints:
         folder.with_name(folder.name + ".json").unlink(missing_ok=True)
         shutil.rmtree(folder, ignore_errors=True)
 
-
-def run_name(replicate: int, arm: str) -> str:
-    return f"r{replicate}-{arm}"

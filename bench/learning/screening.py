@@ -1,6 +1,12 @@
-"""The v3 screening passes (docs/learning_benchmark.md, "v3", 1): cold drafts of every pool
-operator, stage 2 when the band is thin, drafts taken from an earlier folder where one is given,
-and the split; the outcome is kept in screening.json, whose verdict a rerun repeats."""
+"""The learning benchmark's screening (docs/learning_benchmark.md, "v3: analysis plan", 1): cold
+drafts of every pool operator (retrieval none, the seeded bank frozen, draft only), stage 2 when
+the band is thin, drafts taken from an earlier folder where one is given, and the split.
+
+The rules are pure functions of the screening outcomes, so a resumed run chooses exactly what
+the first start chose: the band (operators the cold model solves sometimes), which of them are
+held out for the evaluation, and the learning pass's curriculum. The outcome is kept in
+screening.json, whose verdict a rerun repeats.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +15,74 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.learning_arms import ARMS, LearningBenchmark
-from bench.learning_frozen import draft_outcomes, run_draft_pass
-from bench.learning_reuse import reusable_screening, reuse_record
-from bench.learning_screening import Rule, split, stage2, v3_family
+from bench.learning.evaluation import draft_outcomes, run_draft_pass
+from bench.learning.learning_pass import LearningBenchmark
+from bench.learning.plan import ARMS, Rule, family
+from bench.learning.reuse import lent_drafts, reuse_record
+
+
+def band(outcomes: dict[str, list[bool]], rule: Rule) -> list[str]:
+    """Operators (in the order given) whose screening drafts fall in the band."""
+    return [stem for stem, drafts in outcomes.items() if drafts and rule.in_band(sum(drafts), len(drafts))]
+
+
+def stage2(pool: list[Path], outcomes: dict[str, list[bool]], rule: Rule) -> list[Path]:
+    """When the band after stage 1 holds fewer than `rule.target` operators: the borderline ones,
+    which get `rule.extra_drafts` more cold drafts (pool order). Borderline: outside the band, in
+    a family where stage 1 solved something (a 0-of-3 there may be a 1-in-5 operator; a 3-of-3
+    may fail sometimes). Empty when the band is big enough."""
+    if len(band(outcomes, rule)) >= rule.target:
+        return []
+    solving = {family(p) for p in pool if any(outcomes.get(p.stem, []))}
+    inside = set(band(outcomes, rule))
+    return [p for p in pool if p.stem in outcomes and outcomes[p.stem] and p.stem not in inside
+            and family(p) in solving]
+
+
+def _round_robin(groups: list[list[Path]], limit: int) -> tuple[list[Path], list[Path]]:
+    """Take one member per group per turn (groups in order, members in order) up to `limit`."""
+    taken: list[Path] = []
+    depth = 0
+    while len(taken) < limit and any(depth < len(g) for g in groups):
+        for g in groups:
+            if depth < len(g) and len(taken) < limit:
+                taken.append(g[depth])
+        depth += 1
+    return taken, [p for g in groups for p in g if p not in taken]
+
+
+def split(pool: list[Path], outcomes: dict[str, list[bool]], rule: Rule) -> tuple[list[Path], list[Path]]:
+    """(held-out operators, learning curriculum), both decided by the screening outcomes alone.
+
+    Per family (pool order): a family with no operator solved every time and two or more band
+    members gives its first band member to the curriculum, so that the learning pass can bank
+    a kernel of the family; the other band members are held out, taken one family at a time up
+    to `rule.max_heldout` (the rest join the curriculum). The curriculum: per family, families
+    with a held-out operator first, the members solved every time (at most 2), band members not
+    held out, then members never solved (at most 2); taken one family at a time up to
+    `rule.max_curriculum`, then grouped by family, easy first."""
+    members: dict[str, list[Path]] = {}
+    for path in pool:
+        if outcomes.get(path.stem):
+            members.setdefault(family(path), []).append(path)
+    inside = set(band(outcomes, rule))
+    candidates: dict[str, list[Path]] = {}
+    reserved: dict[str, list[Path]] = {}
+    for name, paths in members.items():
+        in_band = [p for p in paths if p.stem in inside]
+        ceiling = any(all(outcomes[p.stem]) for p in paths)
+        cut = 1 if not ceiling and len(in_band) >= 2 else 0
+        reserved[name], candidates[name] = in_band[:cut], in_band[cut:]
+    held, overflow = _round_robin(list(candidates.values()), rule.max_heldout)
+    held_families = {family(p) for p in held}
+    groups = []
+    for name, paths in sorted(members.items(), key=lambda kv: kv[0] not in held_families):  # stable
+        easy = [p for p in paths if all(outcomes[p.stem])][:2]
+        middle = [p for p in reserved[name] + overflow if family(p) == name]
+        hard = [p for p in paths if not any(outcomes[p.stem]) and p.stem not in inside][:2]
+        groups.append(easy + middle + hard)
+    chosen, _ = _round_robin(groups, rule.max_curriculum)
+    return held, [p for g in groups for p in g if p in chosen]  # grouped by family, easy first
 
 
 class ThinBand(RuntimeError):
@@ -33,7 +103,7 @@ def screen(bench: LearningBenchmark, plan: dict[str, Any], settings, seed: int) 
     if cached.is_file():
         return _enough(json.loads(cached.read_text()), rule)
     bank = bench.seed_bank()
-    earlier = reusable_screening(plan["reuse"], plan, seed) if plan.get("reuse") else {}
+    earlier = lent_drafts(plan, seed)
     taken: dict[int, dict[str, bool]] = {}
 
     def draft(tasks: list[Path], r: int) -> Path | None:
@@ -46,7 +116,7 @@ def screen(bench: LearningBenchmark, plan: dict[str, Any], settings, seed: int) 
     outcomes = _merge(passes, taken, pool)
     extra = stage2(pool, outcomes, rule)
     if extra:
-        print(f"[learning v3] stage 2: the band holds fewer than {rule.target}; {len(extra)} borderline operators "
+        print(f"[learning] stage 2: the band holds fewer than {rule.target}; {len(extra)} borderline operators "
               f"get {rule.extra_drafts} more drafts", file=sys.stderr)
         passes |= {r: draft(extra, r) for r in range(rule.drafts, rule.drafts + rule.extra_drafts)}
         outcomes = _merge(passes, taken, pool)
@@ -54,7 +124,7 @@ def screen(bench: LearningBenchmark, plan: dict[str, Any], settings, seed: int) 
     band_size = sum(rule.in_band(sum(d), len(d)) for d in outcomes.values() if d)
     data = {"outcomes": outcomes, "stage2": [p.stem for p in extra], "band": band_size,
             "heldout": [p.stem for p in heldout], "curriculum": [p.stem for p in curriculum],
-            "families": {p.stem: v3_family(p) for p in pool},
+            "families": {p.stem: family(p) for p in pool},
             "underpowered": len(heldout) < rule.target,
             "summary": f"{len(pool)} operators x {rule.drafts} drafts" + (f", {len(extra)} with {rule.extra_drafts} "
                                                                           "more" if extra else "")
@@ -99,7 +169,7 @@ def screening_progress(out: Path, plan: dict[str, Any], seed: int) -> dict[str, 
     """Where an unfinished screening stands (`--summary-so-far` before screening.json exists):
     per pass, the operators drafted and solved so far, and the drafts an earlier folder lends."""
     rule: Rule = plan["rule"]
-    earlier = reusable_screening(plan["reuse"], plan, seed) if plan.get("reuse") else {}
+    earlier = lent_drafts(plan, seed)
     passes: dict[str, dict[str, int]] = {}
     solved: set[str] = set()
     for r in range(rule.drafts + rule.extra_drafts):

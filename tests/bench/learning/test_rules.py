@@ -4,26 +4,31 @@ stage 2, the held-out split and curriculum, the bootstrap, the power simulation,
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
 
-from bench import learning_power
-from bench.learning_frozen import ReadOnlyMemory
-from bench.learning_screening import (
-    V3_FAMILIES,
-    V3_WIDE_ADDITIONS,
+from bench.learning import power
+from bench.learning.cli import main
+from bench.learning.evaluation import ReadOnlyMemory
+from bench.learning.learning_pass import LearningBenchmark
+from bench.learning.plan import (
+    FAMILIES,
+    WIDE_ADDITIONS,
     Rule,
-    band,
+    check_same_plan,
+    family,
+    parse_args,
+    plan_of,
     pool_globs,
-    split,
-    stage2,
-    v3_family,
 )
-from bench.learning_stats import bootstrap_mean
-from bench.learning_v3_summary import compare, evaluate
+from bench.learning.reuse import reusable_screening
+from bench.learning.screening import ThinBand, band, screen, screening_progress, split, stage2
+from bench.learning.stats import bootstrap_mean
+from bench.learning.summary import compare, evaluate
 
-SUITE = Path(__file__).resolve().parents[2] / "suites" / "cpu" / "level1"
+SUITE = Path(__file__).resolve().parents[3] / "suites" / "cpu" / "level1"
 
 
 def paths(*stems: str) -> list[Path]:
@@ -34,20 +39,20 @@ def test_the_pool_is_the_families_in_order_and_every_member_is_in_the_suite():
     pool = pool_globs()
     assert len(pool) == len(set(pool)) == 50 and pool[:3] == ["4_ReLU", "7_Sigmoid", "9_LeakyReLU"]
     assert all((SUITE / f"{stem}.py").is_file() for stem in pool)
-    assert v3_family(SUITE / "51_VecMat.py") == "matmul" and v3_family(SUITE / "64_Cummax.py") == "scan"
-    assert set(V3_FAMILIES) == {"elementwise", "reduction", "softmax_norm", "matmul", "window", "scan"}
+    assert family(SUITE / "51_VecMat.py") == "matmul" and family(SUITE / "64_Cummax.py") == "scan"
+    assert set(FAMILIES) == {"elementwise", "reduction", "softmax_norm", "matmul", "window", "scan"}
 
 
 def test_the_wide_pool_appends_the_near_copies_to_their_families_and_keeps_the_v3_order():
     narrow, wide = pool_globs(), pool_globs(wide=True)
-    assert len(wide) == len(set(wide)) == 50 + sum(len(v) for v in V3_WIDE_ADDITIONS.values()) == 81
+    assert len(wide) == len(set(wide)) == 50 + sum(len(v) for v in WIDE_ADDITIONS.values()) == 81
     assert [stem for stem in wide if stem in narrow] == narrow  # the v3 pool, in its order
     assert all((SUITE / f"{stem}.py").is_file() for stem in wide)
     # family by family: the additions right after their family's v3 members
     assert wide[wide.index("50_SELU") + 1] == "6_SiLU" and wide[wide.index("58_L1NormOverDim") + 1] == "77_MaxOverLastDim"
-    assert v3_family(SUITE / "8_Tanh.py") == "elementwise" and v3_family(SUITE / "83_RowMean.py") == "reduction"
-    assert v3_family(SUITE / "91_OuterProduct.py") == "matmul"
-    assert set(V3_WIDE_ADDITIONS) <= set(V3_FAMILIES)
+    assert family(SUITE / "8_Tanh.py") == "elementwise" and family(SUITE / "83_RowMean.py") == "reduction"
+    assert family(SUITE / "91_OuterProduct.py") == "matmul"
+    assert set(WIDE_ADDITIONS) <= set(FAMILIES)
 
 
 def _folder(root: Path, **plan) -> Path:
@@ -61,9 +66,6 @@ def _folder(root: Path, **plan) -> Path:
 
 
 def test_an_earlier_folder_lends_its_drafts_only_when_its_plan_drew_them_the_same_way(tmp_path):
-    from bench.learning_reuse import reusable_screening
-    from bench.learning_v3 import parse_args, plan_of
-
     plan = plan_of(parse_args(["--backend", "cpu", "--wide-pool"]))
     assert reusable_screening(_folder(tmp_path / "same"), plan, 0) == {}  # no pass finished there yet
     for name, change in {"backend": {"backend": "npu-twin"}, "seed": {"seed": 1}, "suite": {"suite": "elsewhere"},
@@ -148,9 +150,9 @@ def test_the_primary_comparison_and_its_verdict():
 
 
 def test_the_power_simulation_holds_its_size_and_sees_large_effects():
-    assert learning_power.power(20, 6, 0.0, spread=0.0, sims=400) <= 0.06  # false positives near alpha / 2
-    assert learning_power.power(20, 8, 0.5, spread=0.0, sims=200) >= 0.95
-    small, large = learning_power.power(12, 6, 0.15, sims=400), learning_power.power(24, 8, 0.15, sims=400)
+    assert power.power(20, 6, 0.0, spread=0.0, sims=400) <= 0.06  # false positives near alpha / 2
+    assert power.power(20, 8, 0.5, spread=0.0, sims=200) >= 0.95
+    small, large = power.power(12, 6, 0.15, sims=400), power.power(24, 8, 0.15, sims=400)
     assert small < large  # more operators and drafts, more power
 
 
@@ -176,15 +178,13 @@ def test_the_read_only_port_answers_reads_drops_writes_and_refuses_the_unknown()
 def test_the_dry_run_prints_the_plan_of_each_domain_at_the_measured_rate(capsys):
     import json
 
-    from bench import learning
-
-    assert learning.main(["--v3", "--dry-run", "--backend", "cpu"]) == 0
+    assert main(["--dry-run", "--backend", "cpu"]) == 0
     cpu = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert cpu["design"] == "v3" and cpu["primary"] == "value_vs_similarity" and not cpu["rule"]["floor_admitted"]
     # 50 x 3 screening drafts, 3 arms x 12 x 6 learning attempts, 3 arms x 24 x 8 evaluation drafts, at 85 s
     assert (cpu["screening_attempts"], cpu["learning_attempts_max"], cpu["evaluation_attempts_max"]) == (150, 216, 576)
     assert cpu["attempts"] == 942 and cpu["estimated_s"] == 942 * 85 and cpu["estimated_s_at_66"] == 942 * 66
-    assert learning.main(["--v3", "--dry-run", "--backend", "npu-twin", "--eval-drafts", "6"]) == 0
+    assert main(["--dry-run", "--backend", "npu-twin", "--eval-drafts", "6"]) == 0
     twin = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert twin["primary"] == "value_vs_none" and twin["rule"]["floor_admitted"] and twin["evaluation_attempts_max"] == 432
 
@@ -209,8 +209,6 @@ def _finished_passes(folder: Path, feasible: dict[int, dict[str, bool]]) -> None
 def test_a_thin_band_stops_the_run_with_its_outcomes_kept_and_a_rerun_stops_again(tmp_path):
     import json
 
-    from bench.learning_arms import LearningBenchmark
-    from bench.learning_v3_screen import ThinBand, screen
 
     # Finished screening passes stand in for the drafts: ReLU always, Sigmoid once in two,
     # GELU never; stage 2 (the band is under 20) gives ReLU and GELU two more drafts each.
@@ -235,8 +233,6 @@ def test_a_new_folder_takes_the_earlier_folders_drafts_and_drafts_only_the_rest(
     earlier operator again would be a pass that never finished): its screening is the union."""
     import json
 
-    from bench.learning_arms import LearningBenchmark
-    from bench.learning_v3_screen import ThinBand, screen
 
     earlier = tmp_path / "earlier"
     _finished_passes(earlier, {0: {"4_ReLU": True, "7_Sigmoid": True, "5_GELU": False},
@@ -267,14 +263,11 @@ def test_a_new_folder_takes_the_earlier_folders_drafts_and_drafts_only_the_rest(
     assert not (new / "arms" / "screen-d2").exists()  # nothing left to draft in stage 2
 
 
-def test_an_unfinished_screening_says_where_it_stands(tmp_path, capsys):
+def test_an_unfinished_screening_says_where_it_stands(tmp_path, capsys, monkeypatch):
     """--summary-so-far before screening.json exists: per pass, drafted and solved so far, the
     drafts an earlier folder lends in stage 1; nothing is run."""
     import json
 
-    from bench import learning
-    from bench.learning_v3 import parse_args, plan_of
-    from bench.learning_v3_screen import screening_progress
 
     earlier = tmp_path / "earlier"
     _finished_passes(earlier, {0: {"4_ReLU": True, "7_Sigmoid": False}, 1: {"4_ReLU": True, "7_Sigmoid": True}})
@@ -283,12 +276,34 @@ def test_an_unfinished_screening_says_where_it_stands(tmp_path, capsys):
     new = tmp_path / "new"
     _finished_passes(new, {0: {"8_Tanh": False, "6_SiLU": True}})
     argv = ["--backend", "cpu", "--wide-pool", "--reuse-screening", str(earlier), "--out", str(new)]
-    progress = screening_progress(new, plan_of(parse_args(argv)), 0)
+    plan = plan_of(parse_args(argv))
+    check_same_plan(new, plan)  # what the run's first start records
+    progress = screening_progress(new, plan, 0)
     assert progress["passes"] == {"screen-d0": {"drafted": 2, "feasible": 1, "reused": 2, "reused_feasible": 1},
                                   "screen-d1": {"drafted": 0, "feasible": 0, "reused": 2, "reused_feasible": 2}}
     assert progress["solved_at_least_once"] == ["4_ReLU", "6_SiLU", "7_Sigmoid"] and progress["stage1_drafts"] == 243
 
-    assert learning.main(["--v3", *argv, "--summary-so-far"]) == 0
+    # from outside the repository, with --out alone: the folder's plan.json says the rest
+    monkeypatch.chdir(tmp_path)
+    assert main(["--out", str(new), "--summary-so-far"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out.strip().splitlines()[-1]) == progress
     assert "screening under way, 6 drafts so far" in captured.err
+
+
+def test_the_earlier_folder_is_read_once_per_command(tmp_path, monkeypatch, capsys):
+    """The estimate and the screening take the earlier folder's drafts from one reading."""
+    import bench.learning.reuse as reuse
+
+    earlier = tmp_path / "earlier"
+    _finished_passes(earlier, {0: {"4_ReLU": True}})
+    (earlier / "plan.json").write_text(json.dumps({"design": "v3", "backend": "cpu", "suite": "suites/cpu", "seed": 0,
+                                                   "rule": {"drafts": 3, "extra_drafts": 3, "floor_admitted": False}}))
+    reads = []
+    real = reuse.reusable_screening
+    monkeypatch.setattr(reuse, "reusable_screening", lambda *a: reads.append(a[0]) or real(*a))
+    plan = plan_of(parse_args(["--reuse-screening", str(earlier), "--pool", "4_ReLU"]))
+    assert reuse.lent_drafts(plan, 0) == {0: {"4_ReLU": True}} and reuse.lent_drafts(plan, 0) is plan["lent"]
+    assert main(["--dry-run", "--reuse-screening", str(earlier), "--pool", "4_ReLU"]) == 0
+    assert reads == [earlier, earlier]  # once for the plan above, once for the command
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["screening_attempts"] == 2

@@ -1,4 +1,4 @@
-"""bench.learning --v3 end to end at a tiny size (scripted HTTP LLM, real harness, real LanceDB
+"""bench.learning end to end at a tiny size (scripted HTTP LLM, real harness, real LanceDB
 banks, no Ray), and the frozen bank: an evaluation draft leaves a real bank as it was."""
 
 from __future__ import annotations
@@ -11,14 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from bench import learning
-from bench.learning_arms import ARMS, LearningBenchmark
-from bench.learning_frozen import FrozenBankChanged, bank_digest, draft_settings, run_draft_pass
-from launch.campaign import Campaign
+from bench.learning.cli import main
+from bench.learning.evaluation import FrozenBankChanged, bank_digest, draft_settings, run_draft_pass
+from bench.learning.learning_pass import LearningBenchmark
+from bench.learning.plan import ARMS, parse_args
+from bench.learning.publish import git_commit
+from bench.learning.resume import build_settings
+from launch.campaign import Campaign, CampaignError
 from tests.actors.openai_server import OpenAITestServer, Reply, ScriptedAgent, last_user_message
-from tests.launch.kernel_agent import ELEMENTWISE, kernel_reply
+from tests.launch.kernel_agent import ELEMENTWISE, ElementwiseAgent, kernel_reply
 
-SUITE = Path(__file__).resolve().parents[2] / "suites" / "cpu" / "level1"
+SUITE = Path(__file__).resolve().parents[3] / "suites" / "cpu" / "level1"
 FAST = ["--set", "harness.compile_baseline=false", "--set", "harness.timed_trials=5",
         "--set", "harness.warmup_trials=1", "--set", "harness.correctness_trials=2",
         "--set", "harness.profile_input_sets=1", "--set", "llm.candidate_format=kernel",
@@ -75,11 +78,11 @@ def test_screening_learning_frozen_evaluation_summary_and_resume(suite, tmp_path
     with OpenAITestServer() as server:
         agent = SometimesAgent()
         server.responder = agent
-        argv = ["--v3", *FAST, "--set", f"harness.build_cache_dir={tmp_path / 'build'}", "--suite", str(suite),
+        argv = [*FAST, "--set", f"harness.build_cache_dir={tmp_path / 'build'}", "--suite", str(suite),
                 "--pool", "4_ReLU,7_Sigmoid,5_GELU,8_Tanh,6_SiLU", "--screen-drafts", "2", "--eval-drafts", "2",
                 "--iterations", "2", "--min-heldout", "2", "--llm-base-url", server.base_url,
                 "--llm-model", server.model, "--out", str(out)]
-        assert learning.main(argv) == 0
+        assert main(argv) == 0
         headline = last_json_line(capsys.readouterr().out)
         asked = dict(agent.asked)
 
@@ -125,33 +128,30 @@ def test_screening_learning_frozen_evaluation_summary_and_resume(suite, tmp_path
             out / "summary.md").read_text()
 
         # Finished: a rerun asks nothing and says the same.
-        assert learning.main(argv) == 0
+        assert main(argv) == 0
         assert agent.asked == asked
         again = last_json_line(capsys.readouterr().out)
         assert {k: v for k, v in again.items() if k != "wall_s"} == {k: v for k, v in headline.items() if k != "wall_s"}
 
         # The interim table runs nothing either.
-        assert learning.main([*argv, "--summary-so-far"]) == 0 and agent.asked == asked
+        assert main([*argv, "--summary-so-far"]) == 0 and agent.asked == asked
         assert last_json_line(capsys.readouterr().out)["pass1_value"] == headline["pass1_value"]
 
         # Interrupted in an evaluation pass after its second operator: the rerun drafts only the third.
         path = out / "arms" / "eval-value-d1" / "summary.json"
         run = json.loads(path.read_text())
         path.write_text(json.dumps(run | {"finished_at": None, "operators": run["operators"][:2]}))
-        assert learning.main(argv) == 0
+        assert main(argv) == 0
         assert {t: agent.asked[t] - asked.get(t, 0) for t in agent.asked} == {
             "4_ReLU": 0, "7_Sigmoid": 0, "8_Tanh": 0, "6_SiLU": 1}
         assert json.loads(path.read_text())["finished_at"]
 
         with pytest.raises(SystemExit, match="another plan"):
-            learning.main([*argv, "--eval-drafts", "3"])
+            main([*argv, "--eval-drafts", "3"])
 
 
 def _settings(argv):
-    from bench.learning_v3 import parse_args
-
-    args = parse_args([a for a in argv if a != "--v3"])
-    return learning.build_settings(args)
+    return build_settings(parse_args(argv))
 
 
 def test_an_evaluation_draft_leaves_a_real_bank_as_it_was_and_a_cut_pass_resumes(tmp_path):
@@ -162,7 +162,7 @@ def test_an_evaluation_draft_leaves_a_real_bank_as_it_was_and_a_cut_pass_resumes
     with OpenAITestServer() as server:
         agent = SometimesAgent()
         server.responder = agent
-        settings = _settings(["--v3", *FAST, "--set", f"harness.build_cache_dir={tmp_path / 'build'}",
+        settings = _settings([*FAST, "--set", f"harness.build_cache_dir={tmp_path / 'build'}",
                               "--llm-base-url", server.base_url, "--llm-model", server.model])
         bench = LearningBenchmark(settings, tmp_path / "results")
         bench.run_arm("learn-value", ARMS["value"], task, iterations=1, seed=0)  # a bank with a ReLU trace
@@ -196,13 +196,63 @@ def test_an_evaluation_draft_leaves_a_real_bank_as_it_was_and_a_cut_pass_resumes
         assert bank_digest(copy, settings) != before
 
 
+def test_an_arm_killed_between_operators_resumes_at_the_next_one_with_its_bank_as_it_was(tmp_path):
+    """The bank is copied after every finished operator; a rerun restores that copy (here the
+    live bank is even deleted) and asks the model nothing about the operators already done."""
+    from memory_actor.bank import MemoryBank
+
+    tasks = [SUITE / "4_ReLU.py", SUITE / "8_Tanh.py"]
+    asked: dict[str, int] = {}
+    with OpenAITestServer() as server:
+        agent = ElementwiseAgent()
+        outage = {"on": True}
+
+        def responder(body):
+            prompt = last_user_message(body)
+            operator = "tanh" if "torch.tanh(x)" in prompt else "relu"
+            asked[operator] = asked.get(operator, 0) + 1
+            if outage["on"] and operator == "tanh":  # a fatal endpoint error on the second operator
+                return Reply(status=401, error="scripted key revoked")
+            return agent(body)
+
+        server.responder = responder
+        settings = _settings([*FAST, "--set", f"harness.build_cache_dir={tmp_path / 'build'}", "--set",
+                              "episode.lessons=false", "--llm-base-url", server.base_url, "--llm-model", server.model])
+        bench = LearningBenchmark(settings, tmp_path / "results")
+        banks, arm = bench.banks, bench.arm_dir("learn-value")
+        with pytest.raises(CampaignError, match="refused the API key"):
+            bench.run_arm("learn-value", ARMS["value"], tasks, iterations=2, seed=0)
+        assert json.loads((banks / "learn-value.after-1.json").read_text()) == {"operators": ["4_ReLU"]}
+        assert not bench.finished("learn-value") and asked["relu"] == 2
+        shutil.rmtree(banks / "learn-value")  # whatever the live bank holds now, the copy wins
+
+        outage["on"] = False
+        assert bench.run_arm("learn-value", ARMS["value"], tasks, iterations=2, seed=0)
+        assert asked["relu"] == 2 and bench.finished("learn-value")
+        attempts = [json.loads(line) for line in (arm / "attempts.jsonl").read_text().splitlines()]
+        assert [a["task"] for a in attempts] == ["4_ReLU", "4_ReLU", "8_Tanh", "8_Tanh"]
+        run = json.loads((arm / "summary.json").read_text())
+        assert len(run["resumed_at"]) == 1 and [op["task"] for op in run["operators"]] == ["4_ReLU", "8_Tanh"]
+        assert not list(banks.glob("learn-value.after-*"))  # a finished arm keeps no copies
+        starts = [line.split() for line in (arm / "git_commits").read_text().splitlines()]
+        assert [how for _, _, how in starts] == ["started", "resumed"]
+        assert {commit for commit, _, _ in starts} == {git_commit() or "unknown"}  # the same code both times
+
+    bank = MemoryBank(bench.settings.memory.model_copy(update={"uri": str(banks / "learn-value")}))
+    try:  # the restored bank still holds what ReLU's attempts left, and Tanh's were added to it
+        traces = {item.task_id for item in bank.items.values() if item.kind == "trace"}
+    finally:
+        bank.close()
+    assert traces == {"4_ReLU", "8_Tanh"}
+
+
 def test_a_changed_bank_stops_the_evaluation(tmp_path, monkeypatch):
-    import bench.learning_frozen as frozen
+    import bench.learning.evaluation as frozen
 
     digests = iter(["a", "b"])
     monkeypatch.setattr(frozen, "bank_digest", lambda uri, settings: next(digests))
     monkeypatch.setattr(frozen, "FrozenCampaign", _NoopCampaign)
-    settings = _settings(["--v3"])
+    settings = _settings([])
     with pytest.raises(FrozenBankChanged, match="must not"):
         frozen.run_draft_pass(settings, tmp_path / "eval", tmp_path / "bank", ARMS["value"], [], seed=0, run_id="x")
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from bench.learning_stats import (
+from bench.learning.stats import (
     attempts_to_first_feasible,
     fast_0_curve,
     paired,

@@ -1,4 +1,4 @@
-"""Simulated power of the learning benchmark v3's evaluation design (docs/learning_benchmark.md).
+"""Simulated power of the learning benchmark's evaluation design (docs/learning_benchmark.md).
 
 The world simulated: a candidate operator's cold pass@1 p is uniform on [0, 1]; screening gives
 it `screen_drafts` cold drafts and keeps it when its successes fall in the band (the cpu rule:
@@ -9,8 +9,8 @@ n held-out operators; the test is the benchmark's own: the exact two-sided Wilco
 test over the per-operator pass@1 differences (zeros dropped), a success being p < alpha with
 the treated arm ahead. Power is the share of simulated benchmarks that succeed.
 
-    python -m bench.learning_power                    # the table in docs/learning_benchmark.md
-    python -m bench.learning_power --operators 20 --drafts 6 --effect 0.15 --sims 4000
+    python -m bench.learning.power                    # the table in docs/learning_benchmark.md
+    python -m bench.learning.power --operators 20 --drafts 6 --effect 0.15 --sims 4000
 
 Prints one JSON line.
 """
@@ -21,12 +21,8 @@ import argparse
 import json
 import random
 import sys
-from pathlib import Path
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.learning_stats import wilcoxon_signed_rank  # noqa: E402
+from bench.learning.stats import wilcoxon_signed_rank
 
 ALPHA = 0.05
 
@@ -81,7 +77,7 @@ def table(sims: int, spread: float, seed: int) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m bench.learning_power", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m bench.learning.power", description=__doc__.splitlines()[0])
     p.add_argument("--operators", type=int, default=None, help="held-out operators (default: the grid)")
     p.add_argument("--drafts", type=int, default=6, help="fresh drafts per operator and arm")
     p.add_argument("--effect", type=float, default=0.15, help="mean pass@1 lift of the treated arm")

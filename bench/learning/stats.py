@@ -4,7 +4,7 @@ With a handful of operators and replicates, asymptotic formulas mislead, so the 
 exact: the two-sided sign test counts wins and losses; the Wilcoxon signed-rank test is an
 exact permutation test over all 2^n sign flips of the ranked differences (counted by dynamic
 programming). Intervals for a proportion are Wilson score intervals, which stay inside
-[0, 1] and behave at 0 and 1, where fast_0 often is. The v3 benchmark's mean pass@1 over
+[0, 1] and behave at 0 and 1, where fast_0 often is. The benchmark's mean pass@1 over
 operators gets a percentile bootstrap over operators (the operator is the unit of the test).
 """
 

@@ -5,7 +5,8 @@ folder. The earlier folder's cold drafts are samples of the same model from the 
 prompts (check that the prompts are byte-identical at both commits before reusing them:
 docs/learning_benchmark.md, "The remedy for a thin band"), so the new folder takes them pass by
 pass, and drafts only the operators and passes they do not cover. What was taken is recorded in
-screening.json (`reused`)."""
+screening.json (`reused`). The earlier folder is read once per command (`lent_drafts` keeps
+what it read in the plan): the estimate and the screening see the same drafts."""
 
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench.learning_frozen import draft_outcomes
-from bench.learning_screening import Rule
-from bench.learning_session import portable
+from bench.learning.evaluation import draft_outcomes
+from bench.learning.resume import portable
 
 # the plan's entries that must agree for an earlier draft to count as one of this plan's
 _SAME = ("design", "backend", "suite", "seed")
@@ -27,16 +27,16 @@ def reusable_screening(source: Path, plan: dict[str, Any], seed: int) -> dict[in
     backend, suite, seed and screening rule: its drafts would not be this plan's."""
     recorded_path = source / "plan.json"
     if not recorded_path.is_file():
-        raise SystemExit(f"bench.learning --v3: --reuse-screening {source}: no plan.json there (not a v3 results folder)")
+        raise SystemExit(f"bench.learning: --reuse-screening {source}: no plan.json there (not a results folder of this benchmark)")
     recorded = json.loads(recorded_path.read_text())
-    rule: Rule = plan["rule"]
+    rule = plan["rule"]
     wanted = {"design": "v3", "backend": plan["backend"], "suite": portable(plan["suite"]), "seed": seed}
     differ = [f"{key} {recorded.get(key)!r} (here {wanted[key]!r})" for key in _SAME if recorded.get(key) != wanted[key]]
     old_rule = recorded.get("rule", {})
     differ += [f"rule.{key} {old_rule.get(key)!r} (here {getattr(rule, key)!r})"
                for key in ("drafts", "extra_drafts", "floor_admitted") if old_rule.get(key) != getattr(rule, key)]
     if differ:
-        raise SystemExit(f"bench.learning --v3: --reuse-screening {source}: its drafts are not this plan's: "
+        raise SystemExit(f"bench.learning: --reuse-screening {source}: its drafts are not this plan's: "
                          + "; ".join(differ))
     pool = {p.stem for p in plan["pool"]}
     passes: dict[int, dict[str, bool]] = {}
@@ -45,6 +45,16 @@ def reusable_screening(source: Path, plan: dict[str, Any], seed: int) -> dict[in
         if (run_dir / "summary.json").is_file():
             passes[r] = {stem: ok for stem, ok in draft_outcomes(run_dir).items() if stem in pool}
     return passes
+
+
+def lent_drafts(plan: dict[str, Any], seed: int) -> dict[int, dict[str, bool]]:
+    """The drafts the plan's earlier folder lends ({} without one), read on the first call and
+    kept in the plan for the next."""
+    if not plan.get("reuse"):
+        return {}
+    if "lent" not in plan:
+        plan["lent"] = reusable_screening(plan["reuse"], plan, seed)
+    return plan["lent"]
 
 
 def reuse_record(source: Path, taken: dict[int, dict[str, bool]]) -> dict[str, Any]:

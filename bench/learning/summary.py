@@ -1,10 +1,12 @@
-"""The learning benchmark v3's summary: pass@1 of the evaluation pass per arm and operator, the
-pre-registered paired test, the learning pass's fast_0, summary.md/.json.
+"""The learning benchmark's summary: pass@1 of the evaluation per arm and operator, the
+pre-registered paired test, the learning pass's fast_0, summary.md/.json (and their copy in
+bench/results/ with --publish). `tables` computes every published figure from a results folder
+alone, so a published run's tables are re-derived from its archive (bench/learning/archive.py).
 
 pass@1 of an operator in an arm is the share of its fresh drafts (one per evaluation pass) that
 were feasible. Arms are compared over the held-out operators that every compared arm drafted:
 the exact two-sided Wilcoxon signed-rank test of the per-operator differences (zeros dropped,
-tied |differences| sharing their average rank; bench/learning_stats.py), a 95% percentile
+tied |differences| sharing their average rank; bench/learning/stats.py), a 95% percentile
 bootstrap over operators for the mean difference and each arm's mean pass@1, and a Wilson
 interval of the pooled drafts beside it (optimistic: drafts of one operator are not independent
 trials of the arm).
@@ -13,15 +15,34 @@ trials of the arm).
 from __future__ import annotations
 
 import json
+import shutil
+import sys
+from datetime import UTC, datetime
 from pathlib import Path
+from statistics import median
 from typing import Any
 
-from bench.learning_frozen import draft_outcomes, gate_counts
-from bench.learning_stats import bootstrap_mean, paired, wilson
-from bench.learning_summary import arm_figures
+from bench.learning.evaluation import draft_outcomes, finished, gate_counts
+from bench.learning.plan import PRIMARY
+from bench.learning.publish import (
+    REPOSITORY,
+    drop_interim_publication,
+    git_commit,
+    machine,
+    publish_folder,
+    started_at_commit,
+)
+from bench.learning.stats import (
+    attempts_to_first_feasible,
+    bootstrap_mean,
+    fast_0_curve,
+    paired,
+    score,
+    wilson,
+)
+from launch.report import RunReport
 
-# domain -> (treated, baseline) of the primary comparison, and the target of issue 27
-PRIMARY = {"cpu": ("value", "similarity"), "npu-twin": ("value", "none")}
+# the target of issue 27 for the primary comparison's difference, per domain
 TARGET_POINTS = {"cpu": 0.15, "npu-twin": 0.30}
 ALPHA = 0.05
 PAIRS = [("value", "similarity"), ("value", "none"), ("similarity", "none")]
@@ -84,16 +105,101 @@ def evaluate(domain: str, evaluation: dict[str, dict[str, Any]]) -> tuple[dict[s
     return tests, verdict
 
 
+def _wall_s(report: RunReport) -> float | None:
+    if not (report.started_at and report.finished_at):
+        return None
+    started, ended = datetime.fromisoformat(report.started_at), datetime.fromisoformat(report.finished_at)
+    return round((ended - started).total_seconds(), 1)
+
+
+def arm_figures(arm: str, report: RunReport, iterations: int) -> dict[str, Any]:
+    """An arm's learning pass: fast_0 by iteration (a 95% Wilson interval), attempts to the first
+    feasible kernel, failures by gate, the speedup of the best kernel over the first feasible
+    one. The fields of the retired v2 design's per-arm table, of one replicate."""
+    rows = report.operators
+    firsts = [row.first_feasible_iteration for row in rows]
+    curve = fast_0_curve(firsts, iterations)
+    failures: dict[str, int] = {}
+    for row in rows:
+        for gate, count in row.failures.items():
+            failures[gate] = failures.get(gate, 0) + count
+    failures = dict(sorted(failures.items(), key=lambda kv: (-kv[1], kv[0])))
+    gains = sorted(row.speedup_best_over_first for row in rows if row.speedup_best_over_first)
+    wall = _wall_s(report)
+    return {
+        "arm": arm, "retrieval": report.retrieval, "replicates": 1, "operators": len({row.task for row in rows}),
+        "attempts": report.attempts, "feasible_attempts": report.attempts - sum(failures.values()),
+        "failures_by_gate": failures, "compile_errors": failures.get("compile", 0),
+        "fast_0_final": curve[-1]["fast_0"] if curve else None,
+        "fast_0_final_ci95": curve[-1]["ci95"] if curve else None,
+        "fast_0_by_iteration": [point["fast_0"] for point in curve],
+        "fast_0_ci95_by_iteration": [point["ci95"] for point in curve],
+        "fast_0_level2": None,  # v2's transfer figure: no level-2 operators in this design
+        "attempts_to_first_feasible": attempts_to_first_feasible(firsts),
+        "median_speedup_best_over_first": median(gains) if gains else None, "speedups_counted": len(gains),
+        "score_by_operator": {row.task: float(score(row.first_feasible_iteration, iterations)) for row in rows},
+        "tokens": report.tokens, "wall_s": wall if wall is not None else 0, "finished": report.finished_at is not None,
+        "per_replicate": [{
+            "replicate": 0, "seed": None, "run_dir": report.run_dir,
+            "first_feasible": {row.task: row.first_feasible_iteration for row in rows},
+            "feasible_operators": report.feasible_operators, "attempts": report.attempts, "problems": report.problems,
+        }],
+    }
+
+
 def learning_figures(out: Path, arms: list[str], iterations: int) -> dict[str, dict[str, Any]]:
     from launch.report import analyse_run
 
-    figures = {}
-    for arm in arms:
-        run_dir = out / "arms" / f"learn-{arm}"
-        if (run_dir / "summary.json").is_file():
-            report = analyse_run(run_dir)
-            figures[arm] = arm_figures(arm, [{"replicate": 0, "seed": None, "report": report}], iterations, [])
-    return figures
+    return {arm: arm_figures(arm, analyse_run(out / "arms" / f"learn-{arm}"), iterations) for arm in arms
+            if (out / "arms" / f"learn-{arm}" / "summary.json").is_file()}
+
+
+def tables(out: Path, plan: dict[str, Any], screening: dict[str, Any]) -> dict[str, Any]:
+    """Every figure of summary.json computed from the results folder `out` alone: the learning
+    pass per arm, the evaluation per arm, the paired tests, the verdict and the headline."""
+    learning = learning_figures(out, plan["arms"], plan["iterations"])
+    evaluation = {arm: eval_figures(arm, [out / "arms" / f"eval-{arm}-d{r}" for r in range(plan["eval_drafts"])],
+                                    screening["heldout"]) for arm in plan["arms"]}
+    tests, verdict = evaluate(plan["backend"], evaluation)
+    return {"learning": learning, "evaluation": evaluation, "tests": tests, "verdict": verdict,
+            "headline": headline(plan["backend"], learning, evaluation, tests, verdict)}
+
+
+def summarise(out: Path, plan: dict[str, Any], model: dict[str, Any], publish: bool) -> dict[str, Any]:
+    """summary.json/.md of the folder (copied to bench/results/ when `publish`); the headline."""
+    screening_path = out / "screening.json"
+    if not screening_path.is_file():
+        raise SystemExit(f"bench.learning: {out} has no finished screening yet")
+    screening = json.loads(screening_path.read_text())
+    if screening.get("stopped"):
+        raise SystemExit(f"bench.learning: {out} stopped at screening ({screening['stopped']}): no learning or "
+                         "evaluation to summarise; screening.json holds every outcome")
+    figures = tables(out, plan, screening)
+    planned = [f"learn-{a}" for a in plan["arms"]] + [f"eval-{a}-d{r}" for r in range(plan["eval_drafts"])
+                                                      for a in plan["arms"]]
+    meta = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "git_commit": started_at_commit(out),
+            "summarised_at_commit": git_commit(), "machine": machine(), "model": model, "backend": plan["backend"],
+            "results": str(out), "screening": screening, "heldout": screening["heldout"],
+            "curriculum": screening["curriculum"], "iterations": plan["iterations"], "eval_drafts": plan["eval_drafts"],
+            "complete": all(finished(out / "arms" / name) for name in planned),
+            "pending": [name for name in planned if not finished(out / "arms" / name)]}
+    learning, evaluation, tests, verdict, line = (figures[k] for k in ("learning", "evaluation", "tests", "verdict",
+                                                                        "headline"))
+    summary = {"meta": meta, "learning": list(learning.values()), "evaluation": list(evaluation.values()),
+               "tests": tests, "verdict": verdict, "headline": line}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (out / "summary.md").write_text(render(meta, learning, evaluation, tests, verdict, line))
+    if publish:
+        results = REPOSITORY / "bench" / "results"
+        name = f"{meta['date'][:10]}-{str(model.get('name')).replace('/', '_')}-v3-{plan['backend']}"
+        target = publish_folder(results, name + ("" if meta["complete"] else "-interim"), out)
+        target.mkdir(parents=True, exist_ok=True)
+        for file in ("summary.md", "summary.json"):
+            shutil.copyfile(out / file, target / file)
+        if meta["complete"]:
+            drop_interim_publication(results, out)
+    print(f"[learning] results: {out} (summary.md, summary.json)", file=sys.stderr)
+    return {**line, "results": str(out)}
 
 
 def headline(domain: str, learning: dict[str, Any], evaluation: dict[str, Any], tests: dict[str, Any],

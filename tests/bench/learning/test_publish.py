@@ -1,0 +1,104 @@
+"""Where the learning benchmark's tables go (bench/results/), and a published run's raw state:
+its archive packed deterministically, unpacked only when its digest holds, and the published v3
+tables re-derived from the archives."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from bench.learning.archive import pack, rederive, unpack
+from bench.learning.publish import drop_interim_publication, publish_folder
+
+RESULTS = Path(__file__).resolve().parents[3] / "bench" / "results"
+V3_RUNS = ["2026-11-28-qwen2.5-coder-1.5b-instruct-v3-cpu", "2026-11-28-qwen2.5-coder-1.5b-instruct-v3-npu-twin"]
+
+
+def test_a_second_benchmark_on_the_same_day_publishes_beside_the_first(tmp_path):
+    results = tmp_path / "results"
+    first = publish_folder(results, "2026-11-22-m", tmp_path / "a")
+    assert first == results / "2026-11-22-m"
+    first.mkdir(parents=True)
+    (first / "summary.json").write_text(json.dumps({"meta": {"results": str(tmp_path / "a")}}))
+    assert publish_folder(results, "2026-11-22-m", tmp_path / "a") == first  # republished in place
+    assert publish_folder(results, "2026-11-22-m", tmp_path / "b") == results / "2026-11-22-m-2"
+
+
+def test_a_benchmark_running_past_midnight_republishes_where_it_published_before(tmp_path):
+    results = tmp_path / "results"
+    for name, out in [("2026-11-23-m-interim", "a"), ("2026-11-23-m", "b")]:
+        (results / name).mkdir(parents=True)
+        (results / name / "summary.json").write_text(json.dumps({"meta": {"results": str(tmp_path / out)}}))
+    assert publish_folder(results, "2026-11-24-m-interim", tmp_path / "a") == results / "2026-11-23-m-interim"
+    # the final table of that benchmark is new (dated the day it completes); another benchmark's is not touched
+    assert publish_folder(results, "2026-11-24-m", tmp_path / "a") == results / "2026-11-24-m"
+    assert publish_folder(results, "2026-11-24-m-interim", tmp_path / "c") == results / "2026-11-24-m-interim"
+    drop_interim_publication(results, tmp_path / "a")  # its final table supersedes the interim one
+    assert sorted(p.name for p in results.iterdir()) == ["2026-11-23-m"]
+
+
+def _folder(root: Path) -> Path:
+    (root / "arms" / "eval-none-d0" / "report").mkdir(parents=True)
+    (root / "arms" / "eval-none-d0" / "report" / "report.html").write_text("<html>derived</html>")
+    (root / "arms" / "eval-none-d0" / "attempts.jsonl").write_text('{"task": "4_ReLU", "shown": []}\n')
+    (root / "arms" / "eval-none-d0" / "kernels").mkdir()
+    (root / "plan.json").write_text("{}\n")
+    return root
+
+
+def test_an_archive_is_the_same_bytes_each_time_and_leaves_the_derived_reports_out(tmp_path):
+    folder = _folder(tmp_path / "run")
+    first = pack(folder, tmp_path / "a", "runs/run")
+    (folder / "plan.json").touch()  # a newer mtime changes nothing
+    second = pack(folder, tmp_path / "b", "runs/run")
+    assert first["sha256"] == second["sha256"] and first["files"] == 2
+    assert (tmp_path / "a" / "raw.tar.xz").read_bytes() == (tmp_path / "b" / "raw.tar.xz").read_bytes()
+    with tarfile.open(tmp_path / "a" / "raw.tar.xz") as tar:
+        names = tar.getnames()
+        assert all(m.mtime == 0 and m.uid == 0 and m.uname == "" for m in tar.getmembers())
+    assert "arms/eval-none-d0/kernels" in names and not [n for n in names if "report" in n]
+    assert json.loads((tmp_path / "a" / "raw.json").read_text())["sha256"] == first["sha256"]
+
+
+def test_unpacking_checks_the_digest_and_can_take_only_the_attempts(tmp_path):
+    pack(_folder(tmp_path / "run"), tmp_path / "result")
+    assert unpack(tmp_path / "result", tmp_path / "some", ["arms/*/attempts.jsonl"]) == [
+        "arms/eval-none-d0/attempts.jsonl"]
+    assert not (tmp_path / "some" / "plan.json").exists()
+    assert sorted(unpack(tmp_path / "result", tmp_path / "all")) == ["arms/eval-none-d0/attempts.jsonl", "plan.json"]
+    with pytest.raises(SystemExit, match="not empty"):
+        unpack(tmp_path / "result", tmp_path / "all")
+    archive = tmp_path / "result" / "raw.tar.xz"
+    archive.write_bytes(archive.read_bytes()[:-1] + b"\0")
+    with pytest.raises(SystemExit, match="sha256"):
+        unpack(tmp_path / "result", tmp_path / "tampered")
+
+
+def test_every_published_run_keeps_its_raw_state_with_a_digest_that_holds():
+    from bench.learning.archive import verified_archive
+
+    kept = sorted(p.parent.name for p in RESULTS.glob("*/raw.json"))
+    assert set(V3_RUNS) <= set(kept) and len(kept) == 4
+    assert sum((RESULTS / name / "raw.tar.xz").stat().st_size for name in kept) < 2_000_000
+    for name in kept:
+        verified_archive(RESULTS / name)
+
+
+@pytest.mark.parametrize("run", V3_RUNS)
+def test_the_published_v3_tables_are_re_derived_from_the_archive(run, tmp_path):
+    """pass@1 per arm and operator, drafts per operator, the paired tests and their p values, the
+    verdict, the learning pass's figures and the headline: all of summary.json's figures."""
+    line = rederive(RESULTS / run)
+    assert line["match"], line["differ"]
+    published = json.loads((RESULTS / run / "summary.json").read_text())
+    assert line["headline"] == published["headline"]
+    # and the comparison can fail: a published figure changed by hand no longer matches
+    copy = tmp_path / run
+    shutil.copytree(RESULTS / run, copy)
+    published["evaluation"][0]["drafts_by_operator"][published["meta"]["heldout"][0]] += 1
+    (copy / "summary.json").write_text(json.dumps(published))
+    assert rederive(copy)["differ"] == ["evaluation"]
