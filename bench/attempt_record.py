@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
 
     import launch.local_llm.server as local_server
-    from bench import learning
+    from bench.learning import cli as learning
 
     serve = local_server.local_llm_server
 
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
 
     local_server.local_llm_server = recorded_server  # bench.learning imports it when it serves the model
     with tempfile.TemporaryDirectory(prefix="evokernel-attempt-record-") as work:
-        return learning.main(["--tasks", args.tasks, "--iterations", str(args.iterations), "--replicates", "1",
+        return learning.main(["learn", "--tasks", args.tasks, "--iterations", str(args.iterations),
                               "--arms", args.arm, "--out", work])
 
 
