@@ -1,8 +1,0 @@
-#include <cmath>
-extern "C" void kernel(const float* x, float* out, int64_t x_d0, int64_t x_d1, int64_t out_d0, int64_t out_d1) {
-    const int64_t n = out_d0 * out_d1;
-    #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
-        out[i] = std::max(x[i], 0.0f);
-    }
-}
