@@ -1,12 +1,13 @@
 """What an episode shows the model from memory, and the record of what it showed.
 
 DESIGN.md section 3, "What a prompt may show": exemplar code only from feasible kernels (a
-1.5B model copied whatever code it was shown, broken or not); a failed attempt only as a
-short lesson, or fenced and marked as a failed variant of the start point; the worked
-example for small models is a feasible kernel of another operator shown as that operator's
-own task and answer, chosen by the memory's slot decision (memory_actor/slots.py) among the
-generic example, the family template and kernels of the task's own family and signature
-shape. Credit and provenance follow what reached the prompt.
+1.5B model copied whatever code it was shown, broken or not); a failed attempt of this operator
+only fenced and marked as such, never another operator's failure record; the worked example is
+the memory's one decision per draft (memory_actor/slots.py): the generic example alone (bare),
+or the family's verified example or a banked kernel of the task's own family and signature
+shape, shown as that operator's own task and answer, with or without the ranked items. No
+kernel or lesson of another family reaches a prompt (memory_actor/scope.py). Credit and
+provenance follow what reached the prompt.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from pathlib import Path
 import structlog
 
 from actors.code_extraction import defines_entry_point
-from actors.families import dominant_family, signature_shape, template_names
+from actors.families import dominant_family, example_name, signature_shape
 from actors.messages import CandidateFormat, ContextItem, Exemplar, ShownItem, Stage, TaskBrief
 from memory_actor.items import MemoryItem
 from memory_actor.messages import Retrieval
+from memory_actor.scope import in_scope
+from memory_actor.seeding import example_tasks
 from memory_actor.slots import GENERIC, SlotOutcome, SlotRequest
 
 log = structlog.get_logger("evokernel.context")
@@ -48,24 +51,31 @@ def context_item(item: MemoryItem, stage: Stage) -> ContextItem:
                        reason=item.verdict.reason if failed and item.verdict is not None else "")
 
 
-def showable(item: MemoryItem, fmt: CandidateFormat) -> bool:
-    """Whether a retrieved item may be shown as context: a trace only when it is feasible and
-    written in this episode's format (the memory already recalls feasible traces only; this
-    holds against banks written before it did, and against a ModelNew file shown to a model
-    asked for a kernel function)."""
+def showable(item: MemoryItem, brief: TaskBrief) -> bool:
+    """Whether a retrieved item may be shown as context: only in its scope (a trace of the task's
+    family and signature shape, a lesson of its family that teaches; memory_actor/scope.py), and
+    a trace only when it is feasible and written in this episode's format (the memory already
+    recalls that way; this holds against banks written before it did, and against a ModelNew
+    file shown to a model asked for a kernel function)."""
+    if not in_scope(item, dominant_family(brief.reference_source), signature_shape(brief.signature)):
+        return False
     if item.kind != "trace":
         return True
-    return is_feasible_trace(item) and defines_entry_point(item.content, fmt)
+    return is_feasible_trace(item) and defines_entry_point(item.content, brief.candidate_format)
 
 
-# -- the worked-example slot: generic example, family template, or a kernel of the family ----
+# -- the decision beyond the brief: bare, the family's example, or a kernel of the family -----
 
 def slot_request(brief: TaskBrief, retry: bool) -> SlotRequest:
-    """What the memory needs to list this draft's slot candidates (memory_actor/slots.py)."""
-    templates = template_names(brief.reference_source, limit=1)
-    return SlotRequest(task_id=brief.task_id, family=dominant_family(brief.reference_source),
-                       shape=signature_shape(brief.signature), context="retry" if retry else "fresh",
-                       template=templates[0] if templates else None)
+    """What the memory needs to list this draft's options (memory_actor/slots.py)."""
+    family = dominant_family(brief.reference_source)
+    return SlotRequest(task_id=brief.task_id, family=family, shape=signature_shape(brief.signature),
+                       context="retry" if retry else "fresh", example=example_name(family))
+
+
+def scope(brief: TaskBrief) -> dict[str, str]:
+    """The retrieval's scope (RetrievalRequest.family, .shape): ranked items of this family only."""
+    return {"family": dominant_family(brief.reference_source), "shape": signature_shape(brief.signature)}
 
 
 def trace_tags(brief: TaskBrief) -> list[str]:
@@ -75,16 +85,20 @@ def trace_tags(brief: TaskBrief) -> list[str]:
 
 def slot_contents(retrieval: Retrieval, brief: TaskBrief,
                   task_path: str | None) -> tuple[Exemplar | None, MemoryItem | None]:
-    """What the memory's slot choice puts in the prompt: a banked kernel as the worked example
-    (with its own operator's task), or the family template (shown before the ranked items, the
-    generic example beside it); (None, None) for the generic example. A kernel that cannot be
-    shown as a worked example here (no reference source beside this task) is shown as the first
-    context item instead (the episode puts it there), beside the generic example."""
+    """What the memory's slot choice puts in the prompt: a banked kernel or the family's example as
+    the worked example (with its own operator's task); the example also as a pinned item (shown
+    before the ranked items, never cut) for a model not shown kernels as examples: the prompt
+    shows it once. (None, None) for the generic example. A kernel that cannot be shown as a
+    worked example here (no reference source beside this task) is shown as the first context
+    item instead (the episode puts it there), beside the generic example."""
     choice, item = retrieval.slot, retrieval.slot_item
     if choice is None or item is None:
         return None, None
-    if choice.kind == "template":
-        return None, item
+    if choice.kind == "example":
+        if not defines_entry_point(item.content, brief.candidate_format):
+            return None, None  # a kernel-format example for a model writing ModelNew files
+        task = exemplar_brief(item, brief, task_path)
+        return (Exemplar(item_id=item.id, task=task, code=item.content) if task is not None else None), item
     if not is_feasible_trace(item) or not defines_entry_point(item.content, brief.candidate_format):
         return None, None
     task = exemplar_brief(item, brief, task_path)
@@ -98,11 +112,11 @@ def slot_outcome(retrieval: Retrieval, backend: str, shown_ids: list[str]) -> Sl
     if choice is None:
         return None
     key, kind = GENERIC, "generic"
-    if choice.kind == "kernel" and choice.chosen in shown_ids:  # as the worked example or the first context item
-        key, kind = choice.chosen, "kernel"
-    elif choice.kind == "template" and choice.chosen in shown_ids:
-        key, kind = choice.chosen, "template"
-    return SlotOutcome(backend=backend, family=choice.family, context=choice.context, key=key, kind=kind)  # type: ignore[arg-type]
+    if choice.kind != "generic" and choice.chosen in shown_ids:  # as the worked example or a context item
+        key, kind = choice.chosen, choice.kind
+    ranked = any(item.id in shown_ids and item.id != key for item in retrieval.items)
+    return SlotOutcome(backend=backend, family=choice.family, context=choice.context, key=key, kind=kind,  # type: ignore[arg-type]
+                       ranked=ranked)
 
 
 def exemplar_brief(item: MemoryItem, brief: TaskBrief, task_path: str | None) -> TaskBrief | None:
@@ -112,6 +126,8 @@ def exemplar_brief(item: MemoryItem, brief: TaskBrief, task_path: str | None) ->
     if brief.candidate_format == "kernel" and not item.task_signature:
         return None  # without its signature the example's answer would not match its question
     source = _suite_source(task_path, item.task_id) if task_path and item.task_id else None
+    if source is None and item.task_id in example_tasks():  # a family's worked example: its own task
+        source = example_tasks()[item.task_id][1]
     if source is None:
         log.debug("exemplar_without_source", item_id=item.id, task=item.task_id)
         return None

@@ -21,6 +21,7 @@ import structlog
 from actors.config import EpisodeConfig
 from actors.context import (
     context_item,
+    scope,
     showable,
     shown_items,
     slot_contents,
@@ -44,6 +45,7 @@ from actors.messages import (
 )
 from actors.ports import EvaluatorPort, MemoryPort, WorkerPort
 from actors.prompt_sections import profile_text
+from memory_actor.bank_errors import BankWriteFailed
 from memory_actor.items import MemoryItem
 from memory_actor.messages import Retrieval, RetrievalRequest, ValueUpdate
 
@@ -106,7 +108,7 @@ class Episode:
                 t0 = time.monotonic()
                 outcome = await (self._refine() if self.pool else self._draft())
                 self._record(iteration, outcome, time.monotonic() - t0)
-        except (*FATAL_LLM_ERRORS, *INFRA_LLM_ERRORS):
+        except (*FATAL_LLM_ERRORS, *INFRA_LLM_ERRORS, BankWriteFailed):  # the campaign's to handle
             raise
         except Exception as exc:  # one broken operator must not end the campaign
             self.log.exception("episode_failed")  # the traceback goes to the log; the result gets one line
@@ -126,12 +128,14 @@ class Episode:
     # -- the two stages ---------------------------------------------------------------------
 
     async def _draft(self) -> IterationOutcome:
+        # One decision (memory_actor/slots.py) says what goes beyond the static brief: nothing, the
+        # family's example or a kernel of the family, with or without the ranked items.
         retrieval = await self._retrieve("draft", self._task_query(), list(self.config.draft_kinds),
                                          slot=slot_request(self.brief, retry=self.previous is not None))
         exemplar, template = slot_contents(retrieval, self.brief, getattr(self.task, "path", None))
         in_slot = retrieval.slot_item if retrieval.slot_item is not None and showable(
-            retrieval.slot_item, self.brief.candidate_format) else None
-        items = [item for item in retrieval.items if showable(item, self.brief.candidate_format)
+            retrieval.slot_item, self.brief) else None
+        items = [item for item in retrieval.items if showable(item, self.brief)
                  and (in_slot is None or item.id != in_slot.id)]
         if in_slot is not None and template is None:
             # The slot's kernel: the worked example, or (a model not shown kernels as examples,
@@ -153,6 +157,9 @@ class Episode:
             outcome.reward = 1.0 if outcome.feasible else -1.0
             await self._update(outcome)
         if outcome.feasible:
+            if self.previous is not None and self.previous.code:  # what changed to pass: a lesson that teaches
+                outcome.lesson_id = await self.judge.lessons.fixed(self.previous, outcome.proposal.code or "",
+                                                                   outcome.attempt_id)
             self._admit(outcome)
         elif outcome.repeat_of is not None:  # show the repeated attempt's own verdict again
             earlier = outcome.repeat_of
@@ -172,7 +179,7 @@ class Episode:
         children = [c for c in await self.memory.children(start.id) if c.kind == "trace"][-shown:][::-1] if shown else []
         # The start point and its children have their own sections: do not show them twice.
         elsewhere = {start.id, *(c.id for c in children)}
-        items = [i for i in retrieval.items if i.id not in elsewhere and showable(i, self.brief.candidate_format)]
+        items = [i for i in retrieval.items if i.id not in elsewhere and showable(i, self.brief)]
         assert self.best_ms is not None
         best_before = self.best_ms
         request = RefineRequest(
@@ -220,7 +227,8 @@ class Episode:
         # back as lessons); refine children have their own, marked, section.
         return await self.memory.retrieve(RetrievalRequest(query=query, stage=stage, backend=self.brief.backend,
                                                            kinds=kinds, trace_verdicts="feasible",  # type: ignore[arg-type]
-                                                           api_names=api_names or [], **{"n": self.n, **request}))
+                                                           api_names=api_names or [],
+                                                           **{"n": self.n, **scope(self.brief), **request}))
 
     async def _update(self, outcome: IterationOutcome) -> None:
         """Credit exactly what the prompt showed (after truncation and deduplication), the start

@@ -1,6 +1,7 @@
-"""Which operator families a task belongs to, read from its reference source, so that drafting
-can ask the memory for the matching template kernels (the bundles' `template_<family>` api
-items): the cold-start "API knowledge" a small model cannot find by name on its own.
+"""Which operator families a task belongs to, read from its reference source. The family scopes
+what memory may show a draft (docs/memory.md, "One decision beyond the brief"): the family's
+verified worked example (the bundles' `example_<family>` items), banked kernels and lessons of
+the same family only, and one learned decision per (backend, family).
 
 A reading of the torch calls in the reference, not of the task's name: user suites name
 their operators as they like. A fused task (say GEMM then softmax) has several families, the
@@ -16,9 +17,10 @@ import re
 _MARKERS: list[tuple[str, tuple[str, ...]]] = [
     ("matmul", ("matmul", "mm", "bmm", "baddbmm", "addmm", "einsum", "linear", "Linear", "Bilinear",
                 "scaled_dot_product_attention")),
-    ("window", ("conv1d", "conv2d", "conv3d", "Conv1d", "Conv2d", "Conv3d", "conv_transpose1d",
-                "conv_transpose2d", "ConvTranspose1d", "ConvTranspose2d", "max_pool1d", "max_pool2d",
-                "avg_pool1d", "avg_pool2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "unfold")),
+    ("conv", ("conv1d", "conv2d", "conv3d", "Conv1d", "Conv2d", "Conv3d", "conv_transpose1d",
+              "conv_transpose2d", "ConvTranspose1d", "ConvTranspose2d")),
+    ("window", ("max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "MaxPool1d", "MaxPool2d", "AvgPool1d",
+                "AvgPool2d", "unfold")),
     ("scan", ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp")),
     ("softmax_norm", ("softmax", "log_softmax", "Softmax", "LogSoftmax", "layer_norm", "LayerNorm",
                       "group_norm", "GroupNorm", "batch_norm", "BatchNorm1d", "BatchNorm2d", "rms_norm",
@@ -49,9 +51,13 @@ def operator_families(reference_source: str) -> list[str]:
     return found or ["elementwise"]
 
 
-def template_names(reference_source: str, limit: int = 2) -> list[str]:
-    """The template api item names for the task (`template_<family>`), at most `limit`."""
-    return [f"template_{family}" for family in operator_families(reference_source)[:limit]]
+# Every family a bundle has a verified worked example for (memory_actor/bundles/*.yaml).
+FAMILIES = ("elementwise", "row_reduction", "softmax_norm", "scan", "window", "matmul", "conv")
+
+
+def example_name(family: str) -> str:
+    """The api item name of a family's verified worked example in the bundles."""
+    return f"example_{family}"
 
 
 def dominant_family(reference_source: str) -> str:

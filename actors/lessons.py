@@ -1,12 +1,17 @@
-"""Lessons: what a failed attempt teaches, as a short experience item.
+"""Lessons: what an operator's attempts teach, as short experience items.
 
-Every failed attempt leaves a lesson built without a model: the gate, the first compiler
-error or the exception raised (its type and message: a C++ exception's what(), the end of a
-Python traceback) and the candidate's line it points at. A small model's own lessons were often
-wrong and other operators copied them, while a failure's code shown as an exemplar was
-copied even more readily; this keeps what the failure says, not how it was written. Where
-the model's settings allow lessons (`episode.lessons`), the model's few lines follow the
-deterministic ones, and faster refinements get a model lesson too.
+Every failed attempt leaves a failure record built without a model: the gate, the first
+compiler error or the exception raised (its type and message: a C++ exception's what(), the
+end of a Python traceback) and the candidate's line it points at. Where the model's settings
+allow lessons (`episode.lessons`), the model's few lines follow the deterministic ones, and
+faster refinements get a model lesson too.
+
+A failure record is never shown to another operator (tag `lesson:failure`, memory_actor/scope.py):
+v3 showed "37_Cumsum ... expected -179.707, got 0.0688" 62 times to every family and it taught
+nothing. What is shown, to operators of the same family only, is a lesson that says what to do
+(`lesson:fix`): when a draft passes after a failed one, what changed between them, the failure's
+first error beside the lines that replaced it ("a compiler error paired with its fix"); and what
+made a refinement faster (`lesson:faster`). They earn their place through values like every item.
 
 A lesson is shared (retrieved into later prompts, sent to the LLM endpoint, exported with the
 bank), so it holds only what the harness says about the candidate's own code: the gate and
@@ -18,10 +23,12 @@ log or another file's text (docs/harness.md, "What a lesson may contain").
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 
-from actors.messages import LessonRequest, Stage, TaskBrief
+from actors.families import dominant_family
+from actors.messages import Feedback, LessonRequest, Stage, TaskBrief
 from actors.ports import MemoryPort, WorkerPort
 from memory_actor.items import MemoryItem
 from npu_pool.backends import latency_unit, timing_kind
@@ -44,6 +51,7 @@ _PY_RAISED = re.compile(r"^[A-Za-z_][\w.]*(?::.*)?$")
 MODELNEW_FILE = "candidate.py"
 LINE_CHARS = 200
 LESSON_CHARS = 700
+FIX_DIFF_LINES = 14  # changed lines a fix lesson keeps: what changed, not the whole kernel
 
 
 @dataclass(frozen=True)
@@ -151,6 +159,32 @@ def failure_lesson(task_id: str, failure: Failure) -> str:
     return scrub("\n".join(lines))[:LESSON_CHARS]
 
 
+def changed_lines(failed_code: str, passing_code: str, limit: int = FIX_DIFF_LINES) -> list[str]:
+    """The lines that differ between a failed and a passing attempt ('- old', '+ new'), blank
+    and comment-only lines left out, at most `limit`."""
+    def meaningful(code: str) -> list[str]:
+        return [line.strip() for line in code.splitlines() if line.strip() and not line.strip().startswith("//")]
+
+    diff = difflib.unified_diff(meaningful(failed_code), meaningful(passing_code), lineterm="", n=0)
+    lines = [line for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    return [f"{line[0]} {_short(line[1:])}" for line in lines[:limit]]
+
+
+def fix_lesson(task_id: str, family: str, failed: Feedback, passing_code: str) -> str | None:
+    """What changed between a failed draft and the next one that passed, or None when nothing
+    changed that a line diff shows."""
+    changes = changed_lines(failed.code or "", passing_code)
+    if not changes:
+        return None
+    first = ""
+    if failed.gate == "compile":
+        found = compiler_error(failed.details, failed.code or "")
+        first = f" First error: {_short(found[0])}." if found else ""
+    lines = [f"{family} kernel ({task_id}): a draft failed at the {failed.gate} gate ({_short(failed.reason, 160)})."
+             f"{first} The next draft passed; what changed:", *changes]
+    return scrub("\n".join(lines))[:LESSON_CHARS]
+
+
 class LessonWriter:
     """Builds an operator's lessons and stores them as experience items under their trace."""
 
@@ -171,7 +205,15 @@ class LessonWriter:
             if lesson.text:
                 text = f"{text}\n{scrub(lesson.text)}"
         summary = f"{self.brief.task_id}: why it failed ({failure.gate})"
-        return await self._store(failure.stage, text, summary, trace_id), tokens
+        return await self._store(failure.stage, text, summary, trace_id, "failure"), tokens
+
+    async def fixed(self, failed: Feedback, passing_code: str, trace_id: str | None) -> str | None:
+        """Store what changed between a failed draft and the draft that passed after it."""
+        family = dominant_family(self.brief.reference_source)
+        text = fix_lesson(self.brief.task_id, family, failed, passing_code)
+        if text is None:
+            return None
+        return await self._store("draft", text, f"{family}: what changed to pass ({failed.gate})", trace_id, "fix")
 
     async def faster(self, stage: Stage, code: str, start_code: str | None, before_ms: float, after_ms: float,
                      trace_id: str | None, worker: WorkerPort) -> tuple[str | None, tuple[int, int]]:
@@ -184,11 +226,14 @@ class LessonWriter:
         if not lesson.text:
             return None, tokens
         return await self._store(stage, scrub(lesson.text), f"{self.brief.task_id}: what made it faster",
-                                 trace_id), tokens
+                                 trace_id, "faster"), tokens
 
-    async def _store(self, stage: Stage, text: str, summary: str, trace_id: str | None) -> str:
+    async def _store(self, stage: Stage, text: str, summary: str, trace_id: str | None, lesson: str) -> str:
+        """`lesson`: failure (a record, never shown to another operator), fix or faster (shown to
+        the family's operators, memory_actor/scope.py)."""
+        tags = [f"lesson:{lesson}", f"family:{dominant_family(self.brief.reference_source)}"]
         item = MemoryItem(kind="experience", backend=self.brief.backend, task_id=self.brief.task_id,
                           task_signature=self.brief.signature or "", stage=stage, content=text, summary=summary,
-                          parent_id=trace_id, run_id=self.run_id)
+                          parent_id=trace_id, run_id=self.run_id, tags=tags)
         [item_id] = await self.memory.add([item])
         return item_id

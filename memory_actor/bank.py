@@ -17,6 +17,7 @@ import pyarrow as pa
 import structlog
 
 from memory_actor.api_lookup import ApiNameIndex
+from memory_actor.bank_errors import open_failure
 from memory_actor.bank_open import open_store, stored_items
 from memory_actor.config import MemoryConfig
 from memory_actor.embeddings import Embedder, embedder_identity, make_embedder
@@ -32,6 +33,7 @@ from memory_actor.messages import (
 )
 from memory_actor.provenance import ancestor_credit, shown_credit
 from memory_actor.ranking import recall_pool_size, select
+from memory_actor.scope import item_scope, lesson_scope, trace_scope
 from memory_actor.slots import (
     GENERIC,
     SlotCandidate,
@@ -75,7 +77,11 @@ class MemoryBank(BankJournal):
         self.flushes_since_fold = 0
         self.folding = False
         self.rng = np.random.default_rng(config.seed)
-        self._load()
+        try:
+            self._load()
+        except Exception as exc:  # a data file the storage cannot read: one line naming the bank
+            self.store.close()
+            raise open_failure(exc, config.uri) from exc
 
     # -- start-up --------------------------------------------------------------------------------
     @property
@@ -103,7 +109,7 @@ class MemoryBank(BankJournal):
         visits = np.array([[item.visits_draft for item in items], [item.visits_refine for item in items]])
         self.index.upsert([item.id for item in items], vectors, [item.kind for item in items],
                           [item.backend for item in items], [item.task_id for item in items], q, visits,
-                          feasible=[is_feasible_trace(item) for item in items])
+                          feasible=[is_feasible_trace(item) for item in items], scopes=[item_scope(i) for i in items])
         for item in items:
             previous = self.items.get(item.id)
             self.items[item.id] = item if item.embedding is None else item.model_copy(update={"embedding": None})
@@ -241,10 +247,16 @@ class MemoryBank(BankJournal):
             if request.slot is not None:
                 retrieval.slot = self._slot(request, None)
             return retrieval
-        if sims is not None:
+        if request.slot is not None:  # the draft's one decision: the slot, and whether ranked items come
+            retrieval.slot = self._slot(request, sims)
+            if retrieval.slot.kind != "generic":
+                retrieval.slot_item = self._public(retrieval.slot.chosen)
+        if sims is not None and (retrieval.slot is None or retrieval.slot.ranked):
             n = self.config.items_per_prompt if request.n is None else request.n
+            scopes = None if request.family is None else [trace_scope(request.family, request.shape),
+                                                          lesson_scope(request.family)]
             keep = self.index.mask(request.backend, request.kinds, request.exclude_task_id, n=len(sims),
-                                   feasible_traces_only=request.trace_verdicts == "feasible")
+                                   feasible_traces_only=request.trace_verdicts == "feasible", scopes=scopes)
             k = recall_pool_size(n, len(self.index), self.config) if mode == "value" else n
             rows, pool_sims = self.index.top_k(sims, keep, k)
             rng = np.random.default_rng([self.config.seed, request.seed]) if request.seed is not None else self.rng
@@ -254,10 +266,6 @@ class MemoryBank(BankJournal):
             retrieval.items = [self._public(self.index.ids[rows[pos]]) for pos in positions]
             retrieval.scores = [float(scores[pos]) for pos in positions]
             retrieval.similarities = [float(pool_sims[pos]) for pos in positions]
-        if request.slot is not None:
-            retrieval.slot = self._slot(request, sims)
-            if retrieval.slot.kind != "generic":
-                retrieval.slot_item = self._public(retrieval.slot.chosen)
         if request.include_api:
             names = list(request.api_names)
             names += self.api.names_in(request.backend, (item.content for item in retrieval.items))
@@ -275,13 +283,12 @@ class MemoryBank(BankJournal):
         slot: SlotRequest = request.slot  # type: ignore[assignment]
         candidates = [SlotCandidate(key=GENERIC, kind="generic")]
         if self.config.retrieval == "none":
-            return decide("none", request.backend, slot, candidates, self.slots, self.config.slot_prior,
-                          self.config.slot_pool_strength, self.rng)
+            return decide("none", request.backend, slot, candidates, self.slots, self.config, self.rng)
         def similarity(item_id: str) -> float | None:
             row = self.index.row_of[item_id]
             return float(sims[row]) if sims is not None and row < len(sims) else None
-        template = self.api.lookup(request.backend, [slot.template]) if slot.template else []
-        candidates += [SlotCandidate(key=item_id, kind="template", similarity=similarity(item_id)) for item_id in template]
+        example = self.api.lookup(request.backend, [slot.example]) if slot.example else []
+        candidates += [SlotCandidate(key=item_id, kind="example", similarity=similarity(item_id)) for item_id in example]
         nearest: dict[str | None, SlotCandidate] = {}  # one kernel per operator: its nearest
         for item_id in self.slot_kernels.get((request.backend, slot.family, slot.shape), []):
             task = self.items[item_id].task_id
@@ -292,8 +299,7 @@ class MemoryBank(BankJournal):
                 nearest[task] = candidate
         kernels = sorted(nearest.values(), key=lambda c: -(c.similarity or 0.0))[: self.config.slot_kernels]
         rng = np.random.default_rng([self.config.seed, request.seed, 1]) if request.seed is not None else self.rng
-        return decide(self.config.retrieval, request.backend, slot, candidates + kernels, self.slots,
-                      self.config.slot_prior, self.config.slot_pool_strength, rng)
+        return decide(self.config.retrieval, request.backend, slot, candidates + kernels, self.slots, self.config, rng)
 
     def _remember_retrieval(self, retrieval_id: str, seq: int, stage: str, item_ids: list[str]) -> None:
         self.retrievals[retrieval_id] = (seq, stage, list(item_ids))

@@ -64,6 +64,14 @@ class MemoryConfig(BaseModel):
         "outcomes, counted as at most this many drafts")
     slot_kernels: int = Field(3, ge=0, description="worked-example slot: banked kernels considered (the nearest, one "
                               "per operator)")
+    cold_rates: dict[str, tuple[int, int]] = Field(
+        default_factory=dict, description="the decision beyond the brief: a family's cold record [successes, drafts] "
+        "of fresh drafts shown nothing (screening), keyed backend/family; bare's prior on fresh drafts")
+    cold_prior_strength: float = Field(
+        8.0, ge=0, description="a cold record counts as at most this many drafts in bare's prior")
+    cold_drafts: int = Field(
+        2, ge=0, description="without a cold record, a family's first fresh drafts shown bare (they measure its "
+        "cold rate) before the decision samples")
     w_sim: float = Field(0.5, description="mixed ranker: weight of z(similarity)")
     w_q: float = Field(0.5, description="mixed ranker: weight of clip(z(Q))")
     normalise_refine: bool = Field(True, description="normalise refine rewards by their running mean and std")
@@ -82,6 +90,9 @@ class MemoryConfig(BaseModel):
     embed_batch_size: int = Field(64, ge=1, description="texts per embedding call")
     embed_cache_size: int = Field(20000, ge=0, description="embeddings cached by content hash")
     flush_interval_ms: float = Field(20.0, gt=0, description="actor: group-commit window of the update log")
+    write_give_up_s: float = Field(60.0, gt=0, description="actor: a log write that keeps failing (a full disk) is "
+                                   "retried this long, one that hangs waited for this long; then the actor stops "
+                                   "writing and the campaign stops with its resume command")
     context_flush_ms: float = Field(
         1000.0, gt=0, description="actor: how long retrieval contexts may wait for a write when no caller waits"
     )

@@ -38,8 +38,10 @@ class VectorIndex:
         self.backend = np.zeros(capacity, dtype=np.int32)
         self.task = np.zeros(capacity, dtype=np.int32)
         self.feasible = np.zeros(capacity, dtype=bool)  # traces that passed all gates (exemplar code)
+        self.scope = np.zeros(capacity, dtype=np.int32)  # memory_actor/scope.py: 0 unscoped
         self._backends = _Codes()
         self._tasks = _Codes()
+        self._scopes = _Codes()
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -60,13 +62,14 @@ class VectorIndex:
         self.vectors = grown(self.vectors, 0)
         self.q, self.visits = grown(self.q, 1), grown(self.visits, 1)
         self.kind, self.backend, self.task = grown(self.kind, 0), grown(self.backend, 0), grown(self.task, 0)
-        self.feasible = grown(self.feasible, 0)
+        self.feasible, self.scope = grown(self.feasible, 0), grown(self.scope, 0)
 
     def upsert(self, ids: Sequence[str], vectors: np.ndarray, kinds: Sequence[str], backends: Sequence[str],
                task_ids: Sequence[str | None], q: np.ndarray, visits: np.ndarray,
-               feasible: Sequence[bool] | None = None) -> None:
+               feasible: Sequence[bool] | None = None, scopes: Sequence[str | None] | None = None) -> None:
         """Add rows (or overwrite the rows of ids already present). q and visits: (2, len(ids));
-        feasible: whether each is a trace that passed all gates (default: none is)."""
+        feasible: whether each is a trace that passed all gates (default: none is); scopes: where
+        each may be shown (memory_actor/scope.py; default: anywhere)."""
         if vectors.shape != (len(ids), self.dim):
             raise ValueError(f"expected vectors of shape ({len(ids)}, {self.dim}), got {vectors.shape}")
         rows = []
@@ -83,9 +86,11 @@ class VectorIndex:
         self.backend[rows] = [self._backends.code(backend) for backend in backends]
         self.task[rows] = [self._tasks.code(task_id) for task_id in task_ids]
         self.feasible[rows] = False if feasible is None else np.asarray(feasible, dtype=bool)
+        self.scope[rows] = 0 if scopes is None else [self._scopes.code(scope) for scope in scopes]
 
     def mask(self, backend: str, kinds: Sequence[str], exclude_task_id: str | None = None,
-             n: int | None = None, feasible_traces_only: bool = False) -> np.ndarray:
+             n: int | None = None, feasible_traces_only: bool = False,
+             scopes: Sequence[str] | None = None) -> np.ndarray:
         """Which of the first n rows (default: all) pass the filters. The recall's prefilter: the
         pool is then filled from eligible rows only, so it never comes back short of them."""
         n = len(self.ids) if n is None else n
@@ -95,6 +100,8 @@ class VectorIndex:
             keep &= self.task[:n] != self._tasks.get(exclude_task_id)
         if feasible_traces_only and "trace" in kinds:
             keep &= (self.kind[:n] != KIND_CODE["trace"]) | self.feasible[:n]
+        if scopes is not None:  # unscoped rows, or rows of one of these scopes
+            keep &= np.isin(self.scope[:n], [0, *(self._scopes.get(scope) for scope in scopes)])
         return keep
 
     def similarities(self, queries: np.ndarray, n: int) -> np.ndarray:

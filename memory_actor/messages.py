@@ -34,7 +34,11 @@ class RetrievalRequest(BaseModel):
         "is 'ok'), so exemplar code never comes from a failed kernel; failures come back only as experience "
         "items (lessons). any: every trace (inspection). A prefilter: the recall pool is filled with eligible items",
     )
-    slot: SlotRequest | None = Field(None, description="drafts: list and choose the worked-example slot's candidates")
+    slot: SlotRequest | None = Field(None, description="drafts: the one decision beyond the static brief (slots.py): "
+                                     "what fills the worked-example slot, and whether ranked items are recalled")
+    family: str | None = Field(None, description="the task's family: ranked traces only of this family and `shape`, "
+                               "lessons only of this family that teach (memory_actor/scope.py); None: unscoped")
+    shape: str = Field("", description="the task's kernel signature shape (actors/families.signature_shape)")
 
 
 class ItemRef(BaseModel):
@@ -64,7 +68,7 @@ class Retrieval(BaseModel):
     api_items: list[MemoryItem] = Field(default_factory=list, description="bundle and exact-name API items")
     pool_size: int = 0
     slot: SlotChoice | None = Field(None, description="the worked-example slot's decision (when the request asked)")
-    slot_item: MemoryItem | None = Field(None, description="the kernel or template the slot chose (None: generic)")
+    slot_item: MemoryItem | None = Field(None, description="the kernel or example the slot chose (None: generic)")
     elapsed_ms: float | None = Field(None, description="arrival at the memory to reply, queueing included")
     service_ms: float | None = Field(None, description="the pass (or batch of passes) that served it")
 

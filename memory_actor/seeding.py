@@ -1,11 +1,13 @@
-"""Backend bundles (memory_actor/bundles/<backend>.yaml): API knowledge and best practices that
-seed a bank. Items get stable ids, so seeding twice keeps the values already learned."""
+"""Backend bundles (memory_actor/bundles/<backend>.yaml): API knowledge, best practices and one
+verified worked example per operator family (their tasks in bundles/examples.yaml) that seed a
+bank. Items get stable ids, so seeding twice keeps the values already learned."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import re
+from functools import cache
 from importlib import resources
 
 import yaml
@@ -43,13 +45,24 @@ def bundle_items(backend: str) -> list[MemoryItem]:
         if backend == "npu-twin" and not _twin_supports(entry):
             continue
         key = f"{backend}/{entry['kind']}/{entry.get('name') or entry['summary']}"
+        example = entry.get("task")  # a family's worked example: its task and that task's signature
+        tags = ["bundle"] + (["core"] if entry.get("core") else [])
+        if example:
+            tags += ["example", f"family:{example_tasks()[example][0]}"]
         items.append(MemoryItem(
             id="bundle-" + hashlib.sha1(key.encode()).hexdigest()[:16],
-            kind=entry["kind"], backend=backend, stage="seed", name=entry.get("name"),
-            tags=["bundle"] + (["core"] if entry.get("core") else []),
+            kind=entry["kind"], backend=backend, stage="seed", name=entry.get("name"), tags=tags,
+            task_id=example, task_signature=entry.get("signature", ""),
             summary=entry["summary"], content=entry["content"].strip(),
         ))
     return items
+
+
+@cache
+def example_tasks() -> dict[str, tuple[str, str]]:
+    """The family worked examples' tasks (bundles/examples.yaml): task id -> (family, reference source)."""
+    text = resources.files("memory_actor").joinpath("bundles", "examples.yaml").read_text()
+    return {entry["task"]: (entry["family"], entry["source"]) for entry in yaml.safe_load(text)["tasks"]}
 
 
 def seed_items(backend: str, known_ids: set[str], refresh: bool = False) -> list[MemoryItem]:
@@ -84,3 +97,9 @@ def seed_fresh_bank(config: MemoryConfig, backend: str, owner: str | None = None
         return len(items)
     finally:
         bank.close()
+
+
+def example_items(backend: str) -> dict[str, MemoryItem]:
+    """The family worked examples of `backend`'s bundle, by family."""
+    return {dict(t.split(":", 1) for t in item.tags if ":" in t)["family"]: item
+            for item in bundle_items(backend) if "example" in item.tags}

@@ -1,42 +1,51 @@
-"""The worked-example slot of a draft prompt, decided from the outcomes of earlier drafts.
+"""The one decision a draft's prompt takes beyond the static brief, learned from earlier drafts.
 
-Candidates for the slot (issue 27): the generic worked example, the family template of the
-task (shown before the ranked items, beside the generic example), and banked feasible kernels
-of the task's own family whose signature has the same shape. Each candidate's value is a Beta
-posterior of the success rate of the drafts that showed it, kept per backend, family and
-draft context (a fresh first draft or a retry after a failed one: the last benchmark decided
-operators at the first draft and recovered 1.6% of the time after a failure, so one rate for
-both would judge a candidate by when it happened to be tried).
+Options (issue 41): `bare` (the brief and the generic worked example, nothing else); the
+family's verified worked example in the slot (`example`); a banked feasible kernel of the task's
+own family and signature shape in the slot (`kernels`, then which kernel); each of the last two
+alone or with the ranked items (`+ranked`). Ranked items come only with an option that asks for
+them, so nothing reaches a prompt around the decision. Each option's value is a Beta posterior
+of the success rate of the drafts that showed it, per backend, family and draft context (a fresh
+first draft or a retry after a failed one: they succeed at very different rates).
 
-Value mode samples the posteriors and shows the best (Thompson sampling: no tuning constant,
-and concurrent episodes that see the same counts before the outcomes arrive still spread over
-the close candidates instead of all taking one upper bound), in two steps: a kernel or not (the
-family's pooled kernel record against the generic example and the template), then which
-kernel. A banked kernel new to the slot starts from the pooled outcomes of the family's
-kernels, shrunk to a few trials, so that "kernels of this family hurt fresh drafts" carries
-over to the next kernel. Similarity
-mode takes the nearest kernel, else the template, else the generic example; none always the
-generic example.
+Value mode samples the posteriors and takes the best (Thompson sampling: no tuning constant;
+concurrent episodes that see the same counts before their outcomes arrive still spread over
+the close options instead of all taking one upper bound). Bare's prior on a fresh draft is the
+family's cold rate: from screening (`memory.cold_rates`), or else the run's own first fresh
+drafts of the family, which are bare until `cold_drafts` of them have measured it. Which kernel,
+when kernels win, is a second draw per kernel; a kernel new to the slot starts from its family's
+pooled kernel record, shrunk to a few drafts. Similarity mode shows the nearest kernel, else the
+example, with the ranked items; none shows nothing.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory_actor.items import MemoryItem
 
-SlotKind = Literal["generic", "template", "kernel"]
+SlotKind = Literal["generic", "example", "kernel"]
 SlotContext = Literal["fresh", "retry"]
 GENERIC = "generic"
-KERNELS = "kernels"  # the pooled outcomes of every kernel candidate of a family and context
+BARE = "bare"  # the generic example and nothing else
+KERNELS = "kernels"  # the pooled outcomes of every kernel of a family and context
 ALL = "all"  # every draft of a family and context: the "did not show it" side of a candidate's lift
+RANKED = "+ranked"
+_CLASS = {"generic": "generic", "example": "example", "kernel": KERNELS}
+
+
+def option_key(kind: str, ranked: bool) -> str:
+    """The statistic key of an option: bare, generic+ranked, example[+ranked], kernels[+ranked]."""
+    if kind == "generic" and not ranked:
+        return BARE
+    return _CLASS[kind] + (RANKED if ranked else "")
 
 
 class SlotRequest(BaseModel):
-    """What the memory needs to list a draft's slot candidates."""
+    """What the memory needs to list a draft's options."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -44,13 +53,15 @@ class SlotRequest(BaseModel):
     family: str = Field(..., description="the task's dominant operator family (actors/families.py)")
     shape: str = Field("", description="the kernel signature's shape (parameter types, names left out)")
     context: SlotContext = Field("fresh", description="fresh: no earlier attempt shown; retry: after a failed one")
-    template: str | None = Field(None, description="the api item name of the family's template, if the task has one")
+    example: str | None = Field(None, description="the api item name of the family's verified worked example")
 
 
 class SlotCandidate(BaseModel):
+    """What can fill the slot: the generic example, the family's example, or a banked kernel."""
+
     model_config = ConfigDict(extra="forbid")
 
-    key: str = Field(..., description="'generic', or the template's or kernel's item id")
+    key: str = Field(..., description="'generic', or the example's or kernel's item id")
     kind: SlotKind
     similarity: float | None = None
     successes: int = 0
@@ -60,8 +71,20 @@ class SlotCandidate(BaseModel):
                                "drafts in this context (None until both sides have drafts)")
 
 
+class OptionValue(BaseModel):
+    """One option's record and posterior, as the decision saw it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str
+    successes: int = 0
+    trials: int = 0
+    mean: float = 0.5
+    prior: tuple[float, float] = (1.0, 1.0)
+
+
 class SlotChoice(BaseModel):
-    """The memory's decision for one draft, and the candidates it chose among."""
+    """The memory's decision for one draft, and the options and candidates it chose among."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -69,12 +92,16 @@ class SlotChoice(BaseModel):
     context: SlotContext
     chosen: str = GENERIC
     kind: SlotKind = "generic"
+    ranked: bool = Field(False, description="the ranked items go with the slot (recalled only then)")
+    option: str = BARE
+    reason: str = Field("", description="why: thompson, cold (measuring the family's cold rate), nearest, none")
+    options: list[OptionValue] = Field(default_factory=list)
     candidates: list[SlotCandidate] = Field(default_factory=list)
 
 
 class SlotOutcome(BaseModel):
-    """What a draft's prompt actually showed in the slot (the prompt may fall back to the generic
-    example), sent back with the draft's value update: its verdict credits that candidate."""
+    """What a draft's prompt actually showed (the budget may cut a kernel or every ranked item),
+    sent back with the draft's value update: its verdict credits that option."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -83,6 +110,7 @@ class SlotOutcome(BaseModel):
     context: SlotContext
     key: str
     kind: SlotKind
+    ranked: bool = Field(False, description="at least one ranked item reached the prompt")
 
 
 def slot_kernel_key(item: MemoryItem) -> tuple[str, str, str] | None:
@@ -112,8 +140,9 @@ class SlotStats:
         self.counts[key] = [successes, trials]
 
     def record(self, outcome: SlotOutcome, success: bool) -> dict[str, list[int]]:
-        """Count one draft; returns the changed keys with their absolute counts (for the log)."""
-        keys = [outcome.key, ALL] + ([KERNELS] if outcome.kind == "kernel" else [])
+        """Count one draft for its option, its kernel and the family's total; returns the changed
+        keys with their absolute counts (for the log)."""
+        keys = [option_key(outcome.kind, outcome.ranked), ALL] + ([outcome.key] if outcome.kind == "kernel" else [])
         changed = {}
         for candidate in keys:
             key = stat_key(outcome.backend, outcome.family, outcome.context, candidate)
@@ -126,45 +155,73 @@ class SlotStats:
         return {key: list(value) for key, value in self.counts.items()}
 
 
-def _posterior(successes: int, trials: int, prior: tuple[float, float]) -> tuple[float, float]:
-    return prior[0] + successes, prior[1] + trials - successes
+def _shrunk(prior: tuple[float, float], successes: float, trials: float, strength: float) -> tuple[float, float]:
+    """`prior` plus a record counted as at most `strength` drafts."""
+    weight = min(1.0, strength / trials) if trials else 0.0
+    return prior[0] + weight * successes, prior[1] + weight * (trials - successes)
+
+
+def _beta_mean(a: float, b: float) -> float:
+    return a / (a + b)
 
 
 def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotCandidate], stats: SlotStats,
-           prior: tuple[float, float], pool_strength: float, rng: np.random.Generator) -> SlotChoice:
-    """Fill in the candidates' statistics and choose one; `candidates` lists the generic example
-    first, then the template, then the kernels by similarity."""
-    def key(candidate: str) -> str:
-        return stat_key(backend, request.family, request.context, candidate)
+           config: Any, rng: np.random.Generator) -> SlotChoice:
+    """Fill in the statistics and choose an option; `candidates` lists the generic example first,
+    then the family's example, then the kernels by similarity. `config` is the MemoryConfig
+    (slot_prior, slot_pool_strength, cold_rates, cold_prior_strength, cold_drafts)."""
+    prior = tuple(config.slot_prior)
 
-    all_s, all_n = stats.get(key(ALL))
-    pool_s, pool_n = stats.get(key(KERNELS))
-    weight = min(1.0, pool_strength / pool_n) if pool_n else 0.0
-    kernel_prior = (prior[0] + weight * pool_s, prior[1] + weight * (pool_n - pool_s))
-    posteriors = []
+    def counts(candidate: str) -> tuple[int, int]:
+        return stats.get(stat_key(backend, request.family, request.context, candidate))
+
+    all_s, all_n = counts(ALL)
+    pool_s, pool_n = (sum(pair) for pair in zip(counts(KERNELS), counts(KERNELS + RANKED), strict=True))
+    kernel_prior = _shrunk(prior, pool_s, pool_n, config.slot_pool_strength)
     for candidate in candidates:
-        s, n = stats.get(key(candidate.key))
-        a, b = _posterior(s, n, kernel_prior if candidate.kind == "kernel" else prior)
-        others = all_n - n
-        candidate.successes, candidate.trials, candidate.mean = s, n, a / (a + b)
-        candidate.lift = s / n - (all_s - s) / others if n and others else None
-        posteriors.append((a, b))
-    choice = SlotChoice(family=request.family, context=request.context, candidates=candidates)
-    if mode == "none" or not candidates:
+        s, n = counts(candidate.key) if candidate.kind == "kernel" else counts(option_key(candidate.kind, False))
+        a, b = kernel_prior if candidate.kind == "kernel" else prior
+        candidate.successes, candidate.trials, candidate.mean = s, n, _beta_mean(a + s, b + n - s)
+        candidate.lift = s / n - (all_s - s) / (all_n - n) if n and all_n > n else None
+    cold = config.cold_rates.get(f"{backend}/{request.family}") if request.context == "fresh" else None
+    bare_prior = _shrunk(prior, cold[0], cold[1], config.cold_prior_strength) if cold else prior
+    kinds = {c.kind for c in candidates}
+    keys = [BARE] + [option_key(kind, ranked) for kind in ("example", "kernel") if kind in kinds
+                     for ranked in (False, True)]
+    options = []
+    for key in keys:
+        s, n = counts(key)
+        option_prior = bare_prior if key == BARE else prior
+        options.append(OptionValue(key=key, successes=s, trials=n, prior=option_prior,
+                                   mean=_beta_mean(option_prior[0] + s, option_prior[1] + n - s)))
+    choice = SlotChoice(family=request.family, context=request.context, candidates=candidates, options=options)
+    if mode == "none" or (len(candidates) <= 1 and mode != "similarity"):
+        choice.reason = "none" if mode == "none" else "nothing but the generic example"
         return choice
-    if mode == "similarity":
+    if mode == "similarity":  # the nearest kernel, else the family's example, with the ranked items
         kernels = [c for c in candidates if c.kind == "kernel"]
         nearest = max(kernels, key=lambda c: c.similarity or 0.0) if kernels else None
-        picked = nearest or next((c for c in candidates if c.kind == "template"), candidates[0])
-    else:
-        # Two draws: first whether a kernel at all (the family's pooled kernel record against the
-        # generic example and the template), then which kernel. One draw per kernel would give
-        # the kernels as a class one chance per kernel, and split their evidence.
-        kernel_rows = [row for row, c in enumerate(candidates) if c.kind == "kernel"]
-        draws = [rng.beta(a, b) if c.kind != "kernel" else -1.0 for c, (a, b) in zip(candidates, posteriors, strict=True)]
-        best = int(np.argmax(draws))
-        if kernel_rows and rng.beta(*_posterior(pool_s, pool_n, prior)) > draws[best]:
-            best = max(kernel_rows, key=lambda row: rng.beta(*posteriors[row]))
-        picked = candidates[best]
-    choice.chosen, choice.kind = picked.key, picked.kind
+        picked = nearest or next((c for c in candidates if c.kind == "example"), candidates[0])
+        return _chosen(choice, picked, ranked=True, reason="nearest")
+    bare = options[0]
+    if not cold and request.context == "fresh" and bare.trials < config.cold_drafts:
+        return _chosen(choice, candidates[0], ranked=False, reason="cold")  # measuring the family's cold rate
+    draws = [rng.beta(o.prior[0] + o.successes, o.prior[1] + o.trials - o.successes) for o in options]
+    best = options[int(np.argmax(draws))].key
+    ranked = best.endswith(RANKED)
+    if best == BARE:
+        return _chosen(choice, candidates[0], ranked=False, reason="thompson")
+    if best.startswith("example"):
+        return _chosen(choice, next(c for c in candidates if c.kind == "example"), ranked, "thompson")
+    # Kernels won as a class (one draw for the class, so that several kernels do not get one
+    # chance each and split their evidence); now which kernel, one draw each.
+    kernels = [c for c in candidates if c.kind == "kernel"]
+    picked = max(kernels, key=lambda c: rng.beta(kernel_prior[0] + c.successes,
+                                                 kernel_prior[1] + c.trials - c.successes))
+    return _chosen(choice, picked, ranked, "thompson")
+
+
+def _chosen(choice: SlotChoice, picked: SlotCandidate, ranked: bool, reason: str) -> SlotChoice:
+    choice.chosen, choice.kind, choice.ranked, choice.reason = picked.key, picked.kind, ranked, reason
+    choice.option = option_key(picked.kind, ranked)
     return choice

@@ -6,6 +6,7 @@ from __future__ import annotations
 from actors.context import slot_outcome, slot_request, trace_tags
 from actors.families import signature_shape
 from actors.messages import TaskBrief
+from memory_actor.items import MemoryItem
 from memory_actor.messages import Retrieval
 from memory_actor.slots import SlotChoice
 
@@ -15,15 +16,15 @@ SIG = ('extern "C" void kernel(\n    const float* x,  // input\n    float* out, 
        '    double negative_slope,\n    int64_t x_d0     // size\n);')
 
 
-def test_the_request_names_family_shape_context_and_template():
+def test_the_request_names_family_shape_context_and_example():
     brief = TaskBrief(task_id="9_LeakyReLU", backend="cpu", reference_source=RELU, signature=SIG)
     fresh, retry = slot_request(brief, retry=False), slot_request(brief, retry=True)
-    assert (fresh.family, fresh.shape, fresh.context, fresh.template) == (
-        "elementwise", "const float*,float*,double,int64_t", "fresh", "template_elementwise")
+    assert (fresh.family, fresh.shape, fresh.context, fresh.example) == (
+        "elementwise", "const float*,float*,double,int64_t", "fresh", "example_elementwise")
     assert retry.context == "retry" and fresh.task_id == "9_LeakyReLU"
     assert trace_tags(brief) == ["family:elementwise", "shape:const float*,float*,double,int64_t"]
     matmul = slot_request(brief.model_copy(update={"reference_source": MATMUL}), retry=False)
-    assert matmul.family == "matmul" and matmul.template == "template_matmul"
+    assert matmul.family == "matmul" and matmul.example == "example_matmul"
 
 
 def test_signature_shapes_ignore_names_and_comments_not_types():
@@ -36,14 +37,18 @@ def test_signature_shapes_ignore_names_and_comments_not_types():
 
 
 def test_what_the_slot_showed_is_what_reached_the_prompt():
-    def retrieval(kind: str, chosen: str) -> Retrieval:
-        return Retrieval(retrieval_id="r", stage="draft", mode="value",
-                         slot=SlotChoice(family="elementwise", context="fresh", chosen=chosen, kind=kind))
+    def retrieval(kind: str, chosen: str, ranked: bool = False) -> Retrieval:
+        items = [MemoryItem(id="lesson", kind="experience", backend="cpu", content="x")] if ranked else []
+        return Retrieval(retrieval_id="r", stage="draft", mode="value", items=items,
+                         slot=SlotChoice(family="elementwise", context="fresh", chosen=chosen, kind=kind, ranked=ranked))
 
-    shown = slot_outcome(retrieval("kernel", "k1"), "cpu", ["api", "k1", "lesson"])
-    assert (shown.key, shown.kind, shown.family, shown.context) == ("k1", "kernel", "elementwise", "fresh")
-    # cut by the budget (shown as a context item) or not shown at all: the generic example was
-    assert slot_outcome(retrieval("kernel", "k1"), "cpu", ["api", "lesson"]).key == "generic"
-    assert slot_outcome(retrieval("template", "t1"), "cpu", ["api", "t1"]).kind == "template"
+    shown = slot_outcome(retrieval("kernel", "k1", ranked=True), "cpu", ["api", "k1", "lesson"])
+    assert (shown.key, shown.kind, shown.family, shown.context, shown.ranked) == (
+        "k1", "kernel", "elementwise", "fresh", True)
+    # cut by the budget (shown as a context item) or not shown at all: the generic example was;
+    # every ranked item cut: the draft showed none
+    cut = slot_outcome(retrieval("kernel", "k1", ranked=True), "cpu", ["api"])
+    assert (cut.key, cut.ranked) == ("generic", False)
+    assert slot_outcome(retrieval("example", "e1"), "cpu", ["api", "e1"]).kind == "example"
     assert slot_outcome(retrieval("generic", "generic"), "cpu", ["api"]).kind == "generic"
     assert slot_outcome(Retrieval(retrieval_id="r", stage="draft", mode="value"), "cpu", []) is None

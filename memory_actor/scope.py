@@ -1,0 +1,45 @@
+"""Which ranked items may reach a prompt of a given family (issue 41, points 2 and 4).
+
+A banked kernel (a trace) only for operators of its family whose kernel signature has the same
+shape: another family's kernel was the worst thing a prompt could hold (v3, C: 3 of 55 drafts
+right with ReLU6's kernel in the prompt, 39 of 137 without). A lesson only when it is of the
+task's family and says what to do (`lesson:fix`: what changed between a failed and a later
+feasible attempt of one operator; `lesson:faster`: what made a refinement faster); a failure
+record (`lesson:failure`, and every lesson of a bank from before the tags) is kept for
+inspection but never shown. Practices and API items are not scoped.
+"""
+
+from __future__ import annotations
+
+from memory_actor.items import MemoryItem
+
+TEACHING_LESSONS = ("fix", "faster")
+
+
+def tag_values(item: MemoryItem) -> dict[str, str]:
+    return dict(tag.split(":", 1) for tag in item.tags if ":" in tag)
+
+
+def trace_scope(family: str, shape: str) -> str:
+    return f"trace/{family}/{shape}"
+
+
+def lesson_scope(family: str) -> str:
+    return f"lesson/{family}"
+
+
+def item_scope(item: MemoryItem) -> str | None:
+    """The scope a ranked item may be shown in; None: any (practice, api); '-': none."""
+    tags = tag_values(item)
+    if item.kind == "trace":
+        return trace_scope(tags["family"], tags.get("shape", "")) if "family" in tags else "-"
+    if item.kind == "experience":
+        teaches = tags.get("lesson") in TEACHING_LESSONS and "family" in tags
+        return lesson_scope(tags["family"]) if teaches else "-"
+    return None
+
+
+def in_scope(item: MemoryItem, family: str, shape: str) -> bool:
+    """Whether `item` may be shown to a task of `family` with kernel signature `shape`."""
+    scope = item_scope(item)
+    return scope is None or scope in (trace_scope(family, shape), lesson_scope(family))
