@@ -173,13 +173,15 @@ def load_launcher(artifact: Path, signature: KernelSignature) -> Any:
 
 def make_ascend_module(launch: Any, signature: KernelSignature, reference: torch.nn.Module, device: str,
                        block_dim: int, stream_of: Any, flush_queue: bool, register: Any = None,
-                       explain: Any = None) -> torch.nn.Module:
+                       explain: Any = None, host_tiling: Any = None) -> torch.nn.Module:
     """The trusted ModelNew of the Ascend kernel format (built lazily: torch is imported here).
 
     `stream_of(device)` gives the stream to launch on (None: no stream, the CPU twin).
     `register(name, tensor, access)`, when given, is told every global-memory region of a launch
     before it starts (access 0 read-only, 1 an output, 2 the shared workspace); `explain(status)`
-    words a nonzero launch status."""
+    words a nonzero launch status. `host_tiling(KernelTiling bytes)`, the candidate's host half
+    when it has one, gives (the kernel's tiling bytes, the block count, user workspace bytes)
+    before each launch, as CANN's host tiling runs before a launch."""
     import torch
 
     from npu_pool.kernel_wrapper import poisoned
@@ -228,9 +230,13 @@ def make_ascend_module(launch: Any, signature: KernelSignature, reference: torch
                         value = value[arg.index]
                 setattr(tiling, arg.name, int(value) if ctype == "int64_t" else float(value))
             tiling.block_dim = block_dim
-            tiling_device = torch.frombuffer(bytearray(bytes(tiling)), dtype=torch.uint8).to(device)
-            if self._workspace is None:
-                self._workspace = torch.empty(SYSTEM_WORKSPACE_BYTES, dtype=torch.uint8, device=device)
+            tiling_bytes, blocks, user_workspace = bytes(tiling), block_dim, 0
+            if host_tiling is not None:
+                tiling_bytes, blocks, user_workspace = host_tiling(tiling_bytes)
+            tiling_device = torch.frombuffer(bytearray(tiling_bytes or b"\0"), dtype=torch.uint8).to(device)
+            workspace_bytes = SYSTEM_WORKSPACE_BYTES + user_workspace  # the system workspace first, as CANN lays it out
+            if self._workspace is None or self._workspace.numel() < workspace_bytes:
+                self._workspace = torch.empty(workspace_bytes, dtype=torch.uint8, device=device)
             stream = stream_of(device) if stream_of is not None else None
             if flush_queue and stream is not None:
                 # torch_npu queues its own operators on a worker thread; wait until the copies
@@ -242,7 +248,7 @@ def make_ascend_module(launch: Any, signature: KernelSignature, reference: torch
                     register(arg.name, t, 1 if arg.role == "output" else 0)
                 register("workspace", self._workspace, 2)
                 register("tiling", tiling_device, 0)
-            status = launch(block_dim, stream.npu_stream if stream is not None else None, *pointers,
+            status = launch(blocks, stream.npu_stream if stream is not None else None, *pointers,
                             self._workspace.data_ptr(), tiling_device.data_ptr())
             if status:
                 raise RuntimeError(explain(status) if explain is not None

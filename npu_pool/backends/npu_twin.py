@@ -33,11 +33,14 @@ from npu_pool.backends.base import Backend, DevicePeaks, KernelBuildError, Timer
 from npu_pool.backends.npu_twin_build import (
     BUILD_TIMEOUT_S,
     DEFAULT_SOC,
+    HOST_GLUE,
+    HOST_TILING_CAPACITY,
     TWIN_CFLAGS,
     TWIN_INCLUDE,
     entry_declaration,
     finish,
     first_error,
+    has_host_half,
     launcher_translation_unit,
     probe_library,
     summarize_build_errors,
@@ -136,7 +139,9 @@ class NpuTwinBackend(Backend):
     def compile_kernel(self, source: str, signature: KernelSignature, work_dir: Path, cache_dir: Path) -> Path:
         if shutil.which(self.compiler) is None:
             raise ToolchainMissing(f"no C++ compiler: {self.compiler} not found (install g++ or set CXX)")
-        kernel = kernel_translation_unit(source, signature)
+        host_half = has_host_half(source)
+        # a host half (TilingFunc) is run through host_glue.cpp, exported for wrap_kernel
+        kernel = kernel_translation_unit(source, signature) + (HOST_GLUE if host_half else "")
         launcher = launcher_translation_unit(signature)
         identity = [*TWIN_CFLAGS, compiler_identity(self.compiler), twin_headers_digest()]
         key = hashlib.sha256("\0".join([kernel, launcher, *identity]).encode()).hexdigest()[:24]
@@ -153,7 +158,8 @@ class NpuTwinBackend(Backend):
             # so the TU stays the npu backend's): another parameter list is a compile error,
             # not a launch through the wrong arguments.
             entry_check = work_dir / "entry_check.h"
-            entry_check.write_text('#include "kernel_operator.h"\n' + entry_declaration(signature))
+            helpers = '#include "tiling/tiling_api.h"\n' if host_half else ""  # HostTiling, the library's host helpers
+            entry_check.write_text('#include "kernel_operator.h"\n' + helpers + entry_declaration(signature))
             jobs = [([f"-I{TWIN_INCLUDE}", "-include", str(entry_check), "-c", str(kernel_path)], work_dir / "kernel.o")]
             if not launcher_object.exists():
                 launcher_path = work_dir / "launcher.cpp"
@@ -219,7 +225,32 @@ class NpuTwinBackend(Backend):
             return last_fault[0] or f"the twin launch of {signature.function} returned {status}"
 
         return make_ascend_module(launch_and_account, signature, reference, self.device,
-                                  int(self._soc_params["ai_cores"]), None, False, register=register, explain=explain)
+                                  int(self._soc_params["ai_cores"]), None, False, register=register, explain=explain,
+                                  host_tiling=_host_tiling(lib, int(self._soc_params["ai_cores"])))
+
+
+def _host_tiling(lib: Any, core_num: int) -> Any:
+    """The candidate's host half (TilingFunc through host_glue.cpp), or None for the kernel-only
+    form: KernelTiling bytes in; the kernel's tiling bytes, block count and user workspace out."""
+    try:
+        run = lib.evk_host_tiling
+    except AttributeError:
+        return None
+    run.restype = ctypes.c_int
+    run.argtypes = [ctypes.c_char_p, ctypes.c_uint32, ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32),
+                    ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint64), ctypes.c_char_p, ctypes.c_uint32]
+
+    def host_tiling(shapes: bytes) -> tuple[bytes, int, int]:
+        out = ctypes.create_string_buffer(HOST_TILING_CAPACITY)
+        error = ctypes.create_string_buffer(1024)
+        size, block_dim, workspace = ctypes.c_uint32(), ctypes.c_uint32(), ctypes.c_uint64()
+        status = run(shapes, core_num, out, HOST_TILING_CAPACITY, ctypes.byref(size), ctypes.byref(block_dim),
+                     ctypes.byref(workspace), error, len(error))
+        if status:
+            raise RuntimeError(error.value.decode(errors="replace") or f"the host half returned {status}")
+        return out.raw[: size.value], block_dim.value, workspace.value
+
+    return host_tiling
 
 
 def _bind_runtime(lib: Any) -> Any:

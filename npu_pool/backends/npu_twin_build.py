@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from npu_pool.signature import KernelSignature
 
 TWIN_INCLUDE = Path(__file__).resolve().parent / "ascendc_twin" / "include"
-TWIN_CFLAGS = ("-std=c++17", "-O2", "-fPIC")
+TWIN_CFLAGS = ("-std=c++17", "-O2", "-fPIC", "-pthread")
 DEFAULT_SOC = "Ascend910B1"
 BUILD_TIMEOUT_S = 300
 
@@ -58,6 +58,46 @@ def entry_declaration(signature: KernelSignature) -> str:
     return f'extern "C" __global__ __aicore__ void {signature.function}({params}, GM_ADDR workspace, GM_ADDR tiling);\n'
 
 
+HOST_TILING_CAPACITY = 65536  # bytes of the kernel's tiling struct a host half may set (HostTiling)
+# A candidate's host half: `void TilingFunc(const KernelTiling& shapes, HostTiling& host)`.
+HOST_TILING = re.compile(r"\bvoid\s+TilingFunc\s*\(\s*const\s+KernelTiling\s*&\s*\w*\s*,\s*HostTiling\s*&")
+# Appended to a kernel unit with a host half: runs it for the backend's wrapper (ctypes).
+HOST_GLUE = r"""
+#line 1 "host_glue.cpp"
+#include <memory>
+extern "C" int evk_host_tiling(const void* shapes, uint32_t core_num, void* out, uint32_t capacity, uint32_t* size,
+                               uint32_t* block_dim, uint64_t* workspace, char* error, uint32_t error_capacity) {
+    KernelTiling t;
+    std::memcpy(&t, shapes, sizeof t);
+    std::unique_ptr<HostTiling> host(new HostTiling());
+    host->coreNum = host->blockDim = core_num;
+    try {
+        TilingFunc(t, *host);
+    } catch (const evk_twin::Fault& f) {
+        std::snprintf(error, error_capacity, "%s (in the host half)", f.line.c_str());
+        return 1;
+    } catch (const std::exception& e) {
+        std::snprintf(error, error_capacity, "the host half threw: %s", e.what());
+        return 2;
+    }
+    if (host->tilingSize > capacity) {
+        std::snprintf(error, error_capacity, "the host tiling struct is %u bytes, more than %u", host->tilingSize, capacity);
+        return 1;
+    }
+    std::memcpy(out, host->tilingData, host->tilingSize);
+    *size = host->tilingSize;
+    *block_dim = host->blockDim;
+    *workspace = host->userWorkspaceSize;
+    return 0;
+}
+"""
+
+
+def has_host_half(source: str) -> bool:
+    """Whether a candidate carries a host tiling function (TilingFunc) besides its kernel."""
+    return HOST_TILING.search(source) is not None
+
+
 def launcher_translation_unit(signature: KernelSignature) -> str:
     """CANN's host ABI for the kernel, implemented by the twin's runtime."""
     tensors = [a.name for a in signature.args if a.is_tensor] + ["workspace", "tiling"]
@@ -70,8 +110,9 @@ def launcher_translation_unit(signature: KernelSignature) -> str:
         '#include "twin_runtime.h"\n\n'
         f'extern "C" void {fn}({params});  // kernel.cpp\n\n'
         f'extern "C" uint32_t aclrtlaunch_{fn}(uint32_t blockDim, void* stream, {void_params})\n'
-        "{\n    (void)stream;  // the twin runs the blocks on the calling thread\n"
-        f"    return evk_twin::Launch(blockDim, [&] {{ {fn}({call_args}); }});\n}}\n" + SOC_JSON_FUNCTION
+        "{\n    (void)stream;  // the twin runs the blocks itself (twin_blocks.h)\n"
+        f"    return evk_twin::Launch(blockDim, [&] {{ {fn}({call_args}); }}, (GM_ADDR)workspace);\n}}\n"
+        + SOC_JSON_FUNCTION
     )
 
 

@@ -166,8 +166,8 @@ def test_a_hardware_rule_broken_raises_the_twin_fault_with_rule_and_line(relu_ta
 def test_an_api_outside_the_twin_is_named_in_one_line(built):
     error = built["relu_unsupported"]
     assert isinstance(error, KernelBuildError)
-    line = line_of(KERNELS / "relu_unsupported.cpp", "Sigmoid(")
-    assert str(error).startswith(f"AscendC::Sigmoid is not in the EvoKernel twin (kernel.cpp:{line})"), str(error)
+    line = line_of(KERNELS / "relu_unsupported.cpp", "Tanh(")
+    assert str(error).startswith(f"AscendC::Tanh is not in the EvoKernel twin (kernel.cpp:{line})"), str(error)
     assert "docs/ascendc_twin.md" in str(error)
     undeclared = built["relu_undeclared"]
     assert isinstance(undeclared, KernelBuildError)
@@ -254,7 +254,7 @@ def test_gates_in_the_sandbox(relu_task, built):
 
     unsupported = verify(relu_task, candidate("relu_unsupported"), config)
     assert (unsupported.gate, unsupported.category) == ("compile", "compile_error")
-    assert unsupported.reason.startswith("AscendC::Sigmoid is not in the EvoKernel twin")
+    assert unsupported.reason.startswith("AscendC::Tanh is not in the EvoKernel twin")
 
 
 def test_the_ascend_c_anti_hack_rules_run_first(relu_task):

@@ -24,7 +24,7 @@ def twin_build(request):
     }
     # the templates run the suite's full-size tasks (millions of scalar accesses): optimised
     started = {name: ts.start_build(units, cache, "-O1" if name == "templates" else "-O0")
-               for name, units in groups.items()}
+               for name, units in groups.items() if units}
     libraries = {name: ts.TwinLibrary(ts.finish_build(library, process))
                  for name, (library, process, _) in started.items()}
     return libraries, templates
@@ -42,4 +42,4 @@ def faults(twin_build):
 
 @pytest.fixture(scope="session")
 def templates(twin_build):
-    return twin_build[0]["templates"], twin_build[1]
+    return twin_build[0].get("templates"), twin_build[1]

@@ -14,15 +14,24 @@ FAMILIES = ["template_elementwise", "template_row_reduction", "template_softmax_
             "template_window", "template_scan"]
 
 
+def present(cases):
+    """The bundle's template_* items; a bundle whose family kernels became example_* items (each
+    with its own task, run on the twin by tests/memory_actor/test_family_examples.py) has none."""
+    if not cases:
+        pytest.skip("the npu bundle has no template_* items: its family examples are checked by "
+                    "tests/memory_actor/test_family_examples.py")
+    return cases
+
+
 def test_the_bundle_has_the_six_family_templates(templates):
     _, cases = templates
-    assert sorted(c.name for c in cases) == sorted(FAMILIES)
+    assert sorted(c.name for c in present(cases)) == sorted(FAMILIES)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_template_passes_its_task_on_the_twin(templates, family):
     library, cases = templates
-    case = next(c for c in cases if c.name == family)
+    case = next(c for c in present(cases) if c.name == family)
     run = run_template(library, case, block_dim=8)
     assert run.rc == 0, f"{case.task}: {run.fault}"
     outputs = [array for array in run.outputs.values()]

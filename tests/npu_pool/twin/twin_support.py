@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[3]
 INCLUDE = ROOT / "npu_pool" / "backends" / "ascendc_twin" / "include"
 KERNELS = Path(__file__).resolve().parent / "kernels"
 BUILD_CACHE = cache_root() / "twin-tests"  # beside the harness tests' test-build ($XDG_CACHE_HOME honoured)
-FLAGS = ["-std=c++17", "-shared", "-fPIC", "-w"]
+FLAGS = ["-std=c++17", "-shared", "-fPIC", "-pthread", "-w"]
 FAULT_LINE = re.compile(r"^twin fault \[(?P<rule>[a-z-]+)\]: (?P<api>\S.*?) at (?P<file>[\w.]+):(?P<line>\d+): (?P<message>.+)$")
 
 # What every test kernel of kernels/ reads from its tiling argument.

@@ -6,14 +6,19 @@
 //     using namespace AscendC;
 // Written by the EvoKernel authors from the public Ascend C API documentation; no CANN header
 // or source was used. The launcher side lives in twin_runtime.h; the cube's high-level Matmul
-// in lib/matmul_intf.h (as in the toolkit).
+// in lib/matmul_intf.h and the host tiling helpers in tiling/tiling_api.h (as in the toolkit).
 #pragma once
 
 #include "twin_core.h"
+#include "twin_debug.h"
 #include "twin_half.h"
 #include "twin_tensor.h"
+#include "twin_allocator.h"
 #include "twin_copy.h"
 #include "twin_sync.h"
 #include "twin_vector.h"
+#include "twin_mask.h"
 #include "twin_reduce.h"
+#include "twin_tiling_types.h"
+#include "twin_library.h"
 #include "twin_unsupported.h"

@@ -126,7 +126,13 @@ struct State {
     bool atomic_add = false;
     int32_t flags[64][8] = {};        // SetFlag count not yet waited for, per HardEvent and event id
     BlockCounters counters;
+    // the vector mask set outside instructions (SetVectorMask, SetMaskCount), used by the
+    // mask/repeat forms called with isSetMask = false
+    bool mask_counter = false;
+    uint64_t mask_lo = ~uint64_t(0), mask_hi = ~uint64_t(0);
     std::vector<BlockCounters> per_block;
+    // the launcher's barrier across blocks (SyncAll); set by evk_twin::Launch
+    void (*sync_all)(Src) = nullptr;
 };
 
 inline State& state() {
@@ -173,6 +179,36 @@ inline void fresh_ub() {
     s.last = Src(nullptr, 0);
     std::memset(s.flags, 0, sizeof s.flags);
     s.counters = BlockCounters{};
+    s.mask_counter = false;
+    s.mask_lo = s.mask_hi = ~uint64_t(0);
+}
+
+// What one block owns while it runs; a block waiting at SyncAll keeps it here while others run.
+struct BlockSaved {
+    int64_t block_idx = 0;
+    std::vector<uint8_t> ub_storage;
+    uint8_t* ub = nullptr;
+    uint64_t ub_used = 0;
+    bool atomic_add = false;
+    Src last{nullptr, 0};
+    int32_t flags[64][8] = {};
+    BlockCounters counters;
+    bool mask_counter = false;
+    uint64_t mask_lo = 0, mask_hi = 0;
+};
+
+inline void swap_block(State& s, BlockSaved& b) {
+    std::swap(s.block_idx, b.block_idx);
+    s.ub_storage.swap(b.ub_storage);  // the buffer moves, so `ub` stays valid
+    std::swap(s.ub, b.ub);
+    std::swap(s.ub_used, b.ub_used);
+    std::swap(s.atomic_add, b.atomic_add);
+    std::swap(s.last, b.last);
+    std::swap(s.flags, b.flags);
+    std::swap(s.counters, b.counters);
+    std::swap(s.mask_counter, b.mask_counter);
+    std::swap(s.mask_lo, b.mask_lo);
+    std::swap(s.mask_hi, b.mask_hi);
 }
 
 inline Region* find_region(uintptr_t p, uint64_t bytes) {
@@ -208,8 +244,9 @@ inline void check_gm(const void* ptr, uint64_t bytes, bool write, const char* ap
                   describe_address(p) + ": outside every global tensor the kernel was given");
     }
     if (!write) {
-        // reading bytes another block wrote in this launch: blocks run concurrently on a device
-        // and nothing in the subset orders them (no SyncAll), so the value read would be a race
+        // reading bytes another block wrote in this launch with no SyncAll between: blocks run
+        // concurrently on a device, so the value read would be a race (a completed SyncAll
+        // forgets the writes before it: they are ordered)
         if (r->access == kWritableOwned && !r->written.empty()) {
             const uint32_t me = static_cast<uint32_t>(s.block_idx);
             auto it = r->written.upper_bound(p);
@@ -220,7 +257,7 @@ inline void check_gm(const void* ptr, uint64_t bytes, bool write, const char* ap
                           "block " + std::to_string(me) + " reads byte " +
                               std::to_string(std::max(p, it->first) - r->begin) + " of '" + r->name + "' that block " +
                               std::to_string(it->second.second) +
-                              " wrote; blocks run concurrently on the device, so the value read is a race");
+                              " wrote with no SyncAll between; blocks run concurrently on the device, so the value read is a race");
                 }
             }
         }

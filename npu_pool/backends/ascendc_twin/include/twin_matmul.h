@@ -16,18 +16,6 @@ enum class CubeFormat : uint8_t { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECT
 enum class LayoutMode : uint8_t { NONE = 0, BSNGD, SBNGD, BNGS1S2, NORMAL };
 enum class IterateOrder : uint8_t { ORDER_M = 0, ORDER_N, UNDEF };
 
-struct TCubeTiling {
-    int32_t usedCoreNum = 1;
-    int32_t M = 0, N = 0, Ka = 0, Kb = 0;
-    int32_t singleCoreM = 0, singleCoreN = 0, singleCoreK = 0;
-    int32_t baseM = 0, baseN = 0, baseK = 0;
-    int32_t depthA1 = 1, depthB1 = 1, stepM = 1, stepN = 1, stepKa = 1, stepKb = 1;
-    int32_t isBias = 0, transLength = 0, iterateOrder = 0;
-    int32_t shareMode = 0, shareL1Size = 0, shareL0CSize = 0, shareUbSize = 0;
-    int32_t batchM = 1, batchN = 1, singleBatchM = 1, singleBatchN = 1;
-    int32_t depthAL1CacheUB = 0, depthBL1CacheUB = 0, dbL0A = 1, dbL0B = 1, dbL0C = 1;
-};
-
 struct MatmulConfig {
     bool doNorm = true;
     bool doMultiDataLoad = false;

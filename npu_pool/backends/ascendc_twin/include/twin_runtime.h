@@ -18,10 +18,12 @@
 //       "twin fault [<rule>]: <API call> at kernel.cpp:<line>: <message> (block <b> of <n>)".
 //   extern "C" const char* evk_twin_profile_json(void);
 //       The modelled cost of the last launch as one JSON object (see build_profile below).
-//   template <class Fn> uint32_t evk_twin::Launch(uint32_t blockDim, Fn&& body);
-//       Runs body() once per block, in order, each with its GetBlockIdx() and a fresh Unified
-//       Buffer; returns 0, or 1 after a fault (evk_twin_fault() says which), 2 after another
-//       C++ exception escaped the kernel.
+//   template <class Fn> uint32_t evk_twin::Launch(uint32_t blockDim, Fn&& body, GM_ADDR workspace = nullptr);
+//       Runs body() once per block, each on its own thread with its GetBlockIdx() and a fresh
+//       Unified Buffer, one block at a time in block order (twin_blocks.h: a block waiting at
+//       SyncAll lets the next one run); sets the system workspace to `workspace` first, as the
+//       framework does; returns 0, or 1 after a fault (evk_twin_fault() says which), 2 after
+//       another C++ exception escaped the kernel.
 //
 // The cost model (modelled, never measured): per block, copy-in time = GM->UB bytes over one
 // core's copy bandwidth plus a fixed cost per DataCopy; copy-out likewise; vector time = sum of
@@ -36,6 +38,7 @@
 #include <exception>
 
 #include "kernel_operator.h"
+#include "twin_blocks.h"
 
 namespace evk_twin {
 
@@ -182,7 +185,7 @@ inline std::string& soc_name_storage() {
 }
 
 template <class Fn>
-uint32_t Launch(uint32_t blockDim, Fn&& body) {
+uint32_t Launch(uint32_t blockDim, Fn&& body, GM_ADDR workspace = nullptr) {
     State& s = state();
     s.fault.clear();
     s.notes.clear();
@@ -196,26 +199,13 @@ uint32_t Launch(uint32_t blockDim, Fn&& body) {
         return 1;
     }
     s.block_num = blockDim;
-    for (uint32_t b = 0; b < blockDim; ++b) {
-        s.block_idx = b;
-        fresh_ub();
-        try {
-            body();
-        } catch (const Fault& f) {
-            s.fault = f.line + " (block " + std::to_string(b) + " of " + std::to_string(blockDim) + ")";
-            s.per_block.push_back(s.counters);
-            build_profile();
-            return 1;
-        } catch (const std::exception& e) {
-            s.fault = std::string("twin fault [exception]: kernel at kernel.cpp:0: a C++ exception escaped the kernel: ") +
-                      e.what() + " (block " + std::to_string(b) + ")";
-            build_profile();
-            return 2;
-        }
-        s.per_block.push_back(s.counters);
-    }
+    // the framework sets the system workspace before the kernel runs (SetSysWorkspace by hand
+    // still works); the kernel's workspace argument starts with it
+    s.sys_workspace = workspace;
+    BlockRunner runner(blockDim, std::forward<Fn>(body));
+    const uint32_t rc = runner.run(s.fault);
     build_profile();
-    return 0;
+    return rc;
 }
 
 }  // namespace evk_twin

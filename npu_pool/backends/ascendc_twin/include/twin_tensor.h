@@ -443,5 +443,9 @@ inline int64_t GetTaskRation() { return 1; }
 
 inline void SetSysWorkspace(GM_ADDR workspace) { evk_twin::state().sys_workspace = workspace; }
 inline GM_ADDR GetSysWorkSpacePtr() { return evk_twin::state().sys_workspace; }
+// The kernel's workspace argument starts with the system workspace (16 MiB, the library's
+// scratch, as CANN's framework lays it out); the host tiling's user workspace follows it.
+constexpr uint64_t kTwinSystemWorkspaceBytes = 16ull << 20;
+inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) { return workspace ? workspace + kTwinSystemWorkspaceBytes : nullptr; }
 
 }  // namespace AscendC

@@ -94,6 +94,29 @@ inline void check_repeat(uint64_t repeat, const char* api, Src s) {
     }
 }
 
+// The mask of a mask/repeat instruction: its own (isSetMask = true) or, with isSetMask = false
+// (the mask argument then MASK_PLACEHOLDER), the one set before by SetVectorMask: in normal
+// mode a bit mask for every repeat; in counter mode (SetMaskCount) a count of elements, whose
+// whole repeats and tail the instruction runs whatever repeatTimes says. Calls
+// body(mask, repeats, first repeat) once, or per run of at most 255 repeats plus the tail.
+template <class T, bool isSetMask, class Body>
+inline void with_mask(uint64_t mask, uint64_t repeatTimes, const char* api, Src s, Body body) {
+    if constexpr (isSetMask) {
+        body(contiguous_mask<T>(mask, api, s), repeatTimes, 0);
+    } else {
+        const State& st = state();
+        if (!st.mask_counter) {
+            const uint64_t preset[2] = {st.mask_lo, sizeof(T) >= 4 ? 0 : st.mask_hi};
+            body(bit_mask<T>(preset, api, s), repeatTimes, 0);
+            return;
+        }
+        constexpr uint64_t epr = 256 / sizeof(T);
+        const uint64_t count = st.mask_lo, full = count / epr;
+        for (uint64_t first = 0; first < full; first += 255) body(contiguous_mask<T>(epr, api, s), std::min<uint64_t>(255, full - first), first);
+        if (count % epr) body(contiguous_mask<T>(count % epr, api, s), 1, full);
+    }
+}
+
 inline void count_vector(VecClass cls, uint64_t repeats) {
     auto& c = state().counters;
     c.repeats[cls] += repeats;
@@ -203,8 +226,12 @@ inline C float_only_div(C a, C b) {
     template <class T, bool isSetMask = true>                                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, uint64_t mask, \
                      const uint32_t repeatTimes, const BinaryRepeatParams& p, evk_twin::Src s = {}) {                  \
-        evk_twin::binary_masked(dst, src0, src1, evk_twin::contiguous_mask<T>(mask, #NAME, s), repeatTimes, p,         \
-                                [](auto a, auto b) { return EXPR; }, #NAME, s, CLASS);                                 \
+        constexpr uint32_t epb = 32 / sizeof(T);                                                                       \
+        evk_twin::with_mask<T, isSetMask>(mask, repeatTimes, #NAME, s, [&](const evk_twin::Mask& m, uint64_t n, uint64_t r) { \
+            evk_twin::binary_masked(dst[r * p.dstRepStride * epb], src0[r * p.src0RepStride * epb],                   \
+                                    src1[r * p.src1RepStride * epb], m, n, p, [](auto a, auto b) { return EXPR; },     \
+                                    #NAME, s, CLASS);                                                                  \
+        });                                                                                                            \
     }                                                                                                                  \
     template <class T, bool isSetMask = true>                                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,               \
@@ -222,8 +249,11 @@ inline C float_only_div(C a, C b) {
     template <class T, bool isSetMask = true>                                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask, const uint32_t repeatTimes,  \
                      const UnaryRepeatParams& p, evk_twin::Src s = {}) {                                               \
-        evk_twin::unary_masked(dst, src, evk_twin::contiguous_mask<T>(mask, #NAME, s), repeatTimes, p,                 \
-                               [](auto a) { return EXPR; }, #NAME, s, CLASS);                                          \
+        constexpr uint32_t epb = 32 / sizeof(T);                                                                       \
+        evk_twin::with_mask<T, isSetMask>(mask, repeatTimes, #NAME, s, [&](const evk_twin::Mask& m, uint64_t n, uint64_t r) { \
+            evk_twin::unary_masked(dst[r * p.dstRepStride * epb], src[r * p.srcRepStride * epb], m, n, p,             \
+                                   [](auto a) { return EXPR; }, #NAME, s, CLASS);                                      \
+        });                                                                                                            \
     }                                                                                                                  \
     template <class T, bool isSetMask = true>                                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],                      \
@@ -244,8 +274,11 @@ inline C float_only_div(C a, C b) {
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const evk_twin::nondeduced<T>& scalar,      \
                      uint64_t mask, const uint32_t repeatTimes, const UnaryRepeatParams& p, evk_twin::Src s = {}) {    \
         const evk_twin::calc_t<T> k = static_cast<evk_twin::calc_t<T>>(scalar);                                        \
-        evk_twin::unary_masked(dst, src, evk_twin::contiguous_mask<T>(mask, #NAME, s), repeatTimes, p,                 \
-                               [k](auto a) { return EXPR; }, #NAME, s, CLASS);                                         \
+        constexpr uint32_t epb = 32 / sizeof(T);                                                                       \
+        evk_twin::with_mask<T, isSetMask>(mask, repeatTimes, #NAME, s, [&](const evk_twin::Mask& m, uint64_t n, uint64_t r) { \
+            evk_twin::unary_masked(dst[r * p.dstRepStride * epb], src[r * p.srcRepStride * epb], m, n, p,             \
+                                   [k](auto a) { return EXPR; }, #NAME, s, CLASS);                                     \
+        });                                                                                                            \
     }                                                                                                                  \
     template <class T, bool isSetMask = true>                                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const evk_twin::nondeduced<T>& scalar,      \
@@ -332,8 +365,10 @@ template <class T, bool isSetMask = true>
 inline void Duplicate(const LocalTensor<T>& dst, const evk_twin::nondeduced<T>& scalar, uint64_t mask,
                       const uint32_t repeatTimes, const uint16_t dstBlockStride, const uint8_t dstRepeatStride,
                       evk_twin::Src s = {}) {
-    twin_detail::duplicate_masked(dst, scalar, evk_twin::contiguous_mask<T>(mask, "Duplicate", s), repeatTimes,
-                                  dstBlockStride, dstRepeatStride, s);
+    evk_twin::with_mask<T, isSetMask>(mask, repeatTimes, "Duplicate", s, [&](const evk_twin::Mask& m, uint64_t n, uint64_t r) {
+        twin_detail::duplicate_masked(dst[r * dstRepeatStride * (32 / sizeof(T))], static_cast<T>(scalar), m,
+                                      static_cast<uint32_t>(n), dstBlockStride, dstRepeatStride, s);
+    });
 }
 
 template <class T, bool isSetMask = true>

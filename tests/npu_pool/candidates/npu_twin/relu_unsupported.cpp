@@ -1,6 +1,6 @@
 // task: level1/4_ReLU.py
 // expect-gate: compile
-// Uses AscendC::Sigmoid, an API outside the twin: a compile-gate verdict naming it.
+// Uses AscendC::Tanh, an API outside the twin: a compile-gate verdict naming it.
 using namespace AscendC;
 
 constexpr int32_t BUFFER_NUM = 2;
@@ -33,7 +33,7 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR out, GM_ADDR wor
         inQueue.EnQue(xLocal);
         LocalTensor<float> xIn = inQueue.DeQue<float>();
         LocalTensor<float> yLocal = outQueue.AllocTensor<float>();
-        Sigmoid(yLocal, xIn, static_cast<int32_t>((count + 7) / 8 * 8));  // a library API the twin lacks
+        Tanh(yLocal, xIn, static_cast<int32_t>((count + 7) / 8 * 8));  // a library API the twin lacks
         outQueue.EnQue(yLocal);
         inQueue.FreeTensor(xIn);
         LocalTensor<float> yOut = outQueue.DeQue<float>();

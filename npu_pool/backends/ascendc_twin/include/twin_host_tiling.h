@@ -1,0 +1,235 @@
+// EvoKernel Ascend C twin: the host-side tiling helpers of the library, for a kernel's host half.
+//
+// Plain C++ run on the host before the launch (include "tiling/tiling_api.h", as with CANN):
+// ge::Shape; platform_ascendc::PlatformAscendC (the modelled SoC's cores, UB size and library
+// workspace); SoftMaxTilingFunc with GetSoftMaxMinTmpSize/MaxTmpSize; GetSigmoidMaxMinTmpSize;
+// GetLayerNormMaxMinTmpSize with GetLayerNormNDTilingInfo; GetSumMaxMinTmpSize;
+// GetReduceMaxMaxMinTmpSize; matmul_tiling::MultiCoreMatmulTiling. Temporary sizes are the
+// twin's (twin_tiling_types.h), consistent with its kernel-side checks.
+#pragma once
+
+#include <initializer_list>
+
+#include "twin_tiling_types.h"
+
+namespace ge {
+
+class Shape {
+public:
+    Shape() = default;
+    Shape(std::initializer_list<int64_t> dims) : dims_(dims) {}
+    explicit Shape(const std::vector<int64_t>& dims) : dims_(dims) {}
+    size_t GetDimNum() const { return dims_.size(); }
+    int64_t GetDim(size_t i) const { return i < dims_.size() ? dims_[i] : 0; }
+    int64_t GetShapeSize() const {
+        int64_t n = 1;
+        for (int64_t d : dims_) n *= d;
+        return n;
+    }
+    std::vector<int64_t> GetDims() const { return dims_; }
+
+private:
+    std::vector<int64_t> dims_;
+};
+
+enum DataType { DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT8 = 2, DT_INT32 = 3, DT_BF16 = 27 };
+
+}  // namespace ge
+
+namespace platform_ascendc {
+
+enum class CoreMemType { L0_A = 0, L0_B, L0_C, L1, L2, UB, HBM };
+
+class PlatformAscendC {
+public:
+    uint32_t GetCoreNum() const { return evk_twin::state().soc.ai_cores; }
+    uint32_t GetCoreNumAic() const { return evk_twin::state().soc.ai_cores; }
+    uint32_t GetCoreNumAiv() const { return evk_twin::state().soc.ai_cores; }
+    void GetCoreMemSize(CoreMemType type, uint64_t& size) const {
+        const evk_twin::SocParams& soc = evk_twin::state().soc;
+        switch (type) {
+            case CoreMemType::UB: size = soc.ub_bytes; break;
+            case CoreMemType::L1: size = soc.l1_bytes; break;
+            case CoreMemType::L0_A: size = soc.l0a_bytes; break;
+            case CoreMemType::L0_B: size = soc.l0b_bytes; break;
+            case CoreMemType::L0_C: size = soc.l0c_bytes; break;
+            default: size = 0;
+        }
+    }
+    uint32_t GetLibApiWorkSpaceSize() const { return 16u << 20; }  // the system workspace (16 MiB)
+};
+
+class PlatformAscendCManager {
+public:
+    static PlatformAscendC* GetInstance(const char* = nullptr) {
+        static PlatformAscendC platform;
+        return &platform;
+    }
+};
+
+}  // namespace platform_ascendc
+
+namespace AscendC {
+
+inline uint32_t GetSoftMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t, const bool) {
+    return evk_twin::softmax_min_tmp(static_cast<uint32_t>(srcShape.GetDim(srcShape.GetDimNum() - 1)));
+}
+inline uint32_t GetSoftMaxMaxTmpSize(const ge::Shape& srcShape, const uint32_t, const bool) {
+    const uint32_t k = static_cast<uint32_t>(srcShape.GetDim(srcShape.GetDimNum() - 1));
+    return evk_twin::softmax_max_tmp(static_cast<uint32_t>(srcShape.GetShapeSize() / (k ? k : 1)), k);
+}
+
+// srcShape {rows, row length}: the tiling for calls on up to `rows` rows of that length.
+inline void SoftMaxTilingFunc(const ge::Shape& srcShape, const uint32_t dataTypeSize, const uint32_t localWorkSpaceSize,
+                              tiling::SoftMaxTiling& t) {
+    const uint32_t k = static_cast<uint32_t>(srcShape.GetDim(srcShape.GetDimNum() - 1));
+    const uint32_t m = static_cast<uint32_t>(srcShape.GetShapeSize() / (k ? k : 1));
+    t = tiling::SoftMaxTiling{};
+    t.srcM = m;
+    t.srcK = k;
+    t.srcSize = m * k;
+    t.outMaxM = t.reduceM = m;
+    t.outMaxK = t.reduceK = 32 / (dataTypeSize ? dataTypeSize : 4);
+    t.outMaxSize = t.reduceSize = m * t.outMaxK;
+    const uint32_t per_row = evk_twin::softmax_min_tmp(k);
+    t.splitM = std::max<uint32_t>(1, std::min<uint32_t>(m, localWorkSpaceSize / per_row));
+    t.splitK = k;
+    t.splitSize = t.splitM * k;
+    t.rangeM = (m + t.splitM - 1) / t.splitM;
+    t.tailM = m % t.splitM;
+    t.tailSplitSize = t.tailM * k;
+    t.tailReduceSize = t.tailM * t.outMaxK;
+}
+
+inline void GetSigmoidMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, const bool,
+                                    uint32_t& maxValue, uint32_t& minValue) {
+    minValue = evk_twin::sigmoid_min_tmp();
+    maxValue = static_cast<uint32_t>(std::max<uint64_t>(minValue, evk_twin::align32(srcShape.GetShapeSize() * typeSize)));
+}
+
+// srcShape {B, S, H} or {B, S, H, original H}.
+inline void GetLayerNormMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t, const bool, uint32_t& maxValue,
+                                      uint32_t& minValue) {
+    const uint32_t h = static_cast<uint32_t>(srcShape.GetDim(2));
+    minValue = evk_twin::layernorm_min_tmp(h);
+    maxValue = static_cast<uint32_t>(srcShape.GetDim(0) * srcShape.GetDim(1)) * minValue;
+}
+inline void GetLayerNormNDTilingInfo(const ge::Shape& srcShape, const uint32_t stackBufferSize, const uint32_t typeSize,
+                                     const bool, tiling::LayerNormTiling& t) {
+    t = tiling::LayerNormTiling{};
+    t.bLength = static_cast<uint32_t>(srcShape.GetDim(0));
+    t.sLength = static_cast<uint32_t>(srcShape.GetDim(1));
+    t.hLength = static_cast<uint32_t>(srcShape.GetDim(2));
+    t.originalHLength = srcShape.GetDimNum() > 3 ? static_cast<uint32_t>(srcShape.GetDim(3)) : t.hLength;
+    t.inputXSize = t.bLength * t.sLength * t.hLength;
+    t.meanVarSize = t.bLength * t.sLength;
+    t.tmpBufSize = stackBufferSize / (typeSize ? typeSize : 4);
+    t.lastDimValueBack = t.originalHLength ? 1.0f / static_cast<float>(t.originalHLength) : 0.0f;
+    t.bshCurLength = t.inputXSize;
+    t.bsCurLength = t.meanVarSize;
+    t.loopRound = 1;
+}
+
+inline void GetSumMaxMinTmpSize(const uint32_t n, const uint32_t, const bool, uint32_t& maxSize, uint32_t& minSize) {
+    minSize = maxSize = evk_twin::sum_min_tmp(n);
+}
+
+enum class ReducePattern : uint32_t { AR = 0, RA };
+inline void GetReduceMaxMaxMinTmpSize(const ge::Shape& srcShape, const ge::DataType, ReducePattern, bool, bool,
+                                      uint32_t& maxValue, uint32_t& minValue) {
+    minValue = maxValue = evk_twin::reduce_min_tmp(static_cast<uint32_t>(srcShape.GetDim(1)));
+}
+
+}  // namespace AscendC
+
+// --- the cube's tiling: MultiCoreMatmulTiling -----------------------------------------------------
+namespace matmul_tiling {
+
+enum class TPosition : int32_t { GM = 0, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, TSCM };
+enum class CubeFormat : int32_t { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR };
+enum class DataType : int32_t { DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT8 = 2, DT_INT32 = 3, DT_BF16 = 27, DT_BFLOAT16 = 27 };
+
+// Splits M over the cores first (then N with the cores left), each core's share a multiple of 16;
+// base blocks of at most 128 x 128 with baseK of 64 (16-bit) or 32 (float) elements, so that
+// L0A/L0B hold one block and L0C one float accumulator; GetTiling returns 0, or -1 for a
+// shape it cannot tile (a non-positive size).
+class MultiCoreMatmulTiling {
+public:
+    MultiCoreMatmulTiling() = default;
+    explicit MultiCoreMatmulTiling(const platform_ascendc::PlatformAscendC& platform) : dim_(platform.GetCoreNumAic()) {}
+    int32_t SetDim(int32_t dim) { dim_ = dim; return 0; }
+    int32_t SetAType(TPosition, CubeFormat, DataType t, bool transpose = false) { a_ = t; transA_ = transpose; return 0; }
+    int32_t SetBType(TPosition, CubeFormat, DataType t, bool transpose = false) { b_ = t; transB_ = transpose; return 0; }
+    int32_t SetCType(TPosition, CubeFormat, DataType) { return 0; }
+    int32_t SetBiasType(TPosition, CubeFormat, DataType) { return 0; }
+    int32_t SetShape(int32_t m, int32_t n, int32_t k) { m_ = m; n_ = n; k_ = k; return 0; }
+    int32_t SetOrgShape(int32_t m, int32_t n, int32_t k) { return SetOrgShape(m, n, k, k); }
+    int32_t SetOrgShape(int32_t m, int32_t n, int32_t ka, int32_t kb) { om_ = m; on_ = n; oka_ = ka; okb_ = kb; return 0; }
+    int32_t SetSingleShape(int32_t m, int32_t n, int32_t k) { sm_ = m; sn_ = n; sk_ = k; return 0; }
+    int32_t EnableBias(bool bias) { bias_ = bias; return 0; }
+    int32_t SetBias(bool bias) { bias_ = bias; return 0; }
+    int32_t SetBufferSpace(int32_t = -1, int32_t = -1, int32_t = -1, int32_t = -1) { return 0; }
+    int32_t SetFixSplit(int32_t baseM = -1, int32_t baseN = -1, int32_t baseK = -1) {
+        fixM_ = baseM; fixN_ = baseN; fixK_ = baseK; return 0;
+    }
+
+    int64_t GetTiling(AscendC::tiling::TCubeTiling& t) const {
+        const int32_t M = om_ > 0 ? om_ : m_, N = on_ > 0 ? on_ : n_, Ka = oka_ > 0 ? oka_ : k_, Kb = okb_ > 0 ? okb_ : k_;
+        const int32_t m = m_ > 0 ? m_ : M, n = n_ > 0 ? n_ : N, k = k_ > 0 ? k_ : Ka;
+        if (M <= 0 || N <= 0 || Ka <= 0 || m <= 0 || n <= 0 || k <= 0 || dim_ <= 0) return -1;
+        auto up16 = [](int32_t v) { return (v + 15) / 16 * 16; };
+        const int32_t mDim = std::max(1, std::min(dim_, (m + 15) / 16));
+        const int32_t nDim = std::max(1, std::min(dim_ / mDim, (n + 15) / 16));
+        t = AscendC::tiling::TCubeTiling{};
+        t.M = M;
+        t.N = N;
+        t.Ka = Ka;
+        t.Kb = Kb;
+        t.singleCoreM = sm_ > 0 ? sm_ : std::min(m, up16((m + mDim - 1) / mDim));
+        t.singleCoreN = sn_ > 0 ? sn_ : std::min(n, up16((n + nDim - 1) / nDim));
+        t.singleCoreK = sk_ > 0 ? sk_ : k;
+        t.usedCoreNum = ((m + t.singleCoreM - 1) / t.singleCoreM) * ((n + t.singleCoreN - 1) / t.singleCoreN);
+        const bool wide = a_ == DataType::DT_FLOAT;
+        t.baseM = fixM_ > 0 ? fixM_ : std::min(128, up16(t.singleCoreM));
+        t.baseN = fixN_ > 0 ? fixN_ : std::min(128, up16(t.singleCoreN));
+        t.baseK = fixK_ > 0 ? fixK_ : std::min(wide ? 32 : 64, (t.singleCoreK + 15) / 16 * 16);
+        t.isBias = bias_ ? 1 : 0;
+        t.depthA1 = t.depthB1 = 1;
+        t.stepM = t.stepN = t.stepKa = t.stepKb = 1;
+        t.dbL0A = t.dbL0B = t.dbL0C = 1;
+        return 0;
+    }
+
+private:
+    int32_t dim_ = 1;
+    DataType a_ = DataType::DT_FLOAT16, b_ = DataType::DT_FLOAT16;
+    bool transA_ = false, transB_ = false, bias_ = false;
+    int32_t m_ = 0, n_ = 0, k_ = 0, om_ = 0, on_ = 0, oka_ = 0, okb_ = 0, sm_ = 0, sn_ = 0, sk_ = 0;
+    int32_t fixM_ = -1, fixN_ = -1, fixK_ = -1;
+};
+
+using MatmulApiTiling = MultiCoreMatmulTiling;
+
+}  // namespace matmul_tiling
+
+// --- EvoKernel's host half: what a candidate's TilingFunc fills --------------------------------
+//
+//     void TilingFunc(const KernelTiling& shapes, HostTiling& host);
+//
+// runs on the host before every launch (as CANN's host tiling does), with the task's sizes and
+// scalars in `shapes`; it sets the kernel's tiling struct (host.SetTiling(myTiling): the bytes
+// the kernel's `tiling` argument then holds), the blocks to launch and the user workspace.
+struct HostTiling {
+    uint32_t coreNum = 0;            // in: the device's AI cores
+    uint32_t blockDim = 0;           // out: blocks to launch (starts as coreNum)
+    uint64_t userWorkspaceSize = 0;  // out: workspace bytes after the system workspace (GetUserWorkspace)
+    template <class T>
+    void SetTiling(const T& data) {
+        static_assert(std::is_trivially_copyable<T>::value, "SetTiling takes a plain struct (trivially copyable)");
+        static_assert(sizeof(T) <= sizeof(tilingData), "the tiling struct is larger than 64 KiB");
+        std::memcpy(tilingData, &data, sizeof(T));
+        tilingSize = sizeof(T);
+    }
+    uint8_t tilingData[65536] = {};
+    uint32_t tilingSize = 0;
+};
