@@ -17,6 +17,15 @@ or any with the prompt cache), estimated from the server's own tokenizer.
     python -m bench.attempt [--prompts bench/results/attempt_prompts.jsonl] [--configs baseline,tuned]
         [--limit N] [--max-tokens N] [--no-evaluate] [--seed S]
 
+`--requests FILE --in-flight N` (issue 42) replays the fixed set of DraftRequests that
+`bench.attempt_record --draft-set` writes instead: this checkout's PromptBuilder makes the
+prompts (so a layout is measured on the same content as another), sent as the agent sends
+them (its stop sequences, `actors.llm_client.CODE_STOP`, where it has them), one operator at a
+time (each operator's drafts in turn, the server on every core) or two in flight (the two
+operators of a kernel language alternating, one thread: the harness works beside the model).
+Tokens read anew are the server's own count (`prompt_tokens_evaluated`, from its log), beside
+the estimate; answers cut at max_tokens are counted per backend.
+
 Configurations: `baseline` (the server as before issue 28), `tuned` (today's defaults,
 `LocalLLMConfig()`), and `baseline+LEVER` / `tuned+LEVER` / `tuned-LEVER` variants naming one lever:
 `logits` (logits_all off), `cache` (prompt cache, 1024 MB), `lookup` (prompt-lookup decoding,
@@ -29,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -57,6 +67,59 @@ LEVERS_OFF: dict[str, dict[str, Any]] = {
 }
 # The server's settings before issue 28: every logit kept, no cache, no drafting, one thread here.
 BASELINE: dict[str, Any] = {"logits_all": True, "prompt_cache_mb": 0, "prompt_lookup_tokens": 0}
+
+
+def requests_as_prompts(path: Path, in_flight: int) -> list[dict[str, Any]]:
+    """The replay set's DraftRequests as this checkout's prompts, in the order an agent sends them."""
+    import actors.llm_client as client
+    from actors.config import LLMConfig
+    from actors.messages import DraftRequest
+    from actors.prompting import PromptBuilder
+    from launch.local_llm.config import LocalLLMConfig
+    from launch.local_llm.settings import local_llm_config_for_agent
+
+    config = local_llm_config_for_agent(LLMConfig(), LocalLLMConfig().spec(), "http://127.0.0.1:1/v1")
+    builder = PromptBuilder(config, "kernel")
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    operators = list(dict.fromkeys(r["operator"] for r in rows))
+    backends = list(dict.fromkeys(r["backend"] for r in rows))
+    # one in flight: an operator's drafts in turn; two: a kernel language's two operators alternate
+    order = ((lambda r: (backends.index(r["backend"]), operators.index(r["operator"]), r["round"])) if in_flight == 1
+             else (lambda r: (backends.index(r["backend"]), r["round"], operators.index(r["operator"]))))
+    prompts = []
+    for row in sorted(rows, key=order):
+        messages = builder.draft(DraftRequest.model_validate(row["request"])).messages
+        prompts.append({"task": row["operator"], "backend": row["backend"], "memory": row["memory"],
+                        "messages": messages, "max_tokens": config.max_tokens, "temperature": config.temperature,
+                        "stop": getattr(client, "CODE_STOP", None)})
+    return prompts
+
+
+_PREFIX_HIT = re.compile(r"Llama\.generate: \d+ prefix-match hit, remaining (\d+) prompt tokens to eval")
+
+
+def rss_mb(pid: int) -> float | None:
+    """Resident memory of the server (its prompt cache's states included), from /proc."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return None
+
+
+def log_size(server) -> int:
+    return os.fstat(server._log.fileno()).st_size
+
+
+def prompt_tokens_evaluated(server, since: int, prompt_tokens: int) -> int:
+    """Tokens the server read anew for the request whose log starts at byte `since`: llama-cpp-
+    python (verbose, its server's default) prints `N prefix-match hit, remaining M prompt tokens
+    to eval` when it reuses its KV cache (after loading a prompt-cache state, too), "full prompt
+    already cached" when nothing is left, and neither when it starts from scratch."""
+    text = os.pread(server._log.fileno(), log_size(server) - since, since).decode(errors="replace")
+    if "full prompt already cached" in text:
+        return 0
+    found = _PREFIX_HIT.findall(text)
+    return int(found[-1]) if found else prompt_tokens
 
 
 def config_for(name: str):
@@ -118,6 +181,8 @@ def stream_chat(base_url: str, model: str, row: dict[str, Any], max_tokens: int 
     cpu_first = None
     body = {"model": model, "messages": row["messages"], "max_tokens": max_tokens or row.get("max_tokens") or 1024,
             "temperature": row.get("temperature", 0.7), "stream": True, "seed": seed}
+    if row.get("stop"):
+        body["stop"] = row["stop"]
     started = time.perf_counter()
     first = None
     pieces: list[str] = []
@@ -142,7 +207,7 @@ def stream_chat(base_url: str, model: str, row: dict[str, Any], max_tokens: int 
             "streamed_tokens": len(pieces), "finish_reason": finish}
 
 
-def evaluate_reply(task_id: str | None, reply: str, harness) -> dict[str, Any]:
+def evaluate_reply(task_id: str | None, reply: str, harness, suite: Path = SUITE) -> dict[str, Any]:
     """The harness's verdict on the reply's code (verify + profile, one sandboxed child)."""
     from actors.code_extraction import extract_code
     from npu_pool.tasks import load_task_for
@@ -151,7 +216,7 @@ def evaluate_reply(task_id: str | None, reply: str, harness) -> dict[str, Any]:
 
     started = time.perf_counter()
     code = extract_code(reply, "kernel").code
-    path = next((p for p in SUITE.glob(f"level*/{task_id}.py")), None) if task_id else None
+    path = next((p for p in suite.glob(f"level*/{task_id}.py")), None) if task_id else None
     if code is None or path is None:
         return {"evaluation_s": time.perf_counter() - started, "feasible": False,
                 "gate": "extract" if code is None else "no_task"}
@@ -187,7 +252,17 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "prompt_tokens_per_cpu_s": _rate(prompt_tokens, rows, "prompt_cpu_s"),
         "generation_tokens_per_cpu_s": _rate(gen_tokens, rows, "generation_cpu_s"),
         "feasible": sum(r["feasible"] for r in judged), "judged": len(judged),
+        "prompt_tokens_median": _median(rows, "prompt_tokens"),
+        "new_token_share_median": _median([{"share": r["prompt_tokens_new"] / r["prompt_tokens"]} for r in rows
+                                           if r.get("prompt_tokens")], "share"),
+        "cut_at_max_tokens": sum(r.get("finish_reason") == "length" for r in rows),
+        "load1_median": _median(rows, "load1"),
     }
+
+
+def summarise_by_backend(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    backends = list(dict.fromkeys(r.get("backend") or "cpu" for r in rows))
+    return {backend: summarise([r for r in rows if (r.get("backend") or "cpu") == backend]) for backend in backends}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -200,6 +275,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-evaluate", action="store_true", help="LLM only: do not judge the replies")
     parser.add_argument("--seed", type=int, default=0, help="sampling seed of prompt i: seed + i (same in every configuration)")
     parser.add_argument("--out", default=None, help="also write every row to this JSON lines file")
+    parser.add_argument("--requests", default=None, help="replay this set of DraftRequests (attempt_record --draft-set) "
+                        "as this checkout's prompts; --configs defaults to tuned")
+    parser.add_argument("--in-flight", type=int, default=1, choices=(1, 2), help="with --requests: operators in flight")
     parser.add_argument("--summarise", default=None, metavar="ROWS",
                         help="run nothing: summarise the rows of earlier runs (their --out files, comma-separated)")
     args = parser.parse_args(argv)
@@ -213,19 +291,26 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"bench": "attempt", "rows": len(rows), "source": args.summarise,
                           "load1_min": min(loads, default=None), "load1_max": max(loads, default=None),
                           "load1_median": _median(rows, "load1"),
-                          "configs": {name: summarise(group) for name, group in by_config.items()}}))
+                          "configs": {name: summarise_by_backend(group) for name, group in by_config.items()}}))
         return 0
 
     from launch.local_llm.config import LocalLLMConfig
     from launch.local_llm.server import prepare_server
     from npu_pool.config import HarnessConfig
 
-    rows_in = [json.loads(line) for line in Path(args.prompts).read_text().splitlines() if line.strip()]
+    if args.requests:
+        rows_in = requests_as_prompts(Path(args.requests), args.in_flight)
+        args.configs = "tuned" if args.configs == parser.get_default("configs") else args.configs
+    else:
+        rows_in = [json.loads(line) for line in Path(args.prompts).read_text().splitlines() if line.strip()]
     rows_in = rows_in[args.skip:][: args.limit]
     names = [n.strip() for n in args.configs.split(",") if n.strip()]
     configs = {name: config_for(name) for name in names}
+    if args.requests:  # the threads a run with this many operators in flight gets (docs/local_llm.md)
+        configs = {name: c.model_copy(update={"n_threads": c.threads(harness_beside=args.in_flight > 1)})
+                   for name, c in configs.items()}
     model = LocalLLMConfig().spec().name
-    harness = HarnessConfig(backend="cpu")
+    harnesses: dict[str, Any] = {}
     load_before = os.getloadavg()
     servers = {name: prepare_server(config) for name, config in configs.items()}
     results: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
@@ -240,11 +325,17 @@ def main(argv: list[str] | None = None) -> int:
                 reused = max((shared_prefix(t, tokens) for t in earlier), default=0)
                 history[name].append(tokens)
                 load = os.getloadavg()[0]
+                since = log_size(servers[name])
                 result = stream_chat(urls[name], model, row, args.max_tokens, args.seed + i, servers[name].process.pid)
-                result.update(config=name, index=i, task=row.get("task"), prompt_tokens=len(tokens),
-                              prompt_tokens_new=max(1, len(tokens) - reused), load1=load)
+                measured = prompt_tokens_evaluated(servers[name], since, len(tokens))
+                result.update(config=name, index=i, task=row.get("task"), backend=row.get("backend", "cpu"),
+                              memory=row.get("memory"), in_flight=args.in_flight if args.requests else None,
+                              prompt_tokens=len(tokens), prompt_tokens_new_estimate=max(1, len(tokens) - reused),
+                              prompt_tokens_new=measured, load1=load, server_rss_mb=rss_mb(servers[name].process.pid))
                 result["llm_s"] = result["prompt_s"] + result["generation_s"]
                 if not args.no_evaluate:
+                    backend = result["backend"]
+                    harness = harnesses.setdefault(backend, HarnessConfig(backend=backend))
                     result.update(evaluate_reply(row.get("task"), result["reply"], harness))
                 result["attempt_s"] = result["llm_s"] + result.get("evaluation_s", 0.0)
                 results[name].append(result)
@@ -261,12 +352,14 @@ def main(argv: list[str] | None = None) -> int:
         for server in servers.values():
             server.close()
     print(json.dumps({
-        "bench": "attempt", "prompts": len(rows_in), "source": str(args.prompts), "max_tokens": args.max_tokens,
+        "bench": "attempt", "prompts": len(rows_in), "source": str(args.requests or args.prompts),
+        "in_flight": args.in_flight if args.requests else None, "max_tokens": args.max_tokens,
         "evaluated": not args.no_evaluate, "cores": os.cpu_count(),
         "loadavg_before": [round(x, 2) for x in load_before], "loadavg_after": [round(x, 2) for x in os.getloadavg()],
         "configs": {name: {"settings": configs[name].model_dump(include={"n_threads", "logits_all", "prompt_cache_mb",
                                                                           "prompt_lookup_tokens"}),
-                           **summarise(results[name])} for name in names},
+                           "by_backend": summarise_by_backend(results[name]), **summarise(results[name])}
+                    for name in names},
     }))
     return 0
 

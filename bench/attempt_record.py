@@ -9,6 +9,16 @@ last user turn, the reply and its usage) to the output file.
 
     python -m bench.attempt_record --out bench/results/attempt_prompts.jsonl \
         [--tasks 4_ReLU,5_GELU,level2/1_GemmBiasReLU] [--iterations 3] [--arm similarity]
+
+`--draft-set` records requests instead of prompts (`draft_set`): the fixed replay set of
+issue 42, DraftRequests that any checkout's PromptBuilder turns into its own prompts, so
+prompt layouts can be compared on the same content. Two operators per kernel language (C on
+the cpu backend, Ascend C on the npu-twin), each drafted cold and then with memory content
+from the v3 learning benchmark (runs/learning-v3-*): feasible kernels of related operators
+(the first as the worked example, as `exemplar_as_example` shows it) and the failure its own
+benchmark draft met.
+
+    python -m bench.attempt_record --draft-set --out bench/results/attempt-2026-11-28/requests.jsonl
 """
 
 from __future__ import annotations
@@ -104,15 +114,79 @@ class RecordingProxy:
             self.server.server_close()
 
 
+# (backend, operator, memory traces: [exemplar, context item], the failures its benchmark drafts
+# met, shown to rounds 2 and 3)
+DRAFT_SET = [
+    ("cpu", "5_GELU", ["7_Sigmoid", "4_ReLU"], ["correctness", "compile"]),
+    ("cpu", "16_MaxOverDim", ["15_MeanOverDim", "56_SumOverLastDim"], ["correctness", "runtime"]),
+    ("npu-twin", "11_Softplus", ["7_Sigmoid", "10_HardSwish"], ["compile", "no_code"]),
+    ("npu-twin", "18_Softmax", ["19_LogSoftmax", "7_Sigmoid"], ["compile", "no_code"]),
+]
+
+
+def _benchmark_kernel(runs: Path, backend: str, task: str) -> str:
+    run = runs / f"learning-v3-{backend}"
+    found = sorted(run.glob(f"arms/*/kernels/{task}/best.cpp"))
+    if not found:
+        raise SystemExit(f"no feasible {task} kernel under {run}")
+    return found[0].read_text()
+
+
+def _benchmark_failure(runs: Path, backend: str, task: str, gate: str) -> tuple[str, str]:
+    for path in sorted((runs / f"learning-v3-{backend}").glob("arms/*/attempts.jsonl")):
+        for line in path.read_text().splitlines():
+            row = json.loads(line)
+            if row["task"] == task and row["stage"] == "draft" and row["gate"] == gate:
+                return row["gate"], row["reason"]
+    raise SystemExit(f"no {gate} failure of {task} in {runs}")
+
+
+def draft_set(runs: Path) -> list[dict]:
+    """The replay set's rows: operator, backend, round (1 cold; 2 and 3 with the same memory and
+    the failure of the draft before), the DraftRequest."""
+    from actors.briefing import task_brief
+    from actors.messages import ContextItem, DraftRequest, Exemplar, Feedback
+    from memory_actor.seeding import bundle_items
+    from npu_pool.backends import get_backend
+    from npu_pool.tasks import load_task
+
+    suite = REPOSITORY / "suites" / "cpu" / "level1"
+    rows = []
+    for backend, task, traces, gates in DRAFT_SET:
+        def brief(name: str):
+            return task_brief(load_task(suite / f"{name}.py"), get_backend(backend), "kernel")
+
+        core = [ContextItem(id=i.id, kind=i.kind, summary=i.summary, content=i.content, core=True)
+                for i in bundle_items(backend) if "core" in i.tags]
+        cold = DraftRequest(task=brief(task), api=core)
+        kernels = {name: _benchmark_kernel(runs, backend, name) for name in traces}
+        example, other = traces
+        memory = cold.model_copy(update={
+            "exemplar": Exemplar(item_id=f"v3-{backend}-{example}", task=brief(example), code=kernels[example]),
+            "context": [ContextItem(id=f"v3-{backend}-{other}", kind="trace", task=other, content=kernels[other],
+                                    summary=f"a correct kernel of {other} [feasible]")]})
+        warm = [memory.model_copy(update={"previous": Feedback(gate=g, reason=r)})
+                for g, r in (_benchmark_failure(runs, backend, task, gate) for gate in gates)]
+        for round_, request in enumerate([cold, *warm], start=1):
+            rows.append({"operator": task, "backend": backend, "round": round_, "memory": round_ > 1,
+                         "request": request.model_dump(mode="json")})
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="bench/results/attempt_prompts.jsonl", help="JSON lines, appended")
     parser.add_argument("--tasks", default="4_ReLU,5_GELU,level2/1_GemmBiasReLU", help="bench.learning --tasks")
     parser.add_argument("--iterations", type=int, default=3)
     parser.add_argument("--arm", default="similarity", help="one arm of bench.learning")
+    parser.add_argument("--draft-set", action="store_true", help="write the fixed set of DraftRequests (no model)")
+    parser.add_argument("--runs", default=str(REPOSITORY / "runs"), help="where the v3 learning benchmark's runs are")
     args = parser.parse_args(argv)
     out = Path(args.out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
+    if args.draft_set:
+        out.write_text("".join(json.dumps(row) + "\n" for row in draft_set(Path(args.runs))))
+        return 0
 
     import launch.local_llm.server as local_server
     from bench.learning import cli as learning

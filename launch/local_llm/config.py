@@ -32,8 +32,14 @@ class LocalLLMConfig(BaseModel):
     # Speed levers, measured by bench/attempt.py (docs/local_llm.md, "Attempt speed").
     logits_all: bool = Field(False, description="keep logits of every prompt token (the server's default; "
                              "only logprobs need it); off skips the output layer for all but the last token")
-    prompt_cache_mb: int = Field(0, ge=0, description="server RAM prompt cache (llama-cpp-python `cache`) in MB; "
-                                 "0: off (the server still reuses the prefix shared with the previous request)")
+    # On (issue 42): with two operators in flight each request's prefix is the other operator's,
+    # so without it each draft read its task and memory anew. llama-cpp-python counts only the
+    # llama.cpp state (the KV cache, ~28 KB a token here: ~70 MB a 2,500-token prompt) against
+    # this, and keeps a 311 MB copy of its logits buffer beside each state: 256 MB holds about
+    # three states, ~1.1 GB in all (docs/local_llm.md, "Attempt speed").
+    prompt_cache_mb: int = Field(256, ge=0, description="server RAM prompt cache (llama-cpp-python `cache`) in MB of "
+                                 "llama.cpp state; 0: off (the server then reuses only the prefix shared with the "
+                                 "previous request)")
     prompt_lookup_tokens: int = Field(0, ge=0, description="prompt-lookup decoding: tokens drafted from the prompt "
                                       "per step (the server's draft_model); 0: off")
     startup_timeout_s: float = Field(300.0, gt=0, description="how long the server may take to answer")

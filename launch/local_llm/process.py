@@ -26,7 +26,8 @@ LOOPBACK = "127.0.0.1"
 OUTPUT_TAIL_LINES = 25
 OUTPUT_TAIL_BYTES = 64 << 10
 
-# argv: parent pid, module, module args. Checks once a second that the parent still lives.
+# argv: parent pid, module, module args. Checks once a second that the parent still lives; once
+# it is gone, SIGTERM, and SIGKILL 5 s later (an orphan kept generating an answer nobody read).
 _LAUNCHER = """
 import os, runpy, signal, sys, threading, time
 parent = int(sys.argv[1])
@@ -34,6 +35,8 @@ def watch_parent():
     while os.getppid() == parent:
         time.sleep(1)
     os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(5)  # uvicorn lets a request in progress finish first: minutes of CPU generation
+    os.kill(os.getpid(), signal.SIGKILL)
 threading.Thread(target=watch_parent, daemon=True).start()
 sys.argv = sys.argv[2:]
 runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)

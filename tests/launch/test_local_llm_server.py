@@ -219,12 +219,17 @@ def test_status_line_for_doctor(tmp_path):
 
 
 def test_speed_levers_reach_the_server_command_line(standin):
-    """Issue 28's levers: logits of the last token only by default; the prompt cache and
-    prompt-lookup decoding when asked for (bench/attempt.py measures each)."""
+    """Issue 28's levers: logits of the last token only by default; the prompt cache on by
+    default since issue 42 (two operators in flight), off at 0; prompt-lookup decoding when
+    asked for (bench/attempt.py measures each)."""
     with local_llm_server(load_settings()):
         pass
     argv = json.loads((standin / "argv.json").read_text())
-    assert argv["logits_all"] == "false" and argv["cache"] is None and argv["draft_model"] is None
+    assert argv["logits_all"] == "false" and argv["draft_model"] is None
+    assert argv["cache"] == "true" and argv["cache_type"] == "ram" and argv["cache_size"] == str(256 << 20)
+    with local_llm_server(load_settings(overrides={"local_llm": {"prompt_cache_mb": 0}})):
+        pass
+    assert json.loads((standin / "argv.json").read_text())["cache"] is None
     levers = {"logits_all": True, "prompt_cache_mb": 512, "prompt_lookup_tokens": 8}
     with local_llm_server(load_settings(overrides={"local_llm": levers})):
         pass
@@ -272,6 +277,7 @@ def test_threads_follow_whether_the_harness_works_beside_the_model(standin, monk
     """All cores when one operator runs at a time (the harness waits for the answer), all but
     one when kernels are evaluated while the model works; a set value always wins."""
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.setattr("launch.local_llm.server.threads_of_running_servers", lambda module: [])  # no other run's
     runs = {
         "beside (Ray, 2 in flight)": (load_settings(), False, "3"),
         "one at a time (--no-ray)": (load_settings(), True, "4"),
@@ -283,3 +289,10 @@ def test_threads_follow_whether_the_harness_works_beside_the_model(standin, monk
             pass
         argv = json.loads((standin / "argv.json").read_text())
         assert (argv["n_threads"], argv["n_threads_batch"]) == (expected, expected), case
+    # this project's machine (issue 42): one operator in flight gets both cores, not 1 of 2
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1})
+    for settings, sequential, expected in ((load_settings(overrides={"ray": {"max_in_flight": 1}}), False, "2"),
+                                           (load_settings(), True, "2"), (load_settings(), False, "1")):
+        with local_llm_server(settings, one_operator_at_a_time=sequential):
+            pass
+        assert json.loads((standin / "argv.json").read_text())["n_threads"] == expected
