@@ -207,6 +207,12 @@ class NpuBackend(EventBackend):
             raise ToolchainMissing("CANN toolkit not found (set ASCEND_HOME_PATH): cannot build Ascend C kernels")
         if shutil.which("cmake") is None:
             raise ToolchainMissing("cmake not found on PATH: CANN's ascendc_library needs it")
+        from npu_pool.backends.npu_twin_build import has_host_half
+
+        if has_host_half(source):
+            # the host half is run by the npu-twin launcher; CANN's build of it is not written yet
+            raise KernelBuildError("a host tiling half (TilingFunc) runs on the npu-twin backend only; for the npu "
+                                   "backend compute the tiling inside the kernel from KernelTiling")
         return build_ascendc_library(source, signature, self.soc_version(), home, work_dir, cache_dir)
 
     def wrap_kernel(self, artifact: Path, signature: KernelSignature, reference: torch.nn.Module) -> torch.nn.Module:

@@ -151,6 +151,18 @@ def test_raw_global_memory_access_is_charged_not_free(relu_task, backend, built)
     assert raw["modelled_us"] > 10 * costs["relu_good"]["modelled_us"]
 
 
+def test_a_host_half_sets_the_tiling_the_blocks_and_runs_before_each_launch(relu_task, backend, built):
+    """The two-half form: TilingFunc runs on the host before the launch; its struct is the
+    kernel's tiling argument and its blockDim the launch's block count (not every AI core)."""
+    artifact = built["relu_host"]
+    assert isinstance(artifact, Path), artifact
+    module = backend.wrap_kernel(artifact, relu_task.kernel_signature, torch.nn.ReLU())
+    x = torch.randn(relu_task.inputs[0].shape)
+    torch.testing.assert_close(module(x), torch.relu(x), rtol=0, atol=0)
+    assert backend.last_profile["blocks"] == 8 and backend.soc_params()["ai_cores"] == 24
+    assert backend.last_profile["bytes"]["GM->UB"] == x.numel() * 4
+
+
 def test_a_hardware_rule_broken_raises_the_twin_fault_with_rule_and_line(relu_task, backend, built):
     module = backend.wrap_kernel(built["relu_overrun"], relu_task.kernel_signature, torch.nn.ReLU())
     with pytest.raises(RuntimeError) as caught:
@@ -274,7 +286,8 @@ def test_the_npu_bundle_seeds_npu_twin_banks_with_what_the_twin_supports():
     names = {item.name for item in twin}
     assert {item.backend for item in twin} == {"npu-twin"}
     assert not names & {"torch_npu", "torch.npu.Event", "GET_TILING_DATA", "Mmad"}
-    assert {f"template_{f}" for f in ("elementwise", "row_reduction", "softmax_norm", "matmul", "window", "scan")} <= names
+    for family in ("elementwise", "row_reduction", "softmax_norm", "matmul", "window", "scan"):
+        assert {f"template_{family}", f"example_{family}"} & names, family  # the family kernels, either naming
     assert {item.id for item in twin}.isdisjoint({item.id for item in npu})  # a bank can hold both
 
 
