@@ -21,6 +21,7 @@ from actors.errors import error_message
 from actors.llm_client import LLMAuthError, LLMModelNotFound, LLMUnavailable, LLMUnreachable
 from actors.messages import Attempt, EpisodeResult
 from actors.ports import EvaluatorPort, MemoryPort, WorkerPort
+from memory_actor.bank_errors import BankWriteFailed
 from npu_pool.backends import Backend
 from npu_pool.config import HarnessConfig
 from npu_pool.tasks import load_task_for
@@ -46,7 +47,7 @@ class EpisodeEnd(BaseModel):
     """An episode's result and what the campaign must do about how it ended."""
 
     result: EpisodeResult
-    fatal: str | None = None  # the LLM configuration is wrong (key, model): stop the campaign
+    fatal: str | None = None  # the LLM configuration is wrong (key, model), the bank cannot be written: stop
     llm_lost: bool = False  # the endpoint stopped answering through all retries: pause the campaign
 
 
@@ -78,6 +79,9 @@ async def run_to_end(episode: Episode) -> EpisodeEnd:
         result = episode.result.model_copy(update={"error": f"LLM endpoint fault: {error_message(exc)}",
                                                    "stopped_by": INFRA})
         return EpisodeEnd(result=result)
+    except BankWriteFailed as exc:  # the memory bank cannot be written (a full disk): stop, resumable
+        line = error_message(exc)
+        return EpisodeEnd(result=episode.result.model_copy(update={"error": line, "stopped_by": INFRA}), fatal=line)
     except (LLMAuthError, LLMModelNotFound) as exc:
         line = error_message(exc)
         return EpisodeEnd(result=episode.result.model_copy(update={"error": line, "stopped_by": "error"}), fatal=line)

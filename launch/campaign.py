@@ -222,11 +222,22 @@ class Campaign:
     async def _components(self, stack: AsyncExitStack) -> tuple[Any, Any, Any, Any]:
         settings = self.settings
         bank = self._open_bank()
-        stack.callback(bank.close)
+        stack.callback(self._close_bank, bank)
         drafter, refiner = Drafter(settings.llm), Refiner(settings.llm)
         stack.push_async_callback(drafter.aclose)
         stack.push_async_callback(refiner.aclose)
         return InProcess(bank), InProcess(drafter), InProcess(refiner), InProcess(Evaluator(settings.harness))
+
+    def _close_bank(self, bank: Any) -> None:
+        """Everything durable and the lease given back; a bank that cannot be written (a full
+        disk) is the run's error, in one line (the summary and the resume command say it)."""
+        from memory_actor.bank_errors import BankWriteFailed
+
+        try:
+            bank.close()
+        except BankWriteFailed as exc:
+            log.error("memory_close_failed", reason=str(exc))
+            self.error = self.error or str(exc)
 
     def _open_bank(self) -> Any:
         """The campaign's memory bank, opened as its one writer (a subclass may open it otherwise:

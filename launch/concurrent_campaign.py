@@ -30,7 +30,7 @@ import structlog
 from pydantic import SecretStr
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from actors.errors import error_line
+from actors.errors import error_line, error_message
 from actors.llm_client import wait_for_endpoint
 from actors.messages import EpisodeResult, utc_now
 from launch.campaign import (
@@ -47,6 +47,7 @@ from launch.config import Settings
 from launch.ray_session import connect_ray, gcs_reachable
 from launch.roles import ROLES, Role, device_roles
 from launch.run_summary import INTERRUPTED, Placement, RunSummary
+from memory_actor.bank_errors import BankWriteFailed
 from npu_pool.backends import timing_kind
 from npu_pool.devices import FakeDevices
 from npu_pool.pools import DevicePools, PoolError
@@ -186,10 +187,14 @@ class ConcurrentCampaign:
         try:
             if self.memory is not None:  # every value update durable and the bank's lease given back
                 ray.get(self.memory.close.remote(), timeout=wait_s)
+        except BankWriteFailed as exc:  # said by the actor: a full disk, in one line
+            self.error = self.error or error_message(exc)
+            log.error("memory_flush_failed", error=error_message(exc))
         except Exception as exc:  # noqa: BLE001 - the summary must still be written
-            reason = str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else type(exc).__name__
-            log.warning("memory_flush_failed", error=reason, detail=f"no answer within {wait_s:.0f} s: the "
-                        "memory's last value updates may not be on disk (the bank stays readable)")
+            timed_out = isinstance(exc, ray.exceptions.GetTimeoutError)
+            reason = f"no answer within {wait_s:.0f} s" if timed_out else error_message(exc)
+            log.warning("memory_flush_failed", error=reason, detail="the memory's last value updates may not be "
+                        "on disk (the bank stays readable)")
         self._write(finished=True)
         if ray_alive:
             for handle in actors:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import math
 import os
 import threading
 import time
@@ -20,6 +21,7 @@ from typing import Any
 import structlog
 
 from memory_actor.bank import MemoryBank
+from memory_actor.bank_errors import BankWriteFailed, bank_place, write_failure
 from memory_actor.config import MemoryConfig, memory_actor_name
 from memory_actor.items import MemoryItem
 from memory_actor.journal import FoldJob
@@ -88,6 +90,9 @@ class MemoryActor:
         self._recall_server: asyncio.Task[None] | None = None
         self._metrics = _Metrics()
         self._bank: MemoryBank | None = None
+        self.write_failure: BankWriteFailed | None = None  # the bank cannot be written: why
+        self._failing_since: float | None = None
+        self._fold_failed_said = -math.inf
         try:
             # This process becomes the bank's one writer (memory_actor.lease).
             self._bank = MemoryBank(self.config, owner=owner)
@@ -110,6 +115,8 @@ class MemoryActor:
 
     # -- background group commit -------------------------------------------------------------------
     def _kick(self) -> None:
+        if self.write_failure is not None:
+            return  # nothing more is written (_gave_up)
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.get_running_loop().create_task(self._flush_loop())
         self._work.set()
@@ -127,20 +134,52 @@ class MemoryActor:
             self._urgent.clear()
             try:
                 await self._flush_once()
-            except Exception:  # the rows went back to the queue; retry after a pause
-                log.exception("memory log flush failed; retrying")
+                self._failing_since = None
+            except Exception as exc:  # the rows went back to the queue: retried, for a while
+                if self._gave_up(exc):
+                    return
                 await asyncio.sleep(1.0)
                 self._work.set()
+
+    def _gave_up(self, exc: Exception) -> bool:
+        """A failed log write: the first is logged with its traceback, later ones not at all;
+        once writes have failed for memory.write_give_up_s (or one hung that long) the actor
+        stops writing: the callers waiting for an acknowledgement get BankWriteFailed, one line
+        naming the cause, and so does every later call that writes (the campaign stops with its
+        resume command)."""
+        failure = write_failure(exc, self.config.uri) if not isinstance(exc, TimeoutError) else BankWriteFailed(
+            f"the memory bank {bank_place(self.config.uri)} cannot be written: a write did not return within "
+            f"{self.config.write_give_up_s:.0f} s (a stalled file system?)")
+        now = time.monotonic()
+        if self._failing_since is None:
+            self._failing_since = now
+            log.warning("memory log write failed; retrying", reason=str(failure),
+                        give_up_s=self.config.write_give_up_s, exc_info=exc)
+        if not isinstance(exc, TimeoutError) and now - self._failing_since < self.config.write_give_up_s:
+            return False
+        self.write_failure = failure
+        log.error("memory bank write given up", reason=str(failure))
+        for _, future in self._waiters:
+            if not future.done():
+                future.set_exception(failure)
+        self._waiters = []
+        return True
+
+    def _check_writable(self) -> None:
+        if self.write_failure is not None:
+            raise self.write_failure
 
     async def _flush_once(self, fold: bool | None = None) -> None:
         """Append the queued log rows (one write) and release the callers they acknowledge. A fold
         due at this point runs in the background (awaited when `fold` is asked for explicitly)."""
+        self._check_writable()
         async with self._log_lock:
             job = self.bank.begin_flush(fold)
             if job.rows:
                 started = time.perf_counter()
                 try:
-                    await asyncio.to_thread(self.bank.write_log, job)
+                    # Bounded: a write hung on a stalled file system must not hold every ack.
+                    await asyncio.wait_for(asyncio.to_thread(self.bank.write_log, job), self.config.write_give_up_s)
                 except BaseException:
                     self.bank.pending = job.rows + self.bank.pending
                     if job.fold is not None:
@@ -166,9 +205,14 @@ class MemoryActor:
                 log_rows = await asyncio.to_thread(self.bank.trim_log, fold)
                 self.bank.end_fold(fold, log_rows)
             self._metrics.log_rows.set(log_rows)
-        except Exception:
+        except Exception as exc:
             self.bank.abort_fold(fold)
-            log.exception("memory fold failed; its items stay queued for the next fold")
+            # The log keeps the values: nothing is lost. Said once a minute at most (a full disk
+            # fails every fold; a traceback each time flooded the log).
+            if time.monotonic() - self._fold_failed_said >= 60.0:
+                self._fold_failed_said = time.monotonic()
+                log.warning("memory fold failed; its items stay queued for the next fold",
+                            reason=str(write_failure(exc, self.config.uri)), exc_info=exc)
 
     def _release(self) -> None:
         durable = self.bank.durable_seq
@@ -184,6 +228,7 @@ class MemoryActor:
     async def _until_durable(self, seq: int) -> None:
         if seq <= self.bank.durable_seq:
             return
+        self._check_writable()
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append((seq, future))
         self._kick()
@@ -195,6 +240,7 @@ class MemoryActor:
         """Store items (embedding those without a vector); durable when this returns."""
         if not items:
             return []
+        self._check_writable()
         prepared, vectors = await asyncio.to_thread(self.bank.prepare_items, items)
         async with self._items_lock:
             await asyncio.to_thread(self.bank.write_items, prepared, vectors)
@@ -309,7 +355,11 @@ class MemoryActor:
         """The campaign ends: everything durable, the log folded, and the writer lease given
         back now (a `--resume` started at once must not find the dying process holding it)."""
         await self._fold_finished()
-        await self._until_durable(self.bank.seq)
+        try:
+            await self._until_durable(self.bank.seq)
+        except BankWriteFailed:
+            self.bank.store.close()  # nothing more can be written: the lease goes back all the same
+            raise
         async with self._items_lock, self._log_lock:
             await asyncio.to_thread(self.bank.close)
         return self.bank.durable_seq

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from memory_actor.bank_errors import open_failure
 from memory_actor.config import MemoryConfig
 from memory_actor.embeddings import MINILM_DIM, embedder_identity
 from memory_actor.items import MemoryItem, items_from_arrow, utc_now
@@ -29,7 +30,10 @@ def open_store(config: MemoryConfig, embedder_dim: Callable[[], int], *, read_on
     dim = store.stored_dim() or (embedder_dim() if config.embedder != "minilm" else MINILM_DIM)
     store.open(dim)
     try:
-        meta = store.read_meta()
+        try:
+            meta = store.read_meta()
+        except Exception as exc:  # the storage cannot read it: one line, not its traceback
+            raise open_failure(exc, config.uri) from exc
         bank = meta.get("bank")
         if bank is None and not read_only:
             store.write_meta({"bank": {"dim": dim, "embedder": identity, "created_at": utc_now().isoformat()}})

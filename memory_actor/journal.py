@@ -119,6 +119,7 @@ class BankJournal:
         self.store.delete_log(f"seq <= {fold.seq} AND (type IN ('update', 'slot', 'retract') "
                               f"OR seq <= {fold.retrieval_cut})")
         self.store.compact(self.config.version_retention_s, tables=("log", "history"))
+        self.store.record_checksums()  # what the fold and the compactions wrote (bank_checksums)
         return self.store.log.count_rows()
 
     def end_flush(self, job: FlushJob) -> None:
@@ -182,5 +183,6 @@ class BankJournal:
             return
         try:
             self.flush(fold=bool(self.dirty) or self.log_rows > 0)
+            self.store.record_checksums()
         finally:
             self.store.close()

@@ -109,7 +109,11 @@ class BankLease:
                 if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                     raise BankInUse(in_use_message(os.path.dirname(self.path), read_lease(self.path))) from None
                 raise
-            _write_record(fd, lease_record(self.owner))
+            try:
+                _write_record(fd, lease_record(self.owner))
+            except OSError:  # a full disk: the caller says so in one line; the lock must not stay held
+                os.close(fd)
+                raise
             _held[self.path] = _Held(fd)
             self.held = True
 

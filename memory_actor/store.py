@@ -5,11 +5,13 @@ the same."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import warnings
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import lancedb
 import numpy as np
@@ -17,8 +19,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
+from memory_actor.bank_checksums import BankChecksums
+from memory_actor.bank_errors import open_failure, write_failure
 from memory_actor.items import item_schema
-from memory_actor.lease import BankLease, check_writable, is_local
+from memory_actor.lease import BankLease, check_writable, is_local, local_path
 
 ITEMS, LOG, META, HISTORY = "items", "log", "meta", "history"
 HISTORY_TYPES = ("update", "slot", "retract")  # the rows a resume may still need (retraction.py)
@@ -55,6 +59,22 @@ class BankReadOnly(Exception):
     """A write to a bank opened read-only (inspection commands never write, not even on close)."""
 
 
+Write = TypeVar("Write", bound=Callable[..., Any])
+
+
+def _writes(method: Write) -> Write:
+    """A write to the tables: what the storage raises becomes BankWriteFailed, one line naming
+    the cause (a full disk) and the bank, not the library's text."""
+    @functools.wraps(method)
+    def write(self: BankStore, *args: Any, **kwargs: Any) -> Any:
+        self._writable()
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as exc:
+            raise write_failure(exc, self.uri) from exc
+    return write  # type: ignore[return-value]
+
+
 class BankStore:
     """Thin, synchronous access to the tables: items, log, meta, and history (the update rows a
     fold took out of the log, kept so that a resume can still take them back: retraction.py).
@@ -71,6 +91,7 @@ class BankStore:
         self.lease = BankLease(uri, owner) if is_local(uri) and not read_only else None
         if self.lease is not None:
             check_writable(uri)  # one clear line, before lancedb creates folders (a traceback there)
+        self.checksums = BankChecksums(local_path(uri), uri) if is_local(uri) else None
         self.db = lancedb.connect(uri, storage_options=self.storage_options or None)
         self.items: Any = None
         self.log: Any = None
@@ -79,23 +100,35 @@ class BankStore:
 
     def open(self, dim: int) -> None:
         """Open (creating where missing) the tables, items with embeddings of `dim` floats.
-        A writer takes the lease first: BankInUse names the holder when another process has it."""
-        if self.lease is not None:
-            self.lease.acquire()
+        A writer takes the lease first: BankInUse names the holder when another process has it.
+        The recorded files are checked first (bank_checksums): BankDamaged names one that changed;
+        what the storage cannot open or write is one line too (bank_errors.open_failure)."""
         try:
+            if self.lease is not None:
+                self.lease.acquire()
+            if self.checksums is not None:
+                self.checksums.verify()
             self.items = self._open_table(ITEMS, item_schema(dim))
             self.log = self._open_table(LOG, LOG_SCHEMA)
             self.meta = self._open_table(META, META_SCHEMA)
             if not self.read_only or self._has_table(HISTORY):  # banks before issue 26.6 have none
                 self.history = self._open_table(HISTORY, LOG_SCHEMA)
-        except BaseException:
+            self.record_checksums()  # a killed writer's newest files, and a new bank's
+        except BaseException as exc:
             self.close()
+            if isinstance(exc, Exception):
+                raise open_failure(exc, self.uri) from exc
             raise
 
     def close(self) -> None:
         """Give up the lease (the tables need no closing)."""
         if self.lease is not None:
             self.lease.release()
+
+    def record_checksums(self) -> None:
+        """Record the checksums of the files written since the last record (a writer, a local bank)."""
+        if self.checksums is not None and not self.read_only:
+            self.checksums.record()
 
     def _writable(self) -> None:
         if self.read_only:
@@ -138,8 +171,8 @@ class BankStore:
         rows = self.meta.to_arrow().to_pylist()
         return {row["key"]: json.loads(row["value"]) for row in rows}
 
+    @_writes
     def write_meta(self, values: dict[str, Any]) -> None:
-        self._writable()
         data = pa.table({"key": list(values), "value": [json.dumps(v) for v in values.values()]}, schema=META_SCHEMA)
         self.meta.merge_insert("key").when_matched_update_all().when_not_matched_insert_all().execute(data)
 
@@ -147,36 +180,36 @@ class BankStore:
     def read_items(self) -> pa.Table:
         return self.items.to_arrow()
 
+    @_writes
     def add_items(self, table: pa.Table) -> None:
         """Append items whose ids are new (the caller checked)."""
-        self._writable()
         self.items.add(table)
 
+    @_writes
     def upsert_items(self, table: pa.Table) -> None:
         """Insert new items and overwrite existing ones (by id) in one commit."""
-        self._writable()
         if table.num_rows:
             self.items.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(table)
 
     # -- log ----------------------------------------------------------------------------------
+    @_writes
     def append_log(self, rows: list[dict[str, Any]]) -> None:
-        self._writable()
         if rows:
             self.log.add(pa.Table.from_pylist(rows, schema=LOG_SCHEMA))
 
     def read_log(self) -> pa.Table:
         return self.log.to_arrow().sort_by("seq")
 
+    @_writes
     def delete_log(self, where: str) -> None:
-        self._writable()
         self.log.delete(where)
 
     # -- history ------------------------------------------------------------------------------
+    @_writes
     def archive_log(self, upto_seq: int, keep: int) -> None:
         """Copy the log's update, slot and retract rows up to UPTO_SEQ into history (those it
         does not hold yet: a fold that crashed after this step is redone), keeping its newest
         KEEP rows. Called by a fold before it deletes those rows from the log."""
-        self._writable()
         held = np.sort(self.history.search().select(["seq"]).limit(None).to_arrow()["seq"].to_numpy())
         table = self.log.to_arrow()
         fresh = pc.and_(pc.greater(table["seq"], int(held[-1]) if len(held) else 0),
@@ -195,9 +228,9 @@ class BankStore:
         return self.history.to_arrow().sort_by("seq")
 
     # -- maintenance --------------------------------------------------------------------------
+    @_writes
     def compact(self, retention_s: float, tables: tuple[str, ...] = (ITEMS, LOG, META, HISTORY)) -> None:
         """Merge small files and drop table versions older than the retention window."""
-        self._writable()
         with warnings.catch_warnings():
             # retention 0 is a deliberate choice (a bank with no other readers); lancedb warns about it
             warnings.filterwarnings("ignore", message="optimize.cleanup_older_than=0")

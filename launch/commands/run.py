@@ -12,6 +12,7 @@ from typing import Any
 
 from launch.campaign import Campaign, CampaignError, default_suite, new_run_id, select_tasks
 from launch.cli import UsageError, add_config_flag
+from launch.commands.run_resume import resumed_settings
 from launch.config import Settings
 from launch.run_summary import RunSummary
 from memory_actor.lease import BankUnusable
@@ -55,15 +56,9 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         return _run_concurrent(args, settings)
     if settings.ray.fake_devices:
         raise UsageError("fake devices (ray.fake_devices) need Ray (leave out --no-ray)")
-    if args.resume:
-        run_dir = Path(args.resume).expanduser()
-        settings = _resumed_settings(args, settings, run_dir)
-        _check_memory(settings)
-        _take_back_discarded(settings, run_dir)
-    else:
-        tasks, run_id, run_dir = _plan(settings, in_ray=False)
-    again = f"evokernel run --no-ray --resume {run_dir}"
     with ExitStack() as stack:
+        settings, tasks, run_id, run_dir = _prepare(args, settings, stack, in_ray=False)
+        again = f"evokernel run --no-ray --resume {run_dir}"
         _stop_cleanly_on_sigterm(stack)
         if settings.llm.base_url is None:
             settings = _with_local_llm(settings, stack, one_operator_at_a_time=True)
@@ -171,8 +166,33 @@ def _check_backend(args: argparse.Namespace, settings: Settings) -> None:
     require_backend(settings.harness.backend, resolve_candidate_format(settings.llm))
 
 
-def _plan(settings: Settings, in_ray: bool) -> tuple[list[Path], str, Path]:
-    """The selected task files, a new run id and the run folder (its bank seeded when new)."""
+def _prepare(args: argparse.Namespace, settings: Settings, stack: ExitStack,
+             in_ray: bool) -> tuple[Settings, list[Path], str, Path]:
+    """The run's settings, task files, run id and folder, the folder locked for this process
+    (launch.run_lock) before anything is written there or in the bank: a resume takes the
+    lock before it takes back the bank's updates of the operators it redoes."""
+    if not args.resume:
+        return (settings, *_plan(settings, in_ray, stack))
+    run_dir = Path(args.resume).expanduser()
+    if run_dir.is_dir():  # else the resume below says what is wrong with it
+        _lock_run_folder(stack, run_dir, "evokernel run --resume")
+    settings = resumed_settings(args, settings, run_dir)
+    _check_memory(settings, resuming=run_dir)
+    _take_back_discarded(settings, run_dir)
+    return settings, [], "", run_dir
+
+
+def _lock_run_folder(stack: ExitStack, run_dir: Path, owner: str) -> None:
+    from launch.run_lock import RunFolderInUse, RunFolderLock
+
+    try:
+        stack.enter_context(RunFolderLock(run_dir, owner))
+    except RunFolderInUse as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _plan(settings: Settings, in_ray: bool, stack: ExitStack) -> tuple[list[Path], str, Path]:
+    """The selected task files, a new run id and the run folder, locked (its bank seeded when new)."""
     suite = Path(settings.run.suite).expanduser() if settings.run.suite else default_suite()
     try:
         tasks = select_tasks(suite, settings.run.tasks)
@@ -182,6 +202,8 @@ def _plan(settings: Settings, in_ray: bool) -> tuple[list[Path], str, Path]:
     run_dir = Path(settings.run.out).expanduser() if settings.run.out else Path("runs") / run_id
     _check_run_folder(run_dir)
     _check_memory(settings)
+    _lock_run_folder(stack, run_dir, f"evokernel run {run_id}")
+    _check_run_folder(run_dir)  # again, locked: a run that started meanwhile into the same --out
     _seed_fresh_bank(settings, run_id, in_child=in_ray)  # a new run, once what the user asked for is valid
     return tasks, run_id, run_dir
 
@@ -197,15 +219,25 @@ def _check_run_folder(run_dir: Path) -> None:
                          "or pick another --out folder")
 
 
-def _check_memory(settings: Settings) -> None:
+def _check_memory(settings: Settings, resuming: Path | None = None) -> None:
     """Before Ray starts and before any model call: the bank can be written here and nobody else
-    writes it (memory_actor.lease), else one line and exit 2."""
-    from memory_actor.lease import BankUnusable, probe
+    writes it (memory_actor.lease), else one line and exit 2. A resume keeps its run's bank:
+    another bank would hold half of what the run learned (and another run's state)."""
+    from memory_actor.bank_errors import write_failure
+    from memory_actor.lease import BankInUse, BankUnusable, probe
 
     try:
         probe(settings.memory.uri)
+    except BankInUse as exc:
+        if resuming is None:
+            raise UsageError(str(exc)) from None
+        # Not "pick another --memory": a resume must continue with the bank its run learned into.
+        advice = f"wait for it to finish, then `evokernel run --resume {resuming}` again"
+        raise UsageError(str(exc).rsplit(": ", 1)[0] + f": {advice}") from None
     except BankUnusable as exc:
         raise UsageError(str(exc)) from None
+    except OSError as exc:  # writing the lease record: a bank on a full disk, say
+        raise UsageError(str(write_failure(exc, settings.memory.uri))) from None
 
 
 def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
@@ -213,17 +245,11 @@ def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
     from launch.concurrent_campaign import BankRefused, ConcurrentCampaign
     from npu_pool.devices import FakeDevices
 
-    if args.resume:
-        run_dir = Path(args.resume).expanduser()
-        settings = _resumed_settings(args, settings, run_dir)
-        _check_memory(settings)
-        _take_back_discarded(settings, run_dir)
-    else:
-        tasks, run_id, run_dir = _plan(settings, in_ray=True)
-    ray = settings.ray
-    fake = FakeDevices.parse(ray.fake_devices) if ray.fake_devices else None  # validated by the settings
-    options = dict(fake=fake, cpus_per_slot=ray.cpus_per_device, max_devices=ray.devices)
     with ExitStack() as stack:
+        settings, tasks, run_id, run_dir = _prepare(args, settings, stack, in_ray=True)
+        ray = settings.ray
+        fake = FakeDevices.parse(ray.fake_devices) if ray.fake_devices else None  # validated by the settings
+        options = dict(fake=fake, cpus_per_slot=ray.cpus_per_device, max_devices=ray.devices)
         _stop_cleanly_on_sigterm(stack)
         if settings.llm.base_url is None:
             settings = _with_local_llm(settings, stack)
@@ -261,41 +287,6 @@ def _infra_stops(summary: RunSummary, again: str) -> int:
     print(f"evokernel run: {len(stopped)} operator(s) stopped by the LLM endpoint's faults, not judged: "
           f"{', '.join(stopped[:5])}{' ...' if len(stopped) > 5 else ''}\n  continue with  {again}", file=sys.stderr)
     return 1
-
-
-def _resumed_settings(args: argparse.Namespace, current: Settings, run_dir: Path) -> Settings:
-    """The run's recorded settings (secrets from here), with the flags given now on top."""
-    from actors.llm_client import llm_reachable
-    from launch.campaign import load_summary
-    from launch.cli import config_overrides
-
-    try:
-        recorded = load_summary(run_dir).settings
-    except CampaignError as exc:
-        raise UsageError(str(exc)) from None
-    given = config_overrides(args)
-    merged = _merge(_without_redacted(recorded), given)
-    llm = merged.setdefault("llm", {})
-    llm["api_key"] = current.llm.api_key
-    if "base_url" not in given.get("llm", {}) and not llm_reachable(llm.get("base_url")):
-        llm["base_url"] = None  # e.g. the local model server of the stopped run: serve a fresh one
-    try:
-        return Settings.model_validate(merged)
-    except ValueError as exc:
-        raise UsageError(f"the settings recorded in {run_dir}/summary.json are not valid here: {exc}") from None
-
-
-def _without_redacted(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_redacted(v) for k, v in value.items() if v != "**********"}
-    return value
-
-
-def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in top.items():
-        merged[key] = _merge(merged.get(key) or {}, value) if isinstance(value, dict) else value
-    return merged
 
 
 def _stop_cleanly_on_sigterm(stack: ExitStack) -> None:

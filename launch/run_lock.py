@@ -1,0 +1,77 @@
+"""One run per run folder at a time: an OS lock on RUN_DIR/run.lock, with a record of its holder.
+
+Two processes writing one run folder (two `--resume`s of it, say) would both append to
+attempts.jsonl and each rewrite summary.json from its own state: the same operator's attempts
+twice, totals that disagree with them. So `evokernel run` takes `flock(LOCK_EX | LOCK_NB)` on
+the folder's lock file before it changes anything there (or in the bank, which a resume edits
+first) and holds it to the end; a second one is refused in one line naming the holder. The
+kernel drops the lock when its holder dies, however it dies: a killed run never leaves its
+folder locked, and `--resume` after a kill -9 just works.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+from pathlib import Path
+
+from memory_actor.lease import lease_record, read_lease
+
+LOCK_FILE = "run.lock"
+
+
+class RunFolderInUse(Exception):
+    """Another process is writing the run folder."""
+
+
+class RunFolderLock:
+    """The run folder's lock, held from `acquire()` to `release()` (or the process's end)."""
+
+    def __init__(self, run_dir: Path, owner: str):
+        self.run_dir, self.owner = Path(run_dir), owner
+        self.path = self.run_dir / LOCK_FILE
+        self._fd: int | None = None
+
+    def acquire(self) -> RunFolderLock:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise RunFolderInUse(in_use_message(self.run_dir, read_lease(str(self.path)))) from None
+            raise
+        data = json.dumps(lease_record(self.owner)).encode()
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, data, 0)
+        except OSError:  # a full disk: the lock holds all the same, only the record is missing
+            pass
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        try:
+            os.ftruncate(fd, 0)  # no holder: an old record would only mislead
+        except OSError:
+            pass
+        os.close(fd)  # drops the lock
+
+    def __enter__(self) -> RunFolderLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def in_use_message(run_dir: Path, record: dict) -> str:
+    who = (f"{record.get('owner', 'unknown')} (host {record.get('host', '?')}, pid {record.get('pid', '?')}, "
+           f"since {record.get('since', '?')})") if record else "another process"
+    return (f"the run folder {run_dir} is in use by {who}: one process writes a run folder at a time; "
+            f"let it finish (or stop it), then continue with `evokernel run --resume {run_dir}`")
