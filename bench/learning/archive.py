@@ -1,5 +1,6 @@
 """A published run's raw state, kept beside its tables: bench/results/<run>/raw.tar.xz, whose
-sha256 raw.json records, and the commands that make it, unpack it and re-derive the tables.
+sha256 raw.json records, and the commands that make and unpack it (`rederive`, which computes
+a published run's tables again from it, is bench/learning/summary.py's).
 
 The archive holds the results folder as the run left it (plan.json, screening.json,
 frozen.json, arms/*/attempts.jsonl and summary.json, the banks) except each run folder's
@@ -10,7 +11,6 @@ packing the same folder again gives the same bytes and the same digest.
     python -m bench.learning pack runs/learning-v3-npu-twin bench/results/<run>
     python -m bench.learning unpack bench/results/<run> --to /tmp/<run>      # the digest checked first
     python -m bench.learning unpack bench/results/<run> --to DIR --only 'arms/*/attempts.jsonl'
-    python -m bench.learning rederive bench/results/<run>   # summary.json's tables from the archive
 
 A resume or re-analysis works on the unpacked folder (`python -m bench.learning --out DIR
 --summary-so-far`, or the run's own command with `--out DIR`), never inside the tracked tree.
@@ -25,7 +25,6 @@ import json
 import lzma
 import os
 import tarfile
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -107,49 +106,6 @@ def unpack(result: Path, to: Path, only: list[str] | None = None) -> list[str]:
     return [m.name for m in members if m.isfile()]
 
 
-def _comparable(value: Any, results: str) -> Any:
-    """A summary's figures as JSON gives them back, run folders relative to the results folder
-    (the published run and its unpacked copy lie in different places)."""
-    value = json.loads(json.dumps(value))
-    for arm in value.get("learning", []):
-        for replicate in arm.get("per_replicate", []):
-            replicate["run_dir"] = os.path.relpath(replicate["run_dir"], results)
-    return value
-
-
-def rederive(result: Path) -> dict[str, Any]:
-    """Every figure of the published summary.json (learning, evaluation, tests, verdict,
-    headline; held-out operators, curriculum, completeness) computed again from the archive;
-    the names of the entries that differ."""
-    from bench.learning.evaluation import finished
-    from bench.learning.plan import plan_in
-    from bench.learning.summary import tables
-
-    published = json.loads((result / "summary.json").read_text())
-    if published.get("headline", {}).get("design") != "v3":
-        raise SystemExit(f"bench.learning rederive: {result} is not a table of this design (v2's results are "
-                         "kept as results; their code is retired)")
-    with tempfile.TemporaryDirectory(prefix="evokernel-rederive-") as work:
-        folder = Path(work)
-        unpack(result, folder)
-        plan = plan_in(folder)
-        screening = json.loads((folder / "screening.json").read_text())
-        figures = tables(folder, plan, screening)
-        planned = [f"learn-{a}" for a in plan["arms"]] + [f"eval-{a}-d{r}" for r in range(plan["eval_drafts"])
-                                                          for a in plan["arms"]]
-        again = {"learning": list(figures["learning"].values()), "evaluation": list(figures["evaluation"].values()),
-                 "tests": figures["tests"], "verdict": figures["verdict"], "headline": figures["headline"],
-                 "meta": {"screening": screening, "heldout": screening["heldout"], "curriculum": screening["curriculum"],
-                          "complete": all(finished(folder / "arms" / name) for name in planned)}}
-        again = _comparable(again, work)
-    kept = _comparable({key: published[key] for key in again if key != "meta"}, published["meta"]["results"])
-    kept["meta"] = {key: published["meta"][key] for key in again["meta"]}
-    differ = [key for key in again if key != "meta" and again[key] != kept[key]]
-    differ += [f"meta.{key}" for key in again["meta"] if again["meta"][key] != kept["meta"][key]]
-    return {"bench": "learning", "rederived": str(result), "match": not differ, "differ": differ,
-            "headline": again["headline"]}
-
-
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.learning", description=__doc__.splitlines()[0])
     commands = p.add_subparsers(dest="command", required=True)
@@ -161,16 +117,12 @@ def main(argv: list[str]) -> int:
     unpacking.add_argument("--to", type=Path, default=None, help="target folder (default runs/<run>)")
     unpacking.add_argument("--only", action="append", default=None, metavar="GLOB",
                            help="members matching this glob only, e.g. 'arms/*/attempts.jsonl' (repeatable)")
-    again = commands.add_parser("rederive", help="a published run's tables computed again from its archive")
-    again.add_argument("result", type=Path)
     args = p.parse_args(argv)
     if args.command == "pack":
         line = {"bench": "learning", "packed": str(args.result / ARCHIVE), **pack(args.folder, args.result)}
-    elif args.command == "unpack":
+    else:
         to = (args.to or Path("runs") / args.result.resolve().name).expanduser().resolve()
         files = unpack(args.result, to, args.only)
         line = {"bench": "learning", "unpacked": str(to), "files": len(files)}
-    else:
-        line = rederive(args.result)
     print(json.dumps(line))
-    return 0 if line.get("match", True) else 1
+    return 0

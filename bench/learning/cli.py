@@ -47,7 +47,7 @@ from bench.learning.publish import started_at_commit
 from bench.learning.resume import build_settings, model_meta, run_resumable
 from bench.learning.reuse import lent_drafts
 from bench.learning.screening import ThinBand, screen, screening_progress
-from bench.learning.summary import summarise
+from bench.learning.summary import rederive, summarise
 from launch.campaign import CampaignError
 
 COMMANDS = ("unpack", "rederive", "pack", "learn")
@@ -58,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in COMMANDS:
         if argv[0] == "learn":
             return learn_only(argv[1:])
+        if argv[0] == "rederive":
+            return rederive_command(argv[1:])
         from bench.learning.archive import main as archive_main
 
         return archive_main(argv)
@@ -175,3 +177,12 @@ def learn_only(argv: list[str]) -> int:
         return {"bench": "learning", "learning_pass_only": True, "arms": arms, "results": str(out), "model": model}
 
     return run_resumable("learning", out, settings, work, (CampaignError, FrozenBankChanged))
+
+
+def rederive_command(argv: list[str]) -> int:
+    """`rederive bench/results/<run>`: its tables from its archive; exit 1 when any differs."""
+    p = argparse.ArgumentParser(prog="python -m bench.learning rederive", description=rederive_command.__doc__)
+    p.add_argument("result", type=Path, help="a published run's folder (bench/results/<run>)")
+    line = rederive(p.parse_args(argv).result)
+    print(json.dumps(line))
+    return 0 if line["match"] else 1

@@ -15,15 +15,18 @@ trials of the arm).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from statistics import median
 from typing import Any
 
+from bench.learning.archive import pack, unpack
 from bench.learning.evaluation import draft_outcomes, finished, gate_counts
-from bench.learning.plan import PRIMARY
+from bench.learning.plan import PRIMARY, plan_in
 from bench.learning.publish import (
     REPOSITORY,
     drop_interim_publication,
@@ -32,6 +35,7 @@ from bench.learning.publish import (
     publish_folder,
     started_at_commit,
 )
+from bench.learning.resume import portable
 from bench.learning.stats import (
     attempts_to_first_feasible,
     bootstrap_mean,
@@ -196,8 +200,9 @@ def summarise(out: Path, plan: dict[str, Any], model: dict[str, Any], publish: b
         target.mkdir(parents=True, exist_ok=True)
         for file in ("summary.md", "summary.json"):
             shutil.copyfile(out / file, target / file)
-        if meta["complete"]:
+        if meta["complete"]:  # the raw state beside the final table (raw.tar.xz, raw.json)
             drop_interim_publication(results, out)
+            pack(out, target, portable(out))
     print(f"[learning] results: {out} (summary.md, summary.json)", file=sys.stderr)
     return {**line, "results": str(out)}
 
@@ -257,3 +262,42 @@ def render(meta: dict[str, Any], learning: dict[str, Any], evaluation: dict[str,
                                                                    if k not in ('primary', 'alpha', 'target_points')}),
               "", "Headline: " + ", ".join(f"{k}={v}" for k, v in line.items()), ""]
     return "\n".join(lines)
+
+
+def _comparable(value: Any, results: str) -> Any:
+    """A summary's figures as JSON gives them back, run folders relative to the results folder
+    (the published run and its unpacked copy lie in different places)."""
+    value = json.loads(json.dumps(value))
+    for arm in value.get("learning", []):
+        for replicate in arm.get("per_replicate", []):
+            replicate["run_dir"] = os.path.relpath(replicate["run_dir"], results)
+    return value
+
+
+def rederive(result: Path) -> dict[str, Any]:
+    """Every figure of the published summary.json (learning, evaluation, tests, verdict,
+    headline; held-out operators, curriculum, completeness) computed again from the archive;
+    the names of the entries that differ."""
+    published = json.loads((result / "summary.json").read_text())
+    if published.get("headline", {}).get("design") != "v3":
+        raise SystemExit(f"bench.learning rederive: {result} is not a table of this design (v2's results are "
+                         "kept as results; their code is retired)")
+    with tempfile.TemporaryDirectory(prefix="evokernel-rederive-") as work:
+        folder = Path(work)
+        unpack(result, folder)
+        plan = plan_in(folder)
+        screening = json.loads((folder / "screening.json").read_text())
+        figures = tables(folder, plan, screening)
+        planned = [f"learn-{a}" for a in plan["arms"]] + [f"eval-{a}-d{r}" for r in range(plan["eval_drafts"])
+                                                          for a in plan["arms"]]
+        again = {"learning": list(figures["learning"].values()), "evaluation": list(figures["evaluation"].values()),
+                 "tests": figures["tests"], "verdict": figures["verdict"], "headline": figures["headline"],
+                 "meta": {"screening": screening, "heldout": screening["heldout"], "curriculum": screening["curriculum"],
+                          "complete": all(finished(folder / "arms" / name) for name in planned)}}
+        again = _comparable(again, work)
+    kept = _comparable({key: published[key] for key in again if key != "meta"}, published["meta"]["results"])
+    kept["meta"] = {key: published["meta"][key] for key in again["meta"]}
+    differ = [key for key in again if key != "meta" and again[key] != kept[key]]
+    differ += [f"meta.{key}" for key in again["meta"] if again["meta"][key] != kept["meta"][key]]
+    return {"bench": "learning", "rederived": str(result), "match": not differ, "differ": differ,
+            "headline": again["headline"]}

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.learning.archive import pack, rederive, unpack
+from bench.learning.archive import pack, unpack
+from bench.learning.cli import main
 from bench.learning.publish import drop_interim_publication, publish_folder
+from bench.learning.summary import rederive
 
 RESULTS = Path(__file__).resolve().parents[3] / "bench" / "results"
 V3_RUNS = ["2026-11-28-qwen2.5-coder-1.5b-instruct-v3-cpu", "2026-11-28-qwen2.5-coder-1.5b-instruct-v3-npu-twin"]
@@ -89,10 +91,11 @@ def test_every_published_run_keeps_its_raw_state_with_a_digest_that_holds():
 
 
 @pytest.mark.parametrize("run", V3_RUNS)
-def test_the_published_v3_tables_are_re_derived_from_the_archive(run, tmp_path):
+def test_the_published_v3_tables_are_re_derived_from_the_archive(run, tmp_path, capsys):
     """pass@1 per arm and operator, drafts per operator, the paired tests and their p values, the
     verdict, the learning pass's figures and the headline: all of summary.json's figures."""
-    line = rederive(RESULTS / run)
+    assert main(["rederive", str(RESULTS / run)]) == 0  # the documented command
+    line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert line["match"], line["differ"]
     published = json.loads((RESULTS / run / "summary.json").read_text())
     assert line["headline"] == published["headline"]
