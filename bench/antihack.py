@@ -4,7 +4,7 @@ the others left to the dynamic gates).
 
     python bench/antihack.py [--repeat N]
 
-Prints a human summary, then one JSON line last.
+A human summary on stderr, one JSON line on stdout.
 """
 
 from __future__ import annotations
@@ -71,11 +71,11 @@ def main() -> int:
         "hostile_static_missed": len(missed),
         "hostile_dynamic_rejected_statically": len(over_rejected),
     }
-    print(f"anti-hack static checks over {len(files)} candidates, {args.repeat} passes")
+    print(f"anti-hack static checks over {len(files)} candidates, {args.repeat} passes", file=sys.stderr)
     print(f"  median per ModelNew file {result['median_ms_modelnew']} ms, per kernel source {result['median_ms_kernel']} ms, "
-          f"p95 {result['p95_ms']} ms, max {result['max_ms']} ms")
-    print(f"  good candidates with findings: {false_positives or 'none'}")
-    print(f"  hostile (static) missed: {missed or 'none'}; dynamic ones rejected statically: {over_rejected or 'none'}")
+          f"p95 {result['p95_ms']} ms, max {result['max_ms']} ms", file=sys.stderr)
+    print(f"  good candidates with findings: {false_positives or 'none'}", file=sys.stderr)
+    print(f"  hostile (static) missed: {missed or 'none'}; dynamic ones rejected statically: {over_rejected or 'none'}", file=sys.stderr)
     print(json.dumps(result))
     return 1 if false_positives or missed or over_rejected else 0
 
