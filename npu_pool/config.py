@@ -27,6 +27,9 @@ class HarnessConfig(BaseModel):
     call_time_limit_min_s: float = Field(10.0, gt=0, description="the per-call limit is never shorter than this")
     memory_limit_mb: int = Field(8192, ge=256, description="memory a candidate may write on top of the warm worker's own (RLIMIT_DATA)")
     cpu_time_limit_s: int = Field(600, ge=1)
+    process_limit: int = Field(
+        1024, ge=16, description="tasks (processes and threads) a candidate's whole process tree may hold: a "
+        "cgroup's pids.max where one can be made, else a watchdog (npu_pool.tree_limits); also RLIMIT_NPROC")
     warmup_trials: int = Field(5, ge=0)
     timed_trials: int = Field(50, ge=3)
     speedup_bound: float = Field(10.0, gt=1, description="speedups above this are flagged for review")
@@ -37,6 +40,9 @@ class HarnessConfig(BaseModel):
     build_cache_dir: str | None = Field(None, description="default: ~/.cache/evokernel/build")
     seed: int = Field(0, description="base seed of correctness inputs and weights")
     perturbed_trial: bool = Field(True, description="one extra trial on signed, scaled normal inputs")
+    second_size_trials: int = Field(
+        2, ge=0, description="trials at the task's second, awkward sizes (npu_pool.tail_sizes: primes near half of "
+        "each size constant, to expose tails) after the trials at the task size; 0: the task size only")
     profile_input_sets: int = Field(3, ge=1, description="input sets the timed trials rotate through")
     compile_baseline: bool = Field(True, description="also time the reference under torch.compile (cached per task)")
     use_pch: bool = Field(True, description="precompiled torch headers for load_inline candidates")
@@ -47,5 +53,9 @@ class HarnessConfig(BaseModel):
     fit_max_bytes: int = Field(64 * 2**20, ge=2**16, description="fitted sizes: tensor bytes (inputs, parameters, outputs)")
     fit_max_gflop: float = Field(2.0, gt=0, description="fitted sizes: GFLOP of one reference call")
     fit_min_dim: int = Field(8, ge=1, description="fitted sizes never shrink a size constant below this")
+    task_load_timeout_s: float = Field(120.0, gt=0, description="loading one task file (its top-level code, "
+                                       "size fitting, probes) in its child process may take this long")
+    task_load_memory_mb: int = Field(4096, ge=256, description="memory loading one task file may write in its child "
+                                     "process (RLIMIT_DATA on top of torch)")
     device_recover_s: float = Field(900.0, gt=0, description="Ray pools: how long a lost device actor may take to "
                                     "come back before its device leaves the pool")

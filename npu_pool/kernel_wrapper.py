@@ -31,6 +31,25 @@ def poisoned(shape: list[int], dtype: torch.dtype, device: str) -> torch.Tensor:
     return torch.full(shape, torch.iinfo(dtype).min, dtype=dtype, device=device)
 
 
+# Poisoned elements after each output while checked: a kernel that writes past its output's end
+# (a size argument ignored, a tail loop one tile too long) changes them and is told so, where
+# the write would otherwise land unseen in other memory.
+GUARD_ELEMENTS = 256
+
+
+def _guarded(shape: list[int], dtype: torch.dtype, device: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """(a poisoned output of `shape`, the poisoned guard elements right after it in memory)."""
+    numel = int(torch.Size(shape).numel())
+    buffer = poisoned([numel + GUARD_ELEMENTS], dtype, device)
+    return buffer[:numel].view(shape), buffer[numel:]
+
+
+def _still_poisoned(guard: torch.Tensor) -> bool:
+    if guard.dtype.is_floating_point:
+        return bool(torch.isnan(guard).all())
+    return bool((guard == poisoned([1], guard.dtype, "cpu").to(guard.device)).all())
+
+
 def load_entry(artifact: Path, signature: KernelSignature, extra_argtypes: Sequence[Any] = ()) -> Any:
     """The entry point of a shared library, with its argument types set (`extra_argtypes`:
     ctypes of parameters a backend appends after the signature's, e.g. a stream)."""
@@ -71,6 +90,7 @@ class KernelModule(torch.nn.Module):
         keep: list[torch.Tensor] = []  # contiguous copies must outlive the call
         shapes: dict[str, tuple[int, ...]] = {}
         outputs: list[torch.Tensor] = []
+        guards: list[tuple[str, torch.Tensor]] = []
         values: list[Any] = []
         for arg in sig.args:
             if arg.role in ("input", "parameter"):
@@ -83,7 +103,11 @@ class KernelModule(torch.nn.Module):
                 values.append(t.data_ptr())
             elif arg.role == "output":
                 dtype, shape = self._output_specs[len(outputs)]
-                t = poisoned(shape, dtype, self._device) if self.poison_outputs else torch.empty(shape, dtype=dtype, device=self._device)
+                if self.poison_outputs:
+                    t, guard = _guarded(shape, dtype, self._device)
+                    guards.append((arg.name, guard))
+                else:
+                    t = torch.empty(shape, dtype=dtype, device=self._device)
                 outputs.append(t)
                 shapes[arg.name] = tuple(t.shape)
                 values.append(t.data_ptr())
@@ -98,6 +122,10 @@ class KernelModule(torch.nn.Module):
         self._entry(*values, *extra)
         if self._after_call is not None:
             self._after_call()
+        for name, guard in guards:
+            if not _still_poisoned(guard):
+                raise RuntimeError(f"the kernel wrote past the end of its output {name} ({list(shapes[name])}): "
+                                   "take every size from the arguments, not from the sizes shown")
         # On a device the launch is asynchronous: the contiguous copies go back to torch's
         # caching allocator, which reuses their memory only for later work on the same
         # stream (the one the kernel was launched on), so no later write races the kernel.

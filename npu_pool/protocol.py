@@ -16,6 +16,7 @@ class WorkerLimits(BaseModel):
 
     memory_mb: int
     cpu_s: int
+    processes: int = 1024  # tasks (threads included) of the whole tree, and RLIMIT_NPROC
 
 
 class WorkerRequest(BaseModel):

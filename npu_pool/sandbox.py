@@ -35,11 +35,11 @@ from typing import Any
 
 import structlog
 
-from npu_pool import confinement, harness_cache
+from npu_pool import confinement, harness_cache, tree_limits
 from npu_pool.node_gate import NodeLock
 from npu_pool.paths import cache_root
 from npu_pool.protocol import WorkerRequest, WorkerResult
-from npu_pool.warm_worker import RunOrder
+from npu_pool.warm_worker import HOME_PREFIX, RunOrder
 
 log = structlog.get_logger("npu_pool.sandbox")
 
@@ -62,6 +62,7 @@ class WorkerRun:
     stderr_tail: str
     wall_s: float
     sandbox: dict = field(default_factory=dict)
+    tree_limit: str | None = None  # "process_limit" or "out_of_memory": the whole tree passed a bound
 
 
 @functools.cache
@@ -142,7 +143,7 @@ class WarmServer:
     def __init__(self, backend: str, extra_env: tuple[str, ...], isolate_network: bool):
         self.backend, self.extra_env, self.isolate_network = backend, extra_env, isolate_network
         self.proc: subprocess.Popen | None = None
-        self.home = Path(tempfile.mkdtemp(prefix="evokernel-warm-"))
+        self.home = Path(tempfile.mkdtemp(prefix=HOME_PREFIX))
         self.socket_path = self.home / "server.sock"
         self._lock = threading.Lock()  # callers in threads must not start two servers
 
@@ -229,8 +230,11 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
     nonce = secrets.token_hex(16)
     isolate = network_isolation and network_namespace_available()
     cache_dir = Path(request.cache_dir)
-    order = RunOrder(work_dir=str(work_dir), nonce=nonce, memory_mb=request.limits.memory_mb,
-                     cpu_s=request.limits.cpu_s, compile_writable=[str(cache_dir)],
+    limits = request.limits
+    group = tree_limits.create(limits.memory_mb, limits.processes)
+    order = RunOrder(work_dir=str(work_dir), nonce=nonce, memory_mb=limits.memory_mb, cpu_s=limits.cpu_s,
+                     processes=limits.processes, tree_groups=group.join_files() if group else [],
+                     compile_writable=[str(cache_dir)],
                      readable=[str(cache_root()), request.task.path],  # torch.compile reads the task's source
                      filesystem=support["filesystem"] is not None, pid_namespace=isolate and pid_namespace,
                      env={"TMPDIR": str(work_dir / "tmp"), "TORCH_EXTENSIONS_DIR": str(cache_dir / "torch_extensions"),
@@ -239,17 +243,24 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
                           "TRITON_HOME": str(work_dir / "triton"), "TRITON_CACHE_DIR": str(work_dir / "triton" / "cache")})
     server = warm_server(request.backend, extra_env, isolate)
     started = time.monotonic()
-    with node_lock.shared() if node_lock else contextlib.nullcontext():
-        pid = server.submit(order)
-        stage, limit_hit, exclusive = _supervise(pid, stage_path, exit_path, compile_timeout_s, run_timeout_s,
-                                                 node_lock)
-        if exclusive is not None:
-            exclusive.release()
+    try:
+        with node_lock.shared() if node_lock else contextlib.nullcontext():
+            pid = server.submit(order)
+            bound = group or tree_limits.Watchdog(pid, limits.memory_mb, limits.processes)
+            stage, limit_hit, exclusive, tree_hit = _supervise(pid, stage_path, exit_path, compile_timeout_s,
+                                                               run_timeout_s, node_lock, bound)
+            if exclusive is not None:
+                exclusive.release()
+        tree_hit = tree_hit or ("out_of_memory" if group is not None and group.oom_kills() else None)
+    finally:
+        if group is not None:
+            group.remove()
     exit_record = harness_cache.read_json(exit_path)
     result = _read_result(work_dir / "result.json", nonce)
     if result is not None and result.cache_updates:
         harness_cache.apply(result.cache_updates, allowed=(cache_dir, cache_root()))
     run = WorkerRun(result=result, returncode=exit_record.get("returncode"), timed_out=limit_hit is not None, stage=stage,
+                    tree_limit=tree_hit,
                     stderr_tail=_tail(work_dir / "stderr.log"), wall_s=time.monotonic() - started,
                     sandbox={"process": "fork of a warm server, own session", "memory_limit_mb": request.limits.memory_mb,
                              "memory_limit": "RLIMIT_DATA", "cpu_time_limit_s": request.limits.cpu_s,
@@ -260,6 +271,8 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
                              "filesystem": support["filesystem"] or "NOT CONFINED (no Landlock on this kernel)",
                              "reads": support["reads"] or "NOT CONFINED (no Landlock on this kernel)",
                              "processes": "pid namespace" if exit_record.get("pid_namespace") else "subreaper",
+                             "process_limit": limits.processes,
+                             "tree_limits": tree_limits.describe(group, exit_record.get("tree_groups")),
                              "leftover_processes_killed": exit_record.get("swept"),
                              **({"node_holds": node_lock.holds} if node_lock else {}),
                              **({"applied": result.confinement} if result and result.confinement else {})})
@@ -278,10 +291,11 @@ def run_clock_starts(previous: str, current: str) -> bool:
 
 
 def _supervise(pid: int, stage_path: Path, exit_path: Path, compile_timeout_s: float, run_timeout_s: float,
-               node_lock: NodeLock | None) -> tuple[str, str | None, Any]:
-    """Watch one child until it ends or overruns its wall clock (then kill it); holds the
-    node exclusively while it times. (last stage, the wall-clock limit that killed it:
-    "compile" or "run", else None; the exclusive hold or None)."""
+               node_lock: NodeLock | None, bound: Any) -> tuple[str, str | None, Any, str | None]:
+    """Watch one child until it ends, overruns its wall clock or its tree passes a bound (then
+    kill it); holds the node exclusively while it times. (last stage, the wall-clock limit that
+    killed it: "compile" or "run", else None; the exclusive hold or None; the tree's bound
+    passed: "process_limit", "out_of_memory" or None)."""
     stage, exclusive = "startup", None
     deadline, limit = time.monotonic() + compile_timeout_s + run_timeout_s, "compile"
     while not exit_path.exists() and _exists(pid):
@@ -297,9 +311,12 @@ def _supervise(pid: int, stage_path: Path, exit_path: Path, compile_timeout_s: f
                 (stage_path.parent / "go").write_text("")
         if time.monotonic() > deadline:
             _kill_pid_group(pid)
-            return stage, limit, exclusive
+            return stage, limit, exclusive, None
+        if (passed := bound.check()) is not None:
+            _kill_pid_group(pid)
+            return _read_stage(stage_path, stage), None, exclusive, passed
         _wait_for_exit(pid)
-    return _read_stage(stage_path, stage), None, exclusive
+    return _read_stage(stage_path, stage), None, exclusive, None
 
 
 def _wait_for_exit(pid: int) -> None:

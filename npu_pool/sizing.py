@@ -245,7 +245,7 @@ def tensor_bytes(inputs: list[Any], params: dict[str, tuple[list[int], torch.dty
     return total
 
 
-def _try(source: str, values: dict[str, int], before: Probe, filename: str) -> Probe | None:
+def try_sizes(source: str, values: dict[str, int], before: Probe, filename: str) -> Probe | None:
     """The probe at these values, or None when they break the task or a forward that ran."""
     try:
         after = probe(exec_task(with_constants(source, values), filename))
@@ -265,9 +265,9 @@ def size_constants(source: str, filename: str = "<task>") -> dict[str, int]:
     slots = [s for s in _slots(source) if s.independent and s.value > 0 and (s.value > 1 or s.name == s.base)]
     sizes = {}
     for slot in slots:
-        changed = _try(source, {slot.name: slot.value * 2}, base, filename)
+        changed = try_sizes(source, {slot.name: slot.value * 2}, base, filename)
         if changed is None and slot.value > 1:
-            changed = _try(source, {s.name: s.value * 2 for s in slots if s.value == slot.value}, base, filename)
+            changed = try_sizes(source, {s.name: s.value * 2 for s in slots if s.value == slot.value}, base, filename)
         if changed is not None and changed.shape_key() != base.shape_key():
             sizes[slot.name] = slot.value
     return sizes
@@ -305,7 +305,7 @@ def fit_sizes(source: str, max_bytes: int, max_gflop: float, min_dim: int = 8, f
         attempts = [groups[name]] if name in groups else [(name,)] + ([equal] if len(equal) > 1 else [])
         for names in attempts:
             trial = dict(sizes, **{n: sizes[n] // 2 for n in names})
-            trial_probe = _try(source, trial, current, filename)
+            trial_probe = try_sizes(source, trial, current, filename)
             if trial_probe is not None:
                 sizes, current = trial, trial_probe
                 groups.update((n, names) for n in names if len(names) > 1)

@@ -52,6 +52,13 @@ class TaskSpec(BaseModel):
     tensor_bytes: int
     kernel_signature: KernelSignature | None
     signature_error: str | None = None
+    # The second, awkward sizes every correctness check also runs (npu_pool.tail_sizes): every
+    # size constant, the source written with them, the kernel entry point at them (same ABI,
+    # other shapes; None where the ABI would change) and, where there is none, why.
+    second_sizes: dict[str, int] | None = None
+    second_source: str | None = None
+    second_signature: KernelSignature | None = None
+    second_size_note: str = ""
 
     def render_kernel_signature(self) -> str:
         """The kernel-format entry point with one comment per argument (for prompts)."""
@@ -116,6 +123,7 @@ def load_task(
     except (ValueError, KeyError) as exc:
         signature_error = str(exc)
     names = forward_args + [f"input{i}" for i in range(len(forward_args), len(p.inputs))]
+    second = _second(fit, p, signature, forward_args, init_args, str(path))
     return TaskSpec(
         task_id=path.stem,
         path=str(path.resolve()),
@@ -137,7 +145,36 @@ def load_task(
         tensor_bytes=p.tensor_bytes,
         kernel_signature=signature,
         signature_error=signature_error,
+        **second,
     )
+
+
+def _second(fit: Fit, first: Any, signature: KernelSignature | None, forward_args: list[str], init_args: list[str],
+            filename: str) -> dict[str, Any]:
+    """TaskSpec's second-size fields (npu_pool.tail_sizes)."""
+    from npu_pool.tail_sizes import second_sizes
+
+    second = second_sizes(fit.source, fit.sizes, first, filename)
+    if second.sizes is None:
+        return {"second_size_note": second.note}
+    fields: dict[str, Any] = {"second_sizes": second.sizes, "second_source": second.source}
+    if signature is None:
+        return fields
+    p = second.probe
+    outputs = p.outputs
+    if outputs is None:  # no meta kernel: run the reference at the second sizes (they are small)
+        outputs, p = _real_outputs(exec_task(second.source, filename))
+    with torch.device("meta"):
+        reference = exec_task(second.source, filename).Model(*p.init_inputs)
+    try:
+        found = derive_signature(reference, forward_args, p.inputs, outputs, init_args, p.init_inputs)
+    except (ValueError, KeyError):
+        found = None
+    if found is not None and found.declaration() == signature.declaration():
+        fields["second_signature"] = found
+    else:  # the kernel format cannot take these sizes through the same entry point
+        fields["second_size_note"] = "the kernel entry point changes with the sizes: kernels checked at the task size only"
+    return fields
 
 
 def _real_outputs(module: Any) -> tuple[list[torch.Tensor], Any]:
@@ -158,9 +195,13 @@ def _real_outputs(module: Any) -> tuple[list[torch.Tensor], Any]:
 
 
 def load_task_for(path: str | Path, config: Any) -> TaskSpec:
-    """load_task with the sizes mode and budget of a HarnessConfig."""
-    return load_task(path, sizes=config.sizes, max_bytes=config.fit_max_bytes,
-                     max_gflop=config.fit_max_gflop, min_dim=config.fit_min_dim)
+    """load_task with the sizes mode and budget of a HarnessConfig, in a child process with
+    the config's time and memory bounds (npu_pool.task_loader): a task file is not ours."""
+    from npu_pool.task_loader import load_bounded
+
+    return load_bounded(path, timeout_s=config.task_load_timeout_s, memory_mb=config.task_load_memory_mb,
+                        sizes=config.sizes, max_bytes=config.fit_max_bytes, max_gflop=config.fit_max_gflop,
+                        min_dim=config.fit_min_dim)
 
 
 def run_reference(spec: TaskSpec, device: str = "cpu") -> float:

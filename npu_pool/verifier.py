@@ -94,7 +94,8 @@ def sandboxed_gates(task: TaskSpec, candidate: Candidate, config: HarnessConfig,
     With `node_lock` (CPU slots sharing a node's cores) the child times with the node alone."""
     request = WorkerRequest(task=task, candidate=candidate, backend=backend.name, config=config, profile=profile,
                             cache_dir=str(build_cache_dir(config.build_cache_dir)),
-                            limits=WorkerLimits(memory_mb=config.memory_limit_mb, cpu_s=config.cpu_time_limit_s))
+                            limits=WorkerLimits(memory_mb=config.memory_limit_mb, cpu_s=config.cpu_time_limit_s,
+                                               processes=config.process_limit))
     run = run_worker(request, config.compile_timeout_s, config.run_timeout_s, backend.sandbox_env_allow,
                      network_isolation=config.network_isolation == "auto", policy=config.confinement,
                      node_lock=node_lock, pid_namespace=backend.pid_namespace)
@@ -113,6 +114,14 @@ def verify(task: TaskSpec, candidate: Candidate, config: HarnessConfig, node_loc
 def _interpret(run: WorkerRun, task: TaskSpec, flags: list[str]) -> tuple[Verdict, ProfileReport | None]:
     result = run.result
     common = dict(sizes=task.sizes, sandbox=run.sandbox)
+    if run.tree_limit is not None:  # the whole process tree passed a bound: that is the verdict
+        words = {"process_limit": f"started more processes than its limit ({run.sandbox.get('process_limit')} tasks, "
+                                  "threads included, all its processes together)",
+                 "out_of_memory": f"exceeded its memory limit ({run.sandbox.get('memory_limit_mb')} MiB, all its "
+                                  "processes together)"}[run.tree_limit]
+        return Verdict(feasible=False, gate="compile" if run.stage in ("startup", "compile") else "runtime",
+                       category=run.tree_limit, reason=f"the candidate {words} during {run.stage}",
+                       details=_failure_details(run), flags=flags, **common), None
     if result is None or (not result.complete and not result.outcome.feasible):
         gate = "compile" if run.stage in ("startup", "compile") else "runtime"
         if run.timed_out:

@@ -44,6 +44,8 @@ from npu_pool import confinement
 from npu_pool.paths import cache_root
 from npu_pool.read_allow import accelerator_nodes, read_allow_list
 
+HOME_PREFIX = "evokernel-warm-"  # the server's folder (socket, log, TMPDIR) under the system's temporary folder
+
 
 class RunOrder(BaseModel):
     """What one sandboxed run needs from the server."""
@@ -52,6 +54,8 @@ class RunOrder(BaseModel):
     nonce: str
     memory_mb: int
     cpu_s: int
+    processes: int = 1024  # RLIMIT_NPROC
+    tree_groups: list[str] = []  # cgroup.procs files the keeper joins before it forks (npu_pool.tree_limits)
     compile_writable: list[str]  # writable while the candidate builds (its build cache), then sealed
     filesystem: bool  # confine reads and writes with Landlock
     readable: list[str] = []  # read-only extras: the harness caches
@@ -103,18 +107,33 @@ def serve(socket_path: str, backend: str) -> None:
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     keepers: set[int] = set()
+    folders: set[str] = set()  # sandbox folders of our orders: their client may die before it removes them
     while os.getppid() == parent:  # orphaned: the device worker is gone, so are we
         readable, _, _ = select.select([listener], [], [], 0.2)
         if readable:
             conn, _ = listener.accept()
             try:
-                keepers.add(_accept(conn, listener))
+                pid, work_dir = _accept(conn, listener)
+                keepers.add(pid)
+                folders = {f for f in folders if os.path.isdir(f)} | {work_dir}
             except Exception as exc:  # a broken order never takes the server down
                 _answer(conn, {"error": f"{type(exc).__name__}: {exc}"})
             finally:
                 conn.close()
         _reap(keepers)
     _kill_keepers(keepers)
+    _remove_leftovers(folders, Path(socket_path).parent)
+
+
+def _remove_leftovers(folders: set[str], home: Path) -> None:
+    """Our client died (a device actor killed by Ray, a kill -9) without its atexit cleanup: the
+    sandbox folders it had not removed yet, and our own home (`evokernel-warm-*`), go with us."""
+    import shutil
+
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+    if home.name.startswith(HOME_PREFIX):
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def _kill_keepers(keepers: set[int], grace_s: float = 2.0) -> None:
@@ -138,7 +157,7 @@ def _signal(pid: int, sig: int, group: bool) -> None:
         pass
 
 
-def _accept(conn: socket.socket, listener: socket.socket) -> int:
+def _accept(conn: socket.socket, listener: socket.socket) -> tuple[int, str]:
     conn.settimeout(10)
     data = b""
     while not data.endswith(b"\n"):
@@ -157,7 +176,7 @@ def _accept(conn: socket.socket, listener: socket.socket) -> int:
         finally:
             os._exit(70)
     _answer(conn, {"pid": pid})
-    return pid
+    return pid, order.work_dir
 
 
 def _answer(conn: socket.socket, message: dict[str, Any]) -> None:
@@ -185,6 +204,7 @@ def _keeper(order: RunOrder, server: int) -> None:
     if os.getppid() != server:  # it died before the line above took effect
         _end_keeper()
     work = Path(order.work_dir)
+    joined = _join_groups(order.tree_groups)  # before any fork: everything the candidate starts is in them
     namespace = order.pid_namespace and confinement.enter_pid_namespace()
     if not namespace:
         confinement.become_subreaper()
@@ -203,12 +223,22 @@ def _keeper(order: RunOrder, server: int) -> None:
     _, status = os.waitpid(init, 0)
     swept = confinement.kill_children(os.getpid())  # a namespace is already empty; a subreaper sweeps
     code = int(reported) if reported else os.waitstatus_to_exitcode(status)
-    record = {"returncode": code, "pid_namespace": namespace, "swept": swept,
+    record = {"returncode": code, "pid_namespace": namespace, "swept": swept, "tree_groups": joined,
               "runner_s": round(time.monotonic() - started, 4)}
     tmp = work / "exit.json.tmp"
     tmp.write_text(json.dumps(record))
     os.replace(tmp, work / "exit.json")
     os._exit(0)
+
+
+def _join_groups(files: list[str]) -> str:
+    """Move this process into the candidate's control groups; what happened, for the record."""
+    for file in files:
+        try:
+            Path(file).write_text("0")
+        except OSError as exc:
+            return f"not joined ({file}: {exc.strerror})"
+    return "joined" if files else "none"
 
 
 def _end_keeper(*_: Any) -> None:
@@ -277,7 +307,7 @@ def _runner(order: RunOrder, namespace: bool) -> None:
         readable = read_allow_list([*writable, *order.readable, cache_root()])
         confined.update(confinement.restrict(writable, readable, device_nodes))
     worker.run_child(str(work / "request.json"), str(work / "result.json"), str(work / "stage.txt"),
-                     order.nonce, order.memory_mb, order.cpu_s, seal, confined)
+                     order.nonce, order.memory_mb, order.cpu_s, order.processes, seal, confined)
 
 
 def read_rules(backend: str) -> list[str]:

@@ -18,8 +18,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-PROCESS_LIMIT = 1024
-
 # Messages of device runtimes and toolchains that failed to start: the machine's fault, not the
 # candidate's. Matched only where no candidate code has run yet (startup, the device probe) or
 # where the harness's own check confirms the toolchain is missing (compile).
@@ -62,7 +60,7 @@ def device_problem(backend: Any, candidate_format: str, torch: Any) -> tuple[str
     return None
 
 
-def _set_limits(memory_mb: int, cpu_s: int) -> None:
+def _set_limits(memory_mb: int, cpu_s: int, processes: int) -> None:
     # RLIMIT_DATA, not RLIMIT_AS: it counts what is written to (heap, anonymous maps), not
     # address space merely reserved, which CUDA and CANN reserve by the terabyte. The
     # budget comes on top of what the warm server already holds (torch, imported).
@@ -71,8 +69,9 @@ def _set_limits(memory_mb: int, cpu_s: int) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 5))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     # A fork bomb stalls at this many tasks of our user (threads count); the PID namespace
-    # then kills them all. (Not enforced where the sandbox runs as the real root.)
-    resource.setrlimit(resource.RLIMIT_NPROC, (PROCESS_LIMIT, PROCESS_LIMIT))
+    # then kills them all. (Not enforced for the real root: npu_pool.tree_limits bounds the
+    # whole tree there, with a cgroup or a watchdog.)
+    resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
     # No single file beyond 2 GiB (an endless print loop into the log files), while a
     # precompiled torch header (about 0.8 GiB) still fits.
     resource.setrlimit(resource.RLIMIT_FSIZE, (2 * 2**30, 2 * 2**30))
@@ -180,7 +179,8 @@ class Worker:
         self.stage("compile")
         t0 = time.perf_counter()
         try:
-            make_candidate = self._build(req, backend, cache_dir, init_inputs, build_cache, torch)
+            candidate_at = self._build(req, backend, cache_dir, build_cache, torch)
+            make_candidate = candidate_at(req.task.kernel_signature, init_inputs)
         except _GateFailure as failure:
             self.timings["compile_s"] = time.perf_counter() - t0
             self.emit(failure.outcome, complete=True)
@@ -196,6 +196,10 @@ class Worker:
                                     cfg.atol, cfg.rtol, cfg.perturbed_trial,
                                     on_trial=lambda label: self.stage(f"correctness: {label}"),
                                     clock=correctness.CallClock(cfg.call_time_limit_factor, cfg.call_time_limit_min_s))
+        if outcome.feasible:  # and again at the task's second, awkward sizes
+            from npu_pool.tail_sizes import check_second_size
+
+            outcome = check_second_size(outcome, req, candidate_at, backend.device, self.stage, self.timings)
         self.timings["correctness_s"] = time.perf_counter() - t0
         self.timings["correctness_cpu_s"] = time.process_time() - c0
         if not outcome.feasible or not req.profile:
@@ -243,7 +247,10 @@ class Worker:
         while not go.exists():
             time.sleep(0.005)
 
-    def _build(self, req: Any, backend: Any, cache_dir: Path, init_inputs: list[Any], build_cache: Any, torch: Any) -> Any:
+    def _build(self, req: Any, backend: Any, cache_dir: Path, build_cache: Any, torch: Any) -> Any:
+        """The compile gate; returns `candidate_at(signature, init_inputs)`, the candidate's
+        maker for the task at one set of sizes (the kernel format's entry point at those sizes,
+        the constructor's arguments at them)."""
         from npu_pool.backends.base import KernelBuildError, ToolchainMissing
         from npu_pool.protocol import WorkerOutcome
 
@@ -266,7 +273,7 @@ class Worker:
                 raise _GateFailure(WorkerOutcome(feasible=False, gate="compile", category="compile_error",
                                                  reason=str(exc), details=first_compiler_errors(exc.log) if exc.log else str(exc))) from exc
             self.builds.append({"artifact": artifact.name, "cached": cached})
-            return lambda reference, seed: backend.wrap_kernel(artifact, signature, reference)
+            return lambda at, _init: lambda reference, seed: backend.wrap_kernel(artifact, at, reference)
 
         build_cache.install(cache_dir / "torch_extensions", backend.load_inline_defaults() | {"use_pch": req.config.use_pch},
                             self.builds, backend.toolchain_identity())
@@ -298,15 +305,18 @@ class Worker:
                                              reason="the candidate defines no ModelNew(nn.Module) class"))
         device = backend.device
 
-        def make(reference: Any, seed: int) -> Any:
-            torch.manual_seed(seed)
-            model = model_class(*init_inputs)
-            ref_state, own = reference.state_dict(), model.state_dict()
-            shared = {k: v for k, v in ref_state.items() if k in own and own[k].shape == v.shape and own[k].dtype == v.dtype}
-            model.load_state_dict(shared, strict=False)
-            return model.to(device).eval()
+        def candidate_at(_signature: Any, init_inputs: list[Any]) -> Any:
+            def make(reference: Any, seed: int) -> Any:
+                torch.manual_seed(seed)
+                model = model_class(*init_inputs)
+                ref_state, own = reference.state_dict(), model.state_dict()
+                shared = {k: v for k, v in ref_state.items() if k in own and own[k].shape == v.shape and own[k].dtype == v.dtype}
+                model.load_state_dict(shared, strict=False)
+                return model.to(device).eval()
 
-        return make
+            return make
+
+        return candidate_at
 
 
 def _infra(category: str, reason: str, details: str = "") -> Any:
@@ -339,14 +349,14 @@ def _exec_candidate(source: str, filename: str) -> Any:
 
 
 def run_child(request_path: str, result_path: str, stage_path: str, nonce: str, memory_mb: int, cpu_s: int,
-              seal: Any, confinement: dict[str, Any]) -> None:
+              processes: int, seal: Any, confinement: dict[str, Any]) -> None:
     """The runner's whole life, in a child forked from the warm server (npu_pool.warm_worker)."""
     from npu_pool import harness_cache
 
     started = time.perf_counter()
     worker = Worker(request_path, result_path, stage_path, nonce, seal, confinement)
     harness_cache.defer_writes(on_record=worker.reemit)  # the parent writes the caches
-    _set_limits(memory_mb, cpu_s)
+    _set_limits(memory_mb, cpu_s, processes)
     worker.timings["process_start_s"] = time.perf_counter() - started
     try:
         worker.run()

@@ -228,6 +228,10 @@ def check_source(source: str, language: str) -> list[Finding]:
         findings += _check_aten(code)
         findings += _check_tensor_operators(code)
     findings += _check_static_caches(code)
+    if "##" in code:  # token pasting can assemble a forbidden name: look again after expansion
+        from npu_pool.antihack.preprocessed import check_expanded
+
+        findings += check_expanded(no_comments, findings)
     return findings
 
 

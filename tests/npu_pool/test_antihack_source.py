@@ -70,6 +70,16 @@ def test_macros_cannot_hide_calls():
     assert "process" in _rules(findings)
 
 
+def test_token_pasting_is_checked_after_the_macros_are_expanded():
+    pasted = "#define JOIN(a, b) a ## b\n#define CALL JOIN(sys, tem)\n" + KERNEL_HEAD + 'CALL("ls");\n}\n'
+    findings = check_kernel_source(pasted, "cpp")
+    rejected = [f for f in findings if f.severity == "reject"]
+    assert [f.rule for f in rejected] == ["process"] and rejected[0].message.startswith("after the macros are expanded")
+    # a paste that makes an innocent name is only the usual warning
+    harmless = "#define JOIN(a, b) a ## b\n" + KERNEL_HEAD + "int64_t JOIN(len, gth) = n;\n}\n"
+    assert [f.severity for f in check_kernel_source(harmless, "cpp")] == ["warn"]
+
+
 def test_static_pointer_cache_is_flagged_for_review():
     source = "static const float* last = nullptr;\n" + KERNEL_HEAD + "if (x == last) return;\nlast = x;\n}\n"
     findings = check_kernel_source(source, "cpp")

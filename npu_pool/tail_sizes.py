@@ -1,0 +1,138 @@
+"""The second, awkward set of sizes every correctness check also runs (issue 45).
+
+A kernel that is right only at the size it was checked at (a tail skipped, a size argument
+ignored, a length divided by the block count and the remainder dropped) passes at one friendly
+fitted size: those are powers of two more often than not. So each task also gets a second set
+of sizes, derived from its own size constants: every constant of at least MIN_EXTENT becomes
+the largest prime below half of it (16384 -> 8191, 128 -> 61, 16 -> 7). A prime is odd, so no
+multiple of a tile, a vector width or a 32-byte block, and it is a multiple of no block count
+but itself; half the extent keeps the check cheap. Constants below MIN_EXTENT (kernel sizes,
+heads, groups: hyperparameters more than extents) keep their value.
+
+The set is probed like the fitted one (on the meta device): where changing every constant at
+once breaks the task (a divisibility rule: `embed_dim % num_heads`), equal constants are changed
+group by group and those that break are left; where none can change (weights shaped at
+construction, a fixed view) the task has no second size and says why.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from npu_pool.sizing import Probe, exec_task, try_sizes, with_constants
+
+MIN_EXTENT = 16  # constants below this are not treated as extents
+SHRINK_LIMIT = 8  # passes that shrink a second size further to fit under half the first's cost
+
+
+def largest_prime_at_most(n: int) -> int | None:
+    """The largest prime <= n, or None when there is none (n < 2)."""
+    for candidate in range(n, 1, -1):
+        if all(candidate % d for d in range(2, int(candidate**0.5) + 1)):
+            return candidate
+    return None
+
+
+def awkward(value: int) -> int | None:
+    """The awkward counterpart of one size constant, or None to keep it (below MIN_EXTENT)."""
+    if value < MIN_EXTENT:
+        return None
+    return largest_prime_at_most(value // 2 - 1)
+
+
+@dataclass
+class SecondSize:
+    """The second sizes (every size constant, changed or not) and the source written with them;
+    or, where the task allows none, `sizes` None and `note` saying why."""
+
+    sizes: dict[str, int] | None
+    source: str | None
+    probe: Probe | None
+    note: str = ""
+
+
+def _cheaper(second: Probe, first: Probe) -> bool:
+    """At most half the first's tensor bytes and FLOPs: the second check costs a fraction."""
+    return second.tensor_bytes * 2 <= first.tensor_bytes and (first.flops == 0 or second.flops * 2 <= first.flops)
+
+
+def second_sizes(source: str, sizes: dict[str, int], first: Probe, filename: str = "<task>") -> SecondSize:
+    """The second set of sizes for a task written as `source` with its size constants `sizes`
+    (as fitted), whose probe at those sizes is `first`."""
+    if not sizes:
+        return SecondSize(None, None, None, "the task's sizes are fixed by its module (no module-level constant "
+                          "changes a shape without breaking it): checked at the task size only")
+    groups: dict[int, list[str]] = {}
+    for name, value in sizes.items():
+        if awkward(value) is not None:
+            groups.setdefault(value, []).append(name)
+    if not groups:
+        return SecondSize(None, None, None, f"every size constant is below {MIN_EXTENT}: checked at the task size only")
+
+    def attempt(values: dict[str, int]) -> Probe | None:
+        found = try_sizes(source, values, first, filename)
+        return found if found is not None and found.shape_key() != first.shape_key() else None
+
+    every = {name: awkward(value) for value, names in groups.items() for name in names}
+    chosen, probe = dict(every), attempt(every)
+    if probe is None:  # a rule ties some sizes: change equal ones together, keep those that break it
+        chosen, probe = {}, None
+        for value in sorted(groups, reverse=True):
+            trial = chosen | {name: awkward(value) for name in groups[value]}
+            found = attempt(trial)
+            if found is not None:
+                chosen, probe = trial, found
+    if probe is None:
+        return SecondSize(None, None, None, "the task's sizes are fixed by its module (no size constant can change "
+                          "without breaking it: weights shaped at construction, or a rule tying the sizes): "
+                          "checked at the task size only")
+    for _ in range(SHRINK_LIMIT):  # still costly (one extent halved of several): halve the largest again
+        if _cheaper(probe, first):
+            break
+        name = max(chosen, key=lambda n: chosen[n])
+        smaller = awkward(chosen[name])
+        found = attempt(chosen | {name: smaller}) if smaller is not None else None
+        if found is None:
+            break
+        chosen, probe = chosen | {name: smaller}, found
+    full = dict(sizes) | chosen
+    return SecondSize(full, with_constants(source, chosen), probe)
+
+
+def describe(sizes: dict[str, int], first: dict[str, int] | None = None) -> str:
+    """`batch_size=61, dim=8191` (the constants that differ from `first`, when given)."""
+    shown = {n: v for n, v in sizes.items() if first is None or first.get(n) != v} or sizes
+    return ", ".join(f"{n}={v}" for n, v in shown.items())
+
+
+def check_second_size(outcome: Any, request: Any, candidate_at: Callable[[Any, list[Any]], Any], device: str,
+                      stage: Callable[[str], None], timings: dict[str, float]) -> Any:
+    """In the worker, after the trials at the task size passed (`outcome`): the correctness
+    check again at the task's second sizes. A failure there is the verdict, its reason naming
+    the sizes; else the reason says what was checked, or why only the task size was.
+    `candidate_at(signature, init_inputs)` makes the candidate for one set of sizes."""
+    from npu_pool import correctness
+
+    spec, cfg = request.task, request.config
+    kernel = request.candidate.format == "kernel"
+    if spec.second_sizes is None or (kernel and spec.second_signature is None) or cfg.second_size_trials == 0:
+        note = spec.second_size_note or "the second size is off (harness.second_size_trials: 0)"
+        return outcome.model_copy(update={"reason": f"{outcome.reason}; {note}"})
+    where = f"at the second size ({describe(spec.second_sizes, spec.sizes)})"
+    started = time.perf_counter()
+    task = exec_task(spec.second_source, spec.path)
+    second = correctness.check(task, candidate_at(spec.second_signature, list(task.get_init_inputs())), device,
+                               cfg.second_size_trials, cfg.seed + 5000, cfg.atol, cfg.rtol, False,
+                               on_trial=lambda label: stage(f"correctness {where}: {label}"),
+                               clock=correctness.CallClock(cfg.call_time_limit_factor, cfg.call_time_limit_min_s))
+    timings["second_size_s"] = time.perf_counter() - started
+    if not second.feasible:
+        return second.model_copy(update={
+            "reason": f"{where}: {second.reason}",
+            "details": f"{second.details}\nThe kernel passed at the task size ({describe(spec.sizes)}) and failed {where}, "
+                       "chosen to expose tails: no multiple of a tile, a vector width, a 32-byte block or the block "
+                       "count. Take every size from the arguments and handle the last, partial tile."})
+    return outcome.model_copy(update={"reason": f"{outcome.reason}; {second.reason} {where}"})
