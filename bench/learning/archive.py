@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import hashlib
 import json
 import lzma
 import os
 import tarfile
 from pathlib import Path
 from typing import Any
+
+from bench.learning.publish import file_sha256
 
 ARCHIVE = "raw.tar.xz"
 MANIFEST = "raw.json"
@@ -41,14 +42,6 @@ def _members(folder: Path) -> list[Path]:
         dirs[:] = sorted(d for d in dirs if not (d == EXCLUDED and here.parent.name == "arms"))
         found += [here / d for d in dirs] + [here / f for f in sorted(files)]
     return sorted(found, key=lambda p: p.relative_to(folder).parts)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        while chunk := stream.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def pack(folder: Path, result: Path, source: str | None = None) -> dict[str, Any]:
@@ -70,7 +63,7 @@ def pack(folder: Path, result: Path, source: str | None = None) -> dict[str, Any
                     tar.addfile(info, stream)
             else:
                 tar.addfile(info)
-    manifest = {"archive": ARCHIVE, "sha256": _sha256(target), "bytes": target.stat().st_size, "files": files,
+    manifest = {"archive": ARCHIVE, "sha256": file_sha256(target), "bytes": target.stat().st_size, "files": files,
                 "unpacked_bytes": size, "from": source or str(folder),
                 "excluded": f"arms/*/{EXCLUDED}/ (evokernel report <run folder> writes it again)",
                 "unpack": f"python -m bench.learning unpack {result} --to DIR"}
@@ -85,7 +78,7 @@ def verified_archive(result: Path) -> Path:
         raise SystemExit(f"bench.learning: {result} keeps no raw state ({MANIFEST} missing)")
     manifest = json.loads(manifest_path.read_text())
     archive = result / manifest["archive"]
-    found = _sha256(archive) if archive.is_file() else "missing"
+    found = file_sha256(archive) if archive.is_file() else "missing"
     if found != manifest["sha256"]:
         raise SystemExit(f"bench.learning: {archive} has sha256 {found}, {MANIFEST} records {manifest['sha256']}")
     return archive
