@@ -11,6 +11,7 @@ did, marked `interrupted`, and leaves `finished_at` empty; `evokernel run --resu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
 import os
 import re
@@ -25,7 +26,7 @@ from typing import Any
 import structlog
 
 from actors.drafter import Drafter
-from actors.episode_factory import INFRA, build_episode, run_to_end
+from actors.episode_factory import INFRA, EpisodeEnd, build_episode, run_to_end
 from actors.evaluator import Evaluator
 from actors.llm_client import wait_for_endpoint
 from actors.messages import Attempt, EpisodeResult, utc_now
@@ -42,6 +43,15 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 
 class CampaignError(Exception):
     """The campaign cannot start or had to stop (bad suite, fatal LLM configuration)."""
+
+
+class RunFolderWriteFailed(CampaignError):
+    """The run folder cannot be written (a full disk): the run stops; `--resume` continues it."""
+
+
+def folder_failure(exc: OSError, path: Path) -> RunFolderWriteFailed:
+    what = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+    return RunFolderWriteFailed(f"cannot write the run folder: {what} under {path}")
 
 
 def default_suite() -> Path:
@@ -89,14 +99,21 @@ class RunFolder:
         self.live_report = LiveReport(path)
 
     def append_attempt(self, attempt: Attempt) -> None:
-        with self.attempts_path.open("a", encoding="utf-8") as stream:
-            stream.write(attempt.model_dump_json() + "\n")
-            stream.flush()
-            os.fsync(stream.fileno())
-        self.kernels.record(attempt)
+        """RunFolderWriteFailed when the disk is full (a torn last line is set aside on resume)."""
+        try:
+            with self.attempts_path.open("a", encoding="utf-8") as stream:
+                stream.write(attempt.model_dump_json() + "\n")
+                stream.flush()
+                os.fsync(stream.fileno())
+            self.kernels.record(attempt)
+        except OSError as exc:
+            raise folder_failure(exc, self.path) from None
 
     def write_summary(self, summary: RunSummary) -> None:
-        summary.write(self.path)
+        try:
+            summary.write(self.path)
+        except OSError as exc:  # the old summary.json stays whole (it is replaced atomically)
+            raise folder_failure(exc, self.path) from None
         final = summary.finished_at is not None or summary.interrupted
         if summary.operators or final:
             self.live_report.refresh(final=final)
@@ -125,6 +142,7 @@ class Campaign:
         self.error: str | None = None
         self.interrupted = False
         self.resumed: list[str] = []
+        self.folder_failure: RunFolderWriteFailed | None = None  # an attempt could not be recorded
         # awaited with the memory port after each finished operator (the learning benchmark
         # checkpoints its bank there); None: nothing
         self.after_operator: Callable[[Any], Awaitable[None]] | None = None
@@ -171,7 +189,7 @@ class Campaign:
             for path in task_paths:
                 episode = build_episode(path, self.settings, backend, memory=memory, drafter=drafter,
                                         refiner=refiner, evaluator=evaluator, run_id=self.run_id,
-                                        on_attempt=self.folder.append_attempt)
+                                        on_attempt=self._append_attempt)
                 if isinstance(episode, EpisodeResult):  # the task file did not load: that operator only
                     log.error("task_load_failed", task=path.stem, error=episode.error)
                     self._finish(episode)
@@ -181,11 +199,15 @@ class Campaign:
                 self.folder.kernels.operator_started(
                     kernel_task(episode.task, backend.name, episode.brief.candidate_format))
                 try:
-                    end = await run_to_end(episode)
+                    end: EpisodeEnd | None = await run_to_end(episode)
                 except (KeyboardInterrupt, asyncio.CancelledError):
-                    self.operators.append(episode.result.model_copy(
-                        update={"stopped_by": INTERRUPTED, "error": INTERRUPTED}))
-                    raise
+                    if self.folder_failure is None:
+                        self.operators.append(episode.result.model_copy(
+                            update={"stopped_by": INTERRUPTED, "error": INTERRUPTED}))
+                        raise
+                    end = None
+                if self.folder_failure is not None:
+                    end = await self._stopped_by_folder(episode, delivered=end is None)
                 self._finish(end.result)
                 if end.fatal:
                     self.error = end.fatal
@@ -201,6 +223,27 @@ class Campaign:
         done["usage"] = f"{done.pop('tokens')} tok"  # a key named like 'token' would be redacted
         log.info("campaign_done", run_id=self.run_id, **done)
         return summary.model_dump(mode="json")
+
+    async def _stopped_by_folder(self, episode: Any, delivered: bool) -> EpisodeEnd:
+        """The episode's end when an attempt could not be recorded: the run stops, resumable. Our
+        own cancel (_append_attempt) is taken back, received first if the episode ended before it."""
+        if not delivered:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.sleep(0)
+        asyncio.current_task().uncancel()  # type: ignore[union-attr]
+        line = str(self.folder_failure)
+        return EpisodeEnd(result=episode.result.model_copy(update={"stopped_by": INFRA, "error": line}), fatal=line)
+
+    def _append_attempt(self, attempt: Attempt) -> None:
+        """An attempt to the run folder. One that cannot be written stops the run: the episode is
+        cancelled at its next await (no more model calls for attempts that cannot be kept)."""
+        try:
+            self.folder.append_attempt(attempt)
+        except RunFolderWriteFailed as exc:
+            if self.folder_failure is None:
+                self.folder_failure = exc
+                log.error("run_folder_write_failed", error=str(exc))
+                asyncio.current_task().cancel()  # type: ignore[union-attr]
 
     async def _wait_for_llm(self) -> None:
         """The campaigns' one lost-endpoint policy: pause until the endpoint answers again, and
@@ -323,5 +366,9 @@ def discard_attempts(folder: RunFolder, keep: set[str]) -> None:
         with (folder.path / "attempts.discarded.jsonl").open("a", encoding="utf-8") as stream:
             stream.write("\n".join(dropped) + "\n")
     partial = folder.attempts_path.with_suffix(".jsonl.tmp")
-    partial.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
-    os.replace(partial, folder.attempts_path)
+    try:
+        partial.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+        os.replace(partial, folder.attempts_path)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)  # attempts.jsonl stays as it was
+        raise folder_failure(exc, folder.path) from None

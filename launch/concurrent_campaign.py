@@ -30,12 +30,14 @@ import structlog
 from pydantic import SecretStr
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+from actors.episode_factory import INFRA
 from actors.errors import error_line, error_message
 from actors.llm_client import wait_for_endpoint
 from actors.messages import EpisodeResult, utc_now
 from launch.campaign import (
     CampaignError,
     RunFolder,
+    RunFolderWriteFailed,
     discard_attempts,
     new_run_id,
     resume_plan,
@@ -123,7 +125,16 @@ class ConcurrentCampaign:
                            placement=Placement(episodes=self.episode_nodes, devices=self.devices))
 
     def _write(self, finished: bool = False) -> None:
-        self.folder.write_summary(self.summary(finished))
+        """summary.json; one that cannot be written (a full disk) stops the run, resumable."""
+        try:
+            self.folder.write_summary(self.summary(finished))
+        except RunFolderWriteFailed as exc:
+            self._folder_failed(str(exc))
+
+    def _folder_failed(self, line: str) -> None:
+        if self.error is None:
+            log.error("run_folder_write_failed", error=line)
+            self.error = line
 
     def request_stop(self) -> None:
         """Stop as Ctrl-C does (for callers that are not the main thread)."""
@@ -312,6 +323,9 @@ class ConcurrentCampaign:
             self._llm_lost = outcome.llm_lost
         except ray.exceptions.TaskCancelledError:
             result = self._partial(recorder, path, stopped_by=INTERRUPTED, error=INTERRUPTED)
+        except RunFolderWriteFailed as exc:  # the recorder could not append an attempt: a full disk
+            self._folder_failed(error_message(exc))
+            result = self._partial(recorder, path, stopped_by=INFRA, error=error_message(exc))
         except Exception as exc:  # the episode's worker died (node lost, OOM): that operator fails
             log.error("episode_task_failed", task=path.stem, error=str(exc))  # the whole traceback, in the log
             result = self._partial(recorder, path, stopped_by="error", error=f"episode task failed: {error_line(exc)}")

@@ -128,8 +128,12 @@ def output_dims(spec: Any) -> list[list[OutputDim]]:
 
 def _write_atomically(path: Path, text: str) -> None:
     partial = path.with_name(path.name + ".tmp")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    except OSError:
+        partial.unlink(missing_ok=True)  # a full disk: no empty temporary file left behind
+        raise
 
 
 class KernelFolder:

@@ -104,8 +104,12 @@ class RunSummary(BaseModel):
         """Replace RUN_DIR/summary.json atomically (a reader never sees half a file)."""
         path = Path(run_dir) / SUMMARY_FILE
         partial = path.with_suffix(".json.tmp")
-        partial.write_text(self.model_dump_json(indent=2), encoding="utf-8")
-        os.replace(partial, path)
+        try:
+            partial.write_text(self.model_dump_json(indent=2), encoding="utf-8")
+            os.replace(partial, path)
+        except OSError:
+            partial.unlink(missing_ok=True)  # a full disk: no empty temporary file left behind
+            raise
 
     @classmethod
     def load(cls, run_dir: Path) -> RunSummary:

@@ -72,7 +72,10 @@ def _open_bank(settings: Settings, create: bool = False):
     if not _is_bank(config.uri) or not BankStore(config.uri, config.storage_options, read_only=True).exists():
         raise UsageError(f"no memory bank at {config.uri} (create one with `evokernel memory seed BACKEND` "
                          "or pick it with --memory URI)")
-    return MemoryBank(config, read_only=True)
+    try:
+        return MemoryBank(config, read_only=True)
+    except BankUnusable as exc:  # damaged (memory_actor.bank_checksums): which file, and what to do
+        raise UsageError(str(exc)) from None
 
 
 def _is_bank(uri: str) -> bool:

@@ -72,7 +72,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             print(f"evokernel run: {exc}", file=sys.stderr)
             return 2
         except CampaignError as exc:
-            print(f"evokernel run: stopped: {exc}\n  continue with  {again}", file=sys.stderr)
+            print(f"evokernel run: stopped: {exc}{_continue_with(run_dir, again)}", file=sys.stderr)
             return 1
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the campaign recorded it in summary.json
             print(f"interrupted: continue with  {again}", file=sys.stderr)
@@ -263,7 +263,8 @@ def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
             print(f"evokernel run: {exc}", file=sys.stderr)
             return 2
         except CampaignError as exc:
-            print(f"evokernel run: stopped: {exc}", file=sys.stderr)
+            print(f"evokernel run: stopped: {exc}{_continue_with(run_dir, f'evokernel run --resume {run_dir}')}",
+                  file=sys.stderr)
             return 1
     _print_summary(summary, run_dir)
     if summary.interrupted:
@@ -274,6 +275,14 @@ def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
               file=sys.stderr)
         return 1
     return _infra_stops(summary, f"evokernel run --resume {run_dir}")
+
+
+def _continue_with(run_dir: Path, again: str) -> str:
+    """The resume command, where the run folder holds a run to resume (a run stopped before
+    its first summary, a full disk say, is started again instead)."""
+    from launch.run_summary import SUMMARY_FILE
+
+    return f"\n  continue with  {again}" if (run_dir / SUMMARY_FILE).is_file() else ""
 
 
 def _infra_stops(summary: RunSummary, again: str) -> int:
