@@ -1,5 +1,5 @@
-"""Session fixtures of the Ascend C twin's tests: three shared libraries (correct kernels,
-wrong kernels, the npu bundle's templates) built by concurrent g++ runs into ~/.cache/evokernel/twin-tests,
+"""Session fixtures of the Ascend C twin's tests: four shared libraries (correct kernels,
+wrong kernels, kernels in the style of the published samples, the npu bundle's templates) built by concurrent g++ runs into ~/.cache/evokernel/twin-tests,
 keyed by the hash of their source, the twin's headers and the compiler."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ def twin_build(request):
     groups = {
         "fidelity": [ts.unit_from_file(p) for p in ts.kernel_files(ts.KERNELS)],
         "faults": [ts.unit_from_file(p) for p in ts.kernel_files(ts.KERNELS / "faults")],
+        "samples": [ts.unit_from_file(p) for p in ts.kernel_files(ts.KERNELS / "samples")],
         "templates": [case.unit for case in templates],
     }
     # the templates run the suite's full-size tasks (millions of scalar accesses): optimised
@@ -33,6 +34,11 @@ def twin_build(request):
 @pytest.fixture(scope="session")
 def fidelity(twin_build):
     return twin_build[0]["fidelity"]
+
+
+@pytest.fixture(scope="session")
+def samples(twin_build):
+    return twin_build[0]["samples"]
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import pytest
 from tests.npu_pool.twin.twin_support import KERNELS, kernel_files, make_tiling, marked_line
 
 WRONG = kernel_files(KERNELS / "faults")
-BLOCKS = {"block_overlap": 2, "block_race": 2}
+BLOCKS = {"block_overlap": 2, "block_race": 2, "sync_all": 2}
 
 
 def expected_rule(path) -> str:
@@ -22,8 +22,9 @@ def expected_rule(path) -> str:
 def test_wrong_kernel_faults_with_its_rule_and_line(faults, path):
     a = np.arange(1024, dtype=np.float32)
     c = np.full(1024, np.nan, dtype=np.float32)
+    # a kernel launched without the framework (framework=False) must set the system workspace itself
     run = faults.run(path.stem, BLOCKS.get(path.stem, 1), [("a", a, 0), ("b", np.zeros(8, np.float32), 0), ("c", c, 1)],
-                     make_tiling())
+                     make_tiling(), framework=path.stem != "matmul_workspace")
     assert run.rc == 1, f"{path.stem} ran clean"
     parts = run.fault_parts()
     assert parts["rule"] == expected_rule(path), run.fault
@@ -41,7 +42,7 @@ def test_every_rule_has_a_wrong_kernel():
     rules = {expected_rule(p) for p in WRONG}
     assert rules >= {"ub-capacity", "alignment", "queue-depth", "queue-order", "use-after-free", "repeat-limit",
                      "gm-bounds", "gm-readonly", "block-overlap", "block-race", "sync-order", "mask-range", "local-bounds",
-                     "matmul-tiling", "matmul-workspace"}
+                     "matmul-tiling", "matmul-workspace", "assert", "sync-all", "library-tiling"}
 
 
 def test_ub_capacity_is_configurable(faults):

@@ -17,6 +17,7 @@ RULES = {  # case refused -> (rule, words of the message)
     11: ("queue-order", "used while it sits in a queue"),
     13: ("queue-order", "not allocated from this queue"),
     15: ("use-after-free", "used after FreeTensor"),
+    17: ("queue-order", "EnQue of a tensor already in the queue"),
 }
 
 

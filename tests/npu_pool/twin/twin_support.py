@@ -42,7 +42,19 @@ __aicore__ inline TestTiling ReadTiling(GM_ADDR tiling)
     for (uint32_t i = 0; i < sizeof(t) / 4; ++i) out[i] = words[i];
     return t;
 }
+// The npu format's names for kernels written like the published samples (tests/npu_pool/twin/
+// kernels/samples): the task's sizes arrive as KernelTiling, a struct is copied by CopyTiling.
+using KernelTiling = TestTiling;
+template <typename T>
+__aicore__ inline void CopyTiling(T* local, GM_ADDR tiling)
+{
+    auto words = reinterpret_cast<__gm__ uint32_t*>(tiling);
+    auto out = reinterpret_cast<uint32_t*>(local);
+    for (uint32_t i = 0; i < sizeof(T) / sizeof(uint32_t); ++i) out[i] = words[i];
+}
 """
+HOST_HALF = re.compile(r"\bvoid\s+TilingFunc\s*\(")
+SYSTEM_WORKSPACE_BYTES = 16 << 20
 
 
 @dataclass
@@ -76,16 +88,37 @@ def headers_digest() -> str:
 
 
 def library_source(units: Sequence[KernelUnit]) -> str:
-    parts = ['#include "kernel_operator.h"', '#include "lib/matmul_intf.h"', TEST_PRELUDE]
+    parts = ['#include "kernel_operator.h"', '#include "lib/matmul_intf.h"', '#include "tiling/tiling_api.h"', TEST_PRELUDE]
     for unit in units:
         parts.append(f"namespace evk_unit_{unit.name} {{\n#define {unit.entry} evk_entry_{unit.name}\n"
                      f"{unit.source}\n#undef {unit.entry}\n}}  // namespace evk_unit_{unit.name}\n")
     parts.append('#line 1 "launcher.cpp"\n#include "twin_runtime.h"')
     for unit in units:
         args = ", ".join(f"(GM_ADDR)args[{i}]" for i in range(unit.tensors + 2))
-        parts.append(f'extern "C" uint32_t evk_launch_{unit.name}(uint32_t block_dim, void** args) {{\n'
-                     f"    return evk_twin::Launch(block_dim, [&] {{ evk_unit_{unit.name}::evk_entry_{unit.name}({args}); }});\n}}")
+        # framework: the launcher sets the system workspace, as CANN's framework does (0: the
+        # kernel must call SetSysWorkspace itself, as in a <<<>>> launch)
+        parts.append(f'extern "C" uint32_t evk_launch_{unit.name}(uint32_t block_dim, void** args, int framework) {{\n'
+                     f"    return evk_twin::Launch(block_dim, [&] {{ evk_unit_{unit.name}::evk_entry_{unit.name}({args}); }},\n"
+                     f"                            framework ? (GM_ADDR)args[{unit.tensors}] : nullptr);\n}}")
+        if HOST_HALF.search(unit.source):
+            parts.append(HOST_EXPORT.format(name=unit.name))
     return "\n".join(parts) + "\n"
+
+
+HOST_EXPORT = """extern "C" int evk_host_{name}(const void* shapes, uint32_t cores, void* out, uint32_t* size, uint32_t* blocks,
+                                 uint64_t* workspace) {{
+    KernelTiling t;
+    std::memcpy(&t, shapes, sizeof t);
+    static HostTiling host;
+    host = HostTiling();
+    host.coreNum = host.blockDim = cores;
+    evk_unit_{name}::TilingFunc(t, host);
+    std::memcpy(out, host.tilingData, host.tilingSize);
+    *size = host.tilingSize;
+    *blocks = host.blockDim;
+    *workspace = host.userWorkspaceSize;
+    return 0;
+}}"""
 
 
 def start_build(units: Sequence[KernelUnit], cache: Path, optimise: str = "-O0") -> tuple[Path, subprocess.Popen | None, Path]:
@@ -140,9 +173,29 @@ class TwinLibrary:
         self.lib.evk_twin_fault.restype = ctypes.c_char_p
         self.lib.evk_twin_profile_json.restype = ctypes.c_char_p
 
+    def host(self, name: str, shapes: bytes, soc: str = "Ascend910B1", ai_cores: int = 0) -> tuple[bytes, int, int]:
+        """Runs a kernel's host half (TilingFunc) on `shapes` (a TestTiling): the kernel's tiling
+        bytes, the block count and the user workspace bytes, as the npu-twin launcher does."""
+        self.lib.evk_twin_configure(0, ai_cores, soc.encode())
+        out = ctypes.create_string_buffer(1 << 16)
+        size, blocks, workspace = ctypes.c_uint32(), ctypes.c_uint32(), ctypes.c_uint64()
+        fn = getattr(self.lib, f"evk_host_{name}")
+        fn.restype = ctypes.c_int
+        cores = ai_cores or {"Ascend310P": 8, "Ascend910B3": 20, "Ascend910B4": 20}.get(soc, 24)
+        fn(shapes, cores, out, ctypes.byref(size), ctypes.byref(blocks), ctypes.byref(workspace))
+        return out.raw[: size.value], blocks.value, workspace.value
+
+    def run_two_halves(self, name: str, tensors: Sequence[tuple[str, np.ndarray, int]], shapes: bytes, **kw) -> Run:
+        """The two-half form: the host half first, then the launch on its blocks and tiling, with
+        the system workspace followed by the user workspace it asked for."""
+        tiling, blocks, workspace = self.host(name, shapes, kw.get("soc", "Ascend910B1"), kw.get("ai_cores", 0))
+        return self.run(name, blocks, tensors, tiling, workspace_bytes=SYSTEM_WORKSPACE_BYTES + workspace, **kw)
+
     def run(self, name: str, block_dim: int, tensors: Sequence[tuple[str, np.ndarray, int]], tiling: bytes,
-            soc: str = "Ascend910B1", ub_bytes: int = 0, ai_cores: int = 0, workspace_bytes: int = 1 << 16) -> Run:
-        """tensors: (name, array, writable) in the entry's order; writable as evk_twin_register."""
+            soc: str = "Ascend910B1", ub_bytes: int = 0, ai_cores: int = 0, workspace_bytes: int = 1 << 16,
+            framework: bool = True) -> Run:
+        """tensors: (name, array, writable) in the entry's order; writable as evk_twin_register.
+        framework: the launcher sets the system workspace (False: the kernel must)."""
         self.lib.evk_twin_configure(ub_bytes, ai_cores, soc.encode())
         self.lib.evk_twin_reset()
         keep = []
@@ -159,8 +212,8 @@ class TwinLibrary:
         args = (ctypes.c_void_p * (len(pointers) + 2))(*pointers, workspace.ctypes.data, tiling_buffer.ctypes.data)
         launch = getattr(self.lib, f"evk_launch_{name}")
         launch.restype = ctypes.c_uint32
-        launch.argtypes = [ctypes.c_uint32, ctypes.c_void_p]
-        rc = launch(block_dim, args)
+        launch.argtypes = [ctypes.c_uint32, ctypes.c_void_p, ctypes.c_int]
+        rc = launch(block_dim, args, 1 if framework else 0)
         fault = self.lib.evk_twin_fault().decode()
         profile = json.loads(self.lib.evk_twin_profile_json().decode())
         return Run(rc, fault, profile, {tname: array for tname, array, writable in tensors if writable})
@@ -171,7 +224,10 @@ def kernel_files(folder: Path) -> list[Path]:
 
 
 def unit_from_file(path: Path, tensors: int = 3) -> KernelUnit:
-    return KernelUnit(path.stem, f'#line 1 "kernel.cpp"\n{path.read_text()}', tensors)
+    """A kernel file as a unit; `// tensors: N` in its text overrides the arity."""
+    text = path.read_text()
+    declared = re.search(r"^// tensors: (\d+)", text, re.MULTILINE)
+    return KernelUnit(path.stem, f'#line 1 "kernel.cpp"\n{text}', int(declared.group(1)) if declared else tensors)
 
 
 def marked_line(path: Path, mark: str = "// FAULT") -> int:

@@ -239,10 +239,11 @@ public:
         if (s->generation != tensor.generation()) {
             evk_twin::fault("use-after-free", "TQue::EnQue", src, "EnQue of a local tensor that was already freed");
         }
-        if (s->state != evk_twin::kAllocated) {
+        // A dequeued tensor may go back into its queue (the published SoftMax sample passes its
+        // result to the copy-out that way); one already in the queue may not.
+        if (s->state == evk_twin::kEnqueued) {
             evk_twin::fault("queue-order", "TQue::EnQue", src,
-                            std::string("EnQue of a tensor that is ") + evk_twin::slot_state_name(s->state) +
-                                " (order: AllocTensor -> EnQue -> DeQue -> FreeTensor)");
+                            "EnQue of a tensor already in the queue (order: AllocTensor -> EnQue -> DeQue -> FreeTensor)");
         }
         if (fifo_.size() >= depth_) {
             evk_twin::fault("queue-depth", "TQue::EnQue", src,

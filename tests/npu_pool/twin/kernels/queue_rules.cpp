@@ -90,5 +90,18 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
             in.FreeTensor(x);
             Duplicate(x, 1.0f, 64);
             break;
+        case 16: {  // a dequeued tensor back into its queue (the SoftMax sample's copy-out)
+            in.EnQue(x);
+            LocalTensor<float> y = in.DeQue<float>();
+            in.EnQue(y);
+            in.FreeTensor(in.DeQue<float>());
+            break;
+        }
+        case 17: {  // EnQue of a tensor already in the queue
+            LocalTensor<float> p = two.AllocTensor<float>();
+            two.EnQue(p);
+            two.EnQue(p);
+            break;
+        }
     }
 }
