@@ -207,7 +207,7 @@ def stream_chat(base_url: str, model: str, row: dict[str, Any], max_tokens: int 
             "streamed_tokens": len(pieces), "finish_reason": finish}
 
 
-def evaluate_reply(task_id: str | None, reply: str, harness, suite: Path = SUITE) -> dict[str, Any]:
+def evaluate_reply(task_id: str | None, reply: str, harness, suite: Path = SUITE, profile: bool = True) -> dict[str, Any]:
     """The harness's verdict on the reply's code (verify + profile, one sandboxed child)."""
     from actors.code_extraction import extract_code
     from npu_pool.tasks import load_task_for
@@ -220,7 +220,7 @@ def evaluate_reply(task_id: str | None, reply: str, harness, suite: Path = SUITE
     if code is None or path is None:
         return {"evaluation_s": time.perf_counter() - started, "feasible": False,
                 "gate": "extract" if code is None else "no_task"}
-    verdict, _ = evaluate(load_task_for(path, harness), Candidate(source=code, format="kernel"), harness, profile=True)
+    verdict, _ = evaluate(load_task_for(path, harness), Candidate(source=code, format="kernel"), harness, profile=profile)
     return {"evaluation_s": time.perf_counter() - started, "feasible": verdict.feasible, "gate": verdict.gate}
 
 
@@ -273,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", type=int, default=0, help="skip the first N prompts")
     parser.add_argument("--max-tokens", type=int, default=None, help="cap the answers (default: as recorded)")
     parser.add_argument("--no-evaluate", action="store_true", help="LLM only: do not judge the replies")
+    parser.add_argument("--verify-only", action="store_true", help="judge feasibility only (no profile: the Ascend C "
+                        "twin's profile takes a minute on a busy machine)")
     parser.add_argument("--seed", type=int, default=0, help="sampling seed of prompt i: seed + i (same in every configuration)")
     parser.add_argument("--out", default=None, help="also write every row to this JSON lines file")
     parser.add_argument("--requests", default=None, help="replay this set of DraftRequests (attempt_record --draft-set) "
@@ -336,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not args.no_evaluate:
                     backend = result["backend"]
                     harness = harnesses.setdefault(backend, HarnessConfig(backend=backend))
-                    result.update(evaluate_reply(row.get("task"), result["reply"], harness))
+                    result.update(evaluate_reply(row.get("task"), result["reply"], harness, profile=not args.verify_only))
                 result["attempt_s"] = result["llm_s"] + result.get("evaluation_s", 0.0)
                 results[name].append(result)
                 print(f"[attempt] {i + 1}/{len(rows_in)} {name}: {row.get('task')} prompt {result['prompt_s']:.1f} s "

@@ -1,8 +1,10 @@
 """Publish an attempt-speed comparison (issue 42): `bench/results/attempt-<date>/summary.json`.
 
 Reads the rows `bench.attempt --requests ... --out FILE` wrote for each measurement (a checkout,
-one or two operators in flight; prompt-only with `--max-tokens 1`, or whole attempts) and
-writes one summary with a `headline`:
+one or two operators in flight): `{before,after}_prompts_in_flight_N.jsonl` (prompt only,
+`--max-tokens 1 --no-evaluate`) or `{before,after}_attempts_in_flight_N.jsonl` (whole attempts,
+judged: they also give the answers' tokens, cuts and feasibility), and writes one summary with
+a `headline`:
 
 - `new_token_share_median`: tokens the server read anew over prompt tokens, the median over the
   replayed prompts (the server's own count). Independent of the machine's load: the main
@@ -94,24 +96,26 @@ def idle_attempt_s(prompts: list[dict[str, Any]], backend: str, in_flight: int, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dir", required=True, help="results folder: {before,after}_prompts_in_flight_N.jsonl, "
-                        "after_attempts_in_flight_N.jsonl")
+    parser.add_argument("--dir", required=True, help="results folder: {before,after}_{prompts,attempts}_in_flight_N.jsonl")
     parser.add_argument("--before-commit", required=True)
     parser.add_argument("--after-commit", required=True)
     args = parser.parse_args(argv)
     folder = Path(args.dir)
     measurements: dict[str, Any] = {}
     headline: dict[str, list[dict[str, Any]]] = {"new_token_share_median": [], **{k: [] for k in HEADLINE_BACKENDS.values()}}
-    answers_after = answers_by_backend(rows_of(folder / "after_attempts_in_flight_1.jsonl"))
+    attempt_files = sorted(folder.glob("after_attempts_in_flight_*.jsonl"))
+    answers_after = answers_by_backend([r for path in attempt_files for r in rows_of(path)])
     answers_before = benchmark_answers()
     for in_flight in (1, 2):
         figure: dict[str, Any] = {"in_flight": in_flight}
         per_backend: dict[str, dict[str, Any]] = {b: {"in_flight": in_flight} for b in HEADLINE_BACKENDS}
         for side, answers in (("before", answers_before), ("after", answers_after)):
-            prompts = rows_of(folder / f"{side}_prompts_in_flight_{in_flight}.jsonl")
-            if not prompts:
+            kind = next((k for k in ("prompts", "attempts") if (folder / f"{side}_{k}_in_flight_{in_flight}.jsonl").exists()),
+                        None)
+            if kind is None:
                 continue
-            measurements[f"{side}_prompts_in_flight_{in_flight}"] = {
+            prompts = rows_of(folder / f"{side}_{kind}_in_flight_{in_flight}.jsonl")
+            measurements[f"{side}_{kind}_in_flight_{in_flight}"] = {
                 "requests": len(prompts), "load1": [round(r["load1"], 2) for r in prompts],
                 "by_backend": summarise_by_backend(prompts)}
             figure[side] = median([r["prompt_tokens_new"] / r["prompt_tokens"] for r in prompts])
@@ -121,10 +125,6 @@ def main(argv: list[str] | None = None) -> int:
         headline["new_token_share_median"].append(figure)
         for backend, key in HEADLINE_BACKENDS.items():
             headline[key].append(per_backend[backend])
-    attempts = rows_of(folder / "after_attempts_in_flight_1.jsonl")
-    if attempts:
-        measurements["after_attempts_in_flight_1"] = {"requests": len(attempts), "load1": [round(r["load1"], 2) for r in attempts],
-                                                      "by_backend": summarise_by_backend(attempts)}
     summary = {
         "bench": "attempt", "issue": 42, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "commits": {"before": args.before_commit, "after": args.after_commit},
