@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from actors.messages import Attempt, EpisodeResult
 from launch.kernel_index import KernelEntry, kept_kernels
+from launch.run_lock import in_progress
 from launch.run_records import read_attempts, read_summary
 from launch.run_summary import RunSummary
 from launch.same_failure import SameFailure, same_failure
@@ -287,14 +288,15 @@ def analyse_run(run_dir: Path) -> RunReport:
         if entry.feasible and not row.feasible and row.attempts:
             problems.append(f"{row.task}: summary.json says feasible but no feasible attempt was recorded")
     # A campaign lists its planned operators up front: those never started count as unsolved.
-    # While the run goes (the live report) they may be waiting, or running their first attempt.
+    # While the run goes (its process holds the folder's lock: the live report) they are
+    # waiting or on their first attempt, which is no problem of the input.
     unstarted = [task for task in summary.planned if task not in rows]
-    going = loaded is not None and loaded.finished_at is None and not loaded.interrupted and not loaded.error
+    going = (loaded is not None and loaded.finished_at is None and not loaded.interrupted and not loaded.error
+             and in_progress(run_dir))
     for task in unstarted:
         rows[task] = OperatorRow(task=task, error="no attempt yet" if going else "not started")
-    if unstarted:
-        what = "have no attempt yet (waiting, on their first attempt, or never started)" if going else "never started"
-        problems.append(f"{len(unstarted)} planned operator(s) {what}: {', '.join(sorted(unstarted))}")
+    if unstarted and not going:
+        problems.append(f"{len(unstarted)} planned operator(s) never started: {', '.join(sorted(unstarted))}")
     for row in rows.values():
         if row.attempts == 0 and row.error is None:
             problems.append(f"{row.task}: no attempt recorded")
@@ -315,8 +317,9 @@ def analyse_run(run_dir: Path) -> RunReport:
         problems.append(f"campaign error: {summary.error}")
     if summary.interrupted:
         problems.append("the campaign was interrupted (Ctrl-C or SIGTERM): evokernel run --resume continues it")
-    elif loaded is not None and loaded.finished_at is None:
-        problems.append("summary.json has no finished_at: the campaign did not finish (or is still running)")
+    elif loaded is not None and loaded.finished_at is None and not going:
+        problems.append("summary.json has no finished_at: the campaign stopped before the end (killed?) and "
+                        "nothing runs it now: evokernel run --resume continues it")
     return RunReport(
         run_dir=str(run_dir),
         label=run_dir.name,

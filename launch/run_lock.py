@@ -70,6 +70,24 @@ class RunFolderLock:
         self.release()
 
 
+def in_progress(run_dir: Path) -> bool:
+    """Whether a live process holds RUN_DIR's lock (a campaign running there; its own live
+    report asks this too, and is answered yes: a second descriptor's lock conflicts with it)."""
+    try:
+        fd = os.open(Path(run_dir) / LOCK_FILE, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError as exc:
+        return exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
 def in_use_message(run_dir: Path, record: dict) -> str:
     who = (f"{record.get('owner', 'unknown')} (host {record.get('host', '?')}, pid {record.get('pid', '?')}, "
            f"since {record.get('since', '?')})") if record else "another process"

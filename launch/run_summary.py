@@ -35,7 +35,8 @@ class Totals(BaseModel):
     feasible_rate: float = 0.0
     attempts: int = 0
     tokens: int = 0
-    errors: int = Field(0, description="operators that ended with an error (interrupted ones included)")
+    errors: int = Field(0, description="operators that ended with an error (not those a stop interrupted: "
+                        "a resume runs them again)")
     median_speedup_vs_eager: float | None = None
     median_speedup_best_over_first: float | None = None
 
@@ -48,7 +49,7 @@ class Totals(BaseModel):
             operators=len(operators), feasible=len(feasible),
             feasible_rate=round(len(feasible) / len(operators), 4) if operators else 0.0,
             attempts=sum(op.attempts for op in operators), tokens=sum(op.tokens for op in operators),
-            errors=sum(1 for op in operators if op.error),
+            errors=sum(1 for op in operators if op.error and op.stopped_by != INTERRUPTED),
             median_speedup_vs_eager=statistics.median(speedups) if speedups else None,
             median_speedup_best_over_first=statistics.median(gains) if gains else None,
         )

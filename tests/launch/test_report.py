@@ -216,7 +216,8 @@ def test_reads_run_folders_written_from_the_actors_models(tmp_path):
     assert report.curves.iterations == [1, 2, 3]
     assert report.curves.fast_0 == [0.0, 1.0, 1.0] and report.curves.fast_1 == [0.0, 0.0, 1.0]
     assert report.speedup_best_over_first.values == [2.0] and report.speedup_vs_eager.values == [1.8]
-    assert report.problems == ["summary.json has no finished_at: the campaign did not finish (or is still running)"]
+    assert report.problems == ["summary.json has no finished_at: the campaign stopped before the end (killed?) and "
+                               "nothing runs it now: evokernel run --resume continues it"]
 
 
 def test_planned_operators_that_never_started_count_as_unsolved(tmp_path):
@@ -230,15 +231,19 @@ def test_planned_operators_that_never_started_count_as_unsolved(tmp_path):
     assert any("never started: 5_Pool" in p for p in report.problems)
 
 
-def test_a_running_campaigns_operators_without_attempts_are_not_called_never_started(tmp_path):
+def test_a_running_campaign_has_no_problems_for_operators_not_started_yet(tmp_path):
+    from launch.run_lock import RunFolderLock
+
     run = make_run(tmp_path / "run", ATTEMPTS)
     summary = json.loads((run / "summary.json").read_text())
     summary.update(planned=["1_Relu", "2_Softmax", "3_Gemm", "5_Pool"], finished_at=None, interrupted=False)
     (run / "summary.json").write_text(json.dumps(summary))
-    report = analyse_run(run)
-    assert any("have no attempt yet (waiting, on their first attempt, or never started): 5_Pool" in p
-               for p in report.problems)
-    assert not any("never started: 5_Pool" == p.split("operator(s) ")[-1] for p in report.problems)
+    with RunFolderLock(run, "evokernel run r1"):  # the campaign runs: waiting operators are no problem
+        report = analyse_run(run)
+    assert report.problems == [] and {r.task: r.error for r in report.operators}["5_Pool"] == "no attempt yet"
+    report = analyse_run(run)  # nothing runs it any more: a stopped run, its operators never started
+    assert any("never started: 5_Pool" in p for p in report.problems)
+    assert any("stopped before the end (killed?)" in p for p in report.problems)
 
 
 def shown(item_id: str, q: float, kind: str = "trace", task: str = "9_Other", role: str = "context") -> dict:

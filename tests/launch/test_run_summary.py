@@ -21,8 +21,9 @@ def test_totals_are_computed_from_the_operators_and_written_with_them(tmp_path):
                          planned=["1_A", "2_B", "3_C"], interrupted=True)
     summary.write(tmp_path)
     written = json.loads((tmp_path / "summary.json").read_text())
+    # The interrupted operator is no error: a resume runs it again.
     assert written["totals"] == {"operators": 3, "feasible": 2, "feasible_rate": 0.6667, "attempts": 6, "tokens": 160,
-                                 "errors": 1, "median_speedup_vs_eager": 3.0, "median_speedup_best_over_first": 1.5}
+                                 "errors": 0, "median_speedup_vs_eager": 3.0, "median_speedup_best_over_first": 1.5}
     assert written["placement"] == {"episodes": {}, "devices": []} and written["interrupted"] is True
     assert not list(tmp_path.glob("*.tmp"))
     again = RunSummary.load(tmp_path)
@@ -51,3 +52,17 @@ def test_the_single_process_campaign_writes_the_same_model_with_its_plan(tmp_pat
     assert summary.planned == ["4_ReLU"] and summary.planned_paths == [str(tmp_path / "suite" / "4_ReLU.py")]
     assert summary.totals.feasible == 1 and summary.settings["llm"]["api_key"] == "**********"
     assert "sk-secret" not in (tmp_path / "run" / "summary.json").read_text()
+
+
+def test_an_operator_with_a_kernel_then_an_endpoint_fault_is_feasible_not_also_failed():
+    from launch.metrics import CampaignCounters
+
+    counters = CampaignCounters(planned=3)
+    for result in (EpisodeResult(task="1_A", feasible=True, stopped_by="infra", error="LLM endpoint fault: HTTP 500"),
+                   EpisodeResult(task="2_B", stopped_by="infra", error="LLM endpoint fault: HTTP 500"),
+                   EpisodeResult(task="3_C", stopped_by="interrupted", error="interrupted")):
+        counters.add_result(result)
+    assert (counters.done, counters.feasible, counters.failed, counters.interrupted) == (2, 1, 1, 1)
+    assert "2/3 done (0 running, 1 interrupted) | 1 feasible, 1 failed |" in counters.line()
+    assert Totals.of([EpisodeResult(task="1_A", feasible=True, stopped_by="infra", error="LLM endpoint fault"),
+                      EpisodeResult(task="3_C", stopped_by="interrupted", error="interrupted")]).errors == 1
