@@ -89,6 +89,30 @@ def test_supported_calls_compile():
     assert done.returncode == 0, done.stderr
 
 
+def test_the_names_of_the_published_samples_compile():
+    """Names the samples use that the twin once lacked (issue 43): each is declared with its
+    documented signature (their behaviour is checked by test_samples.py and test_faults.py)."""
+    done = syntax(["ASSERT(GetBlockNum() != 0 && \"block dim can not be zero!\")",
+                   "ascendc_assert(GetBlockNum() > 0)", "ascendc_assert(GetBlockNum() > 0, \"blocks %d\", 1)",
+                   "ASCENDC_ASSERT(GetBlockNum() > 0, { KERNEL_LOG(KERNEL_ERROR, \"no blocks %d\", 0); })",
+                   "KERNEL_LOG(KERNEL_INFO, \"hello\")", "AscendC::InitSocState()",
+                   "uint32_t q = AscendC::DivCeil(10u, 4u)", "AscendC::tiling::TCubeTiling cube",
+                   "AscendC::LocalMemAllocator<AscendC::Hardware::UB> allocator",
+                   "LocalTensor<float> u = allocator.Alloc<float, 64>()",
+                   "LocalTensor<float> v = allocator.Alloc<TPosition::VECIN, float>(64)",
+                   "SetMaskCount()", "SetVectorMask<float, MaskMode::COUNTER>(0, 100)",
+                   "Add<float, false>(t, t, t, MASK_PLACEHOLDER, 1, {1, 1, 1, 8, 8, 8})", "SetMaskNorm()",
+                   "SetVectorMask<float>(0, ~0ull)", "ResetMask()", "uint64_t kept = 0",
+                   "GatherMask(t, u, static_cast<uint8_t>(1), false, 0, {1, 1, 8, 0}, kept)",
+                   "Sum(t, u, SumParams{1, 64, 60})", "uint32_t shape[] = {1, 64}",
+                   "ReduceMax<float, Pattern::Reduce::AR>(t, u, shape, true)",
+                   "GlobalTensor<int32_t> g", "InitGlobalMemory(g, 0, 0)", "SyncAll()",
+                   "Sigmoid(t, u, 64)", "SoftMaxTiling sm", "SoftMaxShapeInfo si{1, 64, 1, 64}",
+                   "SoftMax<float>(t, u, sm, si)", "AdjustSoftMaxRes<float, float>(t, u, 0xFF7FFFFF, 0.0f, si)",
+                   "LayerNormTiling ln", "LayerNorm<float, false>(t, t, t, u, u, u, 1e-5f, ln)"])
+    assert done.returncode == 0, done.stderr
+
+
 # --- the one-line summary: the first error, in the kernel's words, at the call's line ----------
 
 TEMPLATED = """#include "kernel_operator.h"
