@@ -274,14 +274,10 @@ def _comparable(value: Any, results: str) -> Any:
     return value
 
 
-def rederive(result: Path) -> dict[str, Any]:
-    """Every figure of the published summary.json (learning, evaluation, tests, verdict,
-    headline; held-out operators, curriculum, completeness) computed again from the archive;
-    the names of the entries that differ."""
-    published = json.loads((result / "summary.json").read_text())
-    if published.get("headline", {}).get("design") != "v3":
-        raise SystemExit(f"bench.learning rederive: {result} is not a table of this design (v2's results are "
-                         "kept as results; their code is retired)")
+def rederived(result: Path) -> dict[str, Any]:
+    """Every figure of a published run's summary.json (learning, evaluation, tests, verdict,
+    headline; held-out operators, curriculum, completeness) computed again from its archive,
+    unpacked to a temporary folder."""
     with tempfile.TemporaryDirectory(prefix="evokernel-rederive-") as work:
         folder = Path(work)
         unpack(result, folder)
@@ -294,10 +290,24 @@ def rederive(result: Path) -> dict[str, Any]:
                  "tests": figures["tests"], "verdict": figures["verdict"], "headline": figures["headline"],
                  "meta": {"screening": screening, "heldout": screening["heldout"], "curriculum": screening["curriculum"],
                           "complete": all(finished(folder / "arms" / name) for name in planned)}}
-        again = _comparable(again, work)
+        return _comparable(again, work)
+
+
+def differences(again: dict[str, Any], published: dict[str, Any]) -> list[str]:
+    """The entries of `rederived`'s figures that the published summary.json does not hold alike."""
     kept = _comparable({key: published[key] for key in again if key != "meta"}, published["meta"]["results"])
     kept["meta"] = {key: published["meta"][key] for key in again["meta"]}
     differ = [key for key in again if key != "meta" and again[key] != kept[key]]
-    differ += [f"meta.{key}" for key in again["meta"] if again["meta"][key] != kept["meta"][key]]
+    return differ + [f"meta.{key}" for key in again["meta"] if again["meta"][key] != kept["meta"][key]]
+
+
+def rederive(result: Path) -> dict[str, Any]:
+    """The published run's tables re-derived from its archive: whether they match, and what differs."""
+    published = json.loads((result / "summary.json").read_text())
+    if published.get("headline", {}).get("design") != "v3":
+        raise SystemExit(f"bench.learning rederive: {result} is not a table of this design (v2's results are "
+                         "kept as results; their code is retired)")
+    again = rederived(result)
+    differ = differences(again, published)
     return {"bench": "learning", "rederived": str(result), "match": not differ, "differ": differ,
             "headline": again["headline"]}

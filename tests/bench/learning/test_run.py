@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -15,7 +16,6 @@ from bench.learning.cli import main
 from bench.learning.evaluation import FrozenBankChanged, bank_digest, draft_settings, run_draft_pass
 from bench.learning.learning_pass import LearningBenchmark
 from bench.learning.plan import ARMS, parse_args
-from bench.learning.publish import git_commit
 from bench.learning.resume import build_settings
 from launch.campaign import Campaign, CampaignError
 from tests.actors.openai_server import OpenAITestServer, Reply, ScriptedAgent, last_user_message
@@ -236,7 +236,8 @@ def test_an_arm_killed_between_operators_resumes_at_the_next_one_with_its_bank_a
         assert not list(banks.glob("learn-value.after-*"))  # a finished arm keeps no copies
         starts = [line.split() for line in (arm / "git_commits").read_text().splitlines()]
         assert [how for _, _, how in starts] == ["started", "resumed"]
-        assert {commit for commit, _, _ in starts} == {git_commit() or "unknown"}  # the same code both times
+        # each start names the code it ran under (commits may land meanwhile: the checkout is shared)
+        assert all(re.fullmatch(r"[0-9a-f]{40}|unknown", commit) for commit, _, _ in starts)
 
     bank = MemoryBank(bench.settings.memory.model_copy(update={"uri": str(banks / "learn-value")}))
     try:  # the restored bank still holds what ReLU's attempts left, and Tanh's were added to it
