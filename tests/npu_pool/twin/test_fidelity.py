@@ -189,3 +189,12 @@ def test_datacopy_tail_is_silently_dropped(fidelity):
     np.testing.assert_array_equal(c[:8], a[:8] * 3)
     assert np.isnan(c[8:]).all(), "DataCopy moved a partial 32-byte block"
     assert any("tail not copied" in note and "kernel.cpp:" in note for note in run.profile["notes"])
+
+
+def test_the_mask_set_beforehand_in_normal_and_counter_mode(fidelity):
+    a, c = randn(256), nan(512)
+    run3(fidelity, "preset_mask", 1, a, randn(8), c)
+    expected = a.copy()
+    expected[0::2] *= 2
+    np.testing.assert_array_equal(c[:256], expected)
+    np.testing.assert_array_equal(c[256:], np.where(np.arange(256) < 200, 7.0, 0.0).astype(np.float32))
