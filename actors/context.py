@@ -51,13 +51,13 @@ def context_item(item: MemoryItem, stage: Stage) -> ContextItem:
                        reason=item.verdict.reason if failed and item.verdict is not None else "")
 
 
-def showable(item: MemoryItem, brief: TaskBrief) -> bool:
+def showable(item: MemoryItem, brief: TaskBrief, stage: Stage) -> bool:
     """Whether a retrieved item may be shown as context: only in its scope (a trace of the task's
     family and signature shape, a lesson of its family that teaches; memory_actor/scope.py), and
     a trace only when it is feasible and written in this episode's format (the memory already
     recalls that way; this holds against banks written before it did, and against a ModelNew
     file shown to a model asked for a kernel function)."""
-    if not in_scope(item, dominant_family(brief.reference_source), signature_shape(brief.signature)):
+    if not in_scope(item, dominant_family(brief.reference_source), signature_shape(brief.signature), stage):
         return False
     if item.kind != "trace":
         return True

@@ -134,8 +134,8 @@ class Episode:
                                          slot=slot_request(self.brief, retry=self.previous is not None))
         exemplar, template = slot_contents(retrieval, self.brief, getattr(self.task, "path", None))
         in_slot = retrieval.slot_item if retrieval.slot_item is not None and showable(
-            retrieval.slot_item, self.brief) else None
-        items = [item for item in retrieval.items if showable(item, self.brief)
+            retrieval.slot_item, self.brief, "draft") else None
+        items = [item for item in retrieval.items if showable(item, self.brief, "draft")
                  and (in_slot is None or item.id != in_slot.id)]
         if in_slot is not None and template is None:
             # The slot's kernel: the worked example, or (a model not shown kernels as examples,
@@ -179,7 +179,7 @@ class Episode:
         children = [c for c in await self.memory.children(start.id) if c.kind == "trace"][-shown:][::-1] if shown else []
         # The start point and its children have their own sections: do not show them twice.
         elsewhere = {start.id, *(c.id for c in children)}
-        items = [i for i in retrieval.items if i.id not in elsewhere and showable(i, self.brief)]
+        items = [i for i in retrieval.items if i.id not in elsewhere and showable(i, self.brief, "refine")]
         assert self.best_ms is not None
         best_before = self.best_ms
         request = RefineRequest(

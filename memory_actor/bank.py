@@ -33,7 +33,7 @@ from memory_actor.messages import (
 )
 from memory_actor.provenance import ancestor_credit, shown_credit
 from memory_actor.ranking import recall_pool_size, select
-from memory_actor.scope import item_scope, lesson_scope, trace_scope
+from memory_actor.scope import item_scope, scopes
 from memory_actor.slots import (
     GENERIC,
     SlotCandidate,
@@ -253,10 +253,9 @@ class MemoryBank(BankJournal):
                 retrieval.slot_item = self._public(retrieval.slot.chosen)
         if sims is not None and (retrieval.slot is None or retrieval.slot.ranked):
             n = self.config.items_per_prompt if request.n is None else request.n
-            scopes = None if request.family is None else [trace_scope(request.family, request.shape),
-                                                          lesson_scope(request.family)]
+            scoped = None if request.family is None else scopes(request.family, request.shape, request.stage)
             keep = self.index.mask(request.backend, request.kinds, request.exclude_task_id, n=len(sims),
-                                   feasible_traces_only=request.trace_verdicts == "feasible", scopes=scopes)
+                                   feasible_traces_only=request.trace_verdicts == "feasible", scopes=scoped)
             k = recall_pool_size(n, len(self.index), self.config) if mode == "value" else n
             rows, pool_sims = self.index.top_k(sims, keep, k)
             rng = np.random.default_rng([self.config.seed, request.seed]) if request.seed is not None else self.rng

@@ -10,11 +10,13 @@ first draft or a retry after a failed one: they succeed at very different rates)
 
 Value mode samples the posteriors and takes the best (Thompson sampling: no tuning constant;
 concurrent episodes that see the same counts before their outcomes arrive still spread over
-the close options instead of all taking one upper bound). Bare's prior on a fresh draft is the
-family's cold rate: from screening (`memory.cold_rates`), or else the run's own first fresh
-drafts of the family, which are bare until `cold_drafts` of them have measured it. Which kernel,
-when kernels win, is a second draw per kernel; a kernel new to the slot starts from its family's
-pooled kernel record, shrunk to a few drafts. Similarity mode shows the nearest kernel, else the
+the close options instead of all taking one upper bound), in steps: bare against memory (its
+option of the highest posterior mean), then which memory option, then which kernel. Bare's prior on a
+fresh draft is the family's cold rate: from screening (`memory.cold_rates`), or else the run's
+own first fresh drafts of the family, which are bare until `cold_drafts` of them have measured
+it; so memory is shown where its evidence beats the cold rate. A memory option new to a family
+starts from the family's pooled memory record, and a kernel new to the slot from the pooled
+kernel record, each shrunk to a few drafts. Similarity mode shows the nearest kernel, else the
 example, with the ranked items; none shows nothing.
 """
 
@@ -186,16 +188,18 @@ def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotC
     cold = config.cold_rates.get(f"{backend}/{request.family}") if request.context == "fresh" else None
     bare_prior = _shrunk(prior, cold[0], cold[1], config.cold_prior_strength) if cold else prior
     kinds = {c.kind for c in candidates}
-    keys = [BARE] + [option_key(kind, ranked) for kind in ("example", "kernel") if kind in kinds
-                     for ranked in (False, True)]
-    options = []
-    for key in keys:
-        s, n = counts(key)
-        option_prior = bare_prior if key == BARE else prior
-        options.append(OptionValue(key=key, successes=s, trials=n, prior=option_prior,
-                                   mean=_beta_mean(option_prior[0] + s, option_prior[1] + n - s)))
+    memory_keys = [option_key(kind, ranked) for kind in ("example", "kernel") if kind in kinds for ranked in (False, True)]
+    memory_s = sum(counts(key)[0] for key in memory_keys)
+    memory_n = sum(counts(key)[1] for key in memory_keys)
+    memory_prior = _shrunk(prior, memory_s, memory_n, config.slot_pool_strength)
+
+    def value(key: str, option_prior: tuple[float, float], s: int, n: int) -> OptionValue:
+        return OptionValue(key=key, successes=s, trials=n, prior=option_prior,
+                           mean=_beta_mean(option_prior[0] + s, option_prior[1] + n - s))
+
+    options = [value(BARE, bare_prior, *counts(BARE))] + [value(key, memory_prior, *counts(key)) for key in memory_keys]
     choice = SlotChoice(family=request.family, context=request.context, candidates=candidates, options=options)
-    if mode == "none" or (len(candidates) <= 1 and mode != "similarity"):
+    if mode == "none" or (not memory_keys and mode != "similarity"):
         choice.reason = "none" if mode == "none" else "nothing but the generic example"
         return choice
     if mode == "similarity":  # the nearest kernel, else the family's example, with the ranked items
@@ -206,15 +210,18 @@ def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotC
     bare = options[0]
     if not cold and request.context == "fresh" and bare.trials < config.cold_drafts:
         return _chosen(choice, candidates[0], ranked=False, reason="cold")  # measuring the family's cold rate
-    draws = [rng.beta(o.prior[0] + o.successes, o.prior[1] + o.trials - o.successes) for o in options]
-    best = options[int(np.argmax(draws))].key
-    ranked = best.endswith(RANKED)
-    if best == BARE:
+    # Thompson sampling in steps, so that several memory options (or kernels) do not each get a
+    # chance against bare: bare against memory (its option of the highest posterior mean), then
+    # which memory option, then, for kernels, which kernel.
+    def draw(option: OptionValue) -> float:
+        return rng.beta(option.prior[0] + option.successes, option.prior[1] + option.trials - option.successes)
+
+    if draw(bare) >= draw(max(options[1:], key=lambda o: o.mean)):
         return _chosen(choice, candidates[0], ranked=False, reason="thompson")
+    best = max(options[1:], key=draw).key
+    ranked = best.endswith(RANKED)
     if best.startswith("example"):
         return _chosen(choice, next(c for c in candidates if c.kind == "example"), ranked, "thompson")
-    # Kernels won as a class (one draw for the class, so that several kernels do not get one
-    # chance each and split their evidence); now which kernel, one draw each.
     kernels = [c for c in candidates if c.kind == "kernel"]
     picked = max(kernels, key=lambda c: rng.beta(kernel_prior[0] + c.successes,
                                                  kernel_prior[1] + c.trials - c.successes))

@@ -100,14 +100,20 @@ def test_failed_draft_then_feasible_then_faster_refinement(llm_server, relu_task
     assert (fast.reward > 0) is faster
     assert "no code" in garbage.reason and garbage.attempt_id is None
 
-    # The failed draft's lesson (not its trace: failed code is never recalled) was in the next
-    # draft's context: the deterministic lines, then the model's; the drafter saw the compiler.
-    assert broken.lesson_id in slow.retrieved_item_ids and broken.attempt_id not in slow.retrieved_item_ids
+    # The next draft saw its own failed attempt with the compiler's words; the failure record (a
+    # lesson of kind failure) is stored but never recalled, nor the failed trace. The first fresh
+    # drafts of a family without a cold record are bare: nothing beyond the brief.
+    assert broken.lesson_id not in slow.retrieved_item_ids and broken.attempt_id not in slow.retrieved_item_ids
     second_draft = [r for r in llm_server.chat_requests if agent.kind_of(r["body"]) == "draft"][1]["body"]
     prompt = second_draft["messages"][-1]["content"]
-    assert "failed at the compile gate" in prompt and "Declare every name you use." in prompt
-    assert "Offending line: for (int64_t i = 0; i < x_d0 * x_d1; ++i) out[i] = y[i];" in prompt
-    assert [(s.id, s.role) for s in slow.shown if s.kind != "api"] == [(broken.lesson_id, "context")]
+    assert "It failed at the compile gate" in prompt and "Declare every name you use." not in prompt
+    assert [(s.id, s.role) for s in slow.shown if s.kind != "api"] == []
+    assert "lesson:failure" in bank.get(broken.lesson_id).tags
+    # The draft that passed after it leaves a lesson that teaches: what changed to pass.
+    fix = bank.get(slow.lesson_id)
+    assert fix.kind == "experience" and {"lesson:fix", "family:elementwise"} <= set(fix.tags)
+    assert "failed at the compile gate" in fix.content and "what changed" in fix.content
+    assert any(line.startswith("+ ") and "volatile float v" in line for line in fix.content.splitlines())
     # The refiner saw the start point once (retrieved again, it is not repeated as context).
     first_refine = [r for r in llm_server.chat_requests if agent.kind_of(r["body"]) == "refine"][0]["body"]
     assert slow.attempt_id in fast.retrieved_item_ids
@@ -128,9 +134,10 @@ def test_failed_draft_then_feasible_then_faster_refinement(llm_server, relu_task
         assert fast.lesson_id is None and not asked_why_faster
 
     # Values moved exactly as the update rule says, in the real bank.
-    assert len(expected_q_values(attempts, memory_config)) >= (5 if faster else 4)  # + the faster lesson
+    # Bare drafts credit nothing; the refinements credit their start point and what they showed.
+    assert len(expected_q_values(attempts, memory_config)) >= 3
     assert_bank_values_match(bank, attempts, memory_config)
-    assert bank.get(broken.lesson_id).q_draft == memory_config.alpha * 1.0  # +1 once, from Q = 0
+    assert bank.get(broken.lesson_id).visits_draft == 0  # a failure record is never shown, never credited
     assert bank.get(broken.attempt_id).visits_draft == 0  # a failed trace is never shown, never credited
     # After a faster refinement, its start point's refine value had risen (the garbage
     # attempt after it may lower it again); after a slower one, fallen.
@@ -161,7 +168,8 @@ def test_rate_limits_timeouts_and_garbage_never_crash_an_episode(llm_server, rel
     # attempt in flight is neither recorded nor rewarded, and the error is one line.
     assert result.stopped_by == "infra" and "timed out" in result.error and "\n" not in result.error
     assert result.attempts == 2 and len(llm_server.chat_requests) == 3 + 3 + 3
-    assert bank.get(practice).visits_draft == 2 and bank.stats().updates == 2
+    # No family example or kernel in the bank: the decision leaves the drafts bare, the practice unshown.
+    assert bank.get(practice).visits_draft == 0 and bank.stats().updates == 2
     # Only code becomes a trace: the wrong kernel is the bank's one trace, with its lesson
     # (written without the model), neither yet in any context.
     assert bank.stats().items_by_kind == {"practice": 1, "trace": 1, "experience": 1}
@@ -260,12 +268,12 @@ def drafts(server, agent, since: int = 0):
     return [r["body"] for r in server.chat_requests[since:] if agent.kind_of(r["body"]) == "draft"]
 
 
-def test_another_operators_failures_arrive_as_lessons_and_its_kernel_as_the_example(
+def test_another_operators_failures_never_arrive_but_its_fix_and_its_kernel_as_the_example(
         llm_server, relu_task, sigmoid_task, harness_config, memory_config):
     """A local-model run (no model lessons): ReLU fails once, then works; Sigmoid's drafts never
-    show ReLU's failed code, only its lesson, and (exemplar_as_example) see ReLU's working
-    kernel as the worked example: ReLU's own task, then its code (similarity retrieval: the
-    nearest kernel of the family takes the slot)."""
+    show ReLU's failure record, only what changed to pass (a removed line marked `-`), and
+    (exemplar_as_example) see ReLU's working kernel as the worked example: ReLU's own task, then
+    its code (similarity retrieval: the nearest kernel of the family takes the slot)."""
     memory_config = memory_config.model_copy(update={"retrieval": "similarity"})
     llm = {"exemplar_as_example": True}
     agent = ScriptedAgent([replies.BROKEN, replies.FAST])
@@ -283,24 +291,27 @@ def test_another_operators_failures_arrive_as_lessons_and_its_kernel_as_the_exam
                                   llm_overrides=llm, lessons=False, bank=bank)
     [body] = drafts(llm_server, agent, since)
     everything = "\n".join(m["content"] for m in body["messages"])
-    assert "out[i] = y[i]" not in everything.replace("Offending line: for (int64_t i = 0; i < x_d0 * x_d1; ++i) "
-                                                     "out[i] = y[i];", "")  # failed code only as the lesson's line
+    kept = "\n".join(line for line in everything.splitlines() if not line.startswith(("- ", "+ ")))  # a fix lesson's diff
+    assert "out[i] = y[i]" not in kept, [line for line in kept.splitlines() if "out[i] = y[i]" in line]
+    assert "4_ReLU draft attempt failed" not in everything  # the failure record is never shown
     system, example_user, example_assistant, user = body["messages"]
     assert example_user["content"].startswith("## Task 4_ReLU") and "torch.relu(x)" in example_user["content"]
     assert "#pragma omp parallel for simd" in example_assistant["content"] and "0_ScaledAdd" not in everything
-    assert everything.count("#pragma omp parallel for simd") == 1
+    assert kept.count("#pragma omp parallel for simd") == 1  # the kernel once (its fix lesson's lines aside)
     assert "## Task 7_Sigmoid" in user["content"]
     roles = {s.id: s.role for s in attempt.shown}
-    assert roles[fast.attempt_id] == "example" and roles[broken.lesson_id] == "context"
-    assert broken.attempt_id not in roles
+    assert roles[fast.attempt_id] == "example" and roles[fast.lesson_id] == "context"
+    assert broken.attempt_id not in roles and broken.lesson_id not in roles
     # Sigmoid's own failure taught the bank the precise mismatch, for the next attempt.
     assert "max abs diff" in bank.get(attempt.lesson_id).content
 
 
 def test_credit_goes_to_exactly_what_the_prompt_showed(llm_server, relu_task, harness_config, memory_config):
+    memory_config = memory_config.model_copy(update={"retrieval": "similarity"})  # always shows its ranked items
     bank = MemoryBank(memory_config)
     lessons = [MemoryItem(kind="experience", backend="cpu", task_id=f"{n}_Other", content=f"lesson {n}: " + "w" * 1500,
-                          summary=f"lesson {n} about ReLU kernels") for n in range(6)]
+                          summary=f"lesson {n} about ReLU kernels", stage="draft",
+                          tags=["lesson:fix", "family:elementwise"]) for n in range(6)]
     bank.add(lessons)
     agent = ScriptedAgent([replies.WRONG])
     llm_server.responder = agent
@@ -323,18 +334,19 @@ def test_credit_goes_to_exactly_what_the_prompt_showed(llm_server, relu_task, ha
     assert {r["q"] for r in record["shown"] if r["kind"] == "experience"} == {0.0}
 
 
-def test_the_slot_shows_the_family_template_then_a_kernel_of_the_family_and_credits_them(
+def test_the_slot_shows_the_family_example_then_a_kernel_of_the_family_and_credits_them(
         llm_server, relu_task, sigmoid_task, harness_config, memory_config):
     """Similarity retrieval over the seeded bundle, two ranked slots full of practices: ReLU's
-    first draft gets the elementwise template before the ranked items (no kernel of its family
-    yet), Sigmoid's draft then gets ReLU's working kernel as its worked example. Both are
-    credited like any shown item, and the slot's statistics count each draft."""
+    first draft gets the elementwise family's verified example as its worked example (no kernel
+    of its family yet): the example's own task, then its kernel; Sigmoid's draft then gets ReLU's
+    working kernel. Both are credited like any shown item, and the decision's statistics count
+    each draft under its option."""
     from memory_actor.seeding import seed_items
 
     config = memory_config.model_copy(update={"items_per_prompt": 2, "retrieval": "similarity"})
     bank = MemoryBank(config)
     bank.add(seed_items("cpu", set()))
-    [template_id] = bank.api.lookup("cpu", ["template_elementwise"])
+    [example_id] = bank.api.lookup("cpu", ["example_elementwise"])
     llm = {"exemplar_as_example": True}
     agent = ScriptedAgent([replies.FAST])
     llm_server.responder = agent
@@ -342,11 +354,12 @@ def test_the_slot_shows_the_family_template_then_a_kernel_of_the_family_and_cred
                                   llm_overrides=llm, lessons=False, bank=bank)
     [body] = drafts(llm_server, agent)
     user = body["messages"][-1]["content"]
-    assert relu.feasible and "0_ScaledAdd" in body["messages"][1]["content"]  # the generic example beside it
-    memory = user[user.index("## From memory"):]
-    assert memory.index("template kernel, elementwise family") < memory.index("[practice]")
+    example_user, example_assistant = body["messages"][1:3]
+    assert relu.feasible and example_user["content"].startswith("## Task ex1_Log1pAbs")
+    assert "torch.log1p(torch.abs(x))" in example_user["content"] and "std::log1p" in example_assistant["content"]
+    assert "0_ScaledAdd" not in user and "[practice]" in user[user.index("## From memory"):]
     roles = {s.id: s.role for s in relu.shown}
-    assert roles[template_id] == "template" and bank.get(template_id).visits_draft == 1
+    assert roles[example_id] == "example" and bank.get(example_id).visits_draft == 1
     core = [s.id for s in relu.shown if "core" in bank.get(s.id).tags]
     assert core and all(bank.get(i).visits_draft == 0 for i in core)  # the static brief is not credited
     named = [s.id for s in relu.shown if s.role == "api" and s.id not in core]  # found by name in a shown item
@@ -361,11 +374,12 @@ def test_the_slot_shows_the_family_template_then_a_kernel_of_the_family_and_cred
     _, example_user, example_assistant, user = body["messages"]
     assert example_user["content"].startswith("## Task 4_ReLU")
     assert "#pragma omp parallel for simd" in example_assistant["content"]
-    assert "template kernel, elementwise family" not in user["content"]
+    assert "std::log1p" not in user["content"]
     roles = {s.id: s.role for s in attempt.shown}
     assert roles[relu.attempt_id] == "example" and bank.get(relu.attempt_id).visits_draft == 1
     slots = bank.stats(disk=False).slots
-    assert slots[f"cpu/elementwise/fresh/{template_id}"] == [1, 1]
+    assert slots["cpu/elementwise/fresh/example+ranked"] == [1, 1]
+    assert slots["cpu/elementwise/fresh/kernels+ranked"] == [0, 1]
     assert slots[f"cpu/elementwise/fresh/{relu.attempt_id}"] == [0, 1]
     assert slots["cpu/elementwise/fresh/all"] == [1, 2]
 
@@ -397,4 +411,4 @@ def test_value_retrieval_keeps_the_generic_example_where_kernels_did_worse(
     [body] = drafts(llm_server, agent, since)
     assert "0_ScaledAdd" in body["messages"][1]["content"]
     assert {s.id: s.role for s in attempt.shown}.get(relu.attempt_id) != "example"
-    assert bank.stats(disk=False).slots["cpu/elementwise/fresh/generic"] == [13, 14]  # ReLU's draft, 12, Sigmoid's
+    assert bank.stats(disk=False).slots["cpu/elementwise/fresh/bare"] == [13, 14]  # ReLU's draft, 12, Sigmoid's
