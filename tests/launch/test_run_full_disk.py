@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from launch.cli import main
 from tests.actors import replies
 from tests.actors.openai_server import OpenAITestServer, ScriptedAgent
@@ -76,4 +78,24 @@ def test_a_bank_filling_up_stops_the_run_with_its_resume_command(tmp_path, capsy
         assert "Traceback" not in err and ".rs:" not in err
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["error"].startswith("the memory bank cannot be written: no space left on device")
+    assert [(op["task"], op["stopped_by"]) for op in summary["operators"]] == [("4_ReLU", "infra")]
+
+
+@pytest.mark.slow
+def test_a_bank_filling_up_under_a_ray_campaign_stops_it_instead_of_hanging(tmp_path, capsys):
+    # The memory actor retries the failed write for memory.write_give_up_s, then the waiting
+    # episode gets the line and the campaign stops (it used to wait at "1 running" for good).
+    with small_disk(tmp_path / "disk", size="8m") as disk, OpenAITestServer() as server:
+        bank, run_dir = disk / "bank", tmp_path / "run"
+        server.responder = FillingAgent(disk, at=2)
+        code = main(["--set", "memory.write_give_up_s=3", *FAST_HARNESS, "run", "--tasks", TASKS, "--llm-base-url",
+                     server.base_url, "--llm-model", server.model, "--memory", str(bank), "--out", str(run_dir),
+                     "--backend", "cpu", "--iterations", "2", "--ray-address", "local", "--max-in-flight", "1"])
+        err = capsys.readouterr().err
+        assert code == 1, err
+        assert stop_lines(err) == [
+            f"evokernel run: stopped: the memory bank cannot be written: no space left on device under {bank} "
+            "(free some space there, then resume the run)",
+            f"  continue with  evokernel run --resume {run_dir}"]
+    summary = json.loads((run_dir / "summary.json").read_text())
     assert [(op["task"], op["stopped_by"]) for op in summary["operators"]] == [("4_ReLU", "infra")]
