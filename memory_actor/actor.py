@@ -92,6 +92,7 @@ class MemoryActor:
         self._bank: MemoryBank | None = None
         self.write_failure: BankWriteFailed | None = None  # the bank cannot be written: why
         self._failing_since: float | None = None
+        self._trouble: BankWriteFailed | None = None  # the last failed write's line, while retrying
         self._fold_failed_said = -math.inf
         try:
             # This process becomes the bank's one writer (memory_actor.lease).
@@ -134,7 +135,7 @@ class MemoryActor:
             self._urgent.clear()
             try:
                 await self._flush_once()
-                self._failing_since = None
+                self._failing_since = self._trouble = None
             except Exception as exc:  # the rows went back to the queue: retried, for a while
                 if self._gave_up(exc):
                     return
@@ -147,6 +148,8 @@ class MemoryActor:
         stops writing: the callers waiting for an acknowledgement get BankWriteFailed, one line
         naming the cause, and so does every later call that writes (the campaign stops with its
         resume command)."""
+        if self.write_failure is not None:
+            return True
         failure = write_failure(exc, self.config.uri) if not isinstance(exc, TimeoutError) else BankWriteFailed(
             f"the memory bank {bank_place(self.config.uri)} cannot be written: a write did not return within "
             f"{self.config.write_give_up_s:.0f} s (a stalled file system?)")
@@ -155,15 +158,19 @@ class MemoryActor:
             self._failing_since = now
             log.warning("memory log write failed; retrying", reason=str(failure),
                         give_up_s=self.config.write_give_up_s, exc_info=exc)
+        self._trouble = failure
         if not isinstance(exc, TimeoutError) and now - self._failing_since < self.config.write_give_up_s:
             return False
+        self._stop_writing(failure)
+        return True
+
+    def _stop_writing(self, failure: BankWriteFailed) -> None:
         self.write_failure = failure
         log.error("memory bank write given up", reason=str(failure))
         for _, future in self._waiters:
             if not future.done():
                 future.set_exception(failure)
         self._waiters = []
-        return True
 
     def _check_writable(self) -> None:
         if self.write_failure is not None:
@@ -353,8 +360,11 @@ class MemoryActor:
 
     async def close(self) -> int:
         """The campaign ends: everything durable, the log folded, and the writer lease given
-        back now (a `--resume` started at once must not find the dying process holding it)."""
+        back now (a `--resume` started at once must not find the dying process holding it).
+        Writes failing at this point are given up at once: nobody will wait for the disk."""
         await self._fold_finished()
+        if self._trouble is not None and self.write_failure is None:
+            self._stop_writing(self._trouble)
         try:
             await self._until_durable(self.bank.seq)
         except BankWriteFailed:

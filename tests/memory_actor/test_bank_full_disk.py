@@ -82,3 +82,23 @@ def test_a_disk_filling_under_the_actor_fails_the_waiters_then_every_write(tmp_p
             assert MemoryBank(config, read_only=True).stats().updates == 1
         finally:
             ray.kill(actor, no_restart=True)
+
+
+def test_closing_while_writes_fail_gives_up_at_once(tmp_path, ray_cluster, memory_config):
+    # The campaign's end: nobody waits for the disk, so close() does not retry for write_give_up_s
+    # (the driver would otherwise see only "no answer within 30 s").
+    with small_disk(tmp_path / "disk", size="8m") as disk:
+        config = memory_config(uri=str(disk / "bank"), write_give_up_s=600.0)
+        actor = get_or_create_memory_actor(config)
+        try:
+            ids = ray.get(actor.add.remote(items(3)))
+            fill(disk)
+            waiting = actor.update.remote(ValueUpdate(update_id="u", shown_ids=ids[:1], stage="draft", reward=1.0))
+            time.sleep(2.0)  # a write or two has failed by now
+            started = time.monotonic()
+            for call in (actor.close.remote(), waiting):
+                with pytest.raises(BankWriteFailed, match="no space left on device under"):
+                    ray.get(call, timeout=60)
+            assert time.monotonic() - started < 10
+        finally:
+            ray.kill(actor, no_restart=True)
