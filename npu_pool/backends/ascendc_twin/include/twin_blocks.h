@@ -14,7 +14,9 @@
 
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <algorithm>
 
@@ -35,13 +37,21 @@ public:
         const uint32_t n = static_cast<uint32_t>(status_.size());
         current() = this;
         s.sync_all = &BlockRunner::sync_all_hook;
-        std::vector<std::thread> threads;
-        threads.reserve(n);
+        std::vector<std::thread> threads(n);
         uint32_t rc = 0;
         for (uint32_t b = 0; b < n && rc == 0; ++b) {
-            saved_[b].block_idx = b;
-            threads.emplace_back([this, b] { block_main(b); });
+            saved_[b].reset(new BlockSaved());  // only live blocks hold one (UB, flags, counters)
+            saved_[b]->block_idx = b;
+            try {
+                threads[b] = std::thread([this, b] { block_main(b); });
+            } catch (const std::system_error& e) {  // out of threads or memory for a stack
+                fault = std::string("twin fault [exception]: Launch at launcher.cpp:0: no thread for block ") +
+                        std::to_string(b) + ": " + e.what();
+                rc = 2;
+                break;
+            }
             rc = resume(b, fault);
+            join_if_ended(threads, b);
         }
         // every block that started has ended or waits at a barrier: complete barriers while all wait
         while (rc == 0) {
@@ -62,11 +72,16 @@ public:
                 break;
             }
             for (auto& region : s.regions) region.written.clear();  // writes before the barrier are ordered
-            for (uint32_t b = 0; b < n && rc == 0; ++b) rc = resume(b, fault);
+            for (uint32_t b = 0; b < n && rc == 0; ++b) {
+                if (status_[b] != kAtBarrier) continue;
+                rc = resume(b, fault);
+                join_if_ended(threads, b);
+            }
         }
         abort_waiters(threads);
-        std::sort(finished_.begin(), finished_.end());  // the profile deals blocks to cores in block order
-        for (uint32_t b : finished_) s.per_block.push_back(saved_[b].counters);
+        std::sort(finished_.begin(), finished_.end(),  // the profile deals blocks to cores in block order
+                  [](const auto& x, const auto& y) { return x.first < y.first; });
+        for (const auto& block : finished_) s.per_block.push_back(block.second);
         s.sync_all = nullptr;
         current() = nullptr;
         return rc;
@@ -84,15 +99,18 @@ private:
     uint32_t resume(uint32_t b, std::string& fault) {
         State& s = state();
         status_[b] = kReady;
-        swap_block(s, saved_[b]);
+        swap_block(s, *saved_[b]);
         {
             std::unique_lock<std::mutex> lock(mu_);
             turn_ = static_cast<int64_t>(b);
             cv_.notify_all();
             cv_.wait(lock, [&] { return turn_ == kLauncher; });
         }
-        swap_block(s, saved_[b]);
-        if (status_[b] == kDone || status_[b] == kFaulted) finished_.push_back(b);
+        swap_block(s, *saved_[b]);
+        if (status_[b] == kDone || status_[b] == kFaulted) {
+            finished_.emplace_back(b, saved_[b]->counters);
+            saved_[b].reset();
+        }
         if (status_[b] == kFaulted) {
             fault = fault_;
             return exception_ ? 2 : 1;
@@ -154,6 +172,12 @@ private:
         cv_.wait(lock, [&] { return turn_ == static_cast<int64_t>(me); });
     }
 
+    // A block's thread is joined as soon as it ends: a launch of thousands of blocks keeps at
+    // most the blocks waiting at a barrier alive (their stacks count against the memory limit).
+    void join_if_ended(std::vector<std::thread>& threads, uint32_t b) {
+        if (status_[b] != kAtBarrier && threads[b].joinable()) threads[b].join();
+    }
+
     // Wakes blocks still waiting at a barrier (after a fault) so they unwind, then joins all.
     void abort_waiters(std::vector<std::thread>& threads) {
         aborted_ = true;
@@ -164,7 +188,8 @@ private:
             cv_.notify_all();
             cv_.wait(lock, [&] { return turn_ == kLauncher; });
         }
-        for (auto& t : threads) t.join();
+        for (auto& t : threads)
+            if (t.joinable()) t.join();
     }
 
     static constexpr int64_t kLauncher = -1;
@@ -173,9 +198,9 @@ private:
     int64_t turn_ = kLauncher;
     bool aborted_ = false, exception_ = false;
     std::string fault_;
-    std::vector<BlockSaved> saved_;
+    std::vector<std::unique_ptr<BlockSaved>> saved_;
     std::vector<int> status_;
-    std::vector<uint32_t> finished_;
+    std::vector<std::pair<uint32_t, BlockCounters>> finished_;
     std::map<uint32_t, Src> barrier_at_;
     std::function<void()> body_;
 };
