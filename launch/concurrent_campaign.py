@@ -148,6 +148,8 @@ class ConcurrentCampaign:
         self.planned = self.planned or list(task_paths)
         todo = deque(p for p in task_paths if p.stem not in done)
         self._write()
+        if self.error:  # the run folder cannot be written (a full disk): nothing started yet
+            raise CampaignError(self.error)
         clock = time.monotonic()
         started_ray = connect_ray(self.settings, self.fake, job_name=f"evokernel run {self.run_id}")
         pools = recorder = None

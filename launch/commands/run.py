@@ -271,7 +271,7 @@ def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
         print(f"interrupted: continue with  evokernel run --resume {run_dir}", file=sys.stderr)
         return 130
     if summary.error:
-        print(f"evokernel run: stopped: {summary.error}\n  continue with  evokernel run --resume {run_dir}",
+        print(f"evokernel run: stopped: {summary.error}{_continue_with(run_dir, f'evokernel run --resume {run_dir}')}",
               file=sys.stderr)
         return 1
     return _infra_stops(summary, f"evokernel run --resume {run_dir}")

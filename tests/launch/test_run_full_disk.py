@@ -99,3 +99,20 @@ def test_a_bank_filling_up_under_a_ray_campaign_stops_it_instead_of_hanging(tmp_
             f"  continue with  evokernel run --resume {run_dir}"]
     summary = json.loads((run_dir / "summary.json").read_text())
     assert [(op["task"], op["stopped_by"]) for op in summary["operators"]] == [("4_ReLU", "infra")]
+
+
+@pytest.mark.parametrize("mode", [["--no-ray"], []])
+def test_a_run_folder_on_a_full_disk_is_one_line(tmp_path, capsys, mode):
+    with small_disk(tmp_path / "disk", size="1m") as disk, OpenAITestServer() as server:
+        fill(disk)
+        run_dir = disk / "run"
+        code = main([*FAST_HARNESS, "--set", "memory.seed_fresh_bank=false", "run", *mode, "--tasks", "4_ReLU*",
+                     "--llm-base-url", server.base_url,
+                     "--llm-model", server.model, "--memory", str(tmp_path / "bank"), "--out", str(run_dir),
+                     "--backend", "cpu"])
+        err = capsys.readouterr().err
+        assert code == 1 and server.chat_requests == []
+        # Nothing to resume yet (no summary could be written): the line alone, no resume command.
+        assert stop_lines(err) == [f"evokernel run: stopped: cannot write the run folder: no space left on device "
+                                   f"under {run_dir}"]
+        assert "Traceback" not in err and not [p for p in run_dir.rglob("*") if p.name.endswith(".tmp")]

@@ -15,7 +15,7 @@ from launch.cli import main
 from launch.run_lock import RunFolderInUse, RunFolderLock
 from tests.actors import replies
 from tests.actors.openai_server import OpenAITestServer, ScriptedAgent
-from tests.launch.test_run_command import FAST_HARNESS, run_cli
+from tests.launch.test_run_command import FAST_HARNESS
 
 REPO = Path(__file__).resolve().parents[2]
 HOLDER = """
@@ -57,7 +57,9 @@ def stopped_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("stopped")
     with OpenAITestServer() as server:
         server.responder = ScriptedAgent([replies.GARBAGE])  # no code: nothing to compile
-        assert run_cli(server, folder, "--iterations", "1") == 0
+        assert main([*FAST_HARNESS, "--set", "memory.seed_fresh_bank=false", "run", "--no-ray", "--tasks", "4_ReLU*",
+                     "--llm-base-url", server.base_url, "--llm-model", server.model, "--memory", str(folder / "bank"),
+                     "--out", str(folder / "run"), "--backend", "cpu", "--iterations", "1"]) == 0
     return folder / "run"
 
 
