@@ -168,6 +168,11 @@ class WarmServer:
             raise RuntimeError(f"the warm sandbox server did not start: {tail[-600:] or 'no output'}")
         log.debug("warm_server_started", backend=self.backend, pid=self.proc.pid)
 
+    def ensure_started(self) -> None:
+        with self._lock:
+            if not self.alive():
+                self.start()
+
     def submit(self, order: RunOrder) -> int:
         """Fork a fresh child for `order`; its keeper's pid (restarts a dead server once)."""
         with self._lock:
@@ -222,13 +227,15 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
     the candidate does (SandboxUnavailable if the platform cannot confine it under `require`).
     `pid_namespace`: False where the backend's runtime fails in one (a subreaper sweeps instead)."""
     support = check_confinement(policy)
+    isolate = network_isolation and network_namespace_available()
+    server = warm_server(request.backend, extra_env, isolate)
+    server.ensure_started()  # before the folder: a server that knows no order could not remove it
     work_dir = Path(tempfile.mkdtemp(prefix="evokernel-sandbox-"))
     (work_dir / "tmp").mkdir()
     request = request.model_copy(update={"timing_slot": node_lock is not None and request.profile})
     (work_dir / "request.json").write_text(request.model_dump_json())
     stage_path, exit_path = work_dir / "stage.txt", work_dir / "exit.json"
     nonce = secrets.token_hex(16)
-    isolate = network_isolation and network_namespace_available()
     cache_dir = Path(request.cache_dir)
     limits = request.limits
     group = tree_limits.create(limits.memory_mb, limits.processes)
@@ -241,7 +248,6 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
                           "TORCHINDUCTOR_CACHE_DIR": str(work_dir / "inductor"),
                           # Triton writes its cache under ~/.triton, which the candidate may not write
                           "TRITON_HOME": str(work_dir / "triton"), "TRITON_CACHE_DIR": str(work_dir / "triton" / "cache")})
-    server = warm_server(request.backend, extra_env, isolate)
     started = time.monotonic()
     try:
         with node_lock.shared() if node_lock else contextlib.nullcontext():

@@ -5,8 +5,8 @@ a dozen times (fitting its sizes, choosing its second sizes). Users bring task f
 elsewhere, so `load_task_for` (the campaign, `verify`, `profile`, `tasks check`) does it in a
 child process, `python -m npu_pool.task_loader`, started once per process and kept for the
 next task: torch is imported once. The child runs with RLIMIT_DATA at `task_load_memory_mb`
-on top of what it holds after importing torch, writes only under its own temporary folder
-(Landlock, where the kernel has it), and gets no secret environment variables; the parent
+on top of what it holds after importing torch, may write no file (Landlock, where the kernel
+has it), and gets no secret environment variables; the parent
 waits `task_load_timeout_s` for each task and kills the child past it. Every way it fails is
 one TaskLoadError line: a loop at import is a timeout, a huge allocation a memory message.
 (Tests call `load_task` in-process: their tasks are ours.)
@@ -14,13 +14,13 @@ one TaskLoadError line: a loop at import is a timeout, a huge allocation a memor
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
 import select
 import subprocess
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -35,11 +35,10 @@ class _Loader:
 
     def __init__(self, memory_mb: int):
         self.memory_mb = memory_mb
-        self.home = tempfile.mkdtemp(prefix="evokernel-tasks-")
-        env = {k: v for k, v in os.environ.items() if not _SECRET_NAME.search(k)} | {"TMPDIR": self.home}
-        self.proc = subprocess.Popen([sys.executable, "-m", "npu_pool.task_loader", str(memory_mb), self.home],
+        env = {k: v for k, v in os.environ.items() if not _SECRET_NAME.search(k)}
+        self.proc = subprocess.Popen([sys.executable, "-m", "npu_pool.task_loader", str(memory_mb)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     env=env, cwd=self.home, start_new_session=True, text=True)
+                                     env=env, cwd="/", start_new_session=True, text=True)
         # torch's import is not the task's time: the per-task clock starts once the child is ready
         ready = select.select([self.proc.stdout], [], [], STARTUP_TIMEOUT_S)[0] and self.proc.stdout.readline()
         if not ready:
@@ -67,7 +66,6 @@ class _Loader:
         return f"the process loading it {describe_exit(self.proc.returncode)[1]}"
 
     def stop(self) -> None:
-        import shutil
         import signal
 
         try:
@@ -75,11 +73,17 @@ class _Loader:
         except (ProcessLookupError, PermissionError):
             pass
         self.proc.wait()
-        shutil.rmtree(self.home, ignore_errors=True)
 
 
 _loaders: dict[int, _Loader] = {}
 _lock = threading.Lock()
+
+
+@atexit.register
+def _stop_loaders() -> None:
+    for loader in _loaders.values():
+        loader.stop()
+    _loaders.clear()
 
 
 def load_bounded(path: str | Path, *, timeout_s: float, memory_mb: int, **options: Any) -> Any:
@@ -124,11 +128,13 @@ def _answer(request: dict[str, Any], memory_mb: int) -> dict[str, Any]:
         return {"error": text.splitlines()[0][:500] if text else f"{Path(path).name}: the task did not load"}
 
 
-def main(memory_mb: int, home: str) -> None:
+def main(memory_mb: int) -> None:
     """The child: limits first, then one task per line on stdin, one JSON answer per line."""
     import resource
 
     import torch  # noqa: F401 - imported before the limit, so the limit is what tasks may add
+    import torch._dynamo  # noqa: F401 - FlopCounterMode imports it on first use, and it writes its caches as it does
+    import torch.utils.flop_counter  # noqa: F401
 
     from npu_pool import confinement
     from npu_pool.worker import _vm_data_bytes
@@ -138,8 +144,8 @@ def main(memory_mb: int, home: str) -> None:
     limit = _vm_data_bytes() + memory_mb * 2**20
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if confinement.landlock_abi() >= 1:
-        confinement.restrict_writes([Path(home)])
+    if confinement.landlock_abi() >= 1:  # a task file writes nothing (and leaves nothing behind)
+        confinement.restrict_writes([])
     answers.write('{"ready": true}\n')
     answers.flush()
     for line in sys.stdin:
@@ -148,4 +154,4 @@ def main(memory_mb: int, home: str) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), sys.argv[2])
+    main(int(sys.argv[1]))

@@ -104,8 +104,11 @@ def serve(socket_path: str, backend: str) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(socket_path)
     listener.listen(16)
-    sys.stdout.write("ready\n")
-    sys.stdout.flush()
+    try:
+        sys.stdout.write("ready\n")
+        sys.stdout.flush()
+    except OSError:  # our client died while we started: the loop below ends at once and cleans up
+        pass
     keepers: set[int] = set()
     folders: set[str] = set()  # sandbox folders of our orders: their client may die before it removes them
     while os.getppid() == parent:  # orphaned: the device worker is gone, so are we

@@ -130,3 +130,50 @@ def test_the_run_clock_starts_when_compilation_is_over_not_at_the_device_probe()
     starts = [new for old, new in zip(stages, stages[1:], strict=False) if run_clock_starts(old, new)]
     assert starts == ["correctness"]
     assert run_clock_starts("compile", "waiting for the node")
+
+
+# A client (a device actor, `evokernel verify`) killed outright while a candidate hangs in its
+# sandbox: no atexit cleanup runs, so the warm server removes its own folder and the sandbox
+# folders of its orders when it sees its client gone (issue 45.10: every campaign left two
+# /tmp/evokernel-warm-* folders).
+KILLED_CLIENT = r"""
+import sys, threading
+from pathlib import Path
+from npu_pool.backends import get_backend
+from npu_pool.verdict import Candidate
+from npu_pool.verifier import sandboxed_gates
+from tests.npu_pool.harness_support import fixture_task, harness_config
+hang = Path("tests/npu_pool/hostile/hang.cpp").read_text()
+args = (fixture_task("huge_relu"), Candidate(source=hang, format="kernel"), harness_config(run_timeout_s=300.0),
+        get_backend("cpu"), False)
+threading.Thread(target=sandboxed_gates, args=args, daemon=True).start()
+threading.Event().wait()
+"""
+
+
+def test_a_client_killed_outright_leaves_no_folder_in_the_temporary_folder(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    client = subprocess.Popen([sys.executable, "-c", KILLED_CLIENT], cwd=root, env=os.environ | {"TMPDIR": str(tmp_path)},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300  # liveness only: a loaded machine imports torch slowly
+        while not (list(tmp_path.glob("evokernel-sandbox-*")) and list(tmp_path.glob("evokernel-warm-*"))):
+            assert time.monotonic() < deadline and client.poll() is None, "the client never started a candidate"
+            time.sleep(0.2)
+        time.sleep(1.0)  # the candidate is hanging in its sandbox now
+    finally:
+        os.killpg(client.pid, signal.SIGKILL)
+        client.wait()
+    deadline = time.monotonic() + 60
+    while list(tmp_path.glob("evokernel-*")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [str(p) for p in tmp_path.glob("evokernel-*")]  # (torch keeps its own torchinductor_<user> cache there)
+    logs = "\n".join(p.read_text()[-2000:] for p in tmp_path.glob("evokernel-warm-*/server.log"))
+    assert left == [], logs
