@@ -257,6 +257,9 @@ def test_gates_in_the_sandbox(relu_task, built):
     assert report.hints[0].startswith("timing modelled by the Ascend C twin")
     assert report.baseline_compile_error == "timings are modelled: torch.compile's code does not run on the Ascend C twin"
 
+    two_halves = verify(relu_task, candidate("relu_host"), config)  # the host half runs in the sandbox too
+    assert two_halves.feasible, two_halves
+
     wrong = verify(relu_task, candidate("relu_wrong"), config)
     assert (wrong.feasible, wrong.gate) == (False, "correctness"), wrong
 

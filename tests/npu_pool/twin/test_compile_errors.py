@@ -30,9 +30,13 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR workspace, GM_AD
 
 
 def syntax(calls: list[str]) -> SyntaxCheck:
-    """g++ -fsyntax-only on a kernel making `calls`, cached (like the test libraries) by the
+    """g++ -fsyntax-only on a kernel making `calls` (see syntax_of)."""
+    return syntax_of(KERNEL.format(call=";\n    ".join(calls)))
+
+
+def syntax_of(text: str) -> SyntaxCheck:
+    """g++ -fsyntax-only on a kernel.cpp of `text`, cached (like the test libraries) by the
     source, the twin's headers and the compiler: a run with unchanged headers compiles nothing."""
-    text = KERNEL.format(call=";\n    ".join(calls))
     key = hashlib.sha256("\0".join([text, headers_digest(), compiler_version()]).encode()).hexdigest()[:20]
     folder = BUILD_CACHE / f"syntax-{key}"
     result = folder / "result.json"
@@ -41,7 +45,7 @@ def syntax(calls: list[str]) -> SyntaxCheck:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "kernel.cpp").write_text(text)
     done = subprocess.run(["nice", "g++", "-std=c++17", "-fsyntax-only", f"-I{INCLUDE}", "kernel.cpp"],
-                          capture_output=True, text=True, cwd=folder)
+                          capture_output=True, text=True, cwd=folder, env={**os.environ, "LC_ALL": "C"})
     check = SyntaxCheck(done.returncode, done.stderr)
     tmp = folder / f".result-{os.getpid()}.json"
     tmp.write_text(json.dumps({"returncode": check.returncode, "stderr": check.stderr}))
@@ -89,13 +93,22 @@ def test_supported_calls_compile():
     assert done.returncode == 0, done.stderr
 
 
+def test_the_kernel_qualifiers_of_the_samples_compile():
+    text = KERNEL.format(call="(void)t").replace('extern "C" __global__ __aicore__ void kernel',
+                                                '__global__ __mix__(1, 2) void other(GM_ADDR) {}\n'
+                                                '__global__ __vector__ void more(GM_ADDR) {}\n'
+                                                'extern "C" __global__ __aicore__ void kernel')
+    done = syntax_of(text)
+    assert done.returncode == 0, done.stderr
+
+
 def test_the_names_of_the_published_samples_compile():
     """Names the samples use that the twin once lacked (issue 43): each is declared with its
     documented signature (their behaviour is checked by test_samples.py and test_faults.py)."""
     done = syntax(["ASSERT(GetBlockNum() != 0 && \"block dim can not be zero!\")",
                    "ascendc_assert(GetBlockNum() > 0)", "ascendc_assert(GetBlockNum() > 0, \"blocks %d\", 1)",
                    "ASCENDC_ASSERT(GetBlockNum() > 0, { KERNEL_LOG(KERNEL_ERROR, \"no blocks %d\", 0); })",
-                   "KERNEL_LOG(KERNEL_INFO, \"hello\")", "AscendC::InitSocState()",
+                   "KERNEL_LOG(KERNEL_INFO, \"hello\")", "PRINTF(\"x %d\", 1)", "AscendC::InitSocState()",
                    "uint32_t q = AscendC::DivCeil(10u, 4u)", "AscendC::tiling::TCubeTiling cube",
                    "AscendC::LocalMemAllocator<AscendC::Hardware::UB> allocator",
                    "LocalTensor<float> u = allocator.Alloc<float, 64>()",
@@ -136,16 +149,7 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR workspace, GM_AD
 def summary_of(text: str) -> str | None:
     from npu_pool.backends.npu_twin_build import summarize_build_errors
 
-    key = hashlib.sha256("\0".join([text, headers_digest(), compiler_version()]).encode()).hexdigest()[:20]
-    folder = BUILD_CACHE / f"syntax-{key}"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "kernel.cpp").write_text(text)
-    log = folder / "log.txt"
-    if not log.exists():
-        done = subprocess.run(["nice", "g++", "-std=c++17", "-fsyntax-only", f"-I{INCLUDE}", "kernel.cpp"],
-                              capture_output=True, text=True, cwd=folder, env={**os.environ, "LC_ALL": "C"})
-        log.write_text(done.stderr)
-    return summarize_build_errors(log.read_text())
+    return summarize_build_errors(syntax_of(text).stderr)
 
 
 @pytest.mark.parametrize(("call", "later", "expected"), [

@@ -32,6 +32,15 @@
 #ifndef __ubuf__
 #define __ubuf__
 #endif
+#ifndef __vector__
+#define __vector__
+#endif
+#ifndef __cube__
+#define __cube__
+#endif
+#ifndef __mix__
+#define __mix__(cube, vector)
+#endif
 #define GM_ADDR uint8_t __gm__*
 // Kernel-type declarations of mixed cube/vector kernels: one twin block plays both cores.
 #define KERNEL_TASK_TYPE_DEFAULT(type)

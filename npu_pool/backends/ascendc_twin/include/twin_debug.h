@@ -4,7 +4,8 @@
 // launch with a fault of rule `assert` at the kernel's line when expr is false. On a device
 // only ascendc_assert traps (with its message); ASSERT and ASCENDC_ASSERT compile to nothing in
 // an NPU build and abort only in CANN's CPU-debug build, which the twin follows. KERNEL_LOG
-// (level, fmt, args...) writes a note into the launch's profile (the device prints it).
+// (level, fmt, args...) and PRINTF(fmt, args...) write a note into the launch's profile (the
+// device prints them).
 #pragma once
 
 #include "twin_core.h"
@@ -63,6 +64,7 @@ inline void kernel_log(const char* level, Src src, const char* fmt, Args... args
         }                                                                                               \
     } while (0)
 #define KERNEL_LOG(level, fmt, ...) evk_twin::kernel_log(#level, evk_twin::Src(), fmt, ##__VA_ARGS__)
+#define PRINTF(fmt, ...) evk_twin::kernel_log("PRINTF", evk_twin::Src(), fmt, ##__VA_ARGS__)
 
 namespace AscendC {
 
