@@ -109,3 +109,22 @@ def test_the_rederive_command_says_whether_the_tables_match(capsys):
     assert line["match"] and line["differ"] == [] and line["headline"]["pass1_value"] == 0.0625
     with pytest.raises(SystemExit, match="not a table of this design"):
         main(["rederive", str(RESULTS / "2026-11-24-qwen2.5-coder-1.5b-instruct")])
+
+
+@pytest.mark.slow  # xz -9e of an 11 MB folder: 10 to 30 s on the 2-core machine
+def test_publishing_a_complete_run_packs_its_raw_state_beside_the_table(tmp_path, monkeypatch):
+    """--publish of a complete folder (here the published npu-twin run, unpacked) writes the
+    table and the archive of the folder into bench/results/<date>-<model>-v3-<backend>/."""
+    import bench.learning.summary as summary
+    from bench.learning.plan import plan_in
+
+    out = tmp_path / "run"
+    unpack(RESULTS / V3_RUNS[1], out)
+    monkeypatch.setattr(summary, "REPOSITORY", tmp_path / "repo")
+    line = summary.summarise(out, plan_in(out), {"name": "m"}, publish=True)
+    [target] = (tmp_path / "repo" / "bench" / "results").iterdir()
+    assert target.name.endswith("-m-v3-npu-twin") and line["pass1_value"] == 0.0625
+    assert json.loads((target / "summary.json").read_text())["meta"]["complete"]
+    files = unpack(target, tmp_path / "again")
+    assert "summary.json" in files and "arms/eval-value-d7/attempts.jsonl" in files
+    assert json.loads((target / "raw.json").read_text())["from"] == str(out)  # outside the repository: absolute

@@ -247,6 +247,24 @@ def test_an_arm_killed_between_operators_resumes_at_the_next_one_with_its_bank_a
     assert traces == {"4_ReLU", "8_Tanh"}
 
 
+def test_the_learn_command_runs_a_learning_pass_alone(tmp_path, capsys):
+    """`python -m bench.learning learn` (what bench/attempt_record.py records through): the given
+    operators in one arm, its bank digested into frozen.json; no screening, no evaluation."""
+    out = tmp_path / "results"
+    with OpenAITestServer() as server:
+        server.responder = SometimesAgent()
+        assert main(["learn", "--tasks", "4_ReLU", "--arms", "similarity", "--iterations", "1", "--out", str(out),
+                     *FAST, "--set", f"harness.build_cache_dir={tmp_path / 'build'}", "--set", "episode.lessons=false",
+                     "--llm-base-url", server.base_url, "--llm-model", server.model]) == 0
+    line = last_json_line(capsys.readouterr().out)
+    assert line["learning_pass_only"] and line["arms"] == ["similarity"] and line["results"] == str(out)
+    run = json.loads((out / "arms" / "learn-similarity" / "summary.json").read_text())
+    assert run["finished_at"] and [op["task"] for op in run["operators"]] == ["4_ReLU"]
+    assert list(json.loads((out / "frozen.json").read_text())) == ["similarity"]
+    assert not (out / "screening.json").exists() and sorted(p.name for p in (out / "arms").iterdir()) == [
+        "learn-similarity"]
+
+
 def test_a_changed_bank_stops_the_evaluation(tmp_path, monkeypatch):
     import bench.learning.evaluation as frozen
 
