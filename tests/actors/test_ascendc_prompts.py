@@ -66,8 +66,8 @@ def template(name: str) -> ContextItem:
     return ContextItem(id=item.id, kind=item.kind, summary=item.summary, content=item.content)
 
 
-@pytest.mark.parametrize("task, family", [("4_ReLU", "template_elementwise"), ("18_Softmax", "template_softmax_norm"),
-                                          ("24_SquareMatmul", "template_matmul")])
+@pytest.mark.parametrize("task, family", [("4_ReLU", "example_elementwise"), ("18_Softmax", "example_softmax_norm"),
+                                          ("24_SquareMatmul", "example_matmul")])
 def test_a_pinned_template_takes_the_generic_examples_place_for_the_local_model(task, family):
     """The template and the Ascend C example together overflow 8,000 characters: the template, a
     kernel of the task's own family, is shown instead of the example, and the reference stays whole."""
@@ -98,16 +98,16 @@ def bundle_request(task: str, family: str, previous: Feedback | None) -> DraftRe
     items as named ones, the bundle's practice items ranked, the slot's family template."""
     items = bundle_items("npu-twin")
     as_item = lambda i: ContextItem(id=i.id, kind=i.kind, summary=i.summary, content=i.content)  # noqa: E731
-    named = [as_item(i) for i in items if i.kind == "api" and "core" not in i.tags and not (i.name or "").startswith("template_")]
+    named = [as_item(i) for i in items if i.kind == "api" and "core" not in i.tags and "example" not in i.tags]
     ranked = [as_item(i) for i in items if i.kind != "api"]
     brief = task_brief(load_task(SUITE / f"{task}.py"), get_backend("npu-twin"), "kernel")
     return DraftRequest(task=brief, api=core_api("npu-twin") + named, context=ranked, template=template(family),
                         previous=previous)
 
 
-@pytest.mark.parametrize("task, family", [("4_ReLU", "template_elementwise"), ("46_Hardtanh", "template_elementwise"),
-                                          ("20_LayerNorm", "template_softmax_norm"),
-                                          ("40_MSELoss", "template_row_reduction")])
+@pytest.mark.parametrize("task, family", [("4_ReLU", "example_elementwise"), ("46_Hardtanh", "example_elementwise"),
+                                          ("20_LayerNorm", "example_softmax_norm"),
+                                          ("40_MSELoss", "example_row_reduction")])
 def test_the_local_models_budget_keeps_the_reference_and_the_template_and_cuts_ranked_items_first(task, family):
     """With the whole npu bundle in play at 8,000 characters: the reference whole (a local-model
     run logged `prompt_truncated section=reference kept_chars=0`), the template shown (at worst
@@ -124,7 +124,7 @@ def test_the_local_models_budget_keeps_the_reference_and_the_template_and_cuts_r
         user = prompt.messages[-1]["content"]
         assert request.task.reference_source.strip() in user, budget
         assert sum(len(m["content"]) for m in prompt.messages) <= budget and prompt.over_budget == 0
-        assert request.template.id in prompt.shown_ids and "### [api] template kernel" in user
+        assert request.template.id in prompt.shown_ids and "### [api] worked example" in user
         kernel_lines = [line.split("  //")[0].rstrip() for line in request.template.content.splitlines()
                         if line.strip() and not line.lstrip().startswith("//")]
         shortened = "pinned kernel cut here" in user
@@ -140,7 +140,7 @@ def test_the_local_models_budget_keeps_the_reference_and_the_template_and_cuts_r
             assert not code_shown and not ranked_shown, budget
         assert len(named) > 5 and len(request.context) == 5
         if budget == 8000:
-            assert not ranked_shown and not named_shown and len(prompt.messages) == 2  # the template in the example's place
+            assert not ranked_shown and len(prompt.messages) == 2  # the family's example in the generic one's place
         if budget == 40000:
             assert ranked_shown and named_shown and code_shown and len(prompt.messages) == 4 and not shortened
         sections = {e.get("section") for e in logs if e["event"] == "prompt_truncated"}
@@ -157,7 +157,7 @@ def test_a_twin_refine_keeps_the_reference_and_leaves_the_example_out_first(task
 
     from actors.messages import StartPoint
 
-    request = bundle_request(task, "template_elementwise", None)
+    request = bundle_request(task, "example_elementwise", None)
     start = StartPoint(id="s", code=request.template.content, latency_ms=0.004, speedup_vs_eager=0.9,
                        profile="bound: memory\nhint: longer tiles")
     with structlog.testing.capture_logs() as logs:

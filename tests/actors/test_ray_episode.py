@@ -47,11 +47,12 @@ def test_episode_through_ray_actors(local_ray, llm_server, relu_task, harness_co
     wrong, fast = episode.attempts
     assert (wrong.gate, wrong.reward, fast.gate, fast.reward) == ("correctness", -1.0, "ok", 1.0)
     assert result.feasible and result.first_feasible_iteration == 2 and result.error is None
-    # The actor's bank holds both traces and the lesson, and learnt from the second draft,
-    # whose prompt showed the lesson (a failed trace is never recalled as an exemplar).
+    # The actor's bank holds both traces, the failure record and the fix (what changed to pass);
+    # the second draft was bare (a family's first fresh drafts measure its cold rate) and its
+    # slot outcome was counted through the actor.
     stats = ray.get(memory.stats.remote())
-    assert stats.items_by_kind == {"trace": 2, "experience": 1}
-    assert set(fast.retrieved_item_ids) == {wrong.lesson_id}
-    assert [(s.id, s.role) for s in fast.shown if s.kind != "api"] == [(wrong.lesson_id, "context")]
-    assert ray.get(memory.get.remote(wrong.lesson_id)).q_draft == memory_config.alpha
+    assert stats.items_by_kind == {"trace": 2, "experience": 2}
+    assert fast.retrieved_item_ids == [] and [s for s in fast.shown if s.kind != "api"] == []
+    assert "lesson:fix" in ray.get(memory.get.remote(fast.lesson_id)).tags
+    assert stats.slots["cpu/elementwise/retry/bare"] == [1, 1]
     assert ray.get(memory.get.remote(fast.attempt_id)).parent_id is None
