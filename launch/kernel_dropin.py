@@ -42,7 +42,28 @@ ASCENDC_NOTE = ("an Ascend C kernel builds only with CANN (its ascendc_library C
                 "machine `evokernel verify --backend npu --format kernel TASK.py SOURCE` builds and checks it "
                 "(docs/accelerator_backends.md, 'Moving a kernel from the twin to an NPU')")
 _DROPPED_FUNCTIONS = {"get_inputs", "get_init_inputs"}
-_HEADER_IMPORTS = {"import torch", "import torch.nn as nn", "from torch.utils.cpp_extension import load_inline"}
+_HEADER_IMPORTS = {"import os", "import torch", "import torch.nn as nn", "from torch.utils.cpp_extension import load_inline"}
+# Spare build names a drop-in tries when a build folder holds torch's lock (see _UNLOCKED_NAME).
+SPARE_BUILD_NAMES = 8
+# A build killed midway (kill -9, a limit, a crash) leaves torch's `lock` in its folder, and every
+# later load_inline of that source would wait on it for good. The drop-in cannot tell a dead
+# build's lock from a live one's without file access it should not have, so it builds under the
+# first spare name whose folder holds no lock: a dead build costs one build, a live one (two
+# imports at once) a second build beside it; later imports load whichever finished.
+_UNLOCKED_NAME = f'''
+
+def _unlocked_build_name(name):
+    """name, or name_r1, name_r2, ... where a build killed midway left torch's lock (load_inline
+    would wait on it for good)."""
+    from torch.utils.cpp_extension import _get_build_directory
+
+    root = os.path.dirname(_get_build_directory(name, False))
+    for spare in range({SPARE_BUILD_NAMES}):
+        candidate = name if spare == 0 else f"{{name}}_r{{spare}}"
+        if not os.path.exists(os.path.join(root, candidate, "lock")):
+            return candidate
+    return name
+'''
 
 
 class OutputDim(BaseModel):
@@ -236,12 +257,15 @@ every dimension of every tensor. ModelNew is the task's reference Model with its
 replaced: the same constructor, so the same parameters from the same seed.
 """
 
+import os
+
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
 {reference_module_text(reference_source)}
 KERNEL_SOURCE = {_python_string(code)}
+{_UNLOCKED_NAME}
 {build(task, code, signature)}
 
 {model_class}
@@ -266,7 +290,7 @@ _LAUNCHER = """
 {launcher_source(signature)}"""
 
 _extension = load_inline(
-    name={_extension_name(task, code, declaration)!r},
+    name=_unlocked_build_name({_extension_name(task, code, declaration)!r}),
     cpp_sources=[_PRELUDE + '#line 1 "kernel.cpp"\\n' + KERNEL_SOURCE + "\\n" + _LAUNCHER],
     functions=["evokernel_launch"],
     extra_cflags={CFLAGS!r},
@@ -290,7 +314,7 @@ _LAUNCHER = """
 {launcher_source(signature, "cuda")}"""
 
 _extension = load_inline(
-    name={_extension_name(task, code, declaration)!r},
+    name=_unlocked_build_name({_extension_name(task, code, declaration)!r}),
     cpp_sources=[{launcher_declaration(signature)!r}],
     cuda_sources=[_PRELUDE + '#line 1 "{cuda_kernel.SOURCE_NAME}"\\n' + KERNEL_SOURCE + "\\n" + _LAUNCHER],
     functions=["evokernel_launch"],
