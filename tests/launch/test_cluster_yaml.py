@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shlex
 import shutil
@@ -27,7 +28,10 @@ from launch.config import load_settings
 RAY = str(Path(sys.executable).with_name("ray"))
 
 REPO = Path(__file__).resolve().parents[2]
-CLUSTER_FILES = [REPO / "cluster.yaml", REPO / "examples" / "cluster-aws.yaml"]
+ACCELERATOR_FILES = [REPO / "cluster.yaml", REPO / "examples" / "cluster-aws.yaml"]
+CPU_FILE = REPO / "examples" / "cluster-cpu.yaml"
+CLUSTER_FILES = [*ACCELERATOR_FILES, CPU_FILE]
+LOCAL_FILES = [REPO / "cluster.yaml", CPU_FILE]
 ENV_FILE = "~/.evokernel/env.sh"
 ACCELERATORS = ("NPU", "GPU")
 
@@ -93,7 +97,7 @@ def test_dashboard_is_bound_to_the_head_loopback(path):
     assert "0.0.0.0" not in path.read_text()
 
 
-@pytest.mark.parametrize("path", CLUSTER_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ACCELERATOR_FILES, ids=lambda p: p.name)
 def test_workers_declare_accelerators(path):
     config = _load(path)
     if config["provider"]["type"] == "local":
@@ -129,7 +133,7 @@ def test_every_node_gets_token_auth_and_the_shared_memory_bank(path, tmp_path, m
             monkeypatch.setenv(name, value)
     settings = load_settings()
     assert settings.memory.uri == uri
-    assert settings.harness.backend in ("npu", "cuda")
+    assert settings.harness.backend in ("npu", "cuda", "cpu", "npu-twin")
     assert settings.ray.address == "auto"  # `evokernel run` on a node joins the cluster
 
 
@@ -141,6 +145,66 @@ def test_on_premise_nodes_install_the_project_with_torch_npu_over_cann():
     assert "torch-npu==" in setup
     assert 'pip install -e "$HOME/evokernel[npu]"' in setup
     assert config["file_mounts"]["~/evokernel"] == "."
+
+
+@pytest.mark.parametrize("path", LOCAL_FILES, ids=lambda p: p.name)
+def test_local_nodes_advertise_the_address_the_launcher_reached(path):
+    """Ray's own guess of a node's address needs a default route (127.0.0.1 without one)."""
+    for role, commands in _start_commands(_load(path)).items():
+        start = next(c for c in commands if "ray start" in c)
+        assert "set -- $SSH_CONNECTION && ray start" in start, role
+        assert "--node-ip-address=$3" in _ray_start_args(start), role
+
+
+def test_cpu_nodes_install_from_the_wheelhouse_that_file_mounts_ships():
+    config = _load(CPU_FILE)
+    assert config["file_mounts"]["~/evokernel-wheels"] == "~/.cache/evokernel/wheelhouse"
+    installs = [c for c in config["setup_commands"] if "pip install" in c]
+    assert installs and all("--no-index --find-links ~/evokernel-wheels" in c for c in installs)
+    assert any('"ray[default]==2.60.0"' in c for c in installs)
+    assert any('pip install --no-compile --no-index --find-links ~/evokernel-wheels -e "$HOME/evokernel"' in c
+               for c in installs)
+    assert "Ascend" not in "\n".join(config["setup_commands"])
+
+
+# What the CPU file may differ in from cluster.yaml: CANN (its set_env.sh, the torch/torch-npu
+# pair and the [npu] extra, the NPU check and the NPU resources, the npu backend), the package
+# source (a wheelhouse rather than an index), and which machines it names.
+CANN_ONLY = [
+    (r"\s*'source /usr/local/Ascend/ascend-toolkit/set_env.sh'", ""),
+    (r"EVOKERNEL_HARNESS__BACKEND=npu\b", "EVOKERNEL_HARNESS__BACKEND=cpu"),
+    (r'"torch==[^"]+" "torch-npu==[^"]+" ', ""),
+    (r"\[npu\]", ""),
+    (r" --resources='\{\"NPU\": \d+\}'", ""),
+    (r"pip install --upgrade pip && ", ""),
+    (r"pip install --no-compile --no-index --find-links ~/evokernel-wheels ", "pip install "),
+]
+MACHINES = {"cluster_name", "provider", "auth"}
+
+
+def _without_cann(commands: list[str]) -> list[str]:
+    out = []
+    for command in commands:
+        if "import torch, torch_npu" in command:
+            continue  # the NPU check
+        for pattern, replacement in CANN_ONLY:
+            command = re.sub(pattern, replacement, command)
+        out.append(command)
+    return out
+
+
+def test_the_cpu_file_is_cluster_yaml_without_cann():
+    npu, cpu = _load(REPO / "cluster.yaml"), _load(CPU_FILE)
+    assert npu.keys() == cpu.keys()
+    assert cpu["provider"]["type"] == npu["provider"]["type"] == "local"
+    assert len(cpu["provider"]["worker_ips"]) == len(npu["provider"]["worker_ips"])
+    for key in npu.keys() - MACHINES:
+        if key == "file_mounts":
+            assert {k: v for k, v in cpu[key].items() if k != "~/evokernel-wheels"} == npu[key]
+        elif key.endswith("_commands"):
+            assert _without_cann(npu[key]) == _without_cann(cpu[key]), key
+        else:
+            assert cpu[key] == npu[key], key
 
 
 def _free_port() -> int:
@@ -191,10 +255,12 @@ def test_start_commands_bring_up_an_authenticated_two_node_cluster(tmp_path):
     env = {**os.environ, "RAY_AUTH_MODE": node_env["RAY_AUTH_MODE"], "RAY_AUTH_TOKEN_PATH": str(token_file)}
     env.pop("RAY_AUTH_TOKEN", None)
     gcs_port, dashboard_port = _free_port(), _free_port()
+    # (the address the launcher reached a node at: loopback here, given below)
     head_args = [a.replace("6379", str(gcs_port)) for a in _ray_start_args(config["head_start_ray_commands"][-1])
-                 if not a.startswith("--autoscaling-config")]
+                 if not a.startswith(("--autoscaling-config", "--node-ip-address"))]
     worker_args = [a.replace("$RAY_HEAD_IP", "127.0.0.1").replace("6379", str(gcs_port))
-                   for a in _ray_start_args(config["worker_start_ray_commands"][-1])]
+                   for a in _ray_start_args(config["worker_start_ray_commands"][-1])
+                   if not a.startswith("--node-ip-address")]
     # Ray's socket paths must stay under 108 bytes: a short temp dir, not pytest's.
     ray_tmp = tempfile.mkdtemp(prefix="evk-ray-")
     local = ["--node-ip-address=127.0.0.1", "--num-cpus=1", f"--temp-dir={ray_tmp}"]
