@@ -33,7 +33,6 @@ from npu_pool.backends.base import Backend, DevicePeaks, KernelBuildError, Timer
 from npu_pool.backends.npu_twin_build import (
     BUILD_TIMEOUT_S,
     DEFAULT_SOC,
-    HOST_GLUE,
     HOST_TILING_CAPACITY,
     TWIN_CFLAGS,
     TWIN_INCLUDE,
@@ -41,6 +40,7 @@ from npu_pool.backends.npu_twin_build import (
     finish,
     first_error,
     has_host_half,
+    host_glue,
     launcher_translation_unit,
     probe_library,
     summarize_build_errors,
@@ -141,7 +141,7 @@ class NpuTwinBackend(Backend):
             raise ToolchainMissing(f"no C++ compiler: {self.compiler} not found (install g++ or set CXX)")
         host_half = has_host_half(source)
         # a host half (TilingFunc) is run through host_glue.cpp, exported for wrap_kernel
-        kernel = kernel_translation_unit(source, signature) + (HOST_GLUE if host_half else "")
+        kernel = kernel_translation_unit(source, signature) + host_glue(source, signature)
         launcher = launcher_translation_unit(signature)
         identity = [*TWIN_CFLAGS, compiler_identity(self.compiler), twin_headers_digest()]
         key = hashlib.sha256("\0".join([kernel, launcher, *identity]).encode()).hexdigest()[:24]

@@ -93,9 +93,78 @@ extern "C" int evk_host_tiling(const void* shapes, uint32_t core_num, void* out,
 """
 
 
+# ... or the op project's: `ge::graphStatus TilingFunc(gert::TilingContext* context)` (also in namespace optiling).
+OP_TILING = re.compile(r"\bTilingFunc\s*\(\s*gert::TilingContext\s*\*")
+_GE_TYPES = {"float16": "ge::DT_FLOAT16", "bfloat16": "ge::DT_BF16", "int32": "ge::DT_INT32", "int8": "ge::DT_INT8"}
+OP_GLUE = r"""
+#line 1 "host_glue.cpp"
+#include <memory>
+extern "C" int evk_host_tiling(const void* shapes, uint32_t core_num, void* out, uint32_t capacity, uint32_t* size,
+                               uint32_t* block_dim, uint64_t* workspace, char* error, uint32_t error_capacity) {
+    KernelTiling t;
+    std::memcpy(&t, shapes, sizeof t);
+    std::unique_ptr<gert::TilingContext> context(new gert::TilingContext());
+    context->SetBlockDim(core_num);
+%(fill)s
+    ge::graphStatus status = ge::GRAPH_FAILED;
+    try {
+        using namespace optiling;
+        status = TilingFunc(context.get());
+    } catch (const evk_twin::Fault& f) {
+        std::snprintf(error, error_capacity, "%%s (in the host half)", f.line.c_str());
+        return 1;
+    } catch (const std::exception& e) {
+        std::snprintf(error, error_capacity, "the host half threw: %%s", e.what());
+        return 2;
+    }
+    if (status != ge::GRAPH_SUCCESS) {
+        std::snprintf(error, error_capacity, "the tiling function returned %%u, not ge::GRAPH_SUCCESS", unsigned(status));
+        return 1;
+    }
+    const size_t bytes = context->GetRawTilingData()->GetDataSize();
+    if (bytes > capacity) {
+        std::snprintf(error, error_capacity, "the tiling data is %%zu bytes, more than %%u", bytes, capacity);
+        return 1;
+    }
+    std::memcpy(out, context->GetRawTilingData()->GetData(), bytes);
+    *size = static_cast<uint32_t>(bytes);
+    *block_dim = context->GetBlockDim();
+    *workspace = context->WorkspaceBytes();
+    evk_twin::state().tiling_key = context->GetTilingKey();
+    return 0;
+}
+"""
+
+
 def has_host_half(source: str) -> bool:
     """Whether a candidate carries a host tiling function (TilingFunc) besides its kernel."""
-    return HOST_TILING.search(source) is not None
+    return HOST_TILING.search(source) is not None or OP_TILING.search(source) is not None
+
+
+def host_glue(source: str, signature: KernelSignature) -> str:
+    """What the twin appends to the unit of a candidate with a host half: `evk_host_tiling`,
+    which runs it (HostTiling form, or gert::TilingContext filled from the task's shapes and
+    scalars); "" for the kernel-only form."""
+    if HOST_TILING.search(source):
+        return HOST_GLUE
+    if not OP_TILING.search(source):
+        return ""
+    from npu_pool.backends.ascendc import tiling_fields
+
+    fields = tiling_fields(signature)
+    lines = []
+    for arg in signature.args:
+        if not arg.is_tensor:
+            continue
+        dims = ", ".join(f"t.{f.name}" for f, _ in sorted((f for f in fields if f[0].role == "size" and f[0].source == arg.name),
+                                                          key=lambda f: f[0].index or 0))
+        shape = f"ge::Shape(std::vector<int64_t>{{{dims}}})"
+        if arg.role == "output":
+            lines.append(f"    context->AddOutput({shape});")
+        else:
+            lines.append(f"    context->AddInput({shape}, {_GE_TYPES.get(arg.dtype or '', 'ge::DT_FLOAT')});")
+    lines += [f"    context->AddAttr(static_cast<double>(t.{f.name}));" for f, _ in fields if f.role == "scalar"]
+    return OP_GLUE % {"fill": "\n".join(lines)}
 
 
 def launcher_translation_unit(signature: KernelSignature) -> str:

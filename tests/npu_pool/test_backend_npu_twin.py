@@ -161,6 +161,12 @@ def test_a_host_half_sets_the_tiling_the_blocks_and_runs_before_each_launch(relu
     torch.testing.assert_close(module(x), torch.relu(x), rtol=0, atol=0)
     assert backend.last_profile["blocks"] == 8 and backend.soc_params()["ai_cores"] == 24
     assert backend.last_profile["bytes"]["GM->UB"] == x.numel() * 4
+    # the op project's form: TILING_DATA macros, TilingFunc(gert::TilingContext*), GET_TILING_DATA
+    artifact = built["relu_op"]
+    assert isinstance(artifact, Path), artifact
+    module = backend.wrap_kernel(artifact, relu_task.kernel_signature, torch.nn.ReLU())
+    torch.testing.assert_close(module(x), torch.relu(x), rtol=0, atol=0)
+    assert backend.last_profile["blocks"] == 8
 
 
 def test_a_hardware_rule_broken_raises_the_twin_fault_with_rule_and_line(relu_task, backend, built):

@@ -142,6 +142,7 @@ struct State {
     std::vector<BlockCounters> per_block;
     // the launcher's barrier across blocks (SyncAll); set by evk_twin::Launch
     void (*sync_all)(Src) = nullptr;
+    uint64_t tiling_key = 0;  // the host half's SetTilingKey (TILING_KEY_IS)
 };
 
 inline State& state() {

@@ -1,7 +1,7 @@
 // EvoKernel Ascend C twin: the host-side tiling helpers of the library, for a kernel's host half.
 //
 // Plain C++ run on the host before the launch (include "tiling/tiling_api.h", as with CANN):
-// ge::Shape; platform_ascendc::PlatformAscendC (the modelled SoC's cores, UB size and library
+// ge::Shape; gert::TilingContext (the op project's tiling function); platform_ascendc::PlatformAscendC (the modelled SoC's cores, UB size and library
 // workspace); SoftMaxTilingFunc with GetSoftMaxMinTmpSize/MaxTmpSize; GetSigmoidMaxMinTmpSize;
 // GetLayerNormMaxMinTmpSize with GetLayerNormNDTilingInfo; GetSumMaxMinTmpSize;
 // GetReduceMaxMaxMinTmpSize; matmul_tiling::MultiCoreMatmulTiling. Temporary sizes are the
@@ -33,8 +33,127 @@ private:
 };
 
 enum DataType { DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT8 = 2, DT_INT32 = 3, DT_BF16 = 27 };
+enum graphStatus : uint32_t { GRAPH_SUCCESS = 0, GRAPH_FAILED = 0xFFFFFFFF };
 
 }  // namespace ge
+
+namespace fe {
+class PlatFormInfos {};  // what gert::TilingContext::GetPlatformInfo hands PlatformAscendC
+}  // namespace fe
+
+// --- the op project's host tiling context (gert::TilingContext), as far as tiling functions use it
+//
+// The backend fills it from the task: input shapes (inputs, then parameters, in the signature's
+// order), output shapes, and the scalars as attributes in the KernelTiling struct's order.
+namespace gert {
+
+class StorageShape {
+public:
+    StorageShape() = default;
+    explicit StorageShape(const ge::Shape& shape) : origin_(shape), storage_(shape) {}
+    const ge::Shape& GetOriginShape() const { return origin_; }
+    const ge::Shape& GetStorageShape() const { return storage_; }
+
+private:
+    ge::Shape origin_, storage_;
+};
+
+class Tensor {
+public:
+    Tensor() = default;
+    Tensor(const ge::Shape& shape, ge::DataType type) : shape_(shape), type_(type) {}
+    const ge::Shape& GetOriginShape() const { return shape_.GetOriginShape(); }
+    const ge::Shape& GetStorageShape() const { return shape_.GetStorageShape(); }
+    int64_t GetShapeSize() const { return shape_.GetOriginShape().GetShapeSize(); }
+    ge::DataType GetDataType() const { return type_; }
+
+private:
+    StorageShape shape_;
+    ge::DataType type_ = ge::DT_FLOAT;
+};
+
+class RuntimeAttrs {
+public:
+    void Add(double value) { values_.push_back({static_cast<float>(value), static_cast<int64_t>(value), value != 0.0, value}); }
+    template <class T>
+    const T* GetAttrPointer(size_t i) const {
+        if (i >= values_.size()) return nullptr;
+        const Value& v = values_[i];
+        if constexpr (std::is_same<T, float>::value) return &v.f;
+        else if constexpr (std::is_same<T, bool>::value) return &v.b;
+        else if constexpr (std::is_same<T, double>::value) return &v.d;
+        else return reinterpret_cast<const T*>(&v.i);
+    }
+    const float* GetFloat(size_t i) const { return GetAttrPointer<float>(i); }
+    const int64_t* GetInt(size_t i) const { return GetAttrPointer<int64_t>(i); }
+    const bool* GetBool(size_t i) const { return GetAttrPointer<bool>(i); }
+    size_t GetAttrNum() const { return values_.size(); }
+
+private:
+    struct Value {
+        float f;
+        int64_t i;
+        bool b;
+        double d;
+    };
+    std::vector<Value> values_;
+};
+
+class TilingData {
+public:
+    void* GetData() { return data_; }
+    size_t GetCapacity() const { return sizeof data_; }
+    void SetDataSize(size_t size) { size_ = size < sizeof data_ ? size : sizeof data_; }
+    size_t GetDataSize() const { return size_; }
+
+private:
+    uint8_t data_[65536] = {};
+    size_t size_ = 0;
+};
+
+class TilingContext {
+public:
+    // --- what a tiling function calls
+    const StorageShape* GetInputShape(size_t i) const { return i < inputs_.size() ? &inputs_[i] : nullptr; }
+    const StorageShape* GetOutputShape(size_t i) const { return i < outputs_.size() ? &outputs_[i] : nullptr; }
+    const Tensor* GetInputTensor(size_t i) const { return i < tensors_.size() ? &tensors_[i] : nullptr; }
+    const RuntimeAttrs* GetAttrs() const { return &attrs_; }
+    void SetBlockDim(uint32_t blockDim) { block_dim_ = blockDim; }
+    uint32_t GetBlockDim() const { return block_dim_; }
+    void SetTilingKey(uint64_t key) { tiling_key_ = key; }
+    uint64_t GetTilingKey() const { return tiling_key_; }
+    TilingData* GetRawTilingData() { return &tiling_; }
+    size_t* GetWorkspaceSizes(size_t count) {
+        if (workspace_.size() < count) workspace_.resize(count, 0);
+        return workspace_.data();
+    }
+    fe::PlatFormInfos* GetPlatformInfo() { return &platform_; }
+    const char* GetNodeName() const { return "kernel"; }
+    // --- what the backend fills and reads
+    void AddInput(const ge::Shape& shape, ge::DataType type) {
+        inputs_.emplace_back(shape);
+        tensors_.emplace_back(shape, type);
+    }
+    void AddOutput(const ge::Shape& shape) { outputs_.emplace_back(shape); }
+    void AddAttr(double value) { attrs_.Add(value); }
+    uint64_t WorkspaceBytes() const {
+        uint64_t total = 0;
+        for (size_t bytes : workspace_) total += bytes;
+        return total;
+    }
+
+private:
+    std::vector<StorageShape> inputs_, outputs_;
+    std::vector<Tensor> tensors_;
+    RuntimeAttrs attrs_;
+    uint32_t block_dim_ = 0;
+    uint64_t tiling_key_ = 0;
+    TilingData tiling_;
+    std::vector<size_t> workspace_;
+    fe::PlatFormInfos platform_;
+};
+
+}  // namespace gert
 
 namespace platform_ascendc {
 
@@ -42,6 +161,8 @@ enum class CoreMemType { L0_A = 0, L0_B, L0_C, L1, L2, UB, HBM };
 
 class PlatformAscendC {
 public:
+    PlatformAscendC() = default;
+    explicit PlatformAscendC(const fe::PlatFormInfos*) {}
     uint32_t GetCoreNum() const { return evk_twin::state().soc.ai_cores; }
     uint32_t GetCoreNumAic() const { return evk_twin::state().soc.ai_cores; }
     uint32_t GetCoreNumAiv() const { return evk_twin::state().soc.ai_cores; }

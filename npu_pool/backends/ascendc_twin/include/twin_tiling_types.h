@@ -91,3 +91,52 @@ inline uint32_t sum_min_tmp(uint32_t n) { return static_cast<uint32_t>(align32(u
 inline uint32_t reduce_min_tmp(uint32_t inner) { return static_cast<uint32_t>(align32(uint64_t(inner) * 4) + 256); }
 
 }  // namespace evk_twin
+
+// --- the op project's tiling data: BEGIN_TILING_DATA_DEF on the host, GET_TILING_DATA in the kernel
+//
+// One struct serves both halves (the twin compiles them together): fields with set_/get_
+// accessors, SaveToBuffer and GetDataSize for the host; REGISTER_TILING_DATA_CLASS(Op, Name)
+// makes it the struct GET_TILING_DATA(var, tiling) copies from the kernel's tiling argument
+// (found from the kernel's scope, or in namespace optiling where the samples declare it).
+namespace optiling {
+struct EvkAnchor {};
+}  // namespace optiling
+
+namespace evk_twin {
+template <class Anchor>
+struct TilingTag {};
+
+template <class T>
+inline void copy_tiling(T* local, const uint8_t* tiling) {
+    static_assert(std::is_trivially_copyable<T>::value, "a tiling struct is plain data");
+    std::memcpy(local, tiling, sizeof(T));
+}
+}  // namespace evk_twin
+
+#define BEGIN_TILING_DATA_DEF(NAME) \
+    struct NAME {                   \
+        using EvkSelf = NAME;
+#define TILING_DATA_FIELD_DEF(TYPE, FIELD)          \
+    TYPE FIELD = TYPE();                            \
+    void set_##FIELD(TYPE value) { FIELD = value; } \
+    TYPE get_##FIELD() const { return FIELD; }
+#define TILING_DATA_FIELD_DEF_ARR(TYPE, COUNT, FIELD)                                              \
+    TYPE FIELD[COUNT] = {};                                                                        \
+    void set_##FIELD(const TYPE* value) { std::memcpy(FIELD, value, sizeof(TYPE) * (COUNT)); }     \
+    const TYPE* get_##FIELD() const { return FIELD; }
+#define TILING_DATA_FIELD_DEF_STRUCT(TYPE, FIELD) TYPE FIELD;
+#define END_TILING_DATA_DEF                                                                            \
+    void SaveToBuffer(void* buffer, size_t capacity) const {                                           \
+        std::memcpy(buffer, this, sizeof(EvkSelf) < capacity ? sizeof(EvkSelf) : capacity);           \
+    }                                                                                                  \
+    size_t GetDataSize() const { return sizeof(EvkSelf); }                                             \
+    }
+#define REGISTER_TILING_DATA_CLASS(OP, NAME) \
+    inline NAME evk_registered_tiling(evk_twin::TilingTag<::optiling::EvkAnchor>) { return NAME(); }
+#define GET_TILING_DATA(VAR, TILING)                                                  \
+    decltype(evk_registered_tiling(evk_twin::TilingTag<::optiling::EvkAnchor>())) VAR; \
+    evk_twin::copy_tiling(&VAR, reinterpret_cast<const uint8_t*>(TILING))
+#define GET_TILING_DATA_WITH_STRUCT(TYPE, VAR, TILING) \
+    TYPE VAR;                                          \
+    evk_twin::copy_tiling(&VAR, reinterpret_cast<const uint8_t*>(TILING))
+#define TILING_KEY_IS(KEY) (evk_twin::state().tiling_key == static_cast<uint64_t>(KEY))
