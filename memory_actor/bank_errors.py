@@ -56,7 +56,7 @@ def write_failure(exc: BaseException, uri: str) -> BankWriteFailed:
     if number in _FULL:
         what = "no space left on device" if number == errno.ENOSPC else "disk quota exceeded"
         return BankWriteFailed(f"the memory bank cannot be written: {what} under {place} "
-                               "(free some space there, then resume the run)")
+                               "(free some space there)")
     if number == errno.EROFS:
         return BankWriteFailed(f"the memory bank cannot be written: {place} became read-only")
     if number is not None:

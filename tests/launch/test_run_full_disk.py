@@ -73,7 +73,7 @@ def test_a_bank_filling_up_stops_the_run_with_its_resume_command(tmp_path, capsy
         err = capsys.readouterr().err
         assert stop_lines(err) == [
             f"evokernel run: stopped: the memory bank cannot be written: no space left on device under {bank} "
-            "(free some space there, then resume the run)",
+            "(free some space there)",
             f"  continue with  evokernel run --no-ray --resume {run_dir}"]
         assert "Traceback" not in err and ".rs:" not in err
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -95,7 +95,7 @@ def test_a_bank_filling_up_under_a_ray_campaign_stops_it_instead_of_hanging(tmp_
         assert code == 1, err
         assert stop_lines(err) == [
             f"evokernel run: stopped: the memory bank cannot be written: no space left on device under {bank} "
-            "(free some space there, then resume the run)",
+            "(free some space there)",
             f"  continue with  evokernel run --resume {run_dir}"]
     summary = json.loads((run_dir / "summary.json").read_text())
     assert [(op["task"], op["stopped_by"]) for op in summary["operators"]] == [("4_ReLU", "infra")]
@@ -116,3 +116,21 @@ def test_a_run_folder_on_a_full_disk_is_one_line(tmp_path, capsys, mode):
         assert stop_lines(err) == [f"evokernel run: stopped: cannot write the run folder: no space left on device "
                                    f"under {run_dir}"]
         assert "Traceback" not in err and not [p for p in run_dir.rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_a_bank_on_a_full_disk_is_one_line_before_anything_starts(tmp_path, capsys):
+    from memory_actor.bank import MemoryBank
+    from memory_actor.config import MemoryConfig
+
+    with small_disk(tmp_path / "disk", size="4m") as disk, OpenAITestServer() as server:
+        MemoryBank(MemoryConfig(uri=str(disk / "old-bank"), preload_embedder=False)).close()
+        fill(disk)
+        capsys.readouterr()
+        for bank in (disk / "new-bank", disk / "old-bank"):
+            code = main([*FAST_HARNESS, "run", "--no-ray", "--tasks", "4_ReLU*", "--llm-base-url", server.base_url,
+                         "--llm-model", server.model, "--memory", str(bank), "--out", str(tmp_path / bank.name),
+                         "--backend", "cpu"])
+            err = capsys.readouterr().err.strip().splitlines()
+            assert code == 2 and server.chat_requests == []
+            assert err == [f"evokernel run: the memory bank cannot be written: no space left on device under {bank} "
+                           "(free some space there)"], err
