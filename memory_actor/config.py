@@ -64,6 +64,13 @@ class MemoryConfig(BaseModel):
         "outcomes, counted as at most this many drafts")
     slot_kernels: int = Field(3, ge=0, description="worked-example slot: banked kernels considered (the nearest, one "
                               "per operator)")
+    memory_prior: tuple[float, float] = Field(
+        (1.0, 2.0), description="the decision beyond the brief: Beta prior (successes, failures) of an option that "
+        "shows memory, before its family's memory record; sceptical (mean 1/3): in v3 content beyond the brief harmed "
+        "more often than it helped, so memory has to earn its place")
+    slot_greedy: bool = Field(
+        False, description="the decision beyond the brief takes the option of the highest posterior mean instead of "
+        "sampling (Thompson): for a frozen bank's evaluation, where nothing is learnt from exploring")
     cold_rates: dict[str, tuple[int, int]] = Field(
         default_factory=dict, description="the decision beyond the brief: a family's cold record [successes, drafts] "
         "of fresh drafts shown nothing (screening), keyed backend/family; bare's prior on fresh drafts")

@@ -191,7 +191,7 @@ def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotC
     memory_keys = [option_key(kind, ranked) for kind in ("example", "kernel") if kind in kinds for ranked in (False, True)]
     memory_s = sum(counts(key)[0] for key in memory_keys)
     memory_n = sum(counts(key)[1] for key in memory_keys)
-    memory_prior = _shrunk(prior, memory_s, memory_n, config.slot_pool_strength)
+    memory_prior = _shrunk(tuple(config.memory_prior), memory_s, memory_n, config.slot_pool_strength)
 
     def value(key: str, option_prior: tuple[float, float], s: int, n: int) -> OptionValue:
         return OptionValue(key=key, successes=s, trials=n, prior=option_prior,
@@ -213,7 +213,10 @@ def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotC
     # Thompson sampling in steps, so that several memory options (or kernels) do not each get a
     # chance against bare: bare against memory (its option of the highest posterior mean), then
     # which memory option, then, for kernels, which kernel.
+    # Greedy (`slot_greedy`, a frozen bank's evaluation): the posterior means, no exploration.
     def draw(option: OptionValue) -> float:
+        if config.slot_greedy:
+            return option.mean
         return rng.beta(option.prior[0] + option.successes, option.prior[1] + option.trials - option.successes)
 
     if draw(bare) >= draw(max(options[1:], key=lambda o: o.mean)):
@@ -223,8 +226,8 @@ def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotC
     if best.startswith("example"):
         return _chosen(choice, next(c for c in candidates if c.kind == "example"), ranked, "thompson")
     kernels = [c for c in candidates if c.kind == "kernel"]
-    picked = max(kernels, key=lambda c: rng.beta(kernel_prior[0] + c.successes,
-                                                 kernel_prior[1] + c.trials - c.successes))
+    picked = max(kernels, key=lambda c: c.mean if config.slot_greedy else rng.beta(
+        kernel_prior[0] + c.successes, kernel_prior[1] + c.trials - c.successes))
     return _chosen(choice, picked, ranked, "thompson")
 
 

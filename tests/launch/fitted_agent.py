@@ -1,26 +1,26 @@
-"""A stand-in LLM fitted to the raw attempts of the published learning benchmark (issue 27.5).
+"""A stand-in LLM fitted to what the benchmarks' raw drafts showed (issues 27.5 and 41).
 
-runs/learning/arms/*/attempts.jsonl (v2, qwen2.5-coder-1.5b, 270 drafts) says, by what the
-worked-example slot showed (docs/memory.md, "The figures behind the slot"):
+v2 (runs/learning/arms/*/attempts.jsonl, qwen2.5-coder-1.5b, 270 drafts) and v3 (576 evaluation
+drafts per domain, field `shown`) say, by what a draft's prompt held beyond the static brief:
 
-- the generic example: first drafts of elementwise operators right 12 times in 17, of the
-  other families 4 in 50 (all of them MatVec's), so the base rate is per family;
-- another family's kernel in the slot: right 0 times in 67;
-- a kernel of the same family on a first draft: LeakyReLU 1 in 5 against 3 in 4 with the
-  generic example (a factor of about 0.27); on a retry after a failed draft: 2 in 8;
-- after a failed draft the generic example recovered 3 times in 183 drafts (1.6%);
-- 39 of those 183 drafts repeated an earlier attempt.
+- nothing (the brief and the generic example): a family the model knows (C elementwise) right
+  about 0.6 of the time on a fresh draft; a family or language it does not know (Ascend C)
+  almost never (v3 twin `none` 0%);
+- a verified kernel of the same family in the slot: where the model does not know the language,
+  the lever (twin elementwise with ReLU6's kernel in the slot 11 of 19, 0 of 13 without); where
+  it does, worse than nothing (v2 LeakyReLU 1 in 5 against 3 in 4; factor about 0.5);
+- a kernel of another family: never right (v2 0 of 67; v3 C 3 of 55 with ReLU6's kernel);
+- ranked items on top (past attempts, lessons): the harm is content (v3 C value drafts with
+  neither a banked kernel nor ranked items 36/104, with either 6/88): a factor of 0.3;
+- after a failed draft the generic example recovered 3 times in 183 (1.6%), a same-family kernel
+  2 in 8; 39 of those 183 retries repeated an earlier attempt.
 
-The stand-in answers by those rates: a draft's success probability is the base rate of its
-family (fresh) or 1.6% (retry) with the generic example or the family template (whose effect
-was never measured: no template reached a prompt), times 0.27 (fresh) or 0.25 (retry) with a
-kernel of its own family in the slot, and 0 with another family's. A failed retry repeats the
-previous attempt with probability 0.21, reworded (a comment, another loop variable, other line
-breaks: a near-repeat the episode must catch). Other failures are wrong kernels (off by one in
-the first element). Randomness is seeded by (seed, task, draft number) only, so every arm
-draws the same numbers and arms differ by what their memory put in the slot.
+The stand-in answers by those rates (`success_probability`): a failed retry repeats the previous
+attempt with probability 0.21, reworded (a near-repeat the episode must catch); other failures
+are wrong kernels (off in the first element). Randomness is seeded by (seed, task, draft number)
+only, so every arm draws the same numbers and arms differ by what their memory showed.
 
-It checks the plumbing of the slot decision; it says nothing about a real model.
+It checks the mechanism; it says nothing about a real model.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory_actor.seeding import example_tasks
 from tests.actors.openai_server import Reply, ScriptedAgent
 from tests.launch.kernel_agent import kernel_reply
 
@@ -52,15 +53,37 @@ OPERATORS: dict[str, tuple[str, str | None]] = {
     "18_Softmax": ("softmax_norm", None),
     "20_LayerNorm": ("softmax_norm", None),
 }
+# The family worked examples' tasks (memory_actor/bundles/examples.yaml), by family.
+EXAMPLE_FAMILY = {task: family for task, (family, _) in example_tasks().items()}
 
-# Fitted to runs/learning/arms/*/attempts.jsonl (see the module docstring).
-BASE_RATE = {"elementwise": 12 / 17, "softmax_norm": 0 / 5}
+# Fitted to the benchmarks' raw drafts (see the module docstring). The model knows the language
+# of elementwise kernels and not that of softmax/normalisation ones.
+BARE_RATE = {"elementwise": 0.6, "softmax_norm": 0.03}
+KNOWN = {family for family, rate in BARE_RATE.items() if rate >= 0.3}
+SAME_FAMILY_KNOWN_FACTOR = 0.5  # v2: LeakyReLU with ReLU's kernel 1/5 against 3/4
+SAME_FAMILY_UNKNOWN = 11 / 19  # v3 twin: elementwise with a same-family kernel in the slot
+RANKED_FACTOR = 0.3  # v3 C: (6/88) / (36/104) at most; the harm is content
 RECOVERY = 3 / 183
-SAME_FAMILY_FRESH_FACTOR = (1 / 5) / (3 / 4)
 SAME_FAMILY_RETRY = 2 / 8
 REPEAT = 39 / 183
 
+
+def success_probability(family: str, slot: str, ranked: bool, retry: bool) -> float:
+    """The world: a draft's chance of being right by what its prompt showed beyond the brief
+    (slot: generic, same (a kernel or the example of the task's family) or other)."""
+    if slot == "other":
+        return 0.0
+    if retry:
+        rate = SAME_FAMILY_RETRY if slot == "same" else RECOVERY
+    elif slot == "same":
+        rate = BARE_RATE[family] * SAME_FAMILY_KNOWN_FACTOR if family in KNOWN else SAME_FAMILY_UNKNOWN
+    else:
+        rate = BARE_RATE[family]
+    return rate * RANKED_FACTOR if ranked else rate
+
 TASK_HEADING = re.compile(r"^## Task (\w+)", re.MULTILINE)
+RANKED_BLOCK = re.compile(r"^### \[(practice|experience|trace)\]", re.MULTILINE)
+PINNED_EXAMPLE = re.compile(r"^### \[api\] worked example, (\w+) family", re.MULTILINE)
 _ENTRY = re.compile(r'extern "C" void kernel\((.*?)\)\s*\{', re.DOTALL)
 PREVIOUS_CODE = re.compile(r"Its code:\n```\w*\n(.*?)\n```", re.DOTALL)
 
@@ -98,7 +121,7 @@ class Draft:
     slot: str  # "generic", "same" or "other": the worked example's family against the task's
     slot_task: str
     retry: bool
-    template: bool
+    ranked: bool  # ranked items (practices, lessons, other kernels) were in the prompt
     reask: bool = False  # the worker's "you repeated an earlier attempt" turn came after the task's
     outcome: str = ""
 
@@ -142,12 +165,7 @@ class FittedAgent:
 
     @staticmethod
     def success_probability(draft: Draft) -> float:
-        if draft.slot == "other":
-            return 0.0
-        family = OPERATORS[draft.task][0]
-        if draft.slot == "same":
-            return SAME_FAMILY_RETRY if draft.retry else BASE_RATE[family] * SAME_FAMILY_FRESH_FACTOR
-        return RECOVERY if draft.retry else BASE_RATE[family]
+        return success_probability(OPERATORS[draft.task][0], draft.slot, draft.ranked, draft.retry)
 
     @staticmethod
     def task_turn(body: dict[str, Any]) -> str | None:
@@ -164,10 +182,15 @@ class FittedAgent:
         messages = body.get("messages", [])
         example = TASK_HEADING.findall(messages[1]["content"]) if len(messages) > 2 and messages[1]["role"] == "user" else []
         slot_task = example[0] if example else GENERIC_TASK
-        if slot_task == GENERIC_TASK:
+        family = OPERATORS[task][0]
+        pinned = PINNED_EXAMPLE.findall(turn or "")
+        if slot_task == GENERIC_TASK and pinned:  # the family's example pinned in the user turn
+            slot_task, slot = f"example_{pinned[0]}", "same" if pinned[0] == family else "other"
+        elif slot_task == GENERIC_TASK:
             slot = "generic"
         else:
-            slot = "same" if OPERATORS.get(slot_task, ("?",))[0] == OPERATORS[task][0] else "other"
+            shown = EXAMPLE_FAMILY.get(slot_task) or OPERATORS.get(slot_task, ("?",))[0]
+            slot = "same" if shown == family else "other"
         retry = "It failed at the" in (turn or "")
         reask = messages[-1].get("content") != turn
-        return Draft(task, slot, slot_task, retry, template="template kernel," in (turn or ""), reask=reask)
+        return Draft(task, slot, slot_task, retry, ranked=bool(RANKED_BLOCK.search(turn or "")), reask=reask)

@@ -1,22 +1,20 @@
-"""The memory's mechanism in a world fitted to the last benchmark's logs, with no model.
+"""The memory's mechanism in a world fitted to the benchmarks' raw drafts, with no model.
 
-A stand-in LLM (tests/launch/fitted_agent.py) on the loopback OpenAI server answers drafts
-with the success rates that runs/learning/arms/*/attempts.jsonl measured for what the
-worked-example slot showed: the generic example's base rate per family, nothing with another
-family's kernel, a same-family kernel worse than the generic example on a first draft and
-better on a retry, 1.6% recovery after a failure with the generic example, and near-repeats
-of failed attempts. On a small curriculum (nine elementwise operators of one signature shape,
-then Softmax: the same shape, another family) the real single-process campaign runs in the
-three retrieval modes with the real verifier, real g++ builds and real banks seeded with the
-CPU bundle, as bench/learning.py runs its arms. Every arm has the same operators, iterations,
-memory.seed and stand-in seed (the stand-in's draws depend on task and draft number only), so
-the arms differ by what their memory put in the slot.
+The world (tests/launch/fitted_agent.py, issue 41): nothing beyond the brief is best for a family
+the model knows (elementwise), a verified kernel or example of the same family is best where it
+does not (softmax/normalisation), another family's kernel is never right, and ranked items on
+top lower the rate.
 
-In that world similarity shows the nearest kernel of the family in every draft that has one,
-which the logs say hurts first drafts; value learns per draft context which candidate does
-better. This checks the plumbing (the slot's candidates, its statistics, their credit, the
-near-repeat gate); it says nothing about a real model and is never reported as the learning
-result (docs/memory.md, docs/learning_benchmark.md).
+Two checks. The policy (fast): the real decision (memory_actor/slots.py) and its statistics,
+over fresh drafts of each family, a learning pass then a frozen evaluation, many seeds: value
+must reach bare's rate (the `none` arm's) in the known family and beat it in the unknown one;
+a policy that always shows memory (similarity's) loses to bare where the model knows. The
+campaigns (slow): the stand-in on the loopback OpenAI server, the real single-process campaign
+in the three retrieval modes with the real verifier, real g++ builds and real banks seeded with
+the CPU bundle, as bench/learning.py runs its arms: the plumbing (no kernel crosses families,
+ranked items only with the decision's option, statistics count every draft, near-repeats end as
+repeats). It says nothing about a real model and is never reported as the learning result
+(docs/memory.md, docs/learning_benchmark.md).
 """
 
 from __future__ import annotations
@@ -27,26 +25,86 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from launch.campaign import Campaign, default_suite
-from launch.config import load_settings
-from launch.logging import configure_logging
-from tests.actors.openai_server import OpenAITestServer
-from tests.launch.fitted_agent import FittedAgent
+from memory_actor.config import MemoryConfig
+from memory_actor.slots import SlotCandidate, SlotOutcome, SlotRequest, SlotStats, decide
+from tests.launch.fitted_agent import BARE_RATE, KNOWN, FittedAgent, success_probability
 
-# Curriculum: the family's operators in suite order, then another family of the same shape.
-TASKS = ["4_ReLU", "6_SiLU", "7_Sigmoid", "8_Tanh", "10_HardSwish", "45_ReLU6", "47_Softsign", "48_HardSigmoid",
-         "50_SELU", "18_Softmax"]
-ITERATIONS = 5
+# --- the policy, in the fitted world ---------------------------------------------------------
+
+LEARNING_DRAFTS = 24  # fresh drafts per family in the learning pass (v3: curriculum x iterations)
+EVALUATION_DRAFTS = 64  # fresh drafts per family against the frozen statistics
+SEEDS = 40
+
+
+def _candidates(has_kernel: bool) -> list[SlotCandidate]:
+    candidates = [SlotCandidate(key="generic", kind="generic"), SlotCandidate(key="example", kind="example")]
+    return candidates + ([SlotCandidate(key="kernel", kind="kernel")] if has_kernel else [])
+
+
+def _draft(mode: str, family: str, stats: SlotStats, config: MemoryConfig, has_kernel: bool,
+           rng: np.random.Generator) -> tuple[SlotOutcome, float]:
+    request = SlotRequest(task_id="t", family=family, context="fresh", example=f"example_{family}")
+    choice = decide(mode, "cpu", request, _candidates(has_kernel), stats, config, rng)
+    slot = "generic" if choice.kind == "generic" else "same"  # the decision never offers another family's kernel
+    outcome = SlotOutcome(backend="cpu", family=family, context="fresh", key=choice.chosen, kind=choice.kind,
+                          ranked=choice.ranked)
+    return outcome, success_probability(family, slot, choice.ranked, retry=False)
+
+
+def evaluation_rate(mode: str, family: str, seed: int, cold: bool, greedy: bool = False) -> float:
+    """A learning pass (outcomes drawn from the world, counted; a family kernel is banked at the
+    first success), then the expected pass@1 of the frozen policy's fresh drafts (sampling, or
+    with `greedy` the options of the highest posterior mean)."""
+    rng = np.random.default_rng(seed)
+    cold_rates = {}
+    if cold:  # screening: ten cold drafts of the family
+        cold_rates[f"cpu/{family}"] = (int(rng.binomial(10, BARE_RATE[family])), 10)
+    config = MemoryConfig(retrieval=mode, cold_rates=cold_rates)
+    stats, has_kernel = SlotStats(), False
+    for _ in range(LEARNING_DRAFTS):
+        outcome, p = _draft(mode, family, stats, config, has_kernel, rng)
+        success = bool(rng.random() < p)
+        stats.record(outcome, success)
+        has_kernel = has_kernel or success
+    frozen = config.model_copy(update={"slot_greedy": greedy})
+    return float(np.mean([_draft(mode, family, stats, frozen, has_kernel, rng)[1] for _ in range(EVALUATION_DRAFTS)]))
+
+
+@pytest.mark.parametrize("cold", [True, False], ids=["screened", "own-first-drafts"])
+def test_value_reaches_bare_where_the_model_knows_and_beats_it_where_it_does_not(cold):
+    """Value, frozen after the learning pass: greedy on its posteriors it reaches bare's rate where
+    the model knows the family; still sampling (what a learning run does), it stays within the
+    exploration Thompson sampling keeps after 24 drafts (measured 2 to 4 points). Where the model
+    does not know the family, both beat bare by far more than 30 points."""
+    rates = {(mode, family): float(np.mean([evaluation_rate(mode.removesuffix("-greedy"), family, seed, cold,
+                                                            greedy=mode.endswith("-greedy")) for seed in range(SEEDS)]))
+             for mode in ("none", "similarity", "value", "value-greedy") for family in BARE_RATE}
+    print(json.dumps({f"{mode}/{family}": round(rate, 3) for (mode, family), rate in rates.items()}))
+    for family in BARE_RATE:
+        bare, value, greedy = rates["none", family], rates["value", family], rates["value-greedy", family]
+        if family in KNOWN:
+            assert greedy >= bare - 0.01, (family, rates)  # bare's rate
+            assert value >= bare - 0.05, (family, rates)  # up to the exploration left
+            assert rates["similarity", family] < bare - 0.2, (family, rates)  # memory always shown: harm
+        else:
+            assert min(value, greedy) >= bare + 0.3, (family, rates)  # the family's verified example is the lever
+
+
+# --- the campaigns: the plumbing, with real builds ------------------------------------------
+
+# A family the stand-in knows, then one it does not (Softmax and LayerNorm: the example's family).
+TASKS = ["4_ReLU", "6_SiLU", "7_Sigmoid", "8_Tanh", "18_Softmax", "20_LayerNorm"]
+ITERATIONS = 3
 SEED = 0
 MODES = ("none", "similarity", "value")
 
-# Three campaigns of ten operators with real builds: about 6 minutes each on two busy cores.
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 
+def settings_for(mode: str, server, tmp_path: Path):
+    from launch.config import load_settings
 
-def settings_for(mode: str, server: OpenAITestServer, tmp_path: Path):
     return load_settings(None, {
         "llm": {"base_url": server.base_url, "model": server.model, "candidate_format": "kernel", "timeout_s": 30,
                 "max_retries": 1, "backoff_base_s": 0.05, "backoff_max_s": 0.1, "exemplar_as_example": True},
@@ -86,6 +144,9 @@ class Arm:
 
 
 def run_arm(mode: str, tmp_path: Path) -> Arm:
+    from launch.campaign import Campaign, default_suite
+    from tests.actors.openai_server import OpenAITestServer
+
     suite = default_suite() / "level1"
     with OpenAITestServer() as server:
         agent = FittedAgent(seed=SEED)
@@ -98,16 +159,12 @@ def run_arm(mode: str, tmp_path: Path) -> Arm:
     return Arm(summary, agent, tmp_path / "banks" / mode, run_dir)
 
 
-def area(summary: dict) -> int:
-    """The area under fast_0(t), t = 1..T: operators solved, weighted by how early."""
-    return sum(ITERATIONS + 1 - op["first_feasible_iteration"] for op in summary["operators"]
-               if op["first_feasible_iteration"] is not None)
-
-
 @pytest.fixture(scope="module")
 def arms(tmp_path_factory) -> dict[str, Arm]:
     """The three campaigns, run once for the tests below."""
-    configure_logging(False, "warning")  # one line per attempt would be ~150 lines of noise
+    from launch.logging import configure_logging
+
+    configure_logging(False, "warning")  # one line per attempt would be ~50 lines of noise
     tmp_path = tmp_path_factory.mktemp("mechanism")
     results = {mode: run_arm(mode, tmp_path) for mode in MODES}
     for mode, arm in results.items():
@@ -119,57 +176,46 @@ def arms(tmp_path_factory) -> dict[str, Arm]:
     return results
 
 
-def figures(arms) -> tuple[dict[str, int], dict[str, int]]:
-    return ({mode: area(arm.summary) for mode, arm in arms.items()},
-            {mode: arm.summary["totals"]["feasible"] for mode, arm in arms.items()})
-
-
-def test_the_slot_shows_only_the_generic_example_or_kernels_of_the_family(arms):
-    """none: always the generic example. similarity and value: a kernel of the family reaches
-    the slot, and Softmax (the same signature shape, another family) never gets one; the
-    elementwise template reaches ReLU's first draft in similarity (no kernel of its family yet)."""
-    assert all(d.slot == "generic" and not d.template for d in arms["none"].agent.log)
+@pytest.mark.slow
+@pytest.mark.timeout(2400)
+def test_no_kernel_crosses_families_and_ranked_items_come_only_with_the_decision(arms):
+    """none: the generic example alone. similarity and value: never another family's kernel or
+    example; value shows ranked items only beside a family example or kernel; Softmax and
+    LayerNorm (the same signature shape as the elementwise kernels, another family) get their
+    own family's example, never an elementwise kernel."""
+    assert all(d.slot == "generic" and not d.ranked for d in arms["none"].agent.log)
     for mode in ("similarity", "value"):
         log = arms[mode].agent.log
-        assert any(d.slot == "same" for d in log), mode
         assert not any(d.slot == "other" for d in log), mode
-        assert all(d.slot == "generic" for d in log if d.task == "18_Softmax"), mode
-    assert arms["similarity"].agent.log[0].template  # ReLU's first draft
+        assert any(d.slot == "same" for d in log if d.task in ("18_Softmax", "20_LayerNorm")), mode
+    assert not any(d.ranked and d.slot == "generic" for d in arms["value"].agent.log)
+    assert all(d.slot == "same" and d.ranked for d in arms["similarity"].agent.log)
 
 
-def test_slot_statistics_are_in_the_bank_and_count_every_draft(arms):
-    """The value arm's bank holds the slot's outcomes after the run (persisted, reopened), one
-    count per draft the stand-in answered (a near-repeat asked again counts once, as its draft)."""
+@pytest.mark.slow
+@pytest.mark.timeout(2400)
+def test_decision_statistics_are_in_the_bank_and_count_every_draft(arms):
+    """The value arm's bank holds the decision's outcomes after the run (persisted, reopened),
+    one count per draft the stand-in answered (a near-repeat asked again counts once)."""
     from memory_actor.bank import MemoryBank
-    from memory_actor.config import MemoryConfig
 
     arm = arms["value"]
     bank = MemoryBank(MemoryConfig(uri=str(arm.bank), preload_embedder=False), read_only=True)
     slots = bank.stats(disk=False).slots
     drafts = sum(n for key, (_, n) in slots.items() if key.endswith("/all"))
     assert drafts == sum(1 for a in arm.attempts() if a["stage"] == "draft" and a["reward"] is not None)
-    assert {key.split("/")[2] for key in slots} == {"fresh", "retry"}
-    assert "cpu/softmax_norm/fresh/all" in slots
+    assert "cpu/softmax_norm/fresh/all" in slots and "cpu/elementwise/fresh/bare" in slots
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(2400)
 def test_near_repeats_are_caught_before_verification(arms):
     """The stand-in rewords failed attempts as the logs' model did (21% of retries). Each reworded
     answer is caught by its fingerprint: the worker asks again (its next request for the task
     carries the "repeated" turn) or, out of retries, the episode records a repeat; none is
-    verified again. (How many there are is up to the shared draws, which may give none; the
-    gate itself is tested in tests/actors/test_episode.py::test_a_near_repeat_is_a_repeat.)"""
+    verified again."""
     for mode, arm in arms.items():
         log = arm.agent.log
         reworded = sum(d.outcome == "repeat" for d in log)
         caught = sum(d.reask for d in log) + sum(a["gate"] == "repeat" for a in arm.attempts())
         assert caught == reworded, (mode, reworded, caught)
-
-
-def test_value_retrieval_beats_similarity(arms):
-    """Similarity shows the nearest kernel of the family in every draft that has one: worse on
-    first drafts, in this world as in the logs. Value learns from the slot's outcomes to keep the
-    generic example for first drafts (and what helps on retries), so it solves more operators
-    earlier."""
-    areas, feasible = figures(arms)
-    assert areas["value"] > areas["similarity"], (areas, feasible)
-    assert feasible["value"] >= feasible["similarity"], (areas, feasible)
