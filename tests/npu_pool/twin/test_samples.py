@@ -130,3 +130,11 @@ def test_gather_mask_then_counter_mode_kernel_only_form(samples):
     x, y = randn(n), nan(n // 2)
     clean(samples.run("gather_count", 4, [("x", x, 0), ("y", y, 1)], make_tiling((n,))))
     np.testing.assert_array_equal(y, x[1::2] + np.float32(1))
+
+
+def test_static_tensor_add_with_the_builtin_block_index(samples):
+    # device: the same sums; UB holds 3 x 8 KiB per block (the allocator's capacity rule is TPipe's)
+    x, y, z = randn(8 * 2048), randn(8 * 2048), nan(8 * 2048)
+    run = clean(samples.run("add_allocator", 8, [("x", x, 0), ("y", y, 0), ("z", z, 1)], make_tiling()))
+    np.testing.assert_array_equal(z, x + y)
+    assert run.profile["blocks"] == 8

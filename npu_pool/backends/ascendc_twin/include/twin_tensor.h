@@ -450,3 +450,16 @@ constexpr uint64_t kTwinSystemWorkspaceBytes = 16ull << 20;
 inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) { return workspace ? workspace + kTwinSystemWorkspaceBytes : nullptr; }
 
 }  // namespace AscendC
+
+// The kernel language's built-in block_idx and block_num (the samples' `x + block_idx * n`): the
+// running block's index and the launch's block count, read where they are used.
+namespace evk_twin {
+struct BlockIdxValue {
+    operator int64_t() const { return state().block_idx; }
+};
+struct BlockNumValue {
+    operator int64_t() const { return state().block_num; }
+};
+}  // namespace evk_twin
+inline const evk_twin::BlockIdxValue block_idx{};
+inline const evk_twin::BlockNumValue block_num{};
