@@ -58,6 +58,8 @@ def one_evaluation(task, candidate, config, correctness_calls: int) -> dict:
     row = {"feasible": verdict.feasible, "wall_s": wall, "process_start_s": t.get("process_start_s"),
            "compile_s": t.get("compile_s"), "compile_cached": t.get("compile_cached"),
            "correctness_s": t.get("correctness_s"), "profile_s": t.get("profile_s"),
+           # the second, awkward size's trials (npu_pool.tail_sizes), inside correctness_s
+           "second_size_s": t.get("second_size_s"), "second_size_share": _second_share(t),
            "correctness_cpu_s": t.get("correctness_cpu_s"), "profile_cpu_s": t.get("profile_cpu_s"),
            "load1": os.getloadavg()[0], **_verdict_fields(verdict)}
     if report is not None:
@@ -68,6 +70,12 @@ def one_evaluation(task, candidate, config, correctness_calls: int) -> dict:
                    reference_s=reference_s,
                    overhead_s=wall - (t.get("compile_s") or 0) - kernel_s - reference_s)
     return row
+
+
+def _second_share(timings: dict) -> float | None:
+    """The second size's trials as a fraction of the first size's (correctness_s holds both)."""
+    second, both = timings.get("second_size_s"), timings.get("correctness_s")
+    return second / (both - second) if second is not None and both and both > second else None
 
 
 def _verdict_fields(verdict) -> dict:
@@ -95,7 +103,9 @@ def not_feasible_note(rows: list[dict]) -> str:
 def case_summary(name: str, case: dict) -> str:
     """One human line for a run_case result; a non-feasible case says its verdict and reason."""
     return (f"{name}: cold {_s(case['cold_median_s'])} s, cached {_s(case['cached_median_s'])} s (medians; "
-            f"child start {_s(case['cached_process_start_s'], 3)} s, correctness {_s(case['cached_correctness_s'])} s, "
+            f"child start {_s(case['cached_process_start_s'], 3)} s, correctness {_s(case['cached_correctness_s'])} s "
+            f"(of it the second size {_s(case.get('cached_second_size_s'), 3)} s, "
+            f"{_s(case.get('second_size_share'))} of the first), "
             f"profile {_s(case['cached_profile_s'])} s (of it flushes about {_s(case['flushes_s'])} s), "
             f"overhead {_s(case['cached_overhead_s'])} s; CPU correctness {_s(case['cached_correctness_cpu_s'])} s, "
             f"profile {_s(case['cached_profile_cpu_s'])} s; load {_s(case['load1_median'], 1)})"
@@ -163,6 +173,7 @@ def run_case(name: str, task_path: Path, candidate_path: Path, args: argparse.Na
         "cached_median_s": _median(cacheds, "wall_s"),
         "cached_process_start_s": _median(cacheds, "process_start_s"),
         "cached_correctness_s": _median(cacheds, "correctness_s"), "cached_profile_s": _median(cacheds, "profile_s"),
+        "cached_second_size_s": _median(cacheds, "second_size_s"), "second_size_share": _median(cacheds, "second_size_share"),
         "cached_overhead_s": _median(cacheds, "overhead_s"),
         # CPU seconds of the child's checking and timing: what wall time would be on an idle machine
         "cached_correctness_cpu_s": _median(cacheds, "correctness_cpu_s"),
@@ -221,6 +232,7 @@ def twin_case(repeats: int) -> dict:
                              "compile_s": verdict.timings.get("compile_s"),
                              "correctness_s": verdict.timings.get("correctness_s"),
                              "correctness_cpu_s": verdict.timings.get("correctness_cpu_s"),
+                             "second_size_s": verdict.timings.get("second_size_s"),
                              "sandbox_wall_s": verdict.timings.get("sandbox_wall_s"), "load1": os.getloadavg()[0]})
         with tempfile.TemporaryDirectory() as work:
             before, started = os.times(), time.perf_counter()
@@ -232,13 +244,15 @@ def twin_case(repeats: int) -> dict:
             "cold_median_s": _median(colds, "wall_s"), "cached_median_s": _median(cacheds, "wall_s"),
             "cold_compile_s": _median(colds, "compile_s"), "cached_correctness_s": _median(cacheds, "correctness_s"),
             "cached_correctness_cpu_s": _median(cacheds, "correctness_cpu_s"),
+            "cached_second_size_s": _median(cacheds, "second_size_s"),
             "gxx_build_wall_s": _median(builds, "wall_s"), "gxx_build_cpu_s": _median(builds, "cpu_s"),
             "all_feasible": all(r["feasible"] for r in colds + cacheds), "load1_median": _median(colds + cacheds, "load1"),
             "targets_s": {"cold": 2.0, "cached": 1.0}, "repeats": repeats, "cold": colds, "cached": cacheds}
-    print(f"npu-twin relu.kernel: cold {case['cold_median_s']:.2f} s, cached {case['cached_median_s']:.2f} s "
-          f"(targets 2 s / 1 s; g++ build {case['gxx_build_wall_s']:.2f} s wall, {case['gxx_build_cpu_s']:.2f} s CPU; "
-          f"cached correctness {case['cached_correctness_cpu_s'] or 0:.2f} CPU s; "
-          f"load {case['load1_median'] or 0:.1f})" + not_feasible_note(colds + cacheds), flush=True)
+    print(f"npu-twin relu.kernel: cold {_s(case['cold_median_s'])} s, cached {_s(case['cached_median_s'])} s "
+          f"(targets 2 s / 1 s; g++ build {_s(case['gxx_build_wall_s'])} s wall, {_s(case['gxx_build_cpu_s'])} s CPU; "
+          f"cached correctness {_s(case['cached_correctness_cpu_s'])} CPU s, of it the second size "
+          f"{_s(case['cached_second_size_s'], 3)} s; load {_s(case['load1_median'], 1)})"
+          + not_feasible_note(colds + cacheds), flush=True)
     return case
 
 
