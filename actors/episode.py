@@ -133,6 +133,9 @@ class Episode:
         retrieval = await self._retrieve("draft", self._task_query(), list(self.config.draft_kinds),
                                          slot=slot_request(self.brief, retry=self.previous is not None))
         exemplar, template = slot_contents(retrieval, self.brief, getattr(self.task, "path", None))
+        if retrieval.slot is not None:  # what the user sees of the decision: one line per draft
+            self.log.info("memory_decision", family=retrieval.slot.family, context=retrieval.slot.context,
+                          option=retrieval.slot.option, reason=retrieval.slot.reason)
         in_slot = retrieval.slot_item if retrieval.slot_item is not None and showable(
             retrieval.slot_item, self.brief, "draft") else None
         items = [item for item in retrieval.items if showable(item, self.brief, "draft")
