@@ -122,7 +122,11 @@ def test_the_names_of_the_published_samples_compile():
                    "GlobalTensor<int32_t> g", "InitGlobalMemory(g, 0, 0)", "SyncAll()",
                    "Sigmoid(t, u, 64)", "SoftMaxTiling sm", "SoftMaxShapeInfo si{1, 64, 1, 64}",
                    "SoftMax<float>(t, u, sm, si)", "AdjustSoftMaxRes<float, float>(t, u, 0xFF7FFFFF, 0.0f, si)",
-                   "LayerNormTiling ln", "LayerNorm<float, false>(t, t, t, u, u, u, 1e-5f, ln)"])
+                   "LayerNormTiling ln", "LayerNorm<float, false>(t, t, t, u, u, u, 1e-5f, ln)",
+                   "int64_t here = block_idx * 8 + block_num",
+                   "uint32_t shapes = ONE_BLK_SIZE + ONE_REPEAT_BYTE_SIZE + DEFAULT_BLK_NUM + MAX_REPEAT_TIMES",
+                   "SetMaskCount()", "SetVectorMask<uint8_t, MaskMode::COUNTER>(0, 100)",
+                   "Add<float, false>(t, t, u, MASK_PLACEHOLDER, 1, {1, 1, 1, DEFAULT_REPEAT_STRIDE, 8, 8})"])
     assert done.returncode == 0, done.stderr
 
 

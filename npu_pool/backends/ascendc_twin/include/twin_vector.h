@@ -41,6 +41,18 @@ enum class SELMODE : uint8_t { VSEL_CMPMASK_SPR = 0, VSEL_TENSOR_SCALAR_MODE, VS
 
 constexpr uint64_t MASK_PLACEHOLDER = 0;
 
+// The instruction-shape constants the documentation and samples name.
+constexpr int32_t ONE_BLK_SIZE = 32;            // bytes of a data block
+constexpr int32_t ONE_REPEAT_BYTE_SIZE = 256;   // bytes a repeat reads
+constexpr int32_t DEFAULT_BLK_NUM = 8;          // blocks a repeat
+constexpr int32_t DEFAULT_BLK_STRIDE = 1;
+constexpr uint8_t DEFAULT_REPEAT_STRIDE = 8;
+constexpr uint8_t HALF_DEFAULT_REPEAT_STRIDE = 4;
+constexpr int32_t MAX_REPEAT_TIMES = 255;
+constexpr uint64_t FULL_MASK = ~uint64_t(0);
+constexpr int32_t ONE_BYTE_BIT_SIZE = 8;
+constexpr int32_t BLOCK_CUBE = 16;              // the cube's fractal edge
+
 }  // namespace AscendC
 
 namespace evk_twin {
