@@ -4,8 +4,8 @@
 // launch with a fault of rule `assert` at the kernel's line when expr is false. On a device
 // only ascendc_assert traps (with its message); ASSERT and ASCENDC_ASSERT compile to nothing in
 // an NPU build and abort only in CANN's CPU-debug build, which the twin follows. KERNEL_LOG
-// (level, fmt, args...) and PRINTF(fmt, args...) write a note into the launch's profile (the
-// device prints them).
+// (level, fmt, args...), printf, PRINTF and DumpTensor write a note into the launch's profile
+// (the device prints them).
 #pragma once
 
 #include "twin_core.h"
@@ -64,7 +64,6 @@ inline void kernel_log(const char* level, Src src, const char* fmt, Args... args
         }                                                                                               \
     } while (0)
 #define KERNEL_LOG(level, fmt, ...) evk_twin::kernel_log(#level, evk_twin::Src(), fmt, ##__VA_ARGS__)
-#define PRINTF(fmt, ...) evk_twin::kernel_log("PRINTF", evk_twin::Src(), fmt, ##__VA_ARGS__)
 
 namespace AscendC {
 
@@ -78,6 +77,19 @@ inline void InitSocState() {
     s.mask_counter = false;
     s.mask_lo = s.mask_hi = ~uint64_t(0);
 }
+
+// printf / PRINTF from the kernel: a note in the profile, at the kernel's last located API call.
+template <class... Args>
+inline void printf(const char* fmt, Args... args) {
+    evk_twin::kernel_log("printf", evk_twin::state().last, fmt, args...);
+}
+struct PrintfFunction {
+    template <class... Args>
+    void operator()(const char* fmt, Args... args) const {
+        evk_twin::kernel_log("PRINTF", evk_twin::state().last, fmt, args...);
+    }
+};
+inline constexpr PrintfFunction PRINTF{};
 
 template <class T, class U>
 __aicore__ inline constexpr auto DivCeil(T a, U b) {

@@ -451,6 +451,17 @@ inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) { return workspace ? workspac
 
 }  // namespace AscendC
 
+namespace AscendC {
+// DumpTensor(tensor, desc, count): the first elements as a note in the profile.
+template <class T>
+inline void DumpTensor(const LocalTensor<T>& tensor, uint32_t desc, uint32_t count, evk_twin::Src src = {}) {
+    std::string text = "DumpTensor " + std::to_string(desc) + " (block " + std::to_string(evk_twin::state().block_idx) + "):";
+    for (uint32_t i = 0; i < count && i < tensor.GetSize() && i < 16; ++i) text += " " + std::to_string(static_cast<double>(tensor.data()[i]));
+    evk_twin::seen(src);
+    evk_twin::note(text);
+}
+}  // namespace AscendC
+
 // The kernel language's built-in block_idx and block_num (the samples' `x + block_idx * n`): the
 // running block's index and the launch's block count, read where they are used.
 namespace evk_twin {

@@ -100,7 +100,6 @@ EVK_TWIN_NOT_IN_TWIN(CrossCoreWaitFlag)
 EVK_TWIN_NOT_IN_TWIN(SetAtomicMax)
 EVK_TWIN_NOT_IN_TWIN(SetAtomicMin)
 EVK_TWIN_NOT_IN_TWIN(SetAtomicType)
-EVK_TWIN_NOT_IN_TWIN(DumpTensor)
 }  // namespace AscendC
 
 #undef EVK_TWIN_NOT_IN_TWIN
