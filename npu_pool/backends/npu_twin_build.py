@@ -61,55 +61,19 @@ def entry_declaration(signature: KernelSignature) -> str:
 HOST_TILING_CAPACITY = 65536  # bytes of the kernel's tiling struct a host half may set (HostTiling)
 # A candidate's host half: `void TilingFunc(const KernelTiling& shapes, HostTiling& host)`.
 HOST_TILING = re.compile(r"\bvoid\s+TilingFunc\s*\(\s*const\s+KernelTiling\s*&\s*\w*\s*,\s*HostTiling\s*&")
-# Appended to a kernel unit with a host half: runs it for the backend's wrapper (ctypes).
-HOST_GLUE = r"""
+# Appended to a kernel unit with a host half: runs it for the backend's wrapper (ctypes). One
+# frame for both forms; %(setup)s prepares the host half's argument, %(call)s runs it,
+# %(check)s judges its result, the data/size/blocks/workspace expressions read it.
+_GLUE = r"""
 #line 1 "host_glue.cpp"
 #include <memory>
 extern "C" int evk_host_tiling(const void* shapes, uint32_t core_num, void* out, uint32_t capacity, uint32_t* size,
                                uint32_t* block_dim, uint64_t* workspace, char* error, uint32_t error_capacity) {
     KernelTiling t;
     std::memcpy(&t, shapes, sizeof t);
-    std::unique_ptr<HostTiling> host(new HostTiling());
-    host->coreNum = host->blockDim = core_num;
+%(setup)s
     try {
-        TilingFunc(t, *host);
-    } catch (const evk_twin::Fault& f) {
-        std::snprintf(error, error_capacity, "%s (in the host half)", f.line.c_str());
-        return 1;
-    } catch (const std::exception& e) {
-        std::snprintf(error, error_capacity, "the host half threw: %s", e.what());
-        return 2;
-    }
-    if (host->tilingSize > capacity) {
-        std::snprintf(error, error_capacity, "the host tiling struct is %u bytes, more than %u", host->tilingSize, capacity);
-        return 1;
-    }
-    std::memcpy(out, host->tilingData, host->tilingSize);
-    *size = host->tilingSize;
-    *block_dim = host->blockDim;
-    *workspace = host->userWorkspaceSize;
-    return 0;
-}
-"""
-
-
-# ... or the op project's: `ge::graphStatus TilingFunc(gert::TilingContext* context)` (also in namespace optiling).
-OP_TILING = re.compile(r"\bTilingFunc\s*\(\s*gert::TilingContext\s*\*")
-_GE_TYPES = {"float16": "ge::DT_FLOAT16", "bfloat16": "ge::DT_BF16", "int32": "ge::DT_INT32", "int8": "ge::DT_INT8"}
-OP_GLUE = r"""
-#line 1 "host_glue.cpp"
-#include <memory>
-extern "C" int evk_host_tiling(const void* shapes, uint32_t core_num, void* out, uint32_t capacity, uint32_t* size,
-                               uint32_t* block_dim, uint64_t* workspace, char* error, uint32_t error_capacity) {
-    KernelTiling t;
-    std::memcpy(&t, shapes, sizeof t);
-    std::unique_ptr<gert::TilingContext> context(new gert::TilingContext());
-    context->SetBlockDim(core_num);
-%(fill)s
-    ge::graphStatus status = ge::GRAPH_FAILED;
-    try {
-        using namespace optiling;
-        status = TilingFunc(context.get());
+        %(call)s
     } catch (const evk_twin::Fault& f) {
         std::snprintf(error, error_capacity, "%%s (in the host half)", f.line.c_str());
         return 1;
@@ -117,23 +81,32 @@ extern "C" int evk_host_tiling(const void* shapes, uint32_t core_num, void* out,
         std::snprintf(error, error_capacity, "the host half threw: %%s", e.what());
         return 2;
     }
-    if (status != ge::GRAPH_SUCCESS) {
-        std::snprintf(error, error_capacity, "the tiling function returned %%u, not ge::GRAPH_SUCCESS", unsigned(status));
-        return 1;
-    }
-    const size_t bytes = context->GetRawTilingData()->GetDataSize();
+%(check)s
+    const size_t bytes = %(size)s;
     if (bytes > capacity) {
-        std::snprintf(error, error_capacity, "the tiling data is %%zu bytes, more than %%u", bytes, capacity);
+        std::snprintf(error, error_capacity, "the host's tiling data is %%zu bytes, more than %%u", bytes, capacity);
         return 1;
     }
-    std::memcpy(out, context->GetRawTilingData()->GetData(), bytes);
+    std::memcpy(out, %(data)s, bytes);
     *size = static_cast<uint32_t>(bytes);
-    *block_dim = context->GetBlockDim();
-    *workspace = context->WorkspaceBytes();
-    evk_twin::state().tiling_key = context->GetTilingKey();
+    *block_dim = %(blocks)s;
+    *workspace = %(workspace)s;
     return 0;
 }
 """
+HOST_GLUE = _GLUE % {
+    "setup": "    std::unique_ptr<HostTiling> host(new HostTiling());\n    host->coreNum = host->blockDim = core_num;",
+    "call": "TilingFunc(t, *host);", "check": "", "size": "host->tilingSize", "data": "host->tilingData",
+    "blocks": "host->blockDim", "workspace": "host->userWorkspaceSize"}
+
+# ... or the op project's: `ge::graphStatus TilingFunc(gert::TilingContext* context)` (also in namespace optiling).
+OP_TILING = re.compile(r"\bTilingFunc\s*\(\s*gert::TilingContext\s*\*")
+_GE_TYPES = {"float16": "ge::DT_FLOAT16", "bfloat16": "ge::DT_BF16", "int32": "ge::DT_INT32", "int8": "ge::DT_INT8"}
+_OP_CHECK = """    if (status != ge::GRAPH_SUCCESS) {
+        std::snprintf(error, error_capacity, "the tiling function returned %u, not ge::GRAPH_SUCCESS", unsigned(status));
+        return 1;
+    }
+    evk_twin::state().tiling_key = context->GetTilingKey();"""
 
 
 def has_host_half(source: str) -> bool:
@@ -164,7 +137,12 @@ def host_glue(source: str, signature: KernelSignature) -> str:
         else:
             lines.append(f"    context->AddInput({shape}, {_GE_TYPES.get(arg.dtype or '', 'ge::DT_FLOAT')});")
     lines += [f"    context->AddAttr(static_cast<double>(t.{f.name}));" for f, _ in fields if f.role == "scalar"]
-    return OP_GLUE % {"fill": "\n".join(lines)}
+    setup = ["    std::unique_ptr<gert::TilingContext> context(new gert::TilingContext());",
+             "    context->SetBlockDim(core_num);", *lines, "    ge::graphStatus status = ge::GRAPH_FAILED;"]
+    return _GLUE % {"setup": "\n".join(setup), "call": "using namespace optiling;\n        status = TilingFunc(context.get());",
+                    "check": _OP_CHECK, "size": "context->GetRawTilingData()->GetDataSize()",
+                    "data": "context->GetRawTilingData()->GetData()", "blocks": "context->GetBlockDim()",
+                    "workspace": "context->WorkspaceBytes()"}
 
 
 def launcher_translation_unit(signature: KernelSignature) -> str:
