@@ -29,6 +29,16 @@ class TensorInfo(BaseModel):
     dtype: str
 
 
+class ShapeProbe(BaseModel):
+    """The task's shapes at one set of sizes: the kernel signature's input and parameter tensors
+    by argument name, and its outputs (for the drop-in's output-shape rules)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tensors: dict[str, list[int]]
+    outputs: list[list[int]]
+
+
 class TaskSpec(BaseModel):
     """A task as the harness uses it; `source` holds the sizes actually used."""
 
@@ -59,6 +69,9 @@ class TaskSpec(BaseModel):
     second_source: str | None = None
     second_signature: KernelSignature | None = None
     second_size_note: str = ""
+    # Shapes at the original sizes and with each size constant doubled in turn, probed where
+    # the task was loaded (its bounded child), so nothing else runs the task's code again.
+    shape_probes: list[ShapeProbe] = []
 
     def render_kernel_signature(self) -> str:
         """The kernel-format entry point with one comment per argument (for prompts)."""
@@ -146,7 +159,32 @@ def load_task(
         kernel_signature=signature,
         signature_error=signature_error,
         **second,
+        shape_probes=_shape_probes(original, fit, signature, str(path)),
     )
+
+
+def _shape_probes(original: str, fit: Fit, signature: KernelSignature | None, filename: str) -> list[ShapeProbe]:
+    """ShapeProbes on the meta device at the original sizes and with each size doubled; a
+    variant that breaks the task (a constraint) or has no meta kernel is left out."""
+    if signature is None:
+        return []
+    from npu_pool.sizing import with_constants
+
+    variants = [original] + [with_constants(fit.source, {name: 2 * value}) for name, value in fit.sizes.items()]
+    found: list[ShapeProbe] = []
+    for source in variants:
+        try:
+            p = probe(exec_task(source, filename))
+        except TaskProbeError:
+            continue
+        if p.outputs is None:
+            continue
+        by_forward = dict(zip(signature.forward_args, p.inputs, strict=False))
+        tensors = {a.name: list(by_forward[a.source].shape) for a in signature.args
+                   if a.role == "input" and isinstance(by_forward.get(a.source), torch.Tensor)}
+        tensors |= {a.name: list(p.params[a.source][0]) for a in signature.args if a.role == "parameter" and a.source in p.params}
+        found.append(ShapeProbe(tensors=tensors, outputs=[list(t.shape) for t in p.outputs]))
+    return found
 
 
 def _second(fit: Fit, first: Any, signature: KernelSignature | None, forward_args: list[str], init_args: list[str],

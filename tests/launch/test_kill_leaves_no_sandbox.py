@@ -1,6 +1,7 @@
 """Nothing outlives its campaign: `kill -9` of a Ray-mode `evokernel run` while a candidate
 spins in its sandbox leaves no warm server, keeper, init or runner behind (issue 26.5: two of
-three such kills left a sandbox process group for hours). The one-process case is
+three such kills left a sandbox process group for hours), and no warm server's folder
+(issue 45.10: every campaign left two /tmp/evokernel-warm-* folders). The one-process case is
 tests/npu_pool/test_containment.py::test_nothing_outlives_a_driver_killed_outright."""
 
 from __future__ import annotations
@@ -60,6 +61,16 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+def _server_folder(pid: int) -> Path | None:
+    """The warm server's own folder (evokernel-warm-*: its socket's folder), from its command line."""
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    sockets = [a.decode() for a in args if a.endswith(b"server.sock")]
+    return Path(sockets[0]).parent if sockets else None
+
+
 def _sandboxes(driver: int) -> set[int]:
     """The warm servers under the driver (in Ray's workers) and everything under them."""
     servers = {pid for pid in _descendants(driver) if _is_warm_server(pid)}
@@ -91,6 +102,8 @@ def test_kill_9_of_a_ray_run_leaves_no_sandbox(tmp_path):
                 f"no candidate reached a sandbox:\n{log.read()[-3000:]}"
             time.sleep(3)  # it builds, then spins
             sandbox = _sandboxes(run.pid)
+            folders = {f for f in map(_server_folder, sandbox) if f is not None}
+            assert folders, "no warm server folder seen"
             os.kill(run.pid, signal.SIGKILL)
             run.wait(timeout=30)
             deadline = time.monotonic() + 60  # Ray's workers notice their raylet's end, servers their worker's
@@ -98,6 +111,11 @@ def test_kill_9_of_a_ray_run_leaves_no_sandbox(tmp_path):
                 time.sleep(0.5)
             left = sorted(pid for pid in sandbox if _alive(pid))
             assert left == [], [Path(f"/proc/{p}/cmdline").read_bytes()[:120] for p in left if _alive(p)]
+            # issue 45.10: the servers' folders (and their candidates' sandbox folders) go with them
+            deadline = time.monotonic() + 30
+            while any(f.exists() for f in folders) and time.monotonic() < deadline:
+                time.sleep(0.5)
+            assert [f for f in folders if f.exists()] == []
         finally:
             for pid in sandbox:
                 if _alive(pid):

@@ -24,6 +24,7 @@ from npu_pool.verifier import sandboxed_gates
 
 from .harness_support import ROOT, fixture_candidate, fixture_task, harness_config
 
+
 def tree_support() -> str | None:
     """The kind of cgroup a candidate gets here, or None (the watchdog)."""
     group = _create_group(64, 64)

@@ -105,3 +105,17 @@ def test_an_ascend_c_relu_that_skips_the_last_partial_tile_fails_on_the_twin(twi
     assert not bad.feasible and bad.reason.startswith("at the second size (batch_size=61, dim=127)"), bad
     good = verify(twin_relu_task, _kernel(A3_CANDIDATES / "npu_twin" / "relu_good.cpp"), config)
     assert good.feasible and "at the second size (batch_size=61, dim=127)" in good.reason, good.details
+
+
+def test_a_cuda_kernel_that_drops_the_partial_last_block_fails_at_the_second_size(relu_task):
+    from npu_pool.backends import backend_ready
+
+    ready, why = backend_ready("cuda", "kernel")
+    if not ready:
+        pytest.skip(why)
+    config = harness_config(backend="cuda")
+    bad = verify(relu_task, _kernel(TAILS / "cuda_relu_whole_blocks.cu"), config)
+    assert not bad.feasible and bad.reason.startswith("at the second size (batch_size=61, dim=2039)"), bad
+    good = verify(load_task(SUITE / "level1" / "9_LeakyReLU.py", max_bytes=SMALL_BYTES),
+                  _kernel(A3_CANDIDATES / "cuda_kernel" / "9_LeakyReLU.cu"), config)
+    assert good.feasible and "at the second size" in good.reason, good.details
