@@ -198,3 +198,12 @@ def test_the_mask_set_beforehand_in_normal_and_counter_mode(fidelity):
     expected[0::2] *= 2
     np.testing.assert_array_equal(c[:256], expected)
     np.testing.assert_array_equal(c[256:], np.where(np.arange(256) < 200, 7.0, 0.0).astype(np.float32))
+
+
+def test_blocks_exchange_data_across_syncall(fidelity):
+    # without the barrier the same read is a block-race fault (faults/block_race.cpp)
+    a, c = randn(8), nan(1024)
+    run3(fidelity, "syncall_exchange", 4, a, randn(8), c)
+    got = c[:64].reshape(4, 16)
+    np.testing.assert_array_equal(got[:, :8], np.repeat(np.arange(1, 5, dtype=np.float32)[:, None], 8, axis=1))
+    np.testing.assert_array_equal(got[:, 8:], np.repeat(np.array([2, 3, 4, 1], dtype=np.float32)[:, None], 8, axis=1))
