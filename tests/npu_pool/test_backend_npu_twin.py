@@ -231,6 +231,18 @@ def test_build_error_summaries_of_missing_members_and_plain_errors():
         "'InitBufferPool' is not in the Ascend C twin (TPipe has no member named 'InitBufferPool') (kernel.cpp:12)")
     log = "kernel.cpp:7:5: error: 'Gather2' is not a member of 'AscendC'\n"
     assert summarize_build_errors(log).startswith("AscendC::Gather2 is not in the Ascend C twin")
+    log = "kernel.cpp: In function 'void kernel(uint8_t*)':\nkernel.cpp:6:14: error: 'AscendC::tiling' has not been declared\n"
+    summary = summarize_build_errors(log)
+    assert summary.startswith("AscendC::tiling is not in the Ascend C twin") and "(kernel.cpp:6)" in summary
+    # the twin's static assertion inside a kernel class template: the innermost kernel.cpp frame
+    # (the call), not the template's use; an earlier undeclared name still comes first
+    log = ("twin_unsupported.h: In instantiation of 'void AscendC::Tanh(Args&& ...)':\n"
+           "kernel.cpp:30:9:   required from 'void Op<T>::Run() [with T = float]'\n"
+           "kernel.cpp:52:5:   required from here\n"
+           "twin_unsupported.h:15:33: error: static assertion failed: AscendC::Tanh is not in the EvoKernel twin (see)\n")
+    assert summarize_build_errors(log).startswith("AscendC::Tanh is not in the EvoKernel twin (kernel.cpp:30)")
+    log += "kernel.cpp:12:5: error: 'Frob' was not declared in this scope\n"
+    assert summarize_build_errors(log).startswith("'Frob' is not declared") and "(kernel.cpp:12)" in summarize_build_errors(log)
     plain = "/tmp/w/kernel.cpp:3:1: error: expected ';' before '}' token\n"
     assert summarize_build_errors(plain) is None  # not about the subset: the compiler's own first line
     assert first_error(plain) == "kernel.cpp:3: expected ';' before '}' token"
