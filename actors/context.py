@@ -20,7 +20,7 @@ import structlog
 
 from actors.code_extraction import defines_entry_point
 from actors.families import dominant_family, example_name, signature_shape
-from actors.messages import CandidateFormat, ContextItem, Exemplar, ShownItem, Stage, TaskBrief
+from actors.messages import ContextItem, Exemplar, ShownItem, Stage, TaskBrief
 from memory_actor.items import MemoryItem
 from memory_actor.messages import Retrieval
 from memory_actor.scope import in_scope

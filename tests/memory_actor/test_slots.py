@@ -10,9 +10,9 @@ import ray
 
 from memory_actor.actor import MemoryActor
 from memory_actor.bank import MemoryBank
+from memory_actor.config import MemoryConfig
 from memory_actor.items import ItemVerdict, MemoryItem
 from memory_actor.messages import RetrievalRequest, ValueUpdate
-from memory_actor.config import MemoryConfig
 from memory_actor.slots import SlotCandidate, SlotOutcome, SlotRequest, SlotStats, decide, stat_key
 from tests.memory_actor.conftest import near, unit_vectors
 
