@@ -31,13 +31,14 @@ MUTABLE = {"latest_version_hint.json"}
 
 
 def bank_files(root: Path) -> dict[str, int]:
-    """Every immutable file of the bank's tables (relative path -> size). Names with '#' are
-    files the storage is still writing (it renames them when complete)."""
+    """Every immutable file of the bank's tables (relative path -> size). Hidden names (LanceDB
+    writes `.tmpXXXX` and renames it when complete) and names with '#' (object_store's staging)
+    are files still being written."""
     found: dict[str, int] = {}
     for table in root.glob("*.lance"):
         for folder, _, names in os.walk(table):
             for name in names:
-                if name in MUTABLE or "#" in name:
+                if name in MUTABLE or "#" in name or name.startswith("."):
                     continue
                 path = Path(folder) / name
                 try:
