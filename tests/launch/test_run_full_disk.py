@@ -134,3 +134,20 @@ def test_a_bank_on_a_full_disk_is_one_line_before_anything_starts(tmp_path, caps
             assert code == 2 and server.chat_requests == []
             assert err == [f"evokernel run: the memory bank cannot be written: no space left on device under {bank} "
                            "(free some space there)"], err
+
+
+@pytest.mark.slow
+def test_a_run_folder_filling_up_under_a_ray_campaign_stops_it_resumably(tmp_path, capsys):
+    with small_disk(tmp_path / "disk", size="4m") as disk, OpenAITestServer() as server:
+        run_dir = disk / "run"
+        server.responder = FillingAgent(disk, at=3)  # the second operator's first draft
+        code = main([*FAST_HARNESS, "--set", "memory.seed_fresh_bank=false", "run", "--tasks", TASKS,
+                     "--llm-base-url", server.base_url, "--llm-model", server.model, "--memory", str(tmp_path / "bank"),
+                     "--out", str(run_dir), "--backend", "cpu", "--iterations", "2", "--ray-address", "local",
+                     "--max-in-flight", "1"])
+        err = capsys.readouterr().err
+        assert code == 1, err
+        assert stop_lines(err) == [
+            f"evokernel run: stopped: cannot write the run folder: no space left on device under {run_dir}",
+            f"  continue with  evokernel run --resume {run_dir}"], err
+        assert "Traceback" not in err and not [p for p in run_dir.rglob("*") if p.name.endswith(".tmp")]
