@@ -132,3 +132,22 @@ def test_an_exception_s_secret_is_redacted_before_its_line_is_cut(monkeypatch):
                                               details=details, code=""))
     assert "Exception: std::runtime_error: xxx" in lesson
     assert "evk-lesson-key" not in lesson and "qqqq" not in lesson
+
+
+def test_a_fix_lesson_pairs_the_compilers_error_with_the_lines_that_changed(relu_task, harness_config):
+    """Issue 41: a draft that passes after a failed one leaves what changed between them: the
+    failure's gate and first error, then the changed lines (comments and blank lines left out),
+    `- old` and `+ new`; nothing when only comments changed."""
+    from actors.lessons import fix_lesson
+    from actors.messages import Feedback
+
+    code, verdict = verdict_of(relu_task, harness_config, replies.BROKEN)
+    fixed = replies.FAST.split("```")[1].split("\n", 1)[1]
+    failed = Feedback(gate=verdict.gate, reason=verdict.reason, details=verdict.details, code=code)
+    lesson = fix_lesson("4_ReLU", "elementwise", failed, fixed)
+    head, *changes = lesson.splitlines()
+    assert head.startswith("elementwise kernel (4_ReLU): a draft failed at the compile gate")
+    assert "First error: line 2: error:" in head and head.endswith("what changed:")
+    assert "- for (int64_t i = 0; i < x_d0 * x_d1; ++i) out[i] = y[i];" in changes
+    assert any(line.startswith("+ ") for line in changes) and len(lesson) <= 700
+    assert fix_lesson("4_ReLU", "elementwise", failed, "// a comment\n" + code) is None

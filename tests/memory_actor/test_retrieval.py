@@ -127,3 +127,34 @@ def test_real_embeddings_recall_the_related_practice(memory_config, minilm):
     retrieval = bank.retrieve(RetrievalRequest(query="numerically stable softmax over each row", stage="draft",
                                                backend="cpu", kinds=["practice"], n=1))
     assert "softmax" in retrieval.items[0].summary
+
+
+def test_a_scoped_recall_shows_kernels_of_the_family_and_shape_and_lessons_that_teach(memory_config, tmp_path):
+    """Issue 41: a request naming its family recalls traces of that family and signature shape,
+    lessons of that family that teach at its stage, and unscoped practices; never another
+    family's kernel, a failure record, or an untagged lesson (a bank from before the tags) - and
+    the prefilter fills the pool from what is eligible, so nothing comes back short."""
+    bank = MemoryBank(memory_config(retrieval="similarity"))
+
+    def item(item_id: str, kind: str, sim: float, tags: list[str], stage: str = "draft") -> MemoryItem:
+        return MemoryItem(id=item_id, kind=kind, backend="cpu", stage=stage, content=item_id, tags=tags,
+                          verdict=ItemVerdict(gate="ok") if kind == "trace" else None,
+                          embedding=near(QUERY, sim, seed=len(item_id) + int(sim * 100)).tolist())
+
+    shape = "const float*,float*,int64_t"
+    bank.add([item("relu", "trace", 0.80, ["family:elementwise", f"shape:{shape}"]),
+              item("softmax", "trace", 0.99, ["family:softmax_norm", f"shape:{shape}"]),
+              item("wide", "trace", 0.98, ["family:elementwise", f"shape:{shape},double"]),
+              item("untagged", "trace", 0.97, []),
+              item("fix", "experience", 0.70, ["lesson:fix", "family:elementwise"]),
+              item("fix-other", "experience", 0.96, ["lesson:fix", "family:scan"]),
+              item("failure", "experience", 0.95, ["lesson:failure", "family:elementwise"]),
+              item("faster", "experience", 0.94, ["lesson:faster", "family:elementwise"], stage="refine"),
+              item("old-lesson", "experience", 0.93, []),
+              item("practice", "practice", 0.60, [])])
+    scoped = _request(n=10, kinds=["experience", "trace", "practice"], family="elementwise", shape=shape)
+    assert set(bank.retrieve(scoped).item_ids) == {"relu", "fix", "practice"}
+    refine = scoped.model_copy(update={"stage": "refine"})
+    assert set(bank.retrieve(refine).item_ids) == {"relu", "faster", "practice"}
+    assert len(bank.retrieve(_request(n=10, kinds=["experience", "trace", "practice"])).item_ids) == 10  # unscoped
+    bank.close()
