@@ -189,6 +189,10 @@ def _lock_run_folder(stack: ExitStack, run_dir: Path, owner: str) -> None:
         stack.enter_context(RunFolderLock(run_dir, owner))
     except RunFolderInUse as exc:
         raise UsageError(str(exc)) from None
+    except OSError as exc:  # a read-only file system, no inode left: one line
+        from launch.campaign import folder_failure
+
+        raise UsageError(str(folder_failure(exc, run_dir))) from None
 
 
 def _plan(settings: Settings, in_ray: bool, stack: ExitStack) -> tuple[list[Path], str, Path]:
