@@ -50,14 +50,13 @@ def _counter_in(text: str, key: str) -> int:
 
 
 @functools.cache
-def _own_cgroups() -> dict[str, tuple[Path, str]]:
-    """Where this process's cgroups are: {"v2": (folder, ""), "memory": (folder, ...), "pids": ...}."""
+def _own_cgroups() -> dict[str, Path]:
+    """The folders of this process's cgroups: {"v2": ..., "memory": ..., "pids": ...}, where mounted."""
     mounts: dict[str, tuple[str, str]] = {}  # controller or "v2" -> (mount point, mount root)
     for line in _read(Path("/proc/self/mountinfo")).splitlines():
-        fields = line.split()
         if " - " not in line:
             continue
-        before, after = line.split(" - ", 1)
+        fields, after = line.split(), line.split(" - ", 1)[1]
         fstype, _, options = after.split()[:3]
         root, point = fields[3], fields[4]
         if fstype == "cgroup2":
@@ -66,7 +65,7 @@ def _own_cgroups() -> dict[str, tuple[Path, str]]:
             for controller in ("memory", "pids"):
                 if controller in options.split(","):
                     mounts.setdefault(controller, (point, root))
-    found: dict[str, tuple[Path, str]] = {}
+    found: dict[str, Path] = {}
     for line in _read(Path("/proc/self/cgroup")).splitlines():
         hierarchy, controllers, path = line.split(":", 2)
         keys = ["v2"] if hierarchy == "0" and controllers == "" else [c for c in controllers.split(",") if c in ("memory", "pids")]
@@ -74,13 +73,13 @@ def _own_cgroups() -> dict[str, tuple[Path, str]]:
             if key in mounts:
                 point, root = mounts[key]
                 relative = path[len(root):] if root != "/" and path.startswith(root) else path
-                found[key] = (Path(point + relative), key)
+                found[key] = Path(point + relative)
     return found
 
 
 def _v2_base() -> Path | None:
     """Our v2 cgroup, where its children can have the memory and pids controllers."""
-    base = _own_cgroups().get("v2", (None, ""))[0]
+    base = _own_cgroups().get("v2")
     if base is None or not {"memory", "pids"} <= set(_read(base / "cgroup.controllers").split()):
         return None
     if not {"memory", "pids"} <= set(_read(base / "cgroup.subtree_control").split()):
@@ -184,10 +183,10 @@ def create(memory_mb: int, process_limit: int) -> TreeGroup | None:
     own = _own_cgroups()
     if "memory" not in own or "pids" not in own:
         return None
-    for base, _ in (own["memory"], own["pids"]):
+    for base in (own["memory"], own["pids"]):
         _sweep(base)
-    memory = _make(own["memory"][0], name, {"memory.limit_in_bytes": limit, "memory.memsw.limit_in_bytes": limit})
-    pids = _make(own["pids"][0], name, {"pids.max": str(process_limit)}) if memory is not None else None
+    memory = _make(own["memory"], name, {"memory.limit_in_bytes": limit, "memory.memsw.limit_in_bytes": limit})
+    pids = _make(own["pids"], name, {"pids.max": str(process_limit)}) if memory is not None else None
     if memory is None or pids is None:
         if memory is not None:
             memory.rmdir()
@@ -208,15 +207,6 @@ def _sweep(base: Path) -> None:
                 folder.rmdir()
             except OSError:
                 pass
-
-
-def support() -> str:
-    """What bounds a candidate's process tree here (for `doctor` and the docs)."""
-    group = create(64, 64)
-    if group is None:
-        return f"watchdog (every {WATCH_S:g} s: process count and resident memory of the tree)"
-    group.remove()
-    return f"{group.kind} (memory and pids, the whole tree)"
 
 
 def describe(group: TreeGroup | None, joined: str | None) -> str:
