@@ -22,6 +22,7 @@ import select
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,14 @@ def main(memory_mb: int) -> None:
     from npu_pool import confinement
     from npu_pool.worker import _vm_data_bytes
 
+    parent = os.getppid()
+
+    def watch_parent() -> None:  # a task looping at import must not outlive a parent killed outright
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch_parent, daemon=True).start()
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # what a task prints goes nowhere, never into the answers
     limit = _vm_data_bytes() + memory_mb * 2**20

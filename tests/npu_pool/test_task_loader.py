@@ -47,3 +47,45 @@ def test_a_task_that_allocates_huge_memory_at_import_fails_with_a_memory_message
 def test_a_missing_task_file_is_one_line(tmp_path: Path):
     with pytest.raises(TaskLoadError, match="no such file"):
         load_task_for(tmp_path / "absent.py", _config())
+
+
+PARENT = r"""
+import sys
+from npu_pool.config import HarnessConfig
+from npu_pool.tasks import load_task_for
+load_task_for(sys.argv[1], HarnessConfig(task_load_timeout_s=600.0))
+"""
+
+
+def _loader_children(parent: int) -> list[int]:
+    try:
+        children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+    except OSError:
+        return []
+    return [int(c) for c in children if b"npu_pool.task_loader" in Path(f"/proc/{c}/cmdline").read_bytes()]
+
+
+def test_a_loader_stuck_in_a_task_does_not_outlive_its_parent():
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, str(HOSTILE / "loops_at_import.py")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300  # liveness only: torch imports slowly on a loaded machine
+        while not (loaders := _loader_children(parent.pid)):
+            assert time.monotonic() < deadline and parent.poll() is None
+            time.sleep(0.2)
+        time.sleep(3)  # the loader is inside the task's loop now
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    deadline = time.monotonic() + 30
+    while any(Path(f"/proc/{pid}").exists() for pid in loaders) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    alive = [pid for pid in loaders if Path(f"/proc/{pid}").exists()]
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert alive == []
