@@ -3,8 +3,9 @@
 Reads the rows `bench.attempt --requests ... --out FILE` wrote for each measurement (a checkout,
 one or two operators in flight): `{before,after}_prompts_in_flight_N.jsonl` (prompt only,
 `--max-tokens 1 --no-evaluate`) or `{before,after}_attempts_in_flight_N.jsonl` (whole attempts,
-judged: they also give the answers' tokens, cuts and feasibility), and writes one summary with
-a `headline`:
+judged: they also give the answers' tokens, cuts and feasibility), completed where a measurement
+was cut short by `{before,after}_estimate_in_flight_N.jsonl` (`bench.attempt_estimate`, every
+figure says its basis), and writes one summary with a `headline`:
 
 - `new_token_share_median`: tokens the server read anew over prompt tokens, the median over the
   replayed prompts (the server's own count). Independent of the machine's load: the main
@@ -42,6 +43,8 @@ from bench.attempt import summarise_by_backend  # noqa: E402
 # prompt tokens and answer tokens per second of wall time, by llama.cpp threads.
 IDLE_RATES = {2: {"prompt": 48.0, "generation": 12.8}, 1: {"prompt": 29.0, "generation": 8.3}}
 THREADS = {1: 2, 2: 1}  # operators in flight -> threads on this 2-core machine (LocalLLMConfig.threads)
+BASIS = {True: "measured: tokens read anew counted by the real server",
+         False: "estimated: the server's reuse rule on its own tokens (bench.attempt_estimate)"}
 HEADLINE_BACKENDS = {"cpu": "median_attempt_s_cpu", "npu-twin": "median_attempt_s_npu_twin"}
 # The v3 learning benchmark's evaluation drafts (576 a backend), made with the layout before issue 42.
 BENCHMARK_ATTEMPTS = {"cpu": "runs/learning-v3-cpu-wide/arms/eval-*/attempts.jsonl",
@@ -110,18 +113,27 @@ def main(argv: list[str] | None = None) -> int:
         figure: dict[str, Any] = {"in_flight": in_flight}
         per_backend: dict[str, dict[str, Any]] = {b: {"in_flight": in_flight} for b in HEADLINE_BACKENDS}
         for side, answers in (("before", answers_before), ("after", answers_after)):
-            kind = next((k for k in ("prompts", "attempts") if (folder / f"{side}_{k}_in_flight_{in_flight}.jsonl").exists()),
-                        None)
-            if kind is None:
+            measured_rows = next((rows_of(folder / f"{side}_{k}_in_flight_{in_flight}.jsonl") for k in ("prompts", "attempts")
+                                  if (folder / f"{side}_{k}_in_flight_{in_flight}.jsonl").exists()), [])
+            estimated = rows_of(folder / f"{side}_estimate_in_flight_{in_flight}.jsonl")
+            # a measurement cut short (the busy machine) is completed, prompt by prompt, by the estimate
+            prompts = measured_rows + estimated[len(measured_rows):]
+            if not prompts:
                 continue
-            prompts = rows_of(folder / f"{side}_{kind}_in_flight_{in_flight}.jsonl")
-            measurements[f"{side}_{kind}_in_flight_{in_flight}"] = {
-                "requests": len(prompts), "load1": [round(r["load1"], 2) for r in prompts],
-                "by_backend": summarise_by_backend(prompts)}
+            basis = (BASIS[True] if len(prompts) == len(measured_rows) else BASIS[False] if not measured_rows
+                     else f"{BASIS[True]} for the first {len(measured_rows)} of {len(prompts)} prompts; {BASIS[False]} "
+                          "for the rest")
+            measurements[f"{side}_in_flight_{in_flight}"] = {
+                "requests": len(prompts), "measured": len(measured_rows), "basis": basis,
+                "new_token_share": [round(r["prompt_tokens_new"] / r["prompt_tokens"], 3) for r in prompts],
+                **({"load1": [round(r["load1"], 2) for r in measured_rows],
+                    "by_backend": summarise_by_backend(measured_rows)} if measured_rows else {})}
             figure[side] = median([r["prompt_tokens_new"] / r["prompt_tokens"] for r in prompts])
+            figure[f"{side}_basis"] = basis
             for backend in HEADLINE_BACKENDS:
                 evaluation = answers_after.get(backend, {}).get("evaluation_s_median") or 0.0
                 per_backend[backend][side] = idle_attempt_s(prompts, backend, in_flight, answers, evaluation)
+                per_backend[backend][f"{side}_basis"] = basis
         headline["new_token_share_median"].append(figure)
         for backend, key in HEADLINE_BACKENDS.items():
             headline[key].append(per_backend[backend])

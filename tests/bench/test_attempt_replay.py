@@ -56,8 +56,23 @@ def test_the_summary_gives_each_figure_before_and_after_per_operators_in_flight(
     (tmp_path / "after_attempts_in_flight_1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in answers))
     assert publish(["--dir", str(tmp_path), "--before-commit", "a", "--after-commit", "b"]) == 0
     headline = json.loads((tmp_path / "summary.json").read_text())["headline"]
-    assert headline["new_token_share_median"] == [{"in_flight": 1, "before": 0.75, "after": 0.25},
-                                                  {"in_flight": 2, "before": 0.75, "after": 0.25}]
+    shares = headline["new_token_share_median"]
+    assert [(f["in_flight"], f["before"], f["after"]) for f in shares] == [(1, 0.75, 0.25), (2, 0.75, 0.25)]
+    assert shares[0]["after_basis"].startswith("measured")
     cpu_after = headline["median_attempt_s_cpu"][0]
     assert cpu_after["in_flight"] == 1 and cpu_after["after"] == round(500 / 48 + 128 / 12.8 + 1.0, 3)
     assert [f["in_flight"] for f in headline["median_attempt_s_npu_twin"]] == [1, 2]
+
+
+def test_the_estimate_applies_the_servers_reuse_rule():
+    from bench.attempt_estimate import KV_BYTES_PER_TOKEN, new_tokens
+
+    static, a, b = [1] * 100, [2] * 50, [3] * 50
+    alternating = [static + a + [7], static + b + [7], static + a + [8]]  # A, B, A again
+    # without the prompt cache the third prompt shares only the static part with B's
+    assert new_tokens(alternating, cache_mb=0) == [151, 51, 51]
+    # with it, A's saved state: only the last token is new
+    assert new_tokens(alternating, cache_mb=64) == [151, 51, 1]
+    # a cache too small to hold two states keeps only B's: back to the static part
+    assert 2 * 151 * KV_BYTES_PER_TOKEN > 8 << 20
+    assert new_tokens(alternating, cache_mb=8) == [151, 51, 51]
