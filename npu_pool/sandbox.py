@@ -35,11 +35,11 @@ from typing import Any
 
 import structlog
 
-from npu_pool import confinement, harness_cache, tree_limits
+from npu_pool import confinement, harness_cache, leftovers, tree_limits
 from npu_pool.node_gate import NodeLock
 from npu_pool.paths import cache_root
 from npu_pool.protocol import WorkerRequest, WorkerResult
-from npu_pool.warm_worker import HOME_PREFIX, RunOrder
+from npu_pool.warm_worker import RunOrder
 
 log = structlog.get_logger("npu_pool.sandbox")
 
@@ -143,7 +143,9 @@ class WarmServer:
     def __init__(self, backend: str, extra_env: tuple[str, ...], isolate_network: bool):
         self.backend, self.extra_env, self.isolate_network = backend, extra_env, isolate_network
         self.proc: subprocess.Popen | None = None
-        self.home = Path(tempfile.mkdtemp(prefix=HOME_PREFIX))
+        leftovers.sweep()  # folders of clients killed outright with their servers
+        leftovers.start_janitor()  # and ours, once we are gone, however we go
+        self.home = Path(tempfile.mkdtemp(prefix=leftovers.own_prefix(leftovers.WARM_PREFIX)))
         self.socket_path = self.home / "server.sock"
         self._lock = threading.Lock()  # callers in threads must not start two servers
 
@@ -156,7 +158,7 @@ class WarmServer:
         cmd = [sys.executable, "-m", "npu_pool.warm_worker", str(self.socket_path), self.backend]
         if self.isolate_network:
             cmd = ["unshare", "-rn", *cmd]
-        (self.home / "tmp").mkdir(exist_ok=True)
+        (self.home / "tmp").mkdir(parents=True, exist_ok=True)
         env = scrubbed_env(self.extra_env, self.home, self.home)
         with (self.home / "server.log").open("ab") as err:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
@@ -218,6 +220,7 @@ def stop_servers() -> None:
         server.stop()
         shutil.rmtree(server.home, ignore_errors=True)
     _servers.clear()
+    leftovers.sweep()  # and what clients killed outright left (a Ray campaign's device actors)
 
 
 def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: float,
@@ -230,7 +233,7 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
     isolate = network_isolation and network_namespace_available()
     server = warm_server(request.backend, extra_env, isolate)
     server.ensure_started()  # before the folder: a server that knows no order could not remove it
-    work_dir = Path(tempfile.mkdtemp(prefix="evokernel-sandbox-"))
+    work_dir = Path(tempfile.mkdtemp(prefix=leftovers.own_prefix(leftovers.SANDBOX_PREFIX)))
     (work_dir / "tmp").mkdir()
     request = request.model_copy(update={"timing_slot": node_lock is not None and request.profile})
     (work_dir / "request.json").write_text(request.model_dump_json())
@@ -360,8 +363,6 @@ def _kill_pid_group(pid: int) -> None:
 
 
 def _read_line(proc: subprocess.Popen, timeout_s: float) -> str:
-    import select
-
     ready, _, _ = select.select([proc.stdout], [], [], timeout_s)
     return proc.stdout.readline().decode().strip() if ready else ""
 

@@ -20,6 +20,7 @@ import structlog
 
 from npu_pool.backends import Backend, get_backend
 from npu_pool.config import HarnessConfig
+from npu_pool.leftovers import SANDBOX_PREFIX
 from npu_pool.node_gate import NodeLock
 from npu_pool.paths import build_cache_dir
 from npu_pool.protocol import WorkerLimits, WorkerRequest
@@ -102,7 +103,7 @@ def sandboxed_gates(task: TaskSpec, candidate: Candidate, config: HarnessConfig,
     verdict, report = _interpret(run, task, list(flags or []))
     verdict.timings["sandbox_wall_s"] = run.wall_s
     own = (str(build_cache_dir(config.build_cache_dir) / "torch_extensions") + os.sep,
-           os.path.join(tempfile.gettempdir(), "evokernel-sandbox-"))
+           os.path.join(tempfile.gettempdir(), SANDBOX_PREFIX))
     return verdict.scrubbed(own), report.scrubbed() if report else None
 
 

@@ -41,10 +41,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from npu_pool import confinement
+from npu_pool.leftovers import WARM_PREFIX
 from npu_pool.paths import cache_root
 from npu_pool.read_allow import accelerator_nodes, read_allow_list
-
-HOME_PREFIX = "evokernel-warm-"  # the server's folder (socket, log, TMPDIR) under the system's temporary folder
 
 
 class RunOrder(BaseModel):
@@ -135,7 +134,7 @@ def _remove_leftovers(folders: set[str], home: Path) -> None:
 
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
-    if home.name.startswith(HOME_PREFIX):
+    if home.name.startswith(WARM_PREFIX):
         shutil.rmtree(home, ignore_errors=True)
 
 

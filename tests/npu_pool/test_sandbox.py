@@ -177,3 +177,44 @@ def test_a_client_killed_outright_leaves_no_folder_in_the_temporary_folder(tmp_p
     left = [str(p) for p in tmp_path.glob("evokernel-*")]  # (torch keeps its own torchinductor_<user> cache there)
     logs = "\n".join(p.read_text()[-2000:] for p in tmp_path.glob("evokernel-warm-*/server.log"))
     assert left == [], logs
+
+
+SERVER_CLIENT = r"""
+import threading
+from npu_pool.sandbox import warm_server
+server = warm_server("cpu", (), False)
+server.start()
+print("HOME", server.home, server.proc.pid, flush=True)
+threading.Event().wait()
+"""
+
+
+def test_a_client_killed_with_its_server_leaves_no_folder(tmp_path):
+    """As Ray does when a worker dies: the client and its children (the warm server) are killed
+    with SIGKILL at once, so neither can clean up: the client's janitor removes its folder."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    client = subprocess.Popen([sys.executable, "-c", SERVER_CLIENT], cwd=root, env=os.environ | {"TMPDIR": str(tmp_path)},
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    server = None
+    try:
+        line = client.stdout.readline()
+        while not line.startswith("HOME "):
+            assert line, "the client ended before its server started"
+            line = client.stdout.readline()
+        home, server = line.split()[1:]
+        assert Path(home).is_dir() and Path(home).name.startswith(f"evokernel-warm-{client.pid}-")
+    finally:
+        for pid in ([int(server)] if server else []) + [client.pid]:
+            os.kill(pid, signal.SIGKILL)
+        client.wait()
+    deadline = time.monotonic() + 60  # the janitor looks every 0.5 s, then waits 2 s
+    while Path(home).exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not Path(home).exists()
