@@ -37,6 +37,7 @@ from npu_pool.backends.npu_twin_build import (
     TWIN_CFLAGS,
     TWIN_INCLUDE,
     entry_declaration,
+    op_dtype_macros,
     finish,
     first_error,
     has_host_half,
@@ -159,7 +160,8 @@ class NpuTwinBackend(Backend):
             # not a launch through the wrong arguments.
             entry_check = work_dir / "entry_check.h"
             helpers = '#include "tiling/tiling_api.h"\n' if host_half else ""  # HostTiling, the library's host helpers
-            entry_check.write_text('#include "kernel_operator.h"\n' + helpers + entry_declaration(signature))
+            entry_check.write_text('#include "kernel_operator.h"\n' + helpers + op_dtype_macros(source, signature)
+                                   + entry_declaration(signature))
             jobs = [([f"-I{TWIN_INCLUDE}", "-include", str(entry_check), "-c", str(kernel_path)], work_dir / "kernel.o")]
             if not launcher_object.exists():
                 launcher_path = work_dir / "launcher.cpp"

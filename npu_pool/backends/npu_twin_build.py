@@ -58,6 +58,26 @@ def entry_declaration(signature: KernelSignature) -> str:
     return f'extern "C" __global__ __aicore__ void {signature.function}({params}, GM_ADDR workspace, GM_ADDR tiling);\n'
 
 
+_C_TYPES = {"float32": "float", "float16": "half", "bfloat16": "bfloat16_t", "int32": "int32_t", "int64": "int64_t",
+            "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool"}
+
+
+def op_dtype_macros(source: str, signature: KernelSignature) -> str:
+    """DTYPE_<NAME> for each tensor parameter of the kernel's entry, as the op project's build
+    defines them from the operator's inputs and outputs (a published op kernel writes
+    `(__gm__ DTYPE_X*)x`): the entry's own parameter names, the task's element types."""
+    entry = re.search(rf"\bvoid\s+{re.escape(signature.function)}\s*\(([^)]*)\)", source)
+    if entry is None:
+        return ""
+    names = [re.sub(r"[^\w\s]", " ", p).split()[-1] for p in entry.group(1).split(",") if p.strip()]
+    tensors = [a for a in signature.args if a.is_tensor]
+    lines = []
+    for name, arg in zip(names, tensors):
+        macro = f"DTYPE_{name.upper()}"
+        lines.append(f"#ifndef {macro}\n#define {macro} {_C_TYPES.get(arg.dtype or 'float32', 'float')}\n#endif\n")
+    return "".join(lines)
+
+
 HOST_TILING_CAPACITY = 65536  # bytes of the kernel's tiling struct a host half may set (HostTiling)
 # A candidate's host half: `void TilingFunc(const KernelTiling& shapes, HostTiling& host)`.
 HOST_TILING = re.compile(r"\bvoid\s+TilingFunc\s*\(\s*const\s+KernelTiling\s*&\s*\w*\s*,\s*HostTiling\s*&")

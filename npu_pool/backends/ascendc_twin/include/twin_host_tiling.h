@@ -10,6 +10,7 @@
 
 #include <initializer_list>
 
+#include "twin_tensor.h"
 #include "twin_tiling_types.h"
 
 namespace ge {
@@ -32,7 +33,8 @@ private:
     std::vector<int64_t> dims_;
 };
 
-enum DataType { DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT8 = 2, DT_INT32 = 3, DT_BF16 = 27 };
+enum DataType { DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT8 = 2, DT_INT32 = 3, DT_UINT8 = 4, DT_INT16 = 6, DT_UINT16 = 7,
+                DT_UINT32 = 8, DT_INT64 = 9, DT_UINT64 = 10, DT_DOUBLE = 11, DT_BOOL = 12, DT_BF16 = 27 };
 enum graphStatus : uint32_t { GRAPH_SUCCESS = 0, GRAPH_FAILED = 0xFFFFFFFF };
 
 }  // namespace ge
@@ -119,6 +121,14 @@ public:
     const Tensor* GetInputTensor(size_t i) const { return i < tensors_.size() ? &tensors_[i] : nullptr; }
     const RuntimeAttrs* GetAttrs() const { return &attrs_; }
     void SetBlockDim(uint32_t blockDim) { block_dim_ = blockDim; }
+    void SetSimdNumBlocks(uint32_t blocks) { block_dim_ = blocks; }  // the newer toolkits' name
+    // the newer toolkits' tiling struct in place: a plain struct written straight into the raw data
+    template <class T>
+    T* GetTilingData() {
+        static_assert(std::is_trivially_copyable<T>::value, "a tiling struct is plain data");
+        tiling_.SetDataSize(sizeof(T));
+        return reinterpret_cast<T*>(tiling_.GetData());
+    }
     uint32_t GetBlockDim() const { return block_dim_; }
     void SetTilingKey(uint64_t key) { tiling_key_ = key; }
     uint64_t GetTilingKey() const { return tiling_key_; }
@@ -158,6 +168,7 @@ private:
 namespace platform_ascendc {
 
 enum class CoreMemType { L0_A = 0, L0_B, L0_C, L1, L2, UB, HBM };
+enum class SocVersion { ASCEND910 = 0, ASCEND910B, ASCEND910_93, ASCEND310P, ASCEND310B, RESERVED_VERSION = 99999 };
 
 class PlatformAscendC {
 public:
@@ -178,6 +189,16 @@ public:
         }
     }
     uint32_t GetLibApiWorkSpaceSize() const { return 16u << 20; }  // the system workspace (16 MiB)
+    // the family of the modelled SoC (EVOKERNEL_TWIN_SOC), by its name's prefix
+    SocVersion GetSocVersion() const {
+        const std::string& name = evk_twin::state().soc.name;
+        if (name.rfind("Ascend910B", 0) == 0) return SocVersion::ASCEND910B;
+        if (name.rfind("Ascend910_93", 0) == 0) return SocVersion::ASCEND910_93;
+        if (name.rfind("Ascend910", 0) == 0) return SocVersion::ASCEND910;
+        if (name.rfind("Ascend310P", 0) == 0) return SocVersion::ASCEND310P;
+        if (name.rfind("Ascend310B", 0) == 0) return SocVersion::ASCEND310B;
+        return SocVersion::ASCEND910B;  // unknown names take the Ascend910B1 row (twin_core.h)
+    }
 };
 
 class PlatformAscendCManager {
@@ -266,8 +287,11 @@ inline void GetReduceMaxMaxMinTmpSize(const ge::Shape& srcShape, const ge::DataT
 // --- the cube's tiling: MultiCoreMatmulTiling -----------------------------------------------------
 namespace matmul_tiling {
 
-enum class TPosition : int32_t { GM = 0, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, TSCM };
-enum class CubeFormat : int32_t { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR };
+// The kernel's enums: the twin compiles both halves in one unit, where a host half's `using
+// namespace matmul_tiling;` beside the kernel's `using namespace matmul;` must not make
+// TPosition or CubeFormat ambiguous (CANN compiles the halves apart).
+using AscendC::TPosition;
+using AscendC::CubeFormat;
 enum class DataType : int32_t { DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT8 = 2, DT_INT32 = 3, DT_BF16 = 27, DT_BFLOAT16 = 27 };
 
 // Splits M over the cores first (then N with the cores left), each core's share a multiple of 16;

@@ -12,7 +12,6 @@
 
 namespace AscendC {
 
-enum class CubeFormat : uint8_t { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR };
 enum class LayoutMode : uint8_t { NONE = 0, BSNGD, SBNGD, BNGS1S2, NORMAL };
 enum class IterateOrder : uint8_t { ORDER_M = 0, ORDER_N, UNDEF };
 

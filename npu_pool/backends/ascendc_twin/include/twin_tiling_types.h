@@ -11,6 +11,10 @@
 #include "twin_core.h"
 
 namespace AscendC {
+
+// Matrix layouts: the kernel's MatmulType and the host's tiling (matmul_tiling) name this one enum.
+enum class CubeFormat : uint8_t { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR };
+
 namespace tiling {
 
 // The cube's tiling (lib/matmul_intf.h): M, N, Ka, Kb are the matrices' shapes; singleCoreM/N/K
@@ -133,6 +137,9 @@ inline void copy_tiling(T* local, const uint8_t* tiling) {
     }
 #define REGISTER_TILING_DATA_CLASS(OP, NAME) \
     inline NAME evk_registered_tiling(evk_twin::TilingTag<::optiling::EvkAnchor>) { return NAME(); }
+// REGISTER_TILING_DEFAULT(Name) in the kernel (newer samples, a plain struct): a block-scope
+// declaration naming the struct GET_TILING_DATA copies (unevaluated: no definition needed).
+#define REGISTER_TILING_DEFAULT(NAME) NAME evk_registered_tiling(evk_twin::TilingTag<::optiling::EvkAnchor>)
 #define GET_TILING_DATA(VAR, TILING)                                                  \
     decltype(evk_registered_tiling(evk_twin::TilingTag<::optiling::EvkAnchor>())) VAR; \
     evk_twin::copy_tiling(&VAR, reinterpret_cast<const uint8_t*>(TILING))

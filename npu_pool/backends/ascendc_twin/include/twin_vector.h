@@ -52,6 +52,10 @@ constexpr int32_t MAX_REPEAT_TIMES = 255;
 constexpr uint64_t FULL_MASK = ~uint64_t(0);
 constexpr int32_t ONE_BYTE_BIT_SIZE = 8;
 constexpr int32_t BLOCK_CUBE = 16;              // the cube's fractal edge
+// UB bytes a kernel may hand the Matmul as its local workspace (SetLocalWorkspace, needed on
+// Atlas inference cores): the twin's default SoC's UB (Ascend910B: 192 KiB), a compile-time
+// constant as in the toolkit, where it depends on the target architecture.
+constexpr int32_t TOTAL_VEC_LOCAL_SIZE = 192 * 1024;
 
 }  // namespace AscendC
 
