@@ -3,7 +3,7 @@ draft whose previous request was another operator's reads only what follows its 
 prompt; with it off, everything after the shared static part. Token counts, not seconds: the
 server's own log says how many prompt tokens it read anew.
 
-Slow (model load, four prompts of ~1,000 tokens on the CPU) and only where the `local-llm`
+Slow (model load, six prompts of ~500 tokens on the CPU) and only where the `local-llm`
 extra is installed and the model has been fetched; skipped otherwise.
 """
 
@@ -23,11 +23,11 @@ from launch.local_llm.server import prepare_server
 pytestmark = pytest.mark.slow
 
 STATIC = ("You write ONE C function, `kernel`. Reply with one ```cpp code block.\n"
-          + "".join(f"- rule {i}: plain loops over raw pointers, no intrinsics, no threads.\n" for i in range(40)))
+          + "".join(f"- rule {i}: plain loops over raw pointers, no intrinsics, no threads.\n" for i in range(15)))
 
 
 def task(name: str, attempt: int) -> list[dict[str, str]]:
-    reference = "".join(f"    # step {i} of {name}: y = f(x) elementwise\n" for i in range(40))
+    reference = "".join(f"    # step {i} of {name}: y = f(x) elementwise\n" for i in range(15))
     return [{"role": "system", "content": STATIC},
             {"role": "user", "content": f"## Task {name}\n{reference}\nAttempt {attempt}: write it."}]
 
