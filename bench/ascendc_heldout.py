@@ -149,6 +149,8 @@ def verdict_row(kernel: dict, trials: int) -> dict:
     row |= {"verdict": "accepted" if verdict.feasible else "refused", "gate": verdict.gate,
             "category": verdict.category, "rule": rule.group(1) if rule else None,
             "reason": verdict.reason[:300], "sizes": verdict.sizes}
+    expect = kernel.get("expect", {})
+    row["as_expected"] = all(row.get(key) == value for key, value in expect.items() if key in ("verdict", "gate", "rule"))
     if verdict.feasible:
         second = gates(2)
         row["second_sizes"] = "accepted" if second.feasible else f"refused: {second.gate}/{second.category}: {second.reason[:200]}"
@@ -160,11 +162,12 @@ def run(only: list[str], trials: int) -> dict:
     rows = []
     for kernel in kernels:
         row = verdict_row(kernel, trials)
-        print(f"{row['name']:<20} {row['verdict']:<9} {row.get('gate', '')}/{row.get('category', '')} "
+        print(f"{row['name']:<20} {row['verdict']:<9} {'' if row.get('as_expected') else '(unexpected) '}"
+              f"{row.get('gate', '')}/{row.get('category', '')} "
               f"{row.get('rule') or ''} {row.get('reason', '')[:160]}", file=sys.stderr, flush=True)
         rows.append(row)
     return {"check": "ascendc_heldout", "accepted": sum(r["verdict"] == "accepted" for r in rows),
-            "total": len(rows), "kernels": rows}
+            "as_expected": sum(bool(r.get("as_expected")) for r in rows), "total": len(rows), "kernels": rows}
 
 
 def main() -> None:

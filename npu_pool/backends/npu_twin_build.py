@@ -121,6 +121,7 @@ HOST_GLUE = _GLUE % {
 
 # ... or the op project's: `ge::graphStatus TilingFunc(gert::TilingContext* context)` (also in namespace optiling).
 OP_TILING = re.compile(r"\bTilingFunc\s*\(\s*gert::TilingContext\s*\*")
+MIX_KERNEL = re.compile(r"\bREGIST_MATMUL_OBJ\b")  # a vector kernel that drives the cube: CANN builds it mixed
 _GE_TYPES = {"float16": "ge::DT_FLOAT16", "bfloat16": "ge::DT_BF16", "int32": "ge::DT_INT32", "int8": "ge::DT_INT8"}
 _OP_CHECK = """    if (status != ge::GRAPH_SUCCESS) {
         std::snprintf(error, error_capacity, "the tiling function returned %u, not ge::GRAPH_SUCCESS", unsigned(status));
@@ -159,9 +160,15 @@ def host_glue(source: str, signature: KernelSignature) -> str:
     lines += [f"    context->AddAttr(static_cast<double>(t.{f.name}));" for f, _ in fields if f.role == "scalar"]
     setup = ["    std::unique_ptr<gert::TilingContext> context(new gert::TilingContext());",
              "    context->SetBlockDim(core_num);", *lines, "    ge::graphStatus status = ge::GRAPH_FAILED;"]
+    # CANN's block count: a kernel driving the Matmul library is a mixed kernel, whose
+    # SetBlockDim counts AI cores; on a separated SoC (Atlas A2: one cube, two vector cores
+    # each) its vector code runs as two blocks per AI core (the host tiling's SetDim counts them)
+    blocks = "context->GetBlockDim()"
+    if MIX_KERNEL.search(source):
+        blocks += " * evk_twin::vector_cores_per_ai_core()"
     return _GLUE % {"setup": "\n".join(setup), "call": "using namespace optiling;\n        status = TilingFunc(context.get());",
                     "check": _OP_CHECK, "size": "context->GetRawTilingData()->GetDataSize()",
-                    "data": "context->GetRawTilingData()->GetData()", "blocks": "context->GetBlockDim()",
+                    "data": "context->GetRawTilingData()->GetData()", "blocks": blocks,
                     "workspace": "context->WorkspaceBytes()"}
 
 

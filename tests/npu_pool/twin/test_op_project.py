@@ -82,3 +82,20 @@ def test_host_and_kernel_halves_of_a_matmul_op_share_one_unit_without_ambiguity(
 
     check = syntax_of(BOTH_HALVES_WITH_MATMUL)
     assert check.returncode == 0, check.stderr[-3000:]
+
+
+def test_a_mixed_matmul_kernel_runs_two_vector_blocks_per_ai_core(tmp_path):
+    # device (Atlas A2): SetBlockDim(1) starts one AI core, whose two vector cores both run the
+    # kernel (GetBlockIdx() 0 and 1) and share the rows of C; the twin launches two blocks
+    task = load_task(SUITE / "level1" / "24_SquareMatmul.py", max_bytes=3 * 4 * 48 * 48)
+    backend = get_backend("npu-twin")
+    cache = build_cache_dir(harness_config().build_cache_dir) / "kernels"
+    source = (KERNEL.parent / "matmul_mix_op.cpp").read_text()
+    try:
+        artifact = backend.compile_kernel(source, task.kernel_signature, tmp_path, cache)
+    except KernelBuildError as exc:
+        pytest.fail(f"{exc}\n{exc.log[-3000:]}")
+    module = backend.wrap_kernel(artifact, task.kernel_signature, torch.nn.Identity())
+    a, b = (torch.randn(task.inputs[0].shape) for _ in range(2))
+    torch.testing.assert_close(module(a, b), a @ b, rtol=1e-4, atol=1e-4)
+    assert backend.last_profile["blocks"] == 2 and backend.soc_params()["name"].startswith("Ascend910B")

@@ -150,6 +150,14 @@ inline State& state() {
     return s;
 }
 
+// Vector cores per AI core of the modelled SoC: two on the separated Atlas A2 family (Ascend910B,
+// Ascend910_93: one cube and two vector cores), one where cube and vector share a core. A mixed
+// kernel (one that drives the Matmul library) launched on N AI cores runs N times this many blocks.
+inline uint32_t vector_cores_per_ai_core() {
+    const char* name = state().soc.name ? state().soc.name : "";
+    return std::strncmp(name, "Ascend910B", 10) == 0 || std::strncmp(name, "Ascend910_93", 12) == 0 ? 2u : 1u;
+}
+
 [[noreturn]] inline void fault(const char* rule, const char* api, Src src, const std::string& message) {
     // operator[] and operator() cannot take a location: name the last API call before them
     const bool located = src.file != nullptr;
