@@ -72,7 +72,7 @@ def op_dtype_macros(source: str, signature: KernelSignature) -> str:
     names = [re.sub(r"[^\w\s]", " ", p).split()[-1] for p in entry.group(1).split(",") if p.strip()]
     tensors = [a for a in signature.args if a.is_tensor]
     lines = []
-    for name, arg in zip(names, tensors):
+    for name, arg in zip(names, tensors, strict=False):  # the entry also names workspace and tiling
         macro = f"DTYPE_{name.upper()}"
         lines.append(f"#ifndef {macro}\n#define {macro} {_C_TYPES.get(arg.dtype or 'float32', 'float')}\n#endif\n")
     return "".join(lines)

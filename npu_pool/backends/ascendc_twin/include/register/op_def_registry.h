@@ -51,17 +51,19 @@ using InferDataTypeFunc = ge::graphStatus (*)(gert::InferDataTypeContext*);
 using TilingFunc = ge::graphStatus (*)(gert::TilingContext*);
 
 // Every setter of the documented description classes: accepted, chained, ignored.
+#define EVK_OPDEF_ACCEPTS(CLASS, NAME) \
+    template <class... A>              \
+    CLASS& NAME(A&&...) { return *this; }
+
 class OpParamDef {
 public:
-    template <class... A>
-    OpParamDef& ParamType(A&&...) { return *this; }
+    EVK_OPDEF_ACCEPTS(OpParamDef, ParamType)
     OpParamDef& DataType(std::vector<ge::DataType>) { return *this; }
     OpParamDef& DataTypeList(std::vector<ge::DataType>) { return *this; }
     OpParamDef& Format(std::vector<ge::Format>) { return *this; }
     OpParamDef& FormatList(std::vector<ge::Format>) { return *this; }
     OpParamDef& UnknownShapeFormat(std::vector<ge::Format>) { return *this; }
-    template <class... A>
-    OpParamDef& ValueDepend(A&&...) { return *this; }
+    EVK_OPDEF_ACCEPTS(OpParamDef, ValueDepend)
     OpParamDef& AutoContiguous() { return *this; }
     OpParamDef& IgnoreContiguous() { return *this; }
     OpParamDef& Scalar() { return *this; }
@@ -70,8 +72,7 @@ public:
 
 class OpAttrDef {
 public:
-    template <class... A>
-    OpAttrDef& AttrType(A&&...) { return *this; }
+    EVK_OPDEF_ACCEPTS(OpAttrDef, AttrType)
     OpAttrDef& Bool(bool = false) { return *this; }
     OpAttrDef& Float(float = 0.0f) { return *this; }
     OpAttrDef& Int(int64_t = 0) { return *this; }
@@ -83,20 +84,13 @@ public:
 
 class OpAICoreConfig {
 public:
-    template <class... A>
-    OpAICoreConfig& DynamicCompileStaticFlag(A&&...) { return *this; }
-    template <class... A>
-    OpAICoreConfig& DynamicFormatFlag(A&&...) { return *this; }
-    template <class... A>
-    OpAICoreConfig& DynamicRankSupportFlag(A&&...) { return *this; }
-    template <class... A>
-    OpAICoreConfig& DynamicShapeSupportFlag(A&&...) { return *this; }
-    template <class... A>
-    OpAICoreConfig& NeedCheckSupportFlag(A&&...) { return *this; }
-    template <class... A>
-    OpAICoreConfig& PrecisionReduceFlag(A&&...) { return *this; }
-    template <class... A>
-    OpAICoreConfig& ExtendCfgInfo(A&&...) { return *this; }
+    EVK_OPDEF_ACCEPTS(OpAICoreConfig, DynamicCompileStaticFlag)
+    EVK_OPDEF_ACCEPTS(OpAICoreConfig, DynamicFormatFlag)
+    EVK_OPDEF_ACCEPTS(OpAICoreConfig, DynamicRankSupportFlag)
+    EVK_OPDEF_ACCEPTS(OpAICoreConfig, DynamicShapeSupportFlag)
+    EVK_OPDEF_ACCEPTS(OpAICoreConfig, NeedCheckSupportFlag)
+    EVK_OPDEF_ACCEPTS(OpAICoreConfig, PrecisionReduceFlag)
+    EVK_OPDEF_ACCEPTS(OpAICoreConfig, ExtendCfgInfo)
     OpParamDef& Input(const char*) { return param_; }
     OpParamDef& Output(const char*) { return param_; }
 
@@ -107,13 +101,11 @@ private:
 class OpAICoreDef {
 public:
     OpAICoreDef& SetTiling(TilingFunc) { return *this; }
-    template <class... A>
-    OpAICoreDef& SetCheckSupport(A&&...) { return *this; }
-    template <class... A>
-    OpAICoreDef& SetOpSelectFormat(A&&...) { return *this; }
-    template <class... A>
-    OpAICoreDef& AddConfig(A&&...) { return *this; }
+    EVK_OPDEF_ACCEPTS(OpAICoreDef, SetCheckSupport)
+    EVK_OPDEF_ACCEPTS(OpAICoreDef, SetOpSelectFormat)
+    EVK_OPDEF_ACCEPTS(OpAICoreDef, AddConfig)
 };
+#undef EVK_OPDEF_ACCEPTS
 
 class OpDef {
 public:
