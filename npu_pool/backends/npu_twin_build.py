@@ -130,6 +130,27 @@ _OP_CHECK = """    if (status != ge::GRAPH_SUCCESS) {
     evk_twin::state().tiling_key = context->GetTilingKey();"""
 
 
+OP_ATTR = re.compile(r'\bAttr\s*\(\s*"(\w+)"\s*\)')
+
+
+def attribute_order(scalars: list[str], source: str) -> list[str]:
+    """The task's scalars in the order GetAttrs() indexes them: the order of the operator's
+    declared attributes (`this->Attr("epsilon")`, as CANN numbers them) where each declared name
+    matches one scalar (equal, or one name starting the other: eps / epsilon); otherwise, or with
+    no declaration, the KernelTiling order."""
+    declared = OP_ATTR.findall(source)
+    if not declared:
+        return scalars
+    ordered = []
+    for attr in declared:
+        match = [name for name in scalars if name == attr] or \
+                [name for name in scalars if name.startswith(attr) or attr.startswith(name)]
+        if len(match) != 1 or match[0] in ordered:
+            return scalars
+        ordered.append(match[0])
+    return ordered + [name for name in scalars if name not in ordered]
+
+
 def has_host_half(source: str) -> bool:
     """Whether a candidate carries a host tiling function (TilingFunc) besides its kernel."""
     return HOST_TILING.search(source) is not None or OP_TILING.search(source) is not None
@@ -157,7 +178,8 @@ def host_glue(source: str, signature: KernelSignature) -> str:
             lines.append(f"    context->AddOutput({shape});")
         else:
             lines.append(f"    context->AddInput({shape}, {_GE_TYPES.get(arg.dtype or '', 'ge::DT_FLOAT')});")
-    lines += [f"    context->AddAttr(static_cast<double>(t.{f.name}));" for f, _ in fields if f.role == "scalar"]
+    scalars = attribute_order([f.name for f, _ in fields if f.role == "scalar"], source)
+    lines += [f"    context->AddAttr(static_cast<double>(t.{name}));" for name in scalars]
     setup = ["    std::unique_ptr<gert::TilingContext> context(new gert::TilingContext());",
              "    context->SetBlockDim(core_num);", *lines, "    ge::graphStatus status = ge::GRAPH_FAILED;"]
     # CANN's block count: a kernel driving the Matmul library is a mixed kernel, whose

@@ -99,3 +99,15 @@ def test_a_mixed_matmul_kernel_runs_two_vector_blocks_per_ai_core(tmp_path):
     a, b = (torch.randn(task.inputs[0].shape) for _ in range(2))
     torch.testing.assert_close(module(a, b), a @ b, rtol=1e-4, atol=1e-4)
     assert backend.last_profile["blocks"] == 2 and backend.soc_params()["name"].startswith("Ascend910B")
+
+
+def test_attributes_follow_the_operators_declared_order_matched_by_name():
+    # CANN numbers GetAttrs() by the OpDef's Attr declarations; the task's scalars of
+    # 20_LayerNorm are (normalized_shape, eps): a LayerNorm declaring only "epsilon" reads eps first
+    from npu_pool.backends.npu_twin_build import attribute_order
+
+    scalars = ["normalized_shape", "eps"]
+    assert attribute_order(scalars, 'this->Attr("epsilon").AttrType(OPTIONAL).Float(1e-05);') == ["eps", "normalized_shape"]
+    assert attribute_order(scalars, "no declaration") == scalars
+    assert attribute_order(scalars, 'Attr("momentum")') == scalars  # no match: the task's order
+    assert attribute_order(["negative_slope"], 'Attr("negative_slope")') == ["negative_slope"]
