@@ -41,7 +41,7 @@ def test_run_writes_summary_and_attempts(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert "1/1 operators feasible" in out
     # A first run starts from the backend's bundle: the drafts were shown its knowledge.
-    assert f"the memory bank {tmp_path / 'bank'} was empty: seeded 24 cpu bundle items" in err
+    assert f"the memory bank {tmp_path / 'bank'} was empty: seeded 25 cpu bundle items" in err
     assert any(s["id"].startswith("bundle-") for s in attempts[0]["shown"])
     assert any(s["role"] == "api" and s["kind"] == "api" for s in attempts[0]["shown"])
 

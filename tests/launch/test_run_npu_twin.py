@@ -49,7 +49,7 @@ def test_run_on_the_twin_verifies_learns_and_reports_modelled_timing(tmp_path, c
     assert operator["feasible"] and operator["first_feasible_iteration"] == 2 and operator["best_latency_ms"] > 0
     attempts = [json.loads(line) for line in (tmp_path / "run" / "attempts.jsonl").read_text().splitlines()]
     assert [(a["iteration"], a["gate"]) for a in attempts] == [(1, "correctness"), (2, "ok")]
-    assert "seeded 23 npu-twin bundle items" in err
+    assert "seeded 24 npu-twin bundle items" in err
     assert "ms modelled" in out and "1/1 operators feasible" in out
 
     # memory learnt: the feasible kernel is a trace of the npu-twin backend, next to the bundle
