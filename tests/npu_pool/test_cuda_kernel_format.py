@@ -1,10 +1,11 @@
 """The CUDA kernel-source format without a GPU: the signature rendered for CUDA, the translation
 unit nvcc compiles, the nvcc command line and the build key as data, build outcomes (with a
 stand-in nvcc), readiness and the compile route where nvcc is missing, the trusted wrapper's
-extra stream argument and launch check (through a g++-built library), and, where the real
-nvcc is installed, builds of the bundle's templates, the prompt's worked example and a wrong
-signature, plus the launch check of a real nvcc library (which, with no GPU, reports that
-the CUDA driver is missing)."""
+extra stream argument and launch check (through a g++-built library), the bundle's family
+examples' host entries and launches, and, where the real nvcc is installed, builds of the
+prompt's worked example and a wrong signature, plus the launch check of a real nvcc library
+(which, with no GPU, reports that the CUDA driver is missing). The family examples' nvcc
+builds and GPU runs are tests/memory_actor/test_family_examples.py's."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from memory_actor.seeding import bundle_items
+from actors.families import FAMILIES
+from memory_actor.seeding import example_items, example_tasks
 from npu_pool.backends import cuda as cuda_backend
 from npu_pool.backends import cuda_kernel
 from npu_pool.backends.base import KernelBuildError, ToolchainMissing
@@ -27,7 +29,7 @@ from npu_pool.paths import cache_root
 from npu_pool.signature import derive_signature
 from npu_pool.tasks import load_task
 
-from .harness_support import SMALL_BYTES, SUITE
+from .harness_support import SMALL_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]
 RELU_SOURCE = r"""
@@ -223,7 +225,7 @@ def test_wrapper_refuses_a_tensor_on_another_device(relu_signature):
         module(torch.randn(64, 96))
 
 
-# --- bundle templates and the prompt's worked example ------------------------------------------------
+# --- the bundle's family examples and the prompt's worked example -----------------------------
 
 
 def _entry_params(code: str) -> list[str]:
@@ -237,24 +239,25 @@ def _declared_params(signature) -> list[str]:
     return [" ".join(p.split()) for p in text[text.index("(") + 1:text.rindex(")")].split(",")]
 
 
-def _templates() -> dict[str, str]:
-    return {item.name.removeprefix("template_"): item.content for item in bundle_items("cuda")
-            if item.kind == "api" and (item.name or "").startswith("template_")}
+CUDA_EXAMPLES = example_items("cuda")  # family -> the bundle's worked example (bundles/cuda.yaml)
 
 
-def _template_task(code: str):
-    name = re.search(r"Worked for (\w+)", code).group(1)
-    [path] = SUITE.glob(f"level*/{name}.py")
-    return load_task(path, max_bytes=SMALL_BYTES)
+def test_the_cuda_bundle_has_family_examples_to_check():
+    """The parametrisation below is over these: an empty one would pass with nothing checked."""
+    assert sorted(CUDA_EXAMPLES) == sorted(FAMILIES) and FAMILIES
 
 
-@pytest.mark.parametrize("family", sorted(_templates()))
-def test_bundle_templates_have_their_tasks_cuda_signature(family):
-    code = _templates()[family]
-    task = _template_task(code)
+@pytest.mark.parametrize("family", sorted(CUDA_EXAMPLES))
+def test_family_examples_declare_their_tasks_cuda_entry_and_launch_on_the_stream(family, tmp_path):
+    """What tests/memory_actor/test_family_examples.py does not read in the code: the host entry's
+    parameters are those of the task's CUDA signature (stream last) and every launch uses it."""
+    item = CUDA_EXAMPLES[family]
+    task_file = tmp_path / f"{item.task_id}.py"
+    task_file.write_text(example_tasks()[item.task_id][1])
+    task = load_task(task_file, max_bytes=SMALL_BYTES)
     assert task.kernel_signature is not None
-    assert _entry_params(code) == _declared_params(task.kernel_signature)
-    launches = re.findall(r"<<<(.*?)>>>", code, re.DOTALL)
+    assert _entry_params(item.content) == _declared_params(task.kernel_signature)
+    launches = re.findall(r"<<<(.*?)>>>", item.content, re.DOTALL)
     assert launches and all(launch.replace(" ", "").endswith(",stream") for launch in launches), launches
 
 
@@ -302,14 +305,6 @@ def test_real_nvcc_builds_the_worked_example_and_a_wrong_signature_is_the_candid
     with pytest.raises(KernelBuildError) as caught:
         _build_real(no_stream, _scaled_add_signature(), tmp_path)
     assert not isinstance(caught.value, ToolchainMissing) and "kernel.cu" in caught.value.log
-
-
-@needs_nvcc
-@pytest.mark.parametrize("family", [pytest.param(f, marks=() if f == "elementwise" else pytest.mark.slow)
-                                    for f in sorted(_templates())])
-def test_real_nvcc_builds_each_bundle_template_for_its_task(family, tmp_path):
-    code = _templates()[family]
-    assert _build_real(code, _template_task(code).kernel_signature, tmp_path).stat().st_size > 0
 
 
 @needs_nvcc
