@@ -284,7 +284,7 @@ class Campaign:
 
     def _open_bank(self) -> Any:
         """The campaign's memory bank, opened as its one writer (a subclass may open it otherwise:
-        bench.learning_frozen reads a frozen bank)."""
+        bench.learning.evaluation's FrozenCampaign reads a frozen bank)."""
         from memory_actor.bank import MemoryBank
 
         return MemoryBank(self.settings.memory, owner=f"evokernel run {self.run_id}")

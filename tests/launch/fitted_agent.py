@@ -1,7 +1,7 @@
 """A stand-in LLM fitted to what the benchmarks' raw drafts showed (issues 27.5 and 41).
 
-v2 (runs/learning/arms/*/attempts.jsonl, qwen2.5-coder-1.5b, 270 drafts) and v3 (576 evaluation
-drafts per domain, field `shown`) say, by what a draft's prompt held beyond the static brief:
+v2 (arms/*/attempts.jsonl in bench/results/2026-11-24-qwen2.5-coder-1.5b-instruct/raw.tar.xz,
+qwen2.5-coder-1.5b, 270 drafts) and v3 (576 evaluation drafts per domain, field `shown`) say, by what a draft's prompt held beyond the static brief:
 
 - nothing (the brief and the generic example): a family the model knows (C elementwise) right
   about 0.6 of the time on a fresh draft; a family or language it does not know (Ascend C)

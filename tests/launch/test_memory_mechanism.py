@@ -11,7 +11,7 @@ must reach bare's rate (the `none` arm's) in the known family and beat it in the
 a policy that always shows memory (similarity's) loses to bare where the model knows. The
 campaigns (slow): the stand-in on the loopback OpenAI server, the real single-process campaign
 in the three retrieval modes with the real verifier, real g++ builds and real banks seeded with
-the CPU bundle, as bench/learning.py runs its arms: the plumbing (no kernel crosses families,
+the CPU bundle, as bench/learning/ runs its arms: the plumbing (no kernel crosses families,
 ranked items only with the decision's option, statistics count every draft, near-repeats end as
 repeats). It says nothing about a real model and is never reported as the learning result
 (docs/memory.md, docs/learning_benchmark.md).
@@ -118,7 +118,7 @@ def settings_for(mode: str, server, tmp_path: Path):
 
 
 def seeded_bank(tmp_path: Path, settings) -> Path:
-    """The CPU bundle in a fresh bank, copied for each arm (what bench/learning.py does)."""
+    """The CPU bundle in a fresh bank, copied for each arm (what bench/learning/learning_pass.py does)."""
     from memory_actor.bank import MemoryBank
     from memory_actor.seeding import seed_items
 
