@@ -153,7 +153,7 @@ def draft_set(runs: Path) -> list[dict]:
     suite = REPOSITORY / "suites" / "cpu" / "level1"
     rows = []
     for backend, task, traces, gates in DRAFT_SET:
-        def brief(name: str):
+        def brief(name: str, backend: str = backend):
             return task_brief(load_task(suite / f"{name}.py"), get_backend(backend), "kernel")
 
         core = [ContextItem(id=i.id, kind=i.kind, summary=i.summary, content=i.content, core=True)

@@ -24,7 +24,10 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from npu_pool.tasks import TaskSpec
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.IGNORECASE)
 STARTUP_TIMEOUT_S = 300  # importing torch, on a loaded machine
@@ -112,6 +115,14 @@ def load_bounded(path: str | Path, *, timeout_s: float, memory_mb: int, **option
     if "error" in answer:
         raise TaskLoadError(answer["error"])
     return TaskSpec.model_validate(answer["task"])
+
+
+def load_task_for(path: str | Path, config: Any) -> TaskSpec:
+    """load_task with the sizes mode and budget of a HarnessConfig, in a child process with
+    the config's time and memory bounds: a task file is not ours."""
+    return load_bounded(path, timeout_s=config.task_load_timeout_s, memory_mb=config.task_load_memory_mb,
+                        sizes=config.sizes, max_bytes=config.fit_max_bytes, max_gflop=config.fit_max_gflop,
+                        min_dim=config.fit_min_dim)
 
 
 def _answer(request: dict[str, Any], memory_mb: int) -> dict[str, Any]:

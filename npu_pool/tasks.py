@@ -232,16 +232,6 @@ def _real_outputs(module: Any) -> tuple[list[torch.Tensor], Any]:
                           tensor_bytes=tensor_bytes(inputs, params, outputs))
 
 
-def load_task_for(path: str | Path, config: Any) -> TaskSpec:
-    """load_task with the sizes mode and budget of a HarnessConfig, in a child process with
-    the config's time and memory bounds (npu_pool.task_loader): a task file is not ours."""
-    from npu_pool.task_loader import load_bounded
-
-    return load_bounded(path, timeout_s=config.task_load_timeout_s, memory_mb=config.task_load_memory_mb,
-                        sizes=config.sizes, max_bytes=config.fit_max_bytes, max_gflop=config.fit_max_gflop,
-                        min_dim=config.fit_min_dim)
-
-
 def run_reference(spec: TaskSpec, device: str = "cpu") -> float:
     """Run the task's reference once at the sizes used (trusted suite code, in-process);
     return the seconds it took."""

@@ -197,7 +197,7 @@ class Worker:
                                     on_trial=lambda label: self.stage(f"correctness: {label}"),
                                     clock=correctness.CallClock(cfg.call_time_limit_factor, cfg.call_time_limit_min_s))
         if outcome.feasible:  # and again at the task's second, awkward sizes
-            from npu_pool.tail_sizes import check_second_size
+            from npu_pool.second_size_check import check_second_size
 
             outcome = check_second_size(outcome, req, candidate_at, backend.device, self.stage, self.timings)
         self.timings["correctness_s"] = time.perf_counter() - t0

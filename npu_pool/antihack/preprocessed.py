@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 
 from npu_pool.antihack.findings import Finding
 
@@ -40,17 +41,17 @@ def expanded(source_without_comments: str) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def check_expanded(no_comments: str, found: list[Finding]) -> list[Finding]:
-    """The token rules' rejections in the expanded source that the source as written did not
-    show (`found`), at the line of the first `##`; a source that cannot be expanded is rejected."""
-    from npu_pool.antihack.source import _check_tokens, _line, blank_comments_and_strings
-
-    line = _line(no_comments, no_comments.index("##"))
+def check_expanded(no_comments: str, found: list[Finding], line: int,
+                   rescan: Callable[[str], list[Finding]]) -> list[Finding]:
+    """The token rules' rejections (`rescan`, the source module's token rules) in the expanded
+    source that the source as written did not show (`found`), at `line` (the first `##`); a
+    source that cannot be expanded is rejected. The rules come in as an argument so that this
+    module stays below antihack.source, which calls it."""
     text = expanded(no_comments)
     if text is None:
         return [Finding(rule="token_pasting", severity="reject", line=line,
                         message="## in a macro, and the source could not be preprocessed to check what it assembles")]
     seen = {(f.rule, f.message) for f in found}
     return [Finding(rule=f.rule, severity="reject", line=line, message=f"after the macros are expanded: {f.message}")
-            for f in _check_tokens(blank_comments_and_strings(text)[1])
+            for f in rescan(text)
             if f.severity == "reject" and (f.rule, f.message) not in seen]

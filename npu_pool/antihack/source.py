@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 
 from npu_pool.antihack.findings import Finding
+from npu_pool.antihack.preprocessed import check_expanded
 
 # --- lexing ------------------------------------------------------------------------------
 
@@ -229,9 +230,8 @@ def check_source(source: str, language: str) -> list[Finding]:
         findings += _check_tensor_operators(code)
     findings += _check_static_caches(code)
     if "##" in code:  # token pasting can assemble a forbidden name: look again after expansion
-        from npu_pool.antihack.preprocessed import check_expanded
-
-        findings += check_expanded(no_comments, findings)
+        findings += check_expanded(no_comments, findings, _line(no_comments, no_comments.index("##")),
+                                   lambda text: _check_tokens(blank_comments_and_strings(text)[1]))
     return findings
 
 

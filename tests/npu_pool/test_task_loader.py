@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from npu_pool.config import HarnessConfig
-from npu_pool.tasks import TaskLoadError, load_task, load_task_for
+from npu_pool.task_loader import load_task_for
+from npu_pool.tasks import TaskLoadError, load_task
 
 from .harness_support import FIXTURES, SMALL_BYTES, SUITE
 
@@ -52,7 +53,7 @@ def test_a_missing_task_file_is_one_line(tmp_path: Path):
 PARENT = r"""
 import sys
 from npu_pool.config import HarnessConfig
-from npu_pool.tasks import load_task_for
+from npu_pool.task_loader import load_task_for
 load_task_for(sys.argv[1], HarnessConfig(task_load_timeout_s=600.0))
 """
 
