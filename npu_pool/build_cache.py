@@ -198,8 +198,10 @@ def precompiled_header_dir(cache_dir: Path, extra_cflags: Any, extra_include_pat
     flags = [str(f) for f in (extra_cflags or [])]
     includes = [os.path.abspath(str(p)) for p in (extra_include_paths or [])]
     compiler = get_cxx_compiler()
-    key = hashlib.sha256(json.dumps([flags, includes, torch.__version__, compiler, compiler_identity(compiler),
-                                     host_target()]).encode()).hexdigest()[:16]
+    # torch's include folder is in the key: the header is linked beside its precompiled form, and
+    # a checkout with its own environment may not read (nor want) another environment's header
+    key = hashlib.sha256(json.dumps([flags, includes, torch.__version__, include_paths()[0], compiler,
+                                     compiler_identity(compiler), host_target()]).encode()).hexdigest()[:16]
     root = cache_dir / "pch" / key
     target = root / "torch" / "extension.h.gch"
     if target.exists() and target.with_suffix("").exists():
