@@ -65,7 +65,7 @@ class _Loader:
         self.stop()
         if not ready and alive:
             return "timeout"
-        from npu_pool.sandbox import describe_exit
+        from npu_pool.exit_status import describe_exit
 
         return f"the process loading it {describe_exit(self.proc.returncode)[1]}"
 
