@@ -8,7 +8,8 @@ rewritten atomically after each one finishes. Ctrl-C cancels the episodes in fli
 what they did (marked `interrupted`) and flushes everything; `resume()` continues a run
 folder without redoing finished operators. A lost LLM endpoint fails the operator that met
 it, pauses new starts until the endpoint answers again, and stops the campaign if it stays
-away (the rest can be resumed later). SIGTERM stops the run as Ctrl-C does where the caller
+away (the rest can be resumed later). An operator lost with its node is run again on the nodes
+that remain, once (launch.lost_operators), else reported as infrastructure. SIGTERM stops the run as Ctrl-C does where the caller
 made it so (`evokernel run` does; launch.ray_session keeps that handler over Ray's), also when
 the signal reaches Ray's own processes as well. The status line and the notes above it (LLM
 retries, waits) are launch.campaign_progress's.
@@ -46,6 +47,7 @@ from launch.campaign import (
 from launch.campaign_progress import LLMRetryNotes, ProgressDisplay
 from launch.campaign_services import EpisodeOutcome, EpisodeServices
 from launch.config import Settings
+from launch.lost_operators import LOST, LOST_RETRIES, LostOperators, lost_with_its_node
 from launch.ray_session import connect_ray, gcs_reachable
 from launch.roles import ROLES, Role, device_roles
 from launch.run_summary import INTERRUPTED, Placement, RunSummary
@@ -96,7 +98,8 @@ class ConcurrentCampaign:
 
     def __init__(self, settings: Settings, run_dir: Path, *, run_id: str | None = None,
                  fake: FakeDevices | None = None, cpus_per_slot: float = 1.0, max_devices: int | None = None,
-                 progress: ProgressDisplay | None = None, llm_wait_s: float | None = None):
+                 progress: ProgressDisplay | None = None, llm_wait_s: float | None = None,
+                 lost_retries: int = LOST_RETRIES):
         self.settings = settings
         self.folder = RunFolder(Path(run_dir).resolve())
         self.run_id = run_id or new_run_id()
@@ -117,11 +120,12 @@ class ConcurrentCampaign:
         self._llm_lost = False  # the last finished episode lost the LLM endpoint
         self._recorder_lost = False  # a call to the run recorder went unanswered while stopping
         self._retries = LLMRetryNotes(self.progress)  # the LLM workers' endpoint-fault retries, each said once
+        self.lost = LostOperators(lost_retries)
 
     # -- summary ----------------------------------------------------------------------------
 
     def summary(self, finished: bool) -> RunSummary:
-        return run_summary(self, "ray", finished, timings=self.timings,
+        return run_summary(self, "ray", finished, timings=self.timings, lost_tries=self.lost.tries,
                            placement=Placement(episodes=self.episode_nodes, devices=self.devices))
 
     def _write(self, finished: bool = False) -> None:
@@ -280,7 +284,9 @@ class ConcurrentCampaign:
                     pending[ref] = path
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
                 for ref in ready:
-                    self._finished(pending.pop(ref), ref, recorder)
+                    path = pending.pop(ref)
+                    if self._finished(path, ref, recorder, may_run_again=True):
+                        todo.appendleft(path)  # lost with its node: next, on the nodes that remain
                     if self.error is None and self._llm_lost:
                         self._wait_for_llm()
                 if self._stop_requested:
@@ -315,7 +321,8 @@ class ConcurrentCampaign:
                         detail="the summary of the operators in flight lacks their partial figures")
             return fallback
 
-    def _finished(self, path: Path, ref: Any, recorder: Any) -> None:
+    def _finished(self, path: Path, ref: Any, recorder: Any, may_run_again: bool = False) -> bool:
+        """Record how the operator's episode ended; True when it was lost and is to run again."""
         try:
             outcome: EpisodeOutcome = ray.get(ref)
             result = outcome.result
@@ -328,9 +335,16 @@ class ConcurrentCampaign:
         except RunFolderWriteFailed as exc:  # the recorder could not append an attempt: a full disk
             self._folder_failed(error_message(exc))
             result = self._partial(recorder, path, stopped_by=INFRA, error=error_message(exc))
-        except Exception as exc:  # the episode's worker died (node lost, OOM): that operator fails
+        except Exception as exc:  # the episode's worker, node or an actor it used died, or the episode failed
             log.error("episode_task_failed", task=path.stem, error=str(exc))  # the whole traceback, in the log
-            result = self._partial(recorder, path, stopped_by="error", error=f"episode task failed: {error_line(exc)}")
+            line = error_line(exc)
+            if not lost_with_its_node(exc):
+                result = self._partial(recorder, path, stopped_by="error", error=f"episode task failed: {line}")
+            elif self.lost.run_again(path.stem, line) and may_run_again and not self.error:
+                self.progress.note(f"{path.stem} was lost with its node, running it again: {line}")
+                return True
+            else:  # not a verdict on the operator: infrastructure, and a resume runs it again
+                result = self._partial(recorder, path, stopped_by=INFRA, error=f"{LOST}: {line}")
         self.operators.append(result)
         self._recorded(recorder.operator_done.remote(result), None)
         self._write()
@@ -338,6 +352,7 @@ class ConcurrentCampaign:
         log.info("operator_done", task=result.task, feasible=result.feasible, speedup_vs_eager=result.speedup_vs_eager,
                  timing=timing_kind(self.settings.harness.backend), attempts=result.attempts,
                  usage=f"{result.tokens} tok", error=result.error)
+        return False
 
     def _cancel(self, pending: dict[Any, Path], recorder: Any, grace_s: float = 15.0) -> None:
         """Cancel the episodes in flight; what they did so far is kept as `interrupted` results."""
@@ -383,6 +398,7 @@ class ConcurrentCampaign:
         campaign.started_at = summary.started_at or campaign.started_at
         campaign.planned, campaign.operators = paths, kept
         campaign.episode_nodes = dict(summary.placement.episodes)
+        campaign.lost = LostOperators(campaign.lost.retries, summary.lost_tries)
         campaign.resumed = [*summary.resumed_at, utc_now()]
         discard_attempts(campaign.folder, {op.task for op in kept})
         log.info("campaign_resume", run_id=campaign.run_id, finished=len(kept), remaining=len(paths) - len(kept))

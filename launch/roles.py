@@ -72,9 +72,12 @@ ROLES: dict[Role, RoleSpec] = {
     # by name too), and importing it here would load LanceDB into the driver.
     Role.MEMORY: RoleSpec("memory_actor.actor.MemoryActor", "one per bank, found by name",
                           "memory.actor_num_cpus", "{actor_name}"),
+    # LLM workers hold no state a request needs: one lost with its node restarts elsewhere and
+    # its requests are sent again, instead of failing every operator that used it.
     Role.DRAFTER: RoleSpec(DrafterActor, "ceil(ray.max_in_flight / llm.max_concurrency)", "none",
-                           "drafter/{run_id}/{index}", {"num_cpus": 0}),
-    Role.REFINER: RoleSpec(RefinerActor, "as many as drafters", "none", "refiner/{run_id}/{index}", {"num_cpus": 0}),
+                           "drafter/{run_id}/{index}", {"num_cpus": 0, "max_restarts": -1, "max_task_retries": 2}),
+    Role.REFINER: RoleSpec(RefinerActor, "as many as drafters", "none", "refiner/{run_id}/{index}",
+                           {"num_cpus": 0, "max_restarts": -1, "max_task_retries": 2}),
     Role.EPISODE: RoleSpec(run_episode, "one task per operator, at most ray.max_in_flight at once, never retried",
                            "none, spread over the nodes", "episode/{task}",
                            {"num_cpus": 0, "max_retries": 0, "scheduling_strategy": "SPREAD"}),

@@ -80,6 +80,10 @@ class RunSummary(BaseModel):
                               "lost endpoint, device pool)")
     interrupted: bool = Field(False, description="stopped by Ctrl-C or SIGTERM: `evokernel run --resume` continues")
     resumed_at: list[str] = Field(default_factory=list)
+    lost_tries: dict[str, list[str]] = Field(default_factory=dict, description="(Ray) operators an episode of "
+                                             "which was lost with its node, with what each lost try met; one "
+                                             "that ran again to its end is in `operators` as that run ended "
+                                             "(launch.lost_operators)")
     placement: Placement = Field(default_factory=Placement)
     timings: dict[str, float] = Field(default_factory=dict, description="startup_s, episodes_s (Ray)")
 

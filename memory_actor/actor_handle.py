@@ -8,6 +8,7 @@ from typing import Any
 
 import ray
 import structlog
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from memory_actor.actor import MemoryActor
 from memory_actor.config import MemoryConfig, memory_actor_name
@@ -16,9 +17,10 @@ from memory_actor.lease import BankInUse, BankUnusable, in_use_message, is_local
 log = structlog.get_logger("evokernel.memory.actor")
 
 
-def get_or_create_memory_actor(config: MemoryConfig, owner: str | None = None) -> Any:
+def get_or_create_memory_actor(config: MemoryConfig, owner: str | None = None, node_id: str | None = None) -> Any:
     """The bank's memory actor, created on first use, found by name afterwards (one per bank:
-    memory_actor_name). `owner` (a run id) names the creator in the bank's lease.
+    memory_actor_name). `owner` (a run id) names the creator in the bank's lease. `node_id`: the
+    node it must start (and restart) on; one found by name stays where it is.
 
     Needs `ray.init` done by the caller. The bank (and the embedding model) load inside the
     actor's process, never in the caller's.
@@ -38,6 +40,10 @@ def get_or_create_memory_actor(config: MemoryConfig, owner: str | None = None) -
         # has the steadiest latency (a second thread mostly waits for the first).
         threads = str(config.actor_blas_threads)
         options["runtime_env"] = {"env_vars": {"OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}}
+    if node_id is not None:
+        # Hard affinity: a worker's loss must not take the bank's writer with it (on a cluster
+        # Ray put it on a worker three times in four when it asked for no node).
+        options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=False)
     if config.actor_namespace is not None:
         options["namespace"] = config.actor_namespace
     if config.actor_detached:
@@ -56,10 +62,12 @@ def open_memory_actor(config: MemoryConfig, owner: str, timeout_s: float = 300.0
     under that name was started by another campaign (named in the lease record); BankUnusable when
     the actor of that name serves another bank (a `memory.actor_name` set by hand) or the bank
     cannot be written; MemoryActorFailed when it does not start. One found dying (a campaign of
-    this process that just ended) is replaced once."""
+    this process that just ended) is replaced once. A new actor starts on the caller's node (the
+    campaign's driver: the head of a cluster), never on a worker that may go away."""
     name = memory_actor_name(config)
+    here = ray.get_runtime_context().get_node_id() if ray.is_initialized() else None
     for last in (False, True):
-        actor = get_or_create_memory_actor(config, owner)
+        actor = get_or_create_memory_actor(config, owner, node_id=here)
         try:
             serving = ray.get(actor.serving.remote(), timeout=timeout_s)
             break
