@@ -1,10 +1,37 @@
-"""Lexing for the C-family anti-hack rules (npu_pool.antihack.source): comments and string
-literals blanked with their lengths kept, so a rule's match offset is still the source's own
-line; identifier characters; the line of an offset."""
+"""Lexing for the C-family anti-hack rules (npu_pool.antihack.source): backslash-newlines
+spliced and `%:` digraphs read as `#` (the compiler's first translation phases, so a name split
+over two lines or a `%:define` is seen as the compiler sees it); comments and string literals
+blanked with their lengths kept, so a rule's match offset is still the source's own line;
+identifier characters; the line of an offset."""
 
 from __future__ import annotations
 
 import re
+
+
+def splice_lines(source: str) -> str:
+    """Backslash-newlines removed as the compiler does before anything else (`op\\<newline>en(`
+    is a call of `open`; a #define's continued body is one line); the removed newlines follow
+    the joined line, so every later line keeps its number."""
+    if "\\\n" not in source and "\\\r\n" not in source:
+        return source
+    lines: list[str] = []
+    joined, pending = "", 0
+    for line in source.split("\n"):
+        body = line[:-1] if line.endswith("\r") else line
+        if body.endswith("\\"):
+            joined, pending = joined + body[:-1], pending + 1
+            continue
+        lines += [joined + line] + [""] * pending
+        joined, pending = "", 0
+    if pending:  # the file ends inside a continued line
+        lines += [joined] + [""] * (pending - 1)
+    return "\n".join(lines)
+
+
+def read_digraphs(code: str) -> str:
+    """`%:` is `#` and `%:%:` is `##` in C++ (digraphs): same length, so offsets stay."""
+    return code.replace("%:%:", "##  ").replace("%:", "# ") if "%:" in code else code
 
 
 def blank_comments_and_strings(source: str) -> tuple[str, str]:

@@ -139,6 +139,11 @@ def _check_flags(key: str, node: ast.expr, bindings: dict[str, list[ast.expr]], 
             findings.append(Finding(rule="file_access", severity="warn", line=line, message=f"extra include path {flag!r}: use only toolkit headers"))
         elif flag.startswith("@") or any(flag.startswith(bad) or bad in flag for bad in _BAD_FLAGS):
             findings.append(Finding(rule="compiler_flags", severity="reject", line=line, message=f"compiler flag {flag!r} can run or inject code; remove it"))
+        elif flag.startswith("-D") and any(c in flag for c in "()#"):
+            # the sources are expanded without the command line's macros: one that could wrap a
+            # name or a call there (function-like, a parenthesis, a paste) must be in the source
+            findings.append(Finding(rule="compiler_flags", severity="reject", line=line,
+                                    message=f"compiler flag {flag!r} defines a macro with parentheses or ##; define it in the source"))
         elif flag.startswith("-D"):
             # a macro defined on the command line is checked like a #define in the source
             name, _, value = flag[2:].partition("=")

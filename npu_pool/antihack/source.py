@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterator
 
 from npu_pool.antihack.findings import Finding
-from npu_pool.antihack.lexing import _line, blank_comments_and_strings
-from npu_pool.antihack.preprocessed import check_expanded
+from npu_pool.antihack.lexing import _line, blank_comments_and_strings, read_digraphs, splice_lines
+from npu_pool.antihack.preprocessed import check_expanded, needs_expansion
 
 # --- rule tables -------------------------------------------------------------------------
 
@@ -37,7 +37,9 @@ _TOKEN_RULES: list[tuple[str, str, tuple[str, ...]]] = [
     ("file_access", "file access is not allowed in a kernel", (
         "fopen", "fopen64", "freopen", "fdopen", "tmpfile", "tmpnam", "mkstemp", "openat", "creat",
         "unlink", "unlinkat", "rmdir", "mkdir", "chmod", "ftruncate", "symlink", "ifstream",
-        "ofstream", "fstream", "filebuf")),
+        "ofstream", "fstream", "filebuf", "basic_ifstream", "basic_ofstream", "basic_fstream", "basic_filebuf",
+        "open64", "openat64", "creat64", "pread", "pread64", "preadv", "readv", "pwrite", "pwrite64", "pwritev",
+        "writev", "sendfile", "open_by_handle_at")),
     ("thread", "threads are not allowed (work must run where the harness times it); use OpenMP on CPU", (
         "pthread_create", "pthread_detach", "jthread", "thrd_create")),
     ("signal", "signal handlers and signals are not allowed in a kernel", (
@@ -150,7 +152,7 @@ _STATIC_DECL = re.compile(
 
 def check_source(source: str, language: str) -> list[Finding]:
     """Every finding in one C/C++/CUDA/Ascend C source."""
-    no_comments, code = blank_comments_and_strings(source)
+    no_comments, code = (read_digraphs(text) for text in blank_comments_and_strings(splice_lines(source)))
     findings: list[Finding] = []
     findings += _check_includes(no_comments)
     findings += _check_asm(no_comments)
@@ -160,8 +162,8 @@ def check_source(source: str, language: str) -> list[Finding]:
         findings += _check_aten(code)
         findings += _check_tensor_operators(code)
     findings += _check_static_caches(code)
-    if "##" in code:  # token pasting can assemble a forbidden name: look again after expansion
-        findings += check_expanded(no_comments, findings, _line(no_comments, no_comments.index("##")),
+    if trigger := needs_expansion(code):  # a macro can assemble or wrap a name: look again after expansion
+        findings += check_expanded(no_comments, language, findings, trigger,
                                    lambda text: _check_tokens(blank_comments_and_strings(text)[1]))
     return findings
 
@@ -210,10 +212,7 @@ def _check_tokens(code: str) -> Iterator[Finding]:
     defines = [(m.start(), m.group(0)) for m in _DEFINE.finditer(code)]
     for rule, message, names in _CALL_RULES:
         alternatives = "|".join(map(re.escape, names))
-        call = re.compile(r"(?<![\w.>])(?:std\s*::\s*|::\s*)?(" + alternatives + r")\s*\(")
-        for match in call.finditer(code):
-            if _is_declaration(code, match.start()):
-                continue
+        for match in _calls(code, alternatives):
             yield _finding(rule, "reject", f"{match.group(1)}(): {message}", code, match.start())
         # taken as a value (`auto f = system;`, `&kill`, `run(system)`): a call through a pointer
         value = re.compile(r"(?:[=&(,]\s*)(?:std\s*::\s*|::\s*)?(" + "|".join(map(re.escape, _POINTER_TAKEN & set(names))) + r")\s*[;,)]") \
@@ -225,9 +224,8 @@ def _check_tokens(code: str) -> Iterator[Finding]:
             for match in bare.finditer(body):
                 yield _finding(rule, "reject", f"{match.group(1)} inside #define: {message}", code, start)
     for rule, message, names in _CALL_WARNINGS:
-        pattern = _VENDOR_CALL if not names else re.compile(
-            r"(?<![\w.>])(?:std\s*::\s*(?:this_thread\s*::\s*)?|::\s*)?(" + "|".join(map(re.escape, names)) + r")\s*\(")
-        for match in pattern.finditer(code):
+        matches = _VENDOR_CALL.finditer(code) if not names else _calls(code, "|".join(map(re.escape, names)), declarations=True)
+        for match in matches:
             yield _finding(rule, "warn", f"{match.group(1)}: {message}", code, match.start())
     for rule, message, pattern in _QUALIFIED_REJECTS:
         for match in pattern.finditer(code):
@@ -237,10 +235,38 @@ def _check_tokens(code: str) -> Iterator[Finding]:
             yield _finding("token_pasting", "warn", "## in a macro can assemble forbidden names; write names out", code, start)
 
 
-def _is_declaration(code: str, offset: int) -> bool:
-    """`float read(...)`-style definitions of the kernel's own helpers are not calls of libc."""
+def _calls(code: str, alternatives: str, declarations: bool = False) -> Iterator[re.Match[str]]:
+    """Calls of the named functions, also through parentheses: `open(p, 0)`, `(open)(p, 0)`,
+    `((::open))(...)`, `(*open)(...)`, `(x, open)(...)`, `(c ? read : read)(...)`; not the
+    kernel's own definitions (`float read(...)`) unless `declarations`, nor a name that ends an
+    if/while/for/switch condition (`if (open) (x)++;`)."""
+    call = re.compile(r"(?<![\w.>])(?:std\s*::\s*(?:this_thread\s*::\s*)?|::\s*)?(" + alternatives + r")(?P<close>(?:\s*\))*)\s*\(")
+    for match in call.finditer(code):
+        if not declarations and _is_declaration(code, match.start(), parenthesised=bool(match.group("close"))):
+            continue
+        if match.group("close") and _ends_a_condition(code, match.start(), match.group("close").count(")")):
+            continue
+        yield match
+
+
+def _ends_a_condition(code: str, offset: int, closes: int) -> bool:
+    """Whether the last of `closes` parentheses after `offset` closes an if/while/for/switch."""
+    depth = closes
+    for i in range(offset - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(code[i], 0)
+        if depth == 0:
+            return bool(re.search(r"\b(?:if|while|for|switch)\s*$", code[max(0, i - 20):i]))
+    return False
+
+
+def _is_declaration(code: str, offset: int, parenthesised: bool = False) -> bool:
+    """`float read(...)`-style definitions of the kernel's own helpers are not calls of libc;
+    nor, for a name in parentheses, `int (read)(...)` or `int (*read)(...)` (a functional cast,
+    `int(read(fd, p, n))`, is a call)."""
     before = code[max(0, offset - 40):offset].rstrip()
-    return bool(re.search(r"\b(void|int|float|double|auto|bool|half|int64_t|int32_t|size_t|__device__|__aicore__|inline)\s*[*&]?$", before))
+    declarator = r"(?:\s*\(\s*[*&]*)" if parenthesised else ""
+    return bool(re.search(r"\b(void|int|float|double|auto|bool|half|int64_t|int32_t|size_t|__device__|__aicore__|inline)\s*[*&]?"
+                          + declarator + "$", before))
 
 
 def _check_aten(code: str) -> Iterator[Finding]:

@@ -26,22 +26,24 @@ from tests.launch.test_run_command import FAST_HARNESS
 ROOT = Path(__file__).resolve().parents[2]
 
 # Past the static gate (a warning for <unistd.h> only), as a prompt-injected model could write it.
-# The calls go through parenthesised names, `(open)(...)`, which the token rules do not read as
-# calls; an earlier version assembled `fopen` with `##`, which the static gate now expands and
-# rejects (npu_pool/antihack/preprocessed.py), so it never reached the run this test is about:
-# the read confinement has to stop a kernel that the static gate lets through.
+# `open` and `read` are reached through function pointers taken by value: the gate rejects their
+# calls (also through parentheses or macros, npu_pool/antihack/source.py) but not these common
+# words taken as values (docs/antihack.md, "Known limits"), so the read confinement has to stop
+# a kernel that the static gate lets through.
 HOSTILE = """```cpp
 #include <cerrno>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <unistd.h>
-extern "C" int (open)(const char*, int, ...);
+extern "C" int open(const char*, int, ...);
+static int (*const open_file)(const char*, int, ...) = open;
+static ssize_t (*const read_file)(int, void*, size_t) = read;
 static std::string slurp(const char* path) {
-    const int fd = (open)(path, 0);
+    const int fd = open_file(path, 0);
     if (fd < 0) return "unreadable:" + std::to_string(errno);
     char buf[256] = {0};
-    const long n = (read)(fd, buf, sizeof(buf) - 1);
+    const long n = read_file(fd, buf, sizeof(buf) - 1);
     close(fd);
     return std::string(buf, n > 0 ? n : 0);
 }

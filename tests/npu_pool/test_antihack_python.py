@@ -226,6 +226,7 @@ EVASIONS = {
     "task's get_inputs": ("class ModelNew(nn.Module):\n def __init__(self):\n  super().__init__()\n  self.seen = get_inputs()\n def forward(self, x):\n  return x", "reference_model"),
     "random state": ("state = torch.get_rng_state()\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return x", "global_state"),
     "macro on the command line": ("from torch.utils.cpp_extension import load_inline\next = load_inline(name='e', cpp_sources='int f();', extra_cflags=['-DRUN=system'])\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return ext.f(x)", "process"),
+    "wrapping macro on the command line": ("from torch.utils.cpp_extension import load_inline\next = load_inline(name='e', cpp_sources='int f();', extra_cflags=['-DWRAP(f)=(f)'])\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return ext.f(x)", "compiler_flags"),
     "using namespace torch": ("from torch.utils.cpp_extension import load_inline\next = load_inline(name='e', cpp_sources='#include <torch/extension.h>\\nusing namespace at;\\nTensor f(Tensor x) { return relu(x); }', functions=['f'])\nclass ModelNew(nn.Module):\n def forward(self, x):\n  return ext.f(x)", "namespace_alias"),
     "class nested in forward": ("class ModelNew(nn.Module):\n def forward(self, x):\n  class H:\n   def run(self, t):\n    return t.relu()\n  return H().run(x)", "torch_compute"),
     "no ModelNew": ("class Other(nn.Module):\n pass", "structure"),

@@ -80,6 +80,47 @@ def test_token_pasting_is_checked_after_the_macros_are_expanded():
     assert [f.severity for f in check_kernel_source(harmless, "cpp")] == ["warn"]
 
 
+@pytest.mark.parametrize(("body", "rule"), [
+    ('int fd = (open)("/etc/passwd", 0);', "file_access"),
+    ("(fork)();", "process"),
+    ("long k = ((::read))(0, 0, 0);", "file_access"),
+    ("(*write)(1, 0, 0);", "file_access"),
+    ('(n, open)("/x", 0);', "file_access"),
+    ("(n ? read : read)(0, 0, 0);", "file_access"),
+    ("int r = int(read(0, 0, 0));", "file_access"),
+    ('op\\\nen("/x", 0);', "file_access"),  # a backslash-newline splices the name
+    ('}\n#define ARGS ("/x", 0)\nvoid g() { open ARGS;', "file_access"),
+    ('}\n#define CALL(f, a) f a\nvoid g() { CALL(open, ("/x", 0));', "file_access"),
+    ('}\n#define WRAP(f) (f)\nvoid g() { WRAP(open)("/x", 0);', "file_access"),
+    ('}\n#define L (\nvoid g() { L open)("/x", 0);', "file_access"),
+    ("}\n%:define J(a, b) a %:%: b\nvoid g() { J(fo, rk)();", "process"),  # digraphs: #define, ##
+    ('}\n#define RUN \\\n  system\nvoid g() { RUN("ls");', "process"),
+])
+def test_calls_through_parentheses_and_macros_are_seen(body, rule):
+    findings = check_kernel_source(KERNEL_HEAD + body + "\n}\n", "cpp")
+    assert rule in _rules(findings), summarise(findings)[2]
+
+
+@pytest.mark.parametrize("body", [
+    "bool open = n > 0; if (open) (void)x;",  # a condition's parenthesis, then a statement
+    "float time = 1.f; out[0] = (time) * 2.f;",
+    "struct R { int read(int a) { return a; } } r; out[0] = (r.read)(1);",
+    "}\nextern \"C\" int (open)(const char*, int, ...);\nvoid g() {",  # declared, never called
+    "}\n#define CEIL_DIV(a, b) (((a) + (b) - 1) / (b))\nvoid g(int64_t n) { int64_t t = CEIL_DIV(n, 64); (void)t;",
+])
+def test_harmless_parentheses_and_macros_are_not_flagged(body):
+    assert check_kernel_source(KERNEL_HEAD + body + "\n}\n", "cpp") == []
+
+
+def test_an_expanded_finding_names_the_line_it_came_from_and_cuda_is_expanded_as_nvcc_sees_it():
+    source = KERNEL_HEAD + '}\n#define CALL(f, a) f a\nvoid g() {\n  int k = 0;\n  CALL(open, ("/x", 0));\n}\n'
+    [finding] = [f for f in check_kernel_source(source, "cpp") if f.severity == "reject"]
+    assert finding.line == 7 and finding.message.startswith("after the macros are expanded: open()")
+    device_only = ('#ifdef __CUDA_ARCH__\n#define CALL(f, a) f a\n#else\n#define CALL(f, a)\n#endif\n'
+                   + KERNEL_HEAD + 'CALL(open, ("/x", 0));\n}\n')
+    assert "file_access" in _rules(check_kernel_source(device_only, "cuda"))
+
+
 def test_static_pointer_cache_is_flagged_for_review():
     source = "static const float* last = nullptr;\n" + KERNEL_HEAD + "if (x == last) return;\nlast = x;\n}\n"
     findings = check_kernel_source(source, "cpp")
