@@ -20,6 +20,10 @@ Every figure is a list of {"in_flight", "before", "after"}.
 
     python -m bench.attempt_summary --dir bench/results/attempt-2026-11-28 \
         --before-commit C1 --after-commit C2
+
+`--idle`: this folder's "after" attempts ran on an idle machine, so their wall seconds are the
+figure, and "before" (its token rows from `--before-dir`) is timed at the rates those idle
+attempts measured, per operators in flight, instead of IDLE_RATES.
 """
 
 from __future__ import annotations
@@ -87,9 +91,9 @@ def benchmark_answers() -> dict[str, dict[str, Any]]:
 
 
 def idle_attempt_s(prompts: list[dict[str, Any]], backend: str, in_flight: int, answers: dict[str, Any],
-                   evaluation_s: float) -> float | None:
+                   evaluation_s: float, rates: dict[str, float] | None = None) -> float | None:
     """The median attempt at the idle machine's rates (see the module's docstring)."""
-    rates = IDLE_RATES[THREADS[in_flight]]
+    rates = rates or IDLE_RATES[THREADS[in_flight]]
     answer = answers.get(backend, {}).get("answer_tokens_median")
     news = [r["prompt_tokens_new"] for r in prompts if r["backend"] == backend]
     if answer is None or not news:
@@ -102,8 +106,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", required=True, help="results folder: {before,after}_{prompts,attempts}_in_flight_N.jsonl")
     parser.add_argument("--before-commit", required=True)
     parser.add_argument("--after-commit", required=True)
+    parser.add_argument("--idle", action="store_true", help="the after attempts ran on an idle machine: their wall "
+                        "seconds are the figure, and before is timed at their measured rates")
+    parser.add_argument("--before-dir", default=None, help="read before_*.jsonl from this folder (default: --dir)")
     args = parser.parse_args(argv)
     folder = Path(args.dir)
+    before_folder = Path(args.before_dir) if args.before_dir else folder
+    measured_rates: dict[int, dict[str, float]] = {}
     measurements: dict[str, Any] = {}
     headline: dict[str, list[dict[str, Any]]] = {"new_token_share_median": [], **{k: [] for k in HEADLINE_BACKENDS.values()}}
     attempt_files = sorted(folder.glob("after_attempts_in_flight_*.jsonl"))
@@ -112,10 +121,11 @@ def main(argv: list[str] | None = None) -> int:
     for in_flight in (1, 2):
         figure: dict[str, Any] = {"in_flight": in_flight}
         per_backend: dict[str, dict[str, Any]] = {b: {"in_flight": in_flight} for b in HEADLINE_BACKENDS}
-        for side, answers in (("before", answers_before), ("after", answers_after)):
-            measured_rows = next((rows_of(folder / f"{side}_{k}_in_flight_{in_flight}.jsonl") for k in ("prompts", "attempts")
-                                  if (folder / f"{side}_{k}_in_flight_{in_flight}.jsonl").exists()), [])
-            estimated = rows_of(folder / f"{side}_estimate_in_flight_{in_flight}.jsonl")
+        for side, answers in (("after", answers_after), ("before", answers_before)):  # after first: its idle rates
+            source = before_folder if side == "before" else folder
+            measured_rows = next((rows_of(source / f"{side}_{k}_in_flight_{in_flight}.jsonl") for k in ("prompts", "attempts")
+                                  if (source / f"{side}_{k}_in_flight_{in_flight}.jsonl").exists()), [])
+            estimated = rows_of(source / f"{side}_estimate_in_flight_{in_flight}.jsonl")
             # a measurement cut short (the busy machine) is completed, prompt by prompt, by the estimate
             prompts = measured_rows + estimated[len(measured_rows):]
             if not prompts:
@@ -130,19 +140,33 @@ def main(argv: list[str] | None = None) -> int:
                     "by_backend": summarise_by_backend(measured_rows)} if measured_rows else {})}
             figure[side] = median([r["prompt_tokens_new"] / r["prompt_tokens"] for r in prompts])
             figure[f"{side}_basis"] = basis
+            idle_wall = args.idle and side == "after" and len(prompts) == len(measured_rows)
+            if idle_wall:
+                overall = summarise_by_backend([{**r, "backend": "all"} for r in measured_rows])["all"]
+                measured_rates[in_flight] = {"prompt": overall["prompt_tokens_per_s"],
+                                             "generation": overall["generation_tokens_per_s"]}
             for backend in HEADLINE_BACKENDS:
                 evaluation = answers_after.get(backend, {}).get("evaluation_s_median") or 0.0
-                per_backend[backend][side] = idle_attempt_s(prompts, backend, in_flight, answers, evaluation)
-                per_backend[backend][f"{side}_basis"] = basis
-        headline["new_token_share_median"].append(figure)
+                if idle_wall:
+                    per_backend[backend][side] = median([r["attempt_s"] for r in measured_rows if r["backend"] == backend])
+                    per_backend[backend][f"{side}_basis"] = "measured: wall seconds on the idle machine"
+                    continue
+                per_backend[backend][side] = idle_attempt_s(prompts, backend, in_flight, answers, evaluation,
+                                                            measured_rates.get(in_flight) if args.idle else None)
+                per_backend[backend][f"{side}_basis"] = basis + (
+                    "; timed at the idle after attempts' measured rates" if args.idle else "")
+        order = ("in_flight", "before", "before_basis", "after", "after_basis")
+        headline["new_token_share_median"].append({k: figure[k] for k in order if k in figure})
         for backend, key in HEADLINE_BACKENDS.items():
-            headline[key].append(per_backend[backend])
+            headline[key].append({k: per_backend[backend][k] for k in order if k in per_backend[backend]})
     summary = {
         "bench": "attempt", "issue": 42, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "commits": {"before": args.before_commit, "after": args.after_commit},
-        "machine": {"cores": os.cpu_count(), "note": "shared with six other engineers' builds and tests: see load1 "
+        "machine": {"cores": os.cpu_count(), "note": "idle: nothing else ran beside the after attempts (load1 per "
+                    "request)" if args.idle else "shared with six other engineers' builds and tests: see load1 "
                     "per request; wall seconds follow the load, token shares do not"},
-        "replay_set": str(folder / "requests.jsonl"), "idle_rates_tokens_per_s": IDLE_RATES,
+        "replay_set": str(folder / "requests.jsonl"),
+        "idle_rates_tokens_per_s": ({f"in_flight_{k}": v for k, v in measured_rates.items()} if args.idle else IDLE_RATES),
         "headline": headline,
         "answers": {"before": answers_before, "after": answers_after},
         "measurements": measurements,

@@ -11,6 +11,11 @@ from launch.local_llm.models import LOCAL_MODELS, QWEN25_CODER_15B, LocalModelSp
 from launch.local_llm.process import LocalLLMError
 
 
+def machine_cores() -> int:
+    """Cores this process may run on (its affinity where the system tells it)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def default_cache_dir() -> Path:
     """`$XDG_CACHE_HOME/evokernel/models`, or `~/.cache/evokernel/models`."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -68,5 +73,5 @@ class LocalLLMConfig(BaseModel):
         """
         if self.n_threads:
             return self.n_threads
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        cores = machine_cores()
         return max(1, (cores if not harness_beside else max(1, cores - 1)) - taken)

@@ -31,8 +31,8 @@ class LocalModelSpec(BaseModel):
     request_timeout_s: float = Field(gt=0, description="per-request timeout: CPU generation is slow")
     max_concurrency: int = Field(ge=1, description="requests in flight: the server decodes one at a time")
     max_in_flight: int = Field(
-        ge=1, description="operators at once (ray.max_in_flight): one generates while another is verified; "
-        "more only queue at the server and time out"
+        ge=1, description="operators at once (ray.max_in_flight) on 4 cores or more: one generates while another "
+        "is verified; more only queue at the server and time out (fewer cores: one, see operators_in_flight)"
     )
     prompt_char_budget: int = Field(ge=2000, description="characters of one prompt: prompt processing is ~500 tokens/s")
     prompt_style: Literal["full", "plain"] = Field(description="system prompt variant (llm.prompt_style)")

@@ -7,6 +7,7 @@ from typing import Any
 
 from actors.config import LLMConfig
 from launch.config import Settings
+from launch.local_llm.config import machine_cores
 from launch.local_llm.models import LocalModelSpec
 
 
@@ -45,10 +46,20 @@ def local_llm_settings(settings: Settings, base_url: str) -> Settings:
     return settings.model_copy(update=update)
 
 
+# Below this many cores a second operator in flight costs more than it brings: the server
+# answers one request at a time, and keeping a core for the harness beside it halves the
+# model's threads on 2 cores (idle machine, bench/results/attempt-2026-11-28-idle: a C attempt
+# 22 s with one operator and 2 threads, 35 s with two and 1 thread; the overlapped evaluation
+# is 0.4-4 s).
+MIN_CORES_FOR_OVERLAP = 4
+
+
 def operators_in_flight(settings: Settings) -> int:
     """Operators a Ray campaign against the local server runs at once: the user's value, else
-    no more than the model's spec says one server answers."""
+    no more than the model's spec says one server answers, and one on a machine too small to
+    give the harness a core of its own."""
     ray = settings.ray
     if "max_in_flight" in ray.model_fields_set:
         return ray.max_in_flight
-    return min(ray.max_in_flight, settings.local_llm.spec().max_in_flight)
+    spec_value = settings.local_llm.spec().max_in_flight
+    return min(ray.max_in_flight, spec_value if machine_cores() >= MIN_CORES_FOR_OVERLAP else 1)

@@ -64,6 +64,32 @@ def test_the_summary_gives_each_figure_before_and_after_per_operators_in_flight(
     assert [f["in_flight"] for f in headline["median_attempt_s_npu_twin"]] == [1, 2]
 
 
+def test_an_idle_measurement_publishes_wall_seconds_and_times_before_at_its_own_rates(tmp_path):
+    earlier, idle = tmp_path / "earlier", tmp_path / "idle"
+    earlier.mkdir(), idle.mkdir()
+    base = {"prompt_tokens": 2000, "load1": 0.5, "memory": False, "config": "tuned", "prompt_cpu_s": 1.0,
+            "generation_cpu_s": 1.0, "finish_reason": "stop", "feasible": False, "evaluation_s": 2.0}
+    for n in (1, 2):
+        before = [{**base, "backend": b, "prompt_tokens_new": 1500, "prompt_s": 30.0, "streamed_tokens": 1,
+                   "generation_s": 0.1, "llm_s": 30.1, "attempt_s": 30.1} for b in ("cpu", "npu-twin")]
+        (earlier / f"before_prompts_in_flight_{n}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in before))
+        # 100 prompt tokens/s and 10 answer tokens/s on the idle machine, with one operator in flight
+        after = [{**base, "backend": b, "prompt_tokens_new": 500, "prompt_s": 5.0 * n, "streamed_tokens": 100,
+                  "generation_s": 10.0 * n, "llm_s": 15.0 * n, "attempt_s": 17.0 * n} for b in ("cpu", "npu-twin")]
+        (idle / f"after_attempts_in_flight_{n}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in after))
+    assert publish(["--dir", str(idle), "--before-dir", str(earlier), "--before-commit", "a", "--after-commit", "b",
+                    "--idle"]) == 0
+    summary = json.loads((idle / "summary.json").read_text())
+    cpu = summary["headline"]["median_attempt_s_cpu"]
+    assert [(f["in_flight"], f["after"]) for f in cpu] == [(1, 17.0), (2, 34.0)]
+    assert cpu[0]["after_basis"] == "measured: wall seconds on the idle machine"
+    assert summary["idle_rates_tokens_per_s"]["in_flight_1"] == {"prompt": 100.0, "generation": 10.0}
+    answer = summary["answers"]["before"].get("cpu", {}).get("answer_tokens_median")
+    if answer is not None:  # the v3 benchmark's answers, where its raw state is unpacked under runs/
+        assert cpu[0]["before"] == round(1500 / 100 + answer / 10 + 2.0, 3)
+    assert summary["headline"]["new_token_share_median"][0]["before"] == 0.75
+
+
 def test_the_estimate_applies_the_servers_reuse_rule():
     from bench.attempt_estimate import KV_BYTES_PER_TOKEN, new_tokens
 

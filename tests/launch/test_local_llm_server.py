@@ -181,13 +181,18 @@ def test_a_value_set_to_its_default_still_counts_as_set():
     assert settings.llm.temperature == QWEN25_CODER_15B.temperature
 
 
-def test_run_settings_cap_operators_in_flight_unless_the_user_chose():
+def test_run_settings_cap_operators_in_flight_unless_the_user_chose(monkeypatch):
     url = "http://127.0.0.1:1234/v1"
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1, 2, 3})
     settings = local_llm_settings(load_settings(), url)
-    assert settings.ray.max_in_flight == QWEN25_CODER_15B.max_in_flight
+    assert settings.ray.max_in_flight == QWEN25_CODER_15B.max_in_flight == 2
     assert settings.llm.base_url == url and settings.llm.candidate_format == "kernel"
     chosen = local_llm_settings(load_settings(overrides={"ray": {"max_in_flight": 5}}), url)
     assert chosen.ray.max_in_flight == 5
+    # On 2 cores a second operator would halve the model's threads for an overlap of seconds.
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1})
+    assert local_llm_settings(load_settings(), url).ray.max_in_flight == 1
+    assert local_llm_settings(load_settings(overrides={"ray": {"max_in_flight": 2}}), url).ray.max_in_flight == 2
 
 
 def test_prompt_style_lessons_and_exemplars_follow_the_model_unless_set():
@@ -289,10 +294,12 @@ def test_threads_follow_whether_the_harness_works_beside_the_model(standin, monk
             pass
         argv = json.loads((standin / "argv.json").read_text())
         assert (argv["n_threads"], argv["n_threads_batch"]) == (expected, expected), case
-    # this project's machine (issue 42): one operator in flight gets both cores, not 1 of 2
+    # this project's machine (issue 42): one operator in flight, the default on 2 cores, gets both
+    # cores, not 1 of 2; two in flight, when the user asks, keep one for the harness
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1})
     for settings, sequential, expected in ((load_settings(overrides={"ray": {"max_in_flight": 1}}), False, "2"),
-                                           (load_settings(), True, "2"), (load_settings(), False, "1")):
+                                           (load_settings(), True, "2"), (load_settings(), False, "2"),
+                                           (load_settings(overrides={"ray": {"max_in_flight": 2}}), False, "1")):
         with local_llm_server(settings, one_operator_at_a_time=sequential):
             pass
         assert json.loads((standin / "argv.json").read_text())["n_threads"] == expected
