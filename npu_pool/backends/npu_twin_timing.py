@@ -102,7 +102,7 @@ def charge_unseen_traffic(profile: dict[str, Any], needed_bytes: int, block_dim:
     if unseen <= 0:
         return
     soc = profile.get("soc", {})
-    cores = max(1, min(block_dim, int(soc.get("ai_cores") or 1)))
+    cores = max(1, min(block_dim, int(profile.get("vector_cores") or soc.get("ai_cores") or 1)))
     charge = unseen / 4 * float(soc.get("gm_scalar_us", 0.1)) / cores
     profile["modelled_us"] = float(profile.get("modelled_us", 0.0)) + charge
     profile["unseen_gm_bytes"] = unseen

@@ -94,13 +94,14 @@ def test_layernorm_then_sigmoid_through_the_library(samples):
 
 def test_matmul_library_with_multicore_tiling_and_the_frameworks_workspace(samples):
     # device: half products accumulated in float (L0C), as here; the tiling's base blocks fit
-    # L0A/L0B/L0C; usedCoreNum blocks, each a share of rows and columns
+    # L0A/L0B/L0C; usedCoreNum blocks, each a share of rows and columns (SetDim(GetCoreNumAiv()):
+    # 48 vector cores on Ascend910B1, of which the twin's tiling uses 30 for 96 x 80)
     m, n, k = 96, 80, 64
     a, b = randn(m, k, dtype=np.float16), randn(k, n, dtype=np.float16)
     c = nan(m, n)
     run = clean(samples.run_two_halves("matmul_lib", [("a", a, 0), ("b", b, 0), ("c", c, 1)], make_tiling((m, n, k))))
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-4, atol=1e-3)
-    assert run.profile["blocks"] == 18 and run.profile["cube_macs"]["16bit"] > 0
+    assert run.profile["blocks"] == 30 and run.profile["cube_macs"]["16bit"] > 0
 
 
 def test_mse_loss_across_blocks_with_syncall(samples):
@@ -115,13 +116,14 @@ def test_mse_loss_across_blocks_with_syncall(samples):
 
 
 def test_syncall_with_more_blocks_than_cores_would_hang(samples):
-    # the kernel's SyncAll needs every block resident: more blocks than AI cores would hang
+    # the kernel's SyncAll needs every block resident: more blocks than vector cores would hang
+    # (4 AI cores of Ascend910B1's kind: 8 vector cores)
     n = 10_000
     x, y, out = randn(n), randn(n), nan(8)
     tiling, _, workspace = samples.host("mse_syncall", make_tiling((n,)), ai_cores=4)
-    run = samples.run("mse_syncall", 6, [("x", x, 0), ("y", y, 0), ("out", out, 1)], tiling, ai_cores=4,
-                      workspace_bytes=(16 << 20) + 6 * 32)
-    assert run.rc == 1 and run.fault_parts()["rule"] == "sync-all" and "6 blocks on 4 AI cores" in run.fault
+    run = samples.run("mse_syncall", 10, [("x", x, 0), ("y", y, 0), ("out", out, 1)], tiling, ai_cores=4,
+                      workspace_bytes=(16 << 20) + 10 * 32)
+    assert run.rc == 1 and run.fault_parts()["rule"] == "sync-all" and "10 blocks on 8 vector cores" in run.fault
 
 
 def test_gather_mask_then_counter_mode_kernel_only_form(samples):

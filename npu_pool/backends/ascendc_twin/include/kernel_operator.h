@@ -17,6 +17,8 @@
 #include "twin_copy.h"
 #include "twin_sync.h"
 #include "twin_vector.h"
+#include "twin_cast.h"
+#include "twin_compare.h"
 #include "twin_mask.h"
 #include "twin_reduce.h"
 #include "twin_tiling_types.h"

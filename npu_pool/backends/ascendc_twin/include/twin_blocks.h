@@ -9,7 +9,7 @@
 //
 // Faults of the barrier (rule `sync-all`), where a device would hang: a block ends while
 // others wait at a SyncAll it never reaches, or a launch with SyncAll has more blocks than
-// AI cores (blocks beyond the cores only start when others end, so they never arrive).
+// vector cores (blocks beyond the cores only start when others end, so they never arrive).
 #pragma once
 
 #include <condition_variable>
@@ -148,11 +148,11 @@ private:
         BlockRunner* self = current();
         State& s = state();
         const uint32_t me = static_cast<uint32_t>(s.block_idx);
-        if (s.block_num > s.soc.ai_cores) {
+        if (s.block_num > vector_cores()) {
             fault("sync-all", "SyncAll", src,
-                  "a launch of " + std::to_string(s.block_num) + " blocks on " + std::to_string(s.soc.ai_cores) +
-                      " AI cores: blocks beyond the cores start only when others end, so SyncAll would wait forever "
-                      "(launch at most the core count)");
+                  "a launch of " + std::to_string(s.block_num) + " blocks on " + std::to_string(vector_cores()) +
+                      " vector cores: blocks beyond the cores start only when others end, so SyncAll would wait "
+                      "forever (launch at most the core count)");
         }
         self->barrier_at_[me] = src;
         self->status_[me] = kAtBarrier;

@@ -158,6 +158,11 @@ inline uint32_t vector_cores_per_ai_core() {
     return std::strncmp(name, "Ascend910B", 10) == 0 || std::strncmp(name, "Ascend910_93", 12) == 0 ? 2u : 1u;
 }
 
+// The vector cores a vector kernel's blocks run on at once: AI cores x vector cores each (48 on
+// Ascend910B1: 24 AI cores of one cube and two vector cores). GetCoreNumAiv() and GetCoreNum()
+// report them, as the platform API documents for the separated architecture.
+inline uint32_t vector_cores() { return state().soc.ai_cores * vector_cores_per_ai_core(); }
+
 [[noreturn]] inline void fault(const char* rule, const char* api, Src src, const std::string& message) {
     // operator[] and operator() cannot take a location: name the last API call before them
     const bool located = src.file != nullptr;

@@ -174,9 +174,10 @@ class PlatformAscendC {
 public:
     PlatformAscendC() = default;
     explicit PlatformAscendC(const fe::PlatFormInfos*) {}
-    uint32_t GetCoreNum() const { return evk_twin::state().soc.ai_cores; }
+    // separated SoCs (Atlas A2): GetCoreNum and GetCoreNumAiv count vector cores, GetCoreNumAic cube cores
+    uint32_t GetCoreNum() const { return evk_twin::vector_cores(); }
     uint32_t GetCoreNumAic() const { return evk_twin::state().soc.ai_cores; }
-    uint32_t GetCoreNumAiv() const { return evk_twin::state().soc.ai_cores; }
+    uint32_t GetCoreNumAiv() const { return evk_twin::vector_cores(); }
     void GetCoreMemSize(CoreMemType type, uint64_t& size) const {
         const evk_twin::SocParams& soc = evk_twin::state().soc;
         switch (type) {

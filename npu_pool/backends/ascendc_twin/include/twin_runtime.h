@@ -31,8 +31,9 @@
 // scalar time from counted scalar accesses; cube time from multiply-accumulates. A block whose
 // queues all had two or more buffers overlaps its stages (double buffering): its time is the
 // slowest stage plus the others' share of one tile, instead of their sum. Blocks are dealt to
-// the SoC's AI cores round robin; the launch takes the busiest core's time, at least the whole
-// launch's bytes over the chip's global-memory bandwidth, plus the launch overhead.
+// the SoC's vector cores round robin (AI cores x vector cores each); the launch takes the
+// busiest core's time, at least the whole launch's bytes over the chip's global-memory
+// bandwidth, plus the launch overhead.
 #pragma once
 
 #include <exception>
@@ -94,7 +95,8 @@ inline void build_profile() {
     State& s = state();
     const SocParams& soc = s.soc;
     BlockCounters total;
-    std::vector<double> core_us(soc.ai_cores ? soc.ai_cores : 1, 0.0);
+    const uint32_t cores = vector_cores() ? vector_cores() : 1;  // a vector kernel's blocks run on the vector cores
+    std::vector<double> core_us(cores, 0.0);
     double in = 0, out = 0, vec = 0, scal = 0, cube = 0, serial = 0, modelled_sum = 0;
     uint64_t db = 0;
     for (size_t b = 0; b < s.per_block.size(); ++b) {
@@ -131,13 +133,12 @@ inline void build_profile() {
     char buf[2048];
     std::string j = "{\"modelled\": true, \"note\": \"modelled cost from counted work on the CPU twin, not a time measured on an NPU\"";
     std::snprintf(buf, sizeof buf,
-                  ", \"modelled_us\": %.4f, \"blocks\": %llu, \"ai_cores\": %u, \"waves\": %llu"
+                  ", \"modelled_us\": %.4f, \"blocks\": %llu, \"ai_cores\": %u, \"vector_cores\": %u, \"waves\": %llu"
                   ", \"bytes\": {\"GM->UB\": %llu, \"UB->GM\": %llu, \"UB->UB\": %llu, \"GM->L1\": %llu}"
                   ", \"copy_instructions\": {\"GM->UB\": %llu, \"UB->GM\": %llu, \"UB->UB\": %llu}"
                   ", \"gm_scalar_accesses\": %llu, \"scalar_ops\": %llu, \"vector_instructions\": %llu"
                   ", \"cube_macs\": {\"16bit\": %llu, \"fp32\": %llu}",
-                  modelled, (unsigned long long)blocks, soc.ai_cores,
-                  (unsigned long long)((blocks + soc.ai_cores - 1) / (soc.ai_cores ? soc.ai_cores : 1)),
+                  modelled, (unsigned long long)blocks, soc.ai_cores, cores, (unsigned long long)((blocks + cores - 1) / cores),
                   (unsigned long long)total.gm_to_ub, (unsigned long long)total.ub_to_gm, (unsigned long long)total.ub_to_ub,
                   (unsigned long long)total.gm_to_l1, (unsigned long long)total.copies_in, (unsigned long long)total.copies_out,
                   (unsigned long long)total.copies_local, (unsigned long long)total.gm_scalar,
