@@ -34,6 +34,7 @@ from npu_pool.backends.npu_twin_build import (
     BUILD_TIMEOUT_S,
     DEFAULT_SOC,
     HOST_TILING_CAPACITY,
+    SOC_JSON_FUNCTION,
     TWIN_CFLAGS,
     TWIN_INCLUDE,
     entry_declaration,
@@ -47,6 +48,12 @@ from npu_pool.backends.npu_twin_build import (
     summarize_build_errors,
     twin_headers_digest,
     unsupported_apis,
+)
+from npu_pool.backends.npu_twin_direct import (
+    direct_glue,
+    is_direct_program,
+    refuse_stray_launch,
+    rewrite_launches,
 )
 from npu_pool.backends.npu_twin_timing import ModelledTimer, charge_unseen_traffic, peak_gflops
 from npu_pool.build_cache import cached_library, compiler_identity
@@ -141,8 +148,12 @@ class NpuTwinBackend(Backend):
         if shutil.which(self.compiler) is None:
             raise ToolchainMissing(f"no C++ compiler: {self.compiler} not found (install g++ or set CXX)")
         host_half = has_host_half(source)
-        # a host half (TilingFunc) is run through host_glue.cpp, exported for wrap_kernel
-        kernel = kernel_translation_unit(source, signature) + host_glue(source, signature)
+        direct = is_direct_program(source)
+        if direct:  # its own host code launches (<<<>>>); the glue runs its operator (npu_twin_direct)
+            kernel = kernel_translation_unit(rewrite_launches(source), signature) + direct_glue(signature) + SOC_JSON_FUNCTION
+        else:  # a host half (TilingFunc) is run through host_glue.cpp, exported for wrap_kernel
+            refuse_stray_launch(source)
+            kernel = kernel_translation_unit(source, signature) + host_glue(source, signature)
         launcher = launcher_translation_unit(signature)
         identity = [*TWIN_CFLAGS, compiler_identity(self.compiler), twin_headers_digest()]
         key = hashlib.sha256("\0".join([kernel, launcher, *identity]).encode()).hexdigest()[:24]
@@ -160,10 +171,11 @@ class NpuTwinBackend(Backend):
             # not a launch through the wrong arguments.
             entry_check = work_dir / "entry_check.h"
             helpers = '#include "tiling/tiling_api.h"\n' if host_half else ""  # HostTiling, the library's host helpers
-            entry_check.write_text('#include "kernel_operator.h"\n' + helpers + op_dtype_macros(source, signature)
-                                   + entry_declaration(signature))
+            # a direct-launch program's entry is its operator, and its kernels take what it passes
+            entry = '#include "twin_direct.h"\n' if direct else op_dtype_macros(source, signature) + entry_declaration(signature)
+            entry_check.write_text('#include "kernel_operator.h"\n' + helpers + entry)
             jobs = [([f"-I{TWIN_INCLUDE}", "-include", str(entry_check), "-c", str(kernel_path)], work_dir / "kernel.o")]
-            if not launcher_object.exists():
+            if not direct and not launcher_object.exists():
                 launcher_path = work_dir / "launcher.cpp"
                 launcher_path.write_text(launcher)
                 jobs.append(([f"-I{TWIN_INCLUDE}", "-c", str(launcher_path)], work_dir / "launcher.o"))
@@ -182,9 +194,9 @@ class NpuTwinBackend(Backend):
                 tmp = cache_dir / f".{launcher_object.name}-{os.getpid()}"
                 shutil.copyfile(work_dir / "launcher.o", tmp)
                 os.replace(tmp, launcher_object)
-            link = subprocess.run([self.compiler, "-shared", "-o", str(target), str(work_dir / "kernel.o"),
-                                   str(launcher_object)], capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
-                                  cwd=work_dir)
+            objects = [str(work_dir / "kernel.o")] + ([] if direct else [str(launcher_object)])
+            link = subprocess.run([self.compiler, "-shared", "-o", str(target), *objects], capture_output=True, text=True,
+                                  timeout=BUILD_TIMEOUT_S, cwd=work_dir)
             if link.returncode != 0:
                 raise KernelBuildError("the kernel did not link against the twin launcher", link.stderr)
 

@@ -169,6 +169,32 @@ def test_a_host_half_sets_the_tiling_the_blocks_and_runs_before_each_launch(relu
     assert backend.last_profile["blocks"] == 8
 
 
+def test_a_direct_launch_program_runs_its_own_tiling_and_launch(relu_task, backend, built, tmp_path):
+    """The direct-launch form: a torch extension's operator tiles on the host and launches a
+    kernel template with scalar arguments through <<<>>>; its block count is its own (a block per
+    2048 elements, up to GetCoreNumAiv(): the 48 vector cores of Ascend910B1)."""
+    artifact = built["relu_direct"]
+    assert isinstance(artifact, Path), artifact
+    module = backend.wrap_kernel(artifact, relu_task.kernel_signature, torch.nn.ReLU())
+    x = torch.randn(relu_task.inputs[0].shape)
+    torch.testing.assert_close(module(x), torch.relu(x), rtol=0, atol=0)
+    assert backend.last_profile["blocks"] == min(48, -(-x.numel() // 2048))
+    assert backend.last_profile["vector_cores"] == 48 and backend.last_profile["ai_cores"] == 24
+    # a fault inside the program's launch stops it with the rule and the kernel's line
+    wide = (KERNELS / "relu_direct.cpp").read_text().replace("ub / 4 / 32 * 32", "ub / 2 / 32 * 32")
+    faulty = backend.wrap_kernel(backend.compile_kernel(wide, relu_task.kernel_signature, tmp_path, tmp_path),
+                                 relu_task.kernel_signature, torch.nn.ReLU())
+    with pytest.raises(RuntimeError, match=r"twin fault \[ub-capacity\]: TPipe::InitBuffer at kernel\.cpp:"
+                                           rf"{line_of(KERNELS / 'relu_direct.cpp', 'InitBuffer(qOut')}:"):
+        faulty(x)
+
+
+def test_a_launch_outside_the_direct_form_names_the_form(relu_task, backend, tmp_path):
+    source = (KERNELS / "relu_good.cpp").read_text() + "\nvoid go(GM_ADDR x, GM_ADDR y) { kernel<<<8, nullptr, nullptr>>>(x, y, x, x); }\n"
+    with pytest.raises(KernelBuildError, match=r"kernel\.cpp:\d+: a <<<\.\.\.>>> launch is host code.*direct-launch form"):
+        backend.compile_kernel(source, relu_task.kernel_signature, tmp_path, tmp_path)
+
+
 def test_a_hardware_rule_broken_raises_the_twin_fault_with_rule_and_line(relu_task, backend, built):
     module = backend.wrap_kernel(built["relu_overrun"], relu_task.kernel_signature, torch.nn.ReLU())
     with pytest.raises(RuntimeError) as caught:
