@@ -14,6 +14,7 @@ actually sent are logged (`log_cuts`).
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -255,3 +256,31 @@ def profile_text(profile: ProfileReport | None) -> str:
     parts.append(f"bound: {profile.bound}")
     parts += [f"hint: {hint}" for hint in profile.hints]
     return "\n".join(parts)
+
+
+# -- a worked example's task, in the generic example's form -------------------------------------
+
+def example_reference(source: str) -> str:
+    """The reference of a worked example's task as the generic example shows its own: the `Model`
+    class alone, without docstrings (imports, size constants and input makers say nothing about
+    what it computes; its sizes have their own line). The source itself when it has no such class."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source.strip()
+    model = next((node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Model"), None)
+    if model is None:
+        return source.strip()
+    for node in ast.walk(model):
+        body = getattr(node, "body", None)
+        if (isinstance(node, ast.ClassDef | ast.FunctionDef) and len(body) > 1 and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
+            node.body = body[1:]
+    return ast.unparse(model)
+
+
+def example_signature(signature: str) -> str:
+    """A worked example's entry declaration without its comments (the task's own keeps them: its
+    sizes, what the outputs start as)."""
+    lines = (re.sub(r"\s*//.*$", "", line).rstrip() for line in signature.splitlines())
+    return "\n".join(line for line in lines if line.strip())

@@ -42,6 +42,8 @@ from actors.prompt_sections import (
     TextSection,
     cut,
     cut_fenced,
+    example_reference,
+    example_signature,
     fit_sections,
     log_cuts,
 )
@@ -52,9 +54,6 @@ log = structlog.get_logger("evokernel.prompts")
 Messages = list[dict[str, str]]
 _SLOT = re.compile(r"\{\{(\w+)\}\}")
 EXAMPLE_SPLIT = "=== assistant ==="
-# An exemplar larger than this share of the budget would crowd out the task's own context:
-# the generic example (which is small) is shown instead and the exemplar stays a context item.
-EXEMPLAR_BUDGET_SHARE = 1 / 3
 KERNEL_LANGUAGES = {"cpu": "C++ with OpenMP", "cuda": "CUDA C++", "npu": "Ascend C", "ascendc": "Ascend C"}
 
 
@@ -156,9 +155,10 @@ class PromptBuilder:
         blocks = [self._block(item) for item in core_api or []]
         return system + notes + ("\n## Backend API\n\n" + "\n\n".join(blocks) + "\n" if blocks else "")
 
-    def _target(self, task: TaskBrief) -> str:
+    def _target(self, task: TaskBrief, worked_example: bool = False) -> str:
         if self.format == "kernel":
-            return render("target_kernel", signature=task.signature or 'extern "C" void kernel(...);').strip()
+            signature = task.signature or 'extern "C" void kernel(...);'
+            return render("target_kernel", signature=example_signature(signature) if worked_example else signature).strip()
         return render("target_modelnew").strip()
 
     def _signature_reminder(self, task: TaskBrief) -> str:
@@ -215,19 +215,20 @@ class PromptBuilder:
     # -- the worked example --------------------------------------------------------------------
 
     def _example(self, exemplar: Exemplar | None, dedupe: _Dedupe, backend: str) -> tuple[Messages, str | None]:
-        """The worked example turns: a feasible kernel of another operator, as that operator's
-        own task and answer (llm.exemplar_as_example), or the generic one. Never cut."""
+        """The worked example turns: the slot's kernel (the family's example or a banked kernel of
+        the family), as its own operator's task and answer (llm.exemplar_as_example), or the
+        generic one. The exemplar's task in the generic example's form (its Model class, its sizes,
+        its entry without comments); never cut: one that does not fit whole is not shown this way
+        (`draft`)."""
         if not self.config.one_shot_example:
             return [], None
         if exemplar is not None and self.config.exemplar_as_example:
             task = exemplar.task
-            user = render("example_task", task_id=task.task_id, reference=task.reference_source.strip(),
-                          sizes=format_sizes(task.sizes), target=self._target(task)).strip()
-            assistant = self._fence(exemplar.code)
-            if len(user) + len(assistant) <= self.config.prompt_char_budget * EXEMPLAR_BUDGET_SHARE:
-                dedupe.add(exemplar.code)
-                return [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}], exemplar.item_id
-            log.info("exemplar_too_large", item_id=exemplar.item_id, chars=len(user) + len(assistant))
+            user = render("example_task", task_id=task.task_id, reference=example_reference(task.reference_source),
+                          sizes=format_sizes(task.sizes), target=self._target(task, worked_example=True)).strip()
+            dedupe.add(exemplar.code)
+            return ([{"role": "user", "content": user}, {"role": "assistant", "content": self._fence(exemplar.code)}],
+                    exemplar.item_id)
         name = first_template(f"example_{self.format}_{backend}", f"example_{self.format}")
         user, _, assistant = template(name).partition(EXAMPLE_SPLIT)
         fenced = _FENCED.match(assistant)
@@ -291,6 +292,16 @@ class PromptBuilder:
         # Over the budget, what gives way first: the ranked items, then the previous attempt's
         # code and details (its failure line stays), then the API items named.
         steps = [memory.shrink, previous.shrink, memory.shrink_api]
+        if example_id is not None:
+            # The exemplar takes the generic example's place in the same form, task then kernel: the
+            # decision's options differ in content, never in layout (issue 41). What it may not crowd
+            # out is what a pinned example may not either: it fits after the usual cuts, whole, or
+            # the prompt is built without it as an example (pinned, or a context item).
+            prompt = self._assemble(task, "draft", fixed, sections, example, example_id, request.api, steps)
+            if prompt.over_budget == 0:
+                return self._sent(prompt, sections)
+            log.info("exemplar_too_large", item_id=example_id, over_chars=prompt.over_budget)
+            return self.draft(request.model_copy(update={"exemplar": None}), generic_example)
         if request.template is not None and memory.pinned and example and example_id is None:
             # Template and generic example do not both fit: the template, itself a kernel of the
             # family in this format, takes the example's place before anything of its own is cut.

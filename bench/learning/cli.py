@@ -34,8 +34,10 @@ from bench.learning.evaluation import FrozenBankChanged, evaluate_frozen
 from bench.learning.learning_pass import LearningBenchmark
 from bench.learning.plan import (
     ARMS,
+    LOAD_PROOF,
     PRIMARY,
     SECONDS_PER_ATTEMPT_FAST,
+    TARGETS,
     check_same_plan,
     estimate,
     parse_args,
@@ -46,11 +48,11 @@ from bench.learning.plan import (
 from bench.learning.publish import started_at_commit
 from bench.learning.resume import build_settings, model_meta, run_resumable
 from bench.learning.reuse import lent_drafts
-from bench.learning.screening import ThinBand, screen, screening_progress
+from bench.learning.screening import ThinBand, arm_memories, screen, screening_progress
 from bench.learning.summary import rederive, summarise
 from launch.campaign import CampaignError
 
-COMMANDS = ("unpack", "rederive", "pack", "learn")
+COMMANDS = ("unpack", "rederive", "pack", "learn", "checkpoint")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
             return learn_only(argv[1:])
         if argv[0] == "rederive":
             return rederive_command(argv[1:])
+        if argv[0] == "checkpoint":
+            from bench.learning.checkpoint import main as checkpoint_main
+
+            return checkpoint_main(argv[1:])
         from bench.learning.archive import main as archive_main
 
         return archive_main(argv)
@@ -70,8 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.summary_so_far:
         return summary_so_far(args)
     plan = plan_of(args)
-    # the earlier folder is read once, here: one that cannot lend its drafts is refused before anything starts
-    reused = sum(len(lent_drafts(plan, args.seed).get(r, {})) for r in range(plan["rule"].drafts))
+    out = Path(args.out or f"runs/learning-{args.design}-{args.backend}").expanduser().resolve()
+    # the earlier folder is read once, here: one that cannot lend its drafts is refused before anything
+    # starts; once the screening is done (screening.json) it is needed no more (a resume elsewhere)
+    screened = not args.dry_run and (out / "screening.json").is_file()
+    reused = 0 if screened else sum(len(lent_drafts(plan, args.seed).get(r, {})) for r in range(plan["rule"].drafts))
     guess = estimate(plan, args.seconds_per_attempt, reused)
     rule = plan["rule"]
     print(f"[learning] plan ({args.backend}): screening {len(plan['pool'])} operators x {rule.drafts} cold drafts "
@@ -83,13 +92,12 @@ def main(argv: list[str] | None = None) -> int:
           f"({guess['estimated_s_at_66'] / 3600:.1f} h at {SECONDS_PER_ATTEMPT_FAST:.0f} s; at most "
           f"{guess['estimated_s_max'] / 3600:.1f} h)", file=sys.stderr)
     if args.dry_run:
-        print(json.dumps({"bench": "learning", "design": "v3", "dry_run": True, "backend": args.backend, **guess,
-                          "pool": [p.stem for p in plan["pool"]], "arms": plan["arms"],
-                          "primary": "_vs_".join(PRIMARY[args.backend]), "eval_drafts": args.eval_drafts,
+        print(json.dumps({"bench": "learning", "design": args.design, "dry_run": True, "backend": args.backend,
+                          **guess, "pool": [p.stem for p in plan["pool"]], "arms": plan["arms"],
+                          "primary": TARGETS[args.design, args.backend].name, "eval_drafts": args.eval_drafts,
                           "iterations": args.iterations, "rule": rule.__dict__}))
         return 0
     settings = _settings(args)
-    out = Path(args.out or f"runs/learning-v3-{args.backend}").expanduser().resolve()
     out.mkdir(parents=True, exist_ok=True)
     check_same_plan(out, plan)
     return run_resumable("learning", out, settings, lambda settings, model: run(args, plan, settings, out, model),
@@ -106,7 +114,8 @@ def _settings(args: argparse.Namespace):
     available, why = backend_status(args.backend)
     if not available:
         raise SystemExit(f"bench.learning: backend {args.backend} cannot run here: {why}")
-    args.set = [f"harness.backend={args.backend}", "llm.candidate_format=kernel", *args.set]
+    load_proof = LOAD_PROOF if getattr(args, "design", "v3") == "v4" else []
+    args.set = [f"harness.backend={args.backend}", "llm.candidate_format=kernel", *load_proof, *args.set]
     settings = build_settings(args)
     configure_logging(settings.log_json, settings.log_level)  # one line per attempt: progress
     return settings
@@ -121,8 +130,9 @@ def run(args: argparse.Namespace, plan: dict[str, Any], settings, out: Path, mod
     curriculum = [by_stem[s] for s in screening["curriculum"]]
     print(f"[learning] held out: {', '.join(screening['heldout'])}; curriculum: {', '.join(screening['curriculum'])}",
           file=sys.stderr)
-    digests = bench.learn(plan["arms"], curriculum, args.iterations, args.seed)
-    evaluate_frozen(settings, out, plan["arms"], heldout, digests, args.eval_drafts, args.seed)
+    learning, evaluation = arm_memories(plan, screening, out)
+    digests = bench.learn(plan["arms"], curriculum, args.iterations, args.seed, learning)
+    evaluate_frozen(settings, out, plan["arms"], heldout, digests, args.eval_drafts, args.seed, evaluation)
     return summarise(out, plan, model, args.publish)
 
 

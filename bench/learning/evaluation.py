@@ -137,10 +137,11 @@ def run_draft_pass(settings, run_dir: Path, bank: Path, memory: dict[str, Any], 
 
 
 def evaluate_frozen(settings, out: Path, arms: list[str], heldout: list[Path], digests: dict[str, str],
-                    drafts: int, seed: int) -> None:
+                    drafts: int, seed: int, memories: dict[str, dict[str, Any]] | None = None) -> None:
     """The evaluation: `drafts` passes of one fresh draft per held-out operator against each
     arm's frozen bank (banks/learn-<arm>), arms interleaved pass by pass so that the machine's
-    load falls on every arm alike; each bank checked against its digest before every pass."""
+    load falls on every arm alike; each bank checked against its digest before every pass. An
+    arm's memory settings are `memories[arm]`, else ARMS[arm]."""
     for r in range(drafts):
         for arm in arms:
             bank = out / "banks" / f"learn-{arm}"
@@ -149,14 +150,32 @@ def evaluate_frozen(settings, out: Path, arms: list[str], heldout: list[Path], d
             run_dir = out / "arms" / f"eval-{arm}-d{r}"
             if not finished(run_dir):
                 note_commit(run_dir, "resumed" if (run_dir / "summary.json").is_file() else "started")
-            run_draft_pass(settings, run_dir, bank, ARMS[arm], heldout, seed + 100 + r, f"learning-v3-eval-{arm}-d{r}")
+            run_draft_pass(settings, run_dir, bank, (memories or {}).get(arm, ARMS[arm]), heldout, seed + 100 + r,
+                           f"learning-v3-eval-{arm}-d{r}")
 
 
 def draft_outcomes(run_dir: Path) -> dict[str, bool]:
     """task -> whether its draft was feasible, for the operators the pass finished; a task
-    whose file did not load is left out (it is no evidence about the model)."""
+    whose file did not load, or whose draft the machine failed to judge (gate infra), is left
+    out: it is no evidence about the model."""
     operators = finished_operators(load_summary(run_dir).operators)
-    return {op.task: op.feasible for op in operators if not (op.error or "").startswith("task load")}
+    machine_failed = _infra_only(run_dir)
+    return {op.task: op.feasible for op in operators
+            if not (op.error or "").startswith("task load") and op.task not in machine_failed}
+
+
+def _infra_only(run_dir: Path) -> set[str]:
+    """Tasks whose every attempt in the pass ended at the infra gate (the machine, not the model)."""
+    gates: dict[str, set[str]] = {}
+    path = run_dir / "attempts.jsonl"
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            try:
+                attempt = json.loads(line)
+            except ValueError:
+                continue
+            gates.setdefault(attempt.get("task", ""), set()).add(attempt.get("gate") or "none")
+    return {task for task, seen in gates.items() if seen == {"infra"}}
 
 
 def gate_counts(run_dir: Path) -> dict[str, int]:

@@ -129,13 +129,15 @@ class LearningBenchmark:
               f"bank from {copy.name}", file=sys.stderr)
         return campaign
 
-    def learn(self, arms: list[str], curriculum: list[Path], iterations: int, seed: int) -> dict[str, str]:
-        """The learning pass of every arm (finished ones skipped); each bank's digest is recorded in
-        frozen.json when its pass ends, and is what the evaluation checks from then on."""
+    def learn(self, arms: list[str], curriculum: list[Path], iterations: int, seed: int,
+              memories: dict[str, dict[str, Any]] | None = None) -> dict[str, str]:
+        """The learning pass of every arm (finished ones skipped), with its memory settings
+        (`memories`, else ARMS); each bank's digest is recorded in frozen.json when its pass ends,
+        and is what the evaluation checks from then on."""
         frozen = self.out / "frozen.json"
         digests = json.loads(frozen.read_text()) if frozen.is_file() else {}
         for arm in arms:
-            self.run_arm(f"learn-{arm}", ARMS[arm], curriculum, iterations, seed)
+            self.run_arm(f"learn-{arm}", (memories or {}).get(arm, ARMS[arm]), curriculum, iterations, seed)
             bank = self.banks / f"learn-{arm}"
             if not bank.is_dir():
                 raise FrozenBankChanged(f"{bank} is missing: the evaluation needs the bank the learning pass built "

@@ -183,3 +183,34 @@ def screening_progress(out: Path, plan: dict[str, Any], seed: int) -> dict[str, 
     return {"bench": "learning", "design": "v3", "screening_finished": False, "pool": len(plan["pool"]),
             "stage1_drafts": len(plan["pool"]) * rule.drafts, "passes": passes,
             "solved_at_least_once": sorted(solved)}
+
+
+def cold_rates(plan: dict[str, Any], screening: dict[str, Any], backend: str) -> dict[str, list[int]]:
+    """v4's `memory.cold_rates` for the value arm: per family of the draft decision (actors/families.py,
+    read from each task's reference, as the episode reads it), [feasible, drafts] of the screening's
+    cold drafts over every pool operator. Without them a family's first fresh drafts go bare to
+    measure it (memory_actor/slots.py)."""
+    from actors.families import dominant_family
+
+    rates: dict[str, list[int]] = {}
+    for path in plan["pool"]:
+        drafts = screening["outcomes"].get(path.stem) or []
+        if drafts:
+            entry = rates.setdefault(f"{backend}/{dominant_family(path.read_text())}", [0, 0])
+            entry[0], entry[1] = entry[0] + sum(drafts), entry[1] + len(drafts)
+    return dict(sorted(rates.items()))
+
+
+def arm_memories(plan: dict[str, Any], screening: dict[str, Any], out: Path) -> tuple[dict, dict]:
+    """The memory settings of each arm in the learning pass and in the frozen evaluation. v3: the
+    arm's retrieval mode alone (ARMS). v4: the value arm also gets screening's cold rates (kept
+    in cold_rates.json), and takes its posterior means when frozen (`slot_greedy`: nothing is
+    learnt from exploring a frozen bank)."""
+    learning = {arm: dict(ARMS[arm]) for arm in plan["arms"]}
+    evaluation = {arm: dict(ARMS[arm]) for arm in plan["arms"]}
+    if plan.get("design", "v3") == "v4" and "value" in plan["arms"]:
+        rates = cold_rates(plan, screening, plan["backend"])
+        (out / "cold_rates.json").write_text(json.dumps(rates, indent=2) + "\n")
+        learning["value"]["cold_rates"] = rates
+        evaluation["value"] |= {"cold_rates": rates, "slot_greedy": True}
+    return learning, evaluation

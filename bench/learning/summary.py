@@ -26,7 +26,7 @@ from typing import Any
 
 from bench.learning.archive import pack, unpack
 from bench.learning.evaluation import draft_outcomes, finished, gate_counts
-from bench.learning.plan import PRIMARY, plan_in
+from bench.learning.plan import DESIGNS, TARGETS, plan_in
 from bench.learning.publish import (
     REPOSITORY,
     drop_interim_publication,
@@ -46,8 +46,6 @@ from bench.learning.stats import (
 )
 from launch.report import RunReport
 
-# the target of issue 27 for the primary comparison's difference, per domain
-TARGET_POINTS = {"cpu": 0.15, "npu-twin": 0.30}
 ALPHA = 0.05
 PAIRS = [("value", "similarity"), ("value", "none"), ("similarity", "none")]
 
@@ -91,21 +89,28 @@ def compare(treated: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]
     return {**test, "mean_difference_ci95_bootstrap": bootstrap_mean(diffs)}
 
 
-def evaluate(domain: str, evaluation: dict[str, dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """The paired tests between the arms present, and the verdict on the primary hypothesis."""
+def evaluate(domain: str, evaluation: dict[str, dict[str, Any]],
+             design: str = "v3") -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """The paired tests between the arms present, and the verdict on the design's primary
+    hypothesis (plan.TARGETS): v3, the difference at least the target and significant; v4, at
+    least the target (significant only where the target says so) and compile errors treated <= none."""
     tests = {f"{a}_vs_{b}": compare(evaluation[a], evaluation[b]) for a, b in PAIRS
              if a in evaluation and b in evaluation}
-    treated, baseline = PRIMARY[domain]
-    name = f"{treated}_vs_{baseline}"
-    verdict: dict[str, Any] = {"primary": name, "alpha": ALPHA, "target_points": TARGET_POINTS[domain]}
+    target = TARGETS[design, domain]
+    name = target.name
+    verdict: dict[str, Any] = {"primary": name, "alpha": ALPHA, "target_points": target.points}
+    if design != "v3":
+        verdict["target_needs_p"] = target.needs_p
     if name in tests and tests[name]["mean_difference"] is not None:
         test = tests[name]
         verdict["difference"] = test["mean_difference"]
         verdict["significant"] = test["p_wilcoxon"] < ALPHA and test["mean_difference"] > 0
-        verdict["target_met"] = verdict["significant"] and test["mean_difference"] >= TARGET_POINTS[domain]
-        if "none" in evaluation and treated in evaluation:
-            verdict["compile_errors_treated_le_none"] = (evaluation[treated]["compile_errors"]
+        met = test["mean_difference"] >= target.points - 1e-9 and (verdict["significant"] or not target.needs_p)
+        if "none" in evaluation and target.treated in evaluation:
+            verdict["compile_errors_treated_le_none"] = (evaluation[target.treated]["compile_errors"]
                                                          <= evaluation["none"]["compile_errors"])
+            met = met and (verdict["compile_errors_treated_le_none"] or not target.compile_errors)
+        verdict["target_met"] = met if design != "v3" else verdict["significant"] and met
     return tests, verdict
 
 
@@ -164,9 +169,10 @@ def tables(out: Path, plan: dict[str, Any], screening: dict[str, Any]) -> dict[s
     learning = learning_figures(out, plan["arms"], plan["iterations"])
     evaluation = {arm: eval_figures(arm, [out / "arms" / f"eval-{arm}-d{r}" for r in range(plan["eval_drafts"])],
                                     screening["heldout"]) for arm in plan["arms"]}
-    tests, verdict = evaluate(plan["backend"], evaluation)
+    design = plan.get("design", "v3")
+    tests, verdict = evaluate(plan["backend"], evaluation, design)
     return {"learning": learning, "evaluation": evaluation, "tests": tests, "verdict": verdict,
-            "headline": headline(plan["backend"], learning, evaluation, tests, verdict)}
+            "headline": headline(plan["backend"], learning, evaluation, tests, verdict, design)}
 
 
 def summarise(out: Path, plan: dict[str, Any], model: dict[str, Any], publish: bool) -> dict[str, Any]:
@@ -183,7 +189,7 @@ def summarise(out: Path, plan: dict[str, Any], model: dict[str, Any], publish: b
                                                       for a in plan["arms"]]
     meta = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "git_commit": started_at_commit(out),
             "summarised_at_commit": git_commit(), "machine": machine(), "model": model, "backend": plan["backend"],
-            "results": str(out), "screening": screening, "heldout": screening["heldout"],
+            "design": plan.get("design", "v3"), "results": str(out), "screening": screening, "heldout": screening["heldout"],
             "curriculum": screening["curriculum"], "iterations": plan["iterations"], "eval_drafts": plan["eval_drafts"],
             "complete": all(finished(out / "arms" / name) for name in planned),
             "pending": [name for name in planned if not finished(out / "arms" / name)]}
@@ -195,23 +201,26 @@ def summarise(out: Path, plan: dict[str, Any], model: dict[str, Any], publish: b
     (out / "summary.md").write_text(render(meta, learning, evaluation, tests, verdict, line))
     if publish:
         results = REPOSITORY / "bench" / "results"
-        name = f"{meta['date'][:10]}-{str(model.get('name')).replace('/', '_')}-v3-{plan['backend']}"
+        name = f"{meta['date'][:10]}-{str(model.get('name')).replace('/', '_')}-{meta['design']}-{plan['backend']}"
         target = publish_folder(results, name + ("" if meta["complete"] else "-interim"), out)
         target.mkdir(parents=True, exist_ok=True)
         for file in ("summary.md", "summary.json"):
             shutil.copyfile(out / file, target / file)
         if meta["complete"]:  # the raw state beside the final table (raw.tar.xz, raw.json)
+            from bench.learning.checkpoint import drop_checkpoints
+
             drop_interim_publication(results, out)
+            drop_checkpoints(results, out, meta["design"], plan["backend"])
             pack(out, target, portable(out))
     print(f"[learning] results: {out} (summary.md, summary.json)", file=sys.stderr)
     return {**line, "results": str(out)}
 
 
 def headline(domain: str, learning: dict[str, Any], evaluation: dict[str, Any], tests: dict[str, Any],
-             verdict: dict[str, Any]) -> dict[str, Any]:
+             verdict: dict[str, Any], design: str = "v3") -> dict[str, Any]:
     """The v2 keys (fast_0_<arm> and speedup_best_over_first_<arm> of the learning pass,
     p_value_<a>_vs_<b>) plus pass1_<arm>; p-values are the evaluation pass's pass@1 tests."""
-    line: dict[str, Any] = {"bench": "learning", "design": "v3", "backend": domain}
+    line: dict[str, Any] = {"bench": "learning", "design": design, "backend": domain}
     line.update({f"fast_0_{arm}": f["fast_0_final"] for arm, f in learning.items()})
     line.update({f"speedup_best_over_first_{arm}": f["median_speedup_best_over_first"] for arm, f in learning.items()})
     line.update({f"pass1_{arm}": f["pass1"] for arm, f in evaluation.items()})
@@ -235,7 +244,7 @@ def _ci(interval: list[float] | tuple[float, float] | None) -> str:
 
 def render(meta: dict[str, Any], learning: dict[str, Any], evaluation: dict[str, Any], tests: dict[str, Any],
            verdict: dict[str, Any], line: dict[str, Any]) -> str:
-    lines = [f"# EvoKernel learning benchmark v3 ({meta['backend']})", "",
+    lines = [f"# EvoKernel learning benchmark {meta.get('design', 'v3')} ({meta['backend']})", "",
              f"- date: {meta['date']}; git commit: {meta['git_commit']}; complete: {meta['complete']}",
              f"- model: {meta['model'].get('name')} ({meta['model'].get('endpoint')})",
              f"- screening: {meta['screening']['summary']}",
@@ -304,7 +313,7 @@ def differences(again: dict[str, Any], published: dict[str, Any]) -> list[str]:
 def rederive(result: Path) -> dict[str, Any]:
     """The published run's tables re-derived from its archive: whether they match, and what differs."""
     published = json.loads((result / "summary.json").read_text())
-    if published.get("headline", {}).get("design") != "v3":
+    if published.get("headline", {}).get("design") not in DESIGNS:
         raise SystemExit(f"bench.learning rederive: {result} is not a table of this design (v2's results are "
                          "kept as results; their code is retired)")
     again = rederived(result)

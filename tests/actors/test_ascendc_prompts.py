@@ -171,3 +171,49 @@ def test_a_twin_refine_keeps_the_reference_and_leaves_the_example_out_first(task
     assert "reference" not in {e.get("section") for e in cuts}
     total = sum(len(m["content"]) for m in prompt.messages)
     assert total - prompt.over_budget <= 8000 and (prompt.over_budget == 0) == (total <= 8000)
+
+
+@pytest.mark.parametrize("task, family", [("7_Sigmoid", "example_elementwise"), ("39_ReverseCumsum", "example_scan"),
+                                          ("25_RectMatmul", "example_matmul"), ("34_Conv1d", "example_conv")])
+def test_the_familys_example_is_a_worked_example_where_the_prompt_holds_it_whole_else_pinned(task, family):
+    """Issue 41: the family's example in the generic example's form (its task, then its kernel),
+    whenever the prompt holds it whole; otherwise pinned as before. Never cut as a worked example."""
+    import structlog
+
+    from actors.context import exemplar_brief
+    from actors.messages import Exemplar
+
+    path = SUITE / f"{task}.py"
+    brief = task_brief(load_task(path), get_backend("npu-twin"), "kernel")
+    item = next(i for i in bundle_items("npu-twin") if i.name == family)
+    exemplar = Exemplar(item_id=item.id, task=exemplar_brief(item, brief, str(path)), code=item.content)
+    request = DraftRequest(task=brief, api=core_api("npu-twin"), exemplar=exemplar, template=template(family))
+    for budget in (8000, 12000):
+        with structlog.testing.capture_logs() as logs:
+            prompt = PromptBuilder(LLMConfig(**{**LOCAL_MODEL, "exemplar_as_example": True,
+                                                "prompt_char_budget": budget}), "kernel").draft(request)
+        total = sum(len(m["content"]) for m in prompt.messages)
+        assert total <= budget and item.id in prompt.shown_ids and brief.reference_source.strip() in prompt.messages[-1]["content"]
+        if prompt.example_id is not None:  # task and answer in the example turns, the kernel whole and once
+            _, question, answer, user = (m["content"] for m in prompt.messages)
+            assert question.startswith(f"## Task {item.task_id}") and "class Model" in question
+            assert "get_inputs" not in question and "//" not in question.split("## What to write")[1]
+            assert item.content.strip() in answer and item.content.strip() not in user
+        else:  # pinned in the generic example's place, whole or shortened, and said so in the log
+            assert len(prompt.messages) == 2 and any(e["event"] == "exemplar_too_large" for e in logs)
+        if budget == 12000:
+            assert prompt.example_id == item.id
+        elif family in ("example_elementwise", "example_scan"):  # the compact ones fit the local model's budget
+            assert prompt.example_id == item.id
+
+
+def test_a_worked_examples_task_is_its_model_class_and_its_entry_without_comments():
+    from actors.prompt_sections import example_reference, example_signature
+
+    source = ('"""Doc."""\nimport torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    """Doc."""\n\n'
+              '    def forward(self, x):\n        """Doc."""\n        return torch.abs(x)\n\n\nrows = 4\n\n\n'
+              'def get_inputs():\n    return [torch.randn(rows)]\n')
+    assert example_reference(source) == "class Model(nn.Module):\n\n    def forward(self, x):\n        return torch.abs(x)"
+    assert example_reference("x = (") == "x = ("
+    signature = 'struct T {\n    int64_t n;  // size (now 4)\n};\n// a comment line\nextern "C" void kernel(\n    GM_ADDR x  // input\n);'
+    assert example_signature(signature) == 'struct T {\n    int64_t n;\n};\nextern "C" void kernel(\n    GM_ADDR x\n);'
