@@ -114,12 +114,11 @@ def joined_unit(folder: Path) -> str:
 
 
 def renamed_entry(source: str, entry: str) -> str:
-    """The published entry point's definition renamed to the format's `kernel`: nothing else."""
-    pattern = re.compile(rf"(\bvoid\s+){re.escape(entry)}(\s*\()")
-    renamed, count = pattern.subn(r"\1kernel\2", source)
-    if count == 0:
+    """The published entry point renamed to the format's `kernel`: nothing else. The name is
+    renamed wherever it is used (a direct-launch program also launches it by name)."""
+    if not re.search(rf"\bvoid\s+{re.escape(entry)}\s*\(", source):
         raise ValueError(f"entry point {entry} not found")
-    return renamed
+    return re.sub(rf"\b{re.escape(entry)}\b", "kernel", source)
 
 
 def verdict_row(kernel: dict, trials: int) -> dict:
