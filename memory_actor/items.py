@@ -48,7 +48,8 @@ class MemoryItem(BaseModel):
     task_signature: str = Field("", description="text describing the operator (shapes, signature)")
     stage: ItemStage = "seed"
     name: str | None = Field(None, description="API name, for exact-name lookup of api items")
-    tags: list[str] = Field(default_factory=list, description="e.g. 'core' for the bundle's always-included items")
+    tags: list[str] = Field(default_factory=list, description="e.g. 'core' for the bundle's always-included items, "
+                            "'family:elementwise' (key:value tags: tag_values)")
     content: str
     summary: str = ""
     embedding: list[float] | None = Field(None, description="unit vector; computed by the bank when absent")
@@ -64,6 +65,10 @@ class MemoryItem(BaseModel):
     run_id: str | None = None
     context_ids: list[str] = Field(
         default_factory=list, description="trace: ids of the items in the prompt when it was created (provenance)")
+
+    def tag_values(self) -> dict[str, str]:
+        """The key:value tags ('family:...', 'shape:...', 'lesson:...') as a mapping."""
+        return dict(tag.split(":", 1) for tag in self.tags if ":" in tag)
 
     def embedding_text(self) -> str:
         """The text the bank embeds: what the item is about first, then its body."""

@@ -17,10 +17,6 @@ from memory_actor.items import MemoryItem
 TEACHING_LESSONS = ("fix", "faster")
 
 
-def tag_values(item: MemoryItem) -> dict[str, str]:
-    return dict(tag.split(":", 1) for tag in item.tags if ":" in tag)
-
-
 def trace_scope(family: str, shape: str) -> str:
     return f"trace/{family}/{shape}"
 
@@ -31,7 +27,7 @@ def lesson_scope(family: str, stage: str) -> str:
 
 def item_scope(item: MemoryItem) -> str | None:
     """The scope a ranked item may be shown in; None: any (practice, api); '-': none."""
-    tags = tag_values(item)
+    tags = item.tag_values()
     if item.kind == "trace":
         return trace_scope(tags["family"], tags.get("shape", "")) if "family" in tags else "-"
     if item.kind == "experience":

@@ -101,5 +101,4 @@ def seed_fresh_bank(config: MemoryConfig, backend: str, owner: str | None = None
 
 def example_items(backend: str) -> dict[str, MemoryItem]:
     """The family worked examples of `backend`'s bundle, by family."""
-    return {dict(t.split(":", 1) for t in item.tags if ":" in t)["family"]: item
-            for item in bundle_items(backend) if "example" in item.tags}
+    return {item.tag_values()["family"]: item for item in bundle_items(backend) if "example" in item.tags}

@@ -22,11 +22,12 @@ example, with the ranked items; none shows nothing.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from memory_actor.config import MemoryConfig
 from memory_actor.items import MemoryItem
 
 SlotKind = Literal["generic", "example", "kernel"]
@@ -118,7 +119,7 @@ class SlotOutcome(BaseModel):
 def slot_kernel_key(item: MemoryItem) -> tuple[str, str, str] | None:
     """(backend, family, signature shape) of a feasible kernel, from the tags the episode gives
     the traces it stores ('family:...', 'shape:...'); None for a trace without them."""
-    tags = dict(tag.split(":", 1) for tag in item.tags if ":" in tag)
+    tags = item.tag_values()
     if "family" not in tags:
         return None
     return item.backend, tags["family"], tags.get("shape", "")
@@ -168,10 +169,10 @@ def _beta_mean(a: float, b: float) -> float:
 
 
 def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotCandidate], stats: SlotStats,
-           config: Any, rng: np.random.Generator) -> SlotChoice:
+           config: MemoryConfig, rng: np.random.Generator) -> SlotChoice:
     """Fill in the statistics and choose an option; `candidates` lists the generic example first,
-    then the family's example, then the kernels by similarity. `config` is the MemoryConfig
-    (slot_prior, slot_pool_strength, cold_rates, cold_prior_strength, cold_drafts)."""
+    then the family's example, then the kernels by similarity; `config` gives the priors
+    (slot_prior, memory_prior, cold_rates...) and slot_greedy."""
     prior = tuple(config.slot_prior)
 
     def counts(candidate: str) -> tuple[int, int]:
