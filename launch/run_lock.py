@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
 from pathlib import Path
 
-from memory_actor.lease import lease_record, read_lease
+from memory_actor.lease import holder, lease_record, read_lease, release_lock, write_record
 
 LOCK_FILE = "run.lock"
 
@@ -44,10 +43,8 @@ class RunFolderLock:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise RunFolderInUse(in_use_message(self.run_dir, read_lease(str(self.path)))) from None
             raise
-        data = json.dumps(lease_record(self.owner)).encode()
         try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, data, 0)
+            write_record(fd, lease_record(self.owner))
         except OSError:  # a full disk: the lock holds all the same, only the record is missing
             pass
         self._fd = fd
@@ -57,11 +54,7 @@ class RunFolderLock:
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
-        try:
-            os.ftruncate(fd, 0)  # no holder: an old record would only mislead
-        except OSError:
-            pass
-        os.close(fd)  # drops the lock
+        release_lock(fd)
 
     def __enter__(self) -> RunFolderLock:
         return self.acquire()
@@ -89,7 +82,5 @@ def in_progress(run_dir: Path) -> bool:
 
 
 def in_use_message(run_dir: Path, record: dict) -> str:
-    who = (f"{record.get('owner', 'unknown')} (host {record.get('host', '?')}, pid {record.get('pid', '?')}, "
-           f"since {record.get('since', '?')})") if record else "another process"
-    return (f"the run folder {run_dir} is in use by {who}: one process writes a run folder at a time; "
+    return (f"the run folder {run_dir} is in use by {holder(record)}: one process writes a run folder at a time; "
             f"let it finish (or stop it), then continue with `evokernel run --resume {run_dir}`")

@@ -110,7 +110,7 @@ class BankLease:
                     raise BankInUse(in_use_message(os.path.dirname(self.path), read_lease(self.path))) from None
                 raise
             try:
-                _write_record(fd, lease_record(self.owner))
+                write_record(fd, lease_record(self.owner))
             except OSError:  # a full disk: the caller says so in one line; the lock must not stay held
                 os.close(fd)
                 raise
@@ -129,11 +129,7 @@ class BankLease:
             if held.count:
                 return
             del _held[self.path]
-            try:
-                os.ftruncate(held.fd, 0)  # no holder: an old record would only mislead
-            except OSError:
-                pass
-            os.close(held.fd)  # drops the lock
+            release_lock(held.fd)
 
 
 def probe(uri: str) -> None:
@@ -160,17 +156,34 @@ def read_lease(path: str) -> dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
+def holder(record: dict[str, Any]) -> str:
+    """Who a lock record names: owner, host, pid and since when (a run folder's lock too)."""
+    if not record:
+        return "another process"
+    return (f"{record.get('owner', 'unknown')} (host {record.get('host', '?')}, pid {record.get('pid', '?')}, "
+            f"since {record.get('since', '?')})")
+
+
 def in_use_message(bank: str, record: dict[str, Any]) -> str:
-    who = (f"{record.get('owner', 'unknown')} (host {record.get('host', '?')}, pid {record.get('pid', '?')}, "
-           f"since {record.get('since', '?')})") if record else "another process"
-    return (f"the memory bank {bank} is in use by {who}: one campaign writes a bank at a time; "
+    return (f"the memory bank {bank} is in use by {holder(record)}: one campaign writes a bank at a time; "
             "wait for it to finish, or pick another --memory")
 
 
-def _write_record(fd: int, record: dict[str, Any]) -> None:
+def write_record(fd: int, record: dict[str, Any]) -> None:
+    """Replace the lock file's record of its holder."""
     data = json.dumps(record).encode()
     os.ftruncate(fd, 0)
     os.pwrite(fd, data, 0)
+
+
+def release_lock(fd: int) -> None:
+    """Empty the lock file's record (no holder: an old record would only mislead) and close it,
+    which drops the lock."""
+    try:
+        os.ftruncate(fd, 0)
+    except OSError:
+        pass
+    os.close(fd)
 
 
 def _unusable(folder: str, exc: OSError) -> BankUnusable:
