@@ -12,7 +12,7 @@
 #include "twin_core.h"
 #include "twin_debug.h"
 #include "twin_half.h"
-#include "twin_tensor.h"
+#include "twin_pipe.h"
 #include "twin_allocator.h"
 #include "twin_copy.h"
 #include "twin_sync.h"

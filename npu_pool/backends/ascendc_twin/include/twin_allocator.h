@@ -9,7 +9,7 @@
 
 #include <deque>
 
-#include "twin_tensor.h"
+#include "twin_pipe.h"
 
 namespace AscendC {
 

@@ -6,7 +6,7 @@
 // would on an NPU). DataCopyPad moves exact byte lengths and pads each block to 32 bytes in UB.
 #pragma once
 
-#include "twin_tensor.h"
+#include "twin_pipe.h"
 
 namespace AscendC {
 

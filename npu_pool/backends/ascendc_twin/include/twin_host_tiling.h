@@ -10,7 +10,7 @@
 
 #include <initializer_list>
 
-#include "twin_tensor.h"
+#include "twin_pipe.h"
 #include "twin_tiling_types.h"
 
 namespace ge {

@@ -5,7 +5,7 @@
 // (for the same event and id) waits forever on an NPU, and faults here.
 #pragma once
 
-#include "twin_tensor.h"
+#include "twin_pipe.h"
 
 namespace AscendC {
 

@@ -8,7 +8,7 @@
 // floats compute in float and round once to the destination (round to nearest even).
 #pragma once
 
-#include "twin_tensor.h"
+#include "twin_pipe.h"
 
 namespace AscendC {
 
