@@ -187,6 +187,13 @@ def test_a_direct_launch_program_runs_its_own_tiling_and_launch(relu_task, backe
     with pytest.raises(RuntimeError, match=r"twin fault \[ub-capacity\]: TPipe::InitBuffer at kernel\.cpp:"
                                            rf"{line_of(KERNELS / 'relu_direct.cpp', 'InitBuffer(qOut')}:"):
         faulty(x)
+    # an operator that launches nothing computed on the host, which a device's host code cannot
+    idle = (KERNELS / "relu_direct.cpp").read_text().replace("kernel<float><<<blocks, nullptr, stream>>>(", "(void)(")
+    (tmp_path / "idle").mkdir()
+    idle_module = backend.wrap_kernel(backend.compile_kernel(idle, relu_task.kernel_signature, tmp_path / "idle", tmp_path),
+                                      relu_task.kernel_signature, torch.nn.ReLU())
+    with pytest.raises(RuntimeError, match=r"the host program threw: operator 'relu' launched no kernel"):
+        idle_module(x)
 
 
 def test_a_launch_outside_the_direct_form_names_the_form(relu_task, backend, tmp_path):

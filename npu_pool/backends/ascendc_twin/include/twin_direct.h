@@ -22,8 +22,16 @@ struct DirectLaunchFailed {
     uint32_t status;
 };
 
+// Launches the running program made (a program whose operator launched nothing computed on
+// the host, which a device's host code cannot: its tensors live in device memory).
+inline uint32_t& direct_launches() {
+    static uint32_t count = 0;
+    return count;
+}
+
 template <class Fn>
 void DirectLaunch(int64_t blockDim, Fn&& body) {
+    ++direct_launches();
     const uint32_t blocks = blockDim < 0 || blockDim > 65535 ? 0u : static_cast<uint32_t>(blockDim);
     const uint32_t status = Launch(blocks, std::forward<Fn>(body), nullptr);
     if (status != 0) throw DirectLaunchFailed{status};
@@ -38,7 +46,13 @@ inline uint32_t run_direct_program(torch_ext::Call call, const torch::Tensor& ou
     try {
         evk_twin_torch_module(module);
         if (module.operators.empty()) throw std::runtime_error("PYBIND11_MODULE defines no operator (m.def)");
+        direct_launches() = 0;
         const torch::Tensor result = module.operators.front().run(call);
+        if (direct_launches() == 0) {
+            throw std::runtime_error(torch_ext::words("operator '", module.operators.front().name,
+                                                      "' launched no kernel (<<<>>>): host code cannot compute on "
+                                                      "device tensors"));
+        }
         if (result.defined() && result.data_ptr() != output.data_ptr()) {
             if (result.nbytes() != output.nbytes() || result.scalar_type() != output.scalar_type()) {
                 throw std::runtime_error(torch_ext::words(
