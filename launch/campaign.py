@@ -32,9 +32,11 @@ from actors.llm_client import wait_for_endpoint
 from actors.messages import Attempt, EpisodeResult, utc_now
 from actors.ports import InProcess
 from actors.refiner import Refiner
+from launch.atomic_file import write_atomically
 from launch.config import Settings
 from launch.kernel_files import KernelFolder, kernel_task
 from launch.run_summary import INTERRUPTED, RunSummary, RunSummaryError
+from memory_actor.bank_errors import BankWriteFailed
 from npu_pool.backends import timing_kind
 
 log = structlog.get_logger("evokernel.campaign")
@@ -274,8 +276,6 @@ class Campaign:
     def _close_bank(self, bank: Any) -> None:
         """Everything durable and the lease given back; a bank that cannot be written (a full
         disk) is the run's error, in one line (the summary and the resume command say it)."""
-        from memory_actor.bank_errors import BankWriteFailed
-
         try:
             bank.close()
         except BankWriteFailed as exc:
@@ -351,7 +351,6 @@ def load_summary(run_dir: Path) -> RunSummary:
 def discard_attempts(folder: RunFolder, keep: set[str]) -> None:
     """Keep the attempts of finished operators; move the rest aside (they will run again)."""
     import json
-    import os
 
     if not folder.attempts_path.exists():
         return
@@ -365,10 +364,7 @@ def discard_attempts(folder: RunFolder, keep: set[str]) -> None:
     if dropped:
         with (folder.path / "attempts.discarded.jsonl").open("a", encoding="utf-8") as stream:
             stream.write("\n".join(dropped) + "\n")
-    partial = folder.attempts_path.with_suffix(".jsonl.tmp")
     try:
-        partial.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
-        os.replace(partial, folder.attempts_path)
-    except OSError as exc:
-        partial.unlink(missing_ok=True)  # attempts.jsonl stays as it was
+        write_atomically(folder.attempts_path, "".join(line + "\n" for line in kept))
+    except OSError as exc:  # attempts.jsonl stays as it was
         raise folder_failure(exc, folder.path) from None

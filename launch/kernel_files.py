@@ -16,7 +16,6 @@ memory bank.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from pathlib import Path
@@ -26,6 +25,7 @@ import structlog
 from pydantic import BaseModel, Field
 
 from actors.messages import Attempt
+from launch.atomic_file import write_atomically
 from launch.kernel_dropin import DropInError, OutputDim, no_dropin_for, render_dropin
 from launch.kernel_index import INDEX_FILE, KERNELS_DIR, KernelEntry, KernelIndex, Which
 from npu_pool.signature import KernelSignature
@@ -105,16 +105,6 @@ def output_dims(spec: Any) -> list[list[OutputDim]]:
     return rules
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    partial = path.with_name(path.name + ".tmp")
-    try:
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, path)
-    except OSError:
-        partial.unlink(missing_ok=True)  # a full disk: no empty temporary file left behind
-        raise
-
-
 class KernelFolder:
     """Keeps RUN_DIR/kernels/ up to date from the run's attempts (one writer: the run recorder,
     or the single-process campaign)."""
@@ -135,7 +125,7 @@ class KernelFolder:
         # Kept on disk too: a restarted run recorder (Ray restarts it, e.g. after an OOM kill)
         # still writes drop-ins for operators that started before.
         (self.path / TASKS_DIR).mkdir(parents=True, exist_ok=True)
-        _write_atomically(self.path / TASKS_DIR / f"{_folder_name(task.task)}.json", task.model_dump_json())
+        write_atomically(self.path / TASKS_DIR / f"{_folder_name(task.task)}.json", task.model_dump_json())
         stale = [key for key in self.entries if key[0] == task.task]
         for key in stale:
             del self.entries[key]
@@ -209,7 +199,7 @@ class KernelFolder:
         folder.mkdir(parents=True, exist_ok=True)
         suffix = ".py" if fmt == "modelnew" else SOURCE_SUFFIX.get(task.backend if task else "unknown", ".txt")
         source = folder / f"{which}{suffix}"
-        _write_atomically(source, code)
+        write_atomically(source, code)
         relative = str(source.relative_to(self.path))
         if fmt == "modelnew":
             return relative, relative, None
@@ -224,13 +214,13 @@ class KernelFolder:
         except (DropInError, SyntaxError) as exc:
             return relative, None, str(exc)
         dropin = folder / f"{which}_modelnew.py"
-        _write_atomically(dropin, text)
+        write_atomically(dropin, text)
         return relative, str(dropin.relative_to(self.path)), None
 
     def _write_index(self) -> None:
         entries = sorted(self.entries.values(), key=lambda e: (e.task, e.kernel != "best"))
         self.path.mkdir(parents=True, exist_ok=True)
-        _write_atomically(self.path / INDEX_FILE, KernelIndex(kernels=entries).model_dump_json(indent=2) + "\n")
+        write_atomically(self.path / INDEX_FILE, KernelIndex(kernels=entries).model_dump_json(indent=2) + "\n")
 
 
 def _folder_name(task: str) -> str:

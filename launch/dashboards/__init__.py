@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from launch.atomic_file import write_atomically
+
 DASHBOARD_FILE = Path(__file__).resolve().parent / "evokernel_grafana_dashboard.json"
 DASHBOARD_UID = "evokernel-campaign"
 INSTALLED_NAME = "evokernel_grafana_dashboard.json"
@@ -109,9 +111,7 @@ def install_grafana_dashboard(session_dir: str | Path, wait_s: float = 30.0) -> 
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline:
             if (target / "default_grafana_dashboard.json").is_file():
-                partial = target / (INSTALLED_NAME + ".tmp")
-                partial.write_text(DASHBOARD_FILE.read_text(encoding="utf-8"), encoding="utf-8")
-                os.replace(partial, target / INSTALLED_NAME)
+                write_atomically(target / INSTALLED_NAME, DASHBOARD_FILE.read_text(encoding="utf-8"))
                 return
             time.sleep(0.5)
 
