@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 TORCH_MODULE = re.compile(r"^[ \t]*PYBIND11_MODULE\s*\(", re.MULTILINE)
 # `name<<<` or `name<T, U><<<`: the launched kernel, then the launch configuration up to `>>>`
 _LAUNCH = re.compile(r"(?P<callee>[A-Za-z_][\w:]*(?:\s*<[^<>;(){}]*>)?)\s*<<<(?P<config>[^;]*?)>>>\s*\(")
+# CANN's kernel launch projects: ACLRT_LAUNCH_KERNEL(kernel)(blockDim, stream, args...)
+_ACLRT_LAUNCH = re.compile(r"\bACLRT_LAUNCH_KERNEL\s*\(\s*(?P<callee>\w+)\s*\)\s*\(")
+_GENERATED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]aclrtlaunch_\w+\.h[>"][^\n]*$', re.MULTILINE)
 _TORCH_TYPES = {"float32": "torch::kFloat32", "float16": "torch::kFloat16", "bfloat16": "torch::kBFloat16",
                 "int32": "torch::kInt32", "int64": "torch::kInt64", "int16": "torch::kInt16", "int8": "torch::kInt8",
                 "uint8": "torch::kUInt8", "bool": "torch::kBool"}
@@ -38,9 +41,10 @@ def refuse_stray_launch(source: str) -> None:
     """A `<<<...>>>` launch outside the direct-launch form names the form it needs (g++ would
     only say "expected primary-expression before '<<' token")."""
     for number, line in enumerate(blank_comments_and_strings(source)[1].splitlines(), 1):
-        if "<<<" in line:
+        if "<<<" in line or "ACLRT_LAUNCH_KERNEL" in line:
             raise KernelBuildError(
-                f"kernel.cpp:{number}: a <<<...>>> launch is host code: in the kernel format the harness launches the "
+                f"kernel.cpp:{number}: a kernel launch (<<<...>>>, ACLRT_LAUNCH_KERNEL) is host code: in the kernel "
+                "format the harness launches the "
                 "entry; a program that launches its own kernels is the direct-launch form (a torch extension with "
                 "PYBIND11_MODULE; docs/ascendc_twin.md)")
 
@@ -71,29 +75,48 @@ def _top_level_split(text: str) -> list[str]:
     return [*parts, current]
 
 
-def rewrite_launches(source: str) -> str:
-    """Each `kernel<<<blocks, l2ctrl, stream>>>(args)` becomes
-    `::evk_twin::DirectLaunch(blocks, [&]() { kernel(args); })`, line for line (the kernel's
-    line numbers stay those of the published file)."""
-    code = blank_comments_and_strings(source)[1]  # same offsets; no launch in a comment or string
+def _rewrite(source: str, pattern: re.Pattern[str], launch) -> str:
+    """Each match of `pattern` (ending at the `(` of its arguments) through the matching `)`
+    replaced by `launch(match, argument text)`, found outside comments and strings."""
+    code = blank_comments_and_strings(source)[1]  # same offsets as source
     out, pos = [], 0
-    for m in _LAUNCH.finditer(code):
+    for m in pattern.finditer(code):
         if m.start() < pos:
             continue
-        open_at = m.end() - 1
-        close_at = _closing_paren(code, open_at)
-        config_text = source[m.start("config"):m.end("config")]
-        config = _top_level_split(config_text)
-        blocks = config[0].strip()
-        if not blocks:
-            raise KernelBuildError(f"a <<<...>>> launch of {m.group('callee')} names no block count")
-        args = source[open_at + 1:close_at]
-        newlines = "\n" * config_text.count("\n")  # keep the following lines where they were
-        out.append(source[pos:m.start()])
-        out.append(f"::evk_twin::DirectLaunch({blocks}, [&]() {{ {m.group('callee')}({args}); }}){newlines}")
+        close_at = _closing_paren(code, m.end() - 1)
+        out += [source[pos:m.start()], launch(m, source[m.end():close_at])]
         pos = close_at + 1
     out.append(source[pos:])
     return "".join(out)
+
+
+def rewrite_launches(source: str) -> str:
+    """Each `kernel<<<blocks, l2ctrl, stream>>>(args)`, and each
+    `ACLRT_LAUNCH_KERNEL(kernel)(blocks, stream, args)` of a kernel launch project, becomes
+    `::evk_twin::DirectLaunch(blocks, [&]() { kernel(args); })`, line for line (the kernel's line
+    numbers stay those of the published file); the generated `aclrtlaunch_<kernel>.h` includes
+    become empty lines (the kernel is in the unit)."""
+
+    def chevrons(m: re.Match, args: str) -> str:
+        config_text = source_now[m.start("config"):m.end("config")]
+        blocks = _top_level_split(config_text)[0].strip()
+        if not blocks:
+            raise KernelBuildError(f"a <<<...>>> launch of {m.group('callee')} names no block count")
+        newlines = "\n" * config_text.count("\n")  # keep the following lines where they were
+        return f"::evk_twin::DirectLaunch({blocks}, [&]() {{ {m.group('callee')}({args}); }}){newlines}"
+
+    def aclrt(m: re.Match, args: str) -> str:
+        parts = _top_level_split(args)
+        if len(parts) < 2 or not parts[0].strip():
+            raise KernelBuildError(f"ACLRT_LAUNCH_KERNEL({m.group('callee')}) takes the block count and the stream first")
+        # the generated launcher takes void* for GM_ADDR: each argument converts as it would
+        kernel_args = ", ".join(f"::evk_twin::launch_arg({a.strip()})" for a in parts[2:])
+        newlines = "\n" * ",".join(parts[:2]).count("\n")
+        return f"::evk_twin::DirectLaunch({parts[0].strip()}, [&]() {{ {m.group('callee')}({kernel_args}); }}){newlines}"
+
+    source_now = _GENERATED_INCLUDE.sub("", source)
+    source_now = _rewrite(source_now, _ACLRT_LAUNCH, aclrt)
+    return _rewrite(source_now, _LAUNCH, chevrons)
 
 
 def direct_glue(signature: KernelSignature) -> str:

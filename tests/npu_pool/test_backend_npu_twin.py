@@ -194,11 +194,20 @@ def test_a_direct_launch_program_runs_its_own_tiling_and_launch(relu_task, backe
                                       relu_task.kernel_signature, torch.nn.ReLU())
     with pytest.raises(RuntimeError, match=r"the host program threw: operator 'relu' launched no kernel"):
         idle_module(x)
+    # a kernel launch project's ACLRT_LAUNCH_KERNEL, whose launcher takes void* for GM_ADDR
+    aclrt = (KERNELS / "relu_direct.cpp").read_text().replace("template <typename T>\n", "using T = float;\n").replace(
+        "kernel<float><<<blocks, nullptr, stream>>>(\n        (GM_ADDR)x.data_ptr(), (GM_ADDR)y.data_ptr(),",
+        '#include "aclrtlaunch_kernel.h"\n    ACLRT_LAUNCH_KERNEL(kernel)(blocks, stream, x.data_ptr(), y.data_ptr(),')
+    assert "ACLRT_LAUNCH_KERNEL(kernel)" in aclrt
+    (tmp_path / "aclrt").mkdir()
+    aclrt_module = backend.wrap_kernel(backend.compile_kernel(aclrt, relu_task.kernel_signature, tmp_path / "aclrt", tmp_path),
+                                       relu_task.kernel_signature, torch.nn.ReLU())
+    torch.testing.assert_close(aclrt_module(x), torch.relu(x), rtol=0, atol=0)
 
 
 def test_a_launch_outside_the_direct_form_names_the_form(relu_task, backend, tmp_path):
     source = (KERNELS / "relu_good.cpp").read_text() + "\nvoid go(GM_ADDR x, GM_ADDR y) { kernel<<<8, nullptr, nullptr>>>(x, y, x, x); }\n"
-    with pytest.raises(KernelBuildError, match=r"kernel\.cpp:\d+: a <<<\.\.\.>>> launch is host code.*direct-launch form"):
+    with pytest.raises(KernelBuildError, match=r"kernel\.cpp:\d+: a kernel launch \(<<<\.\.\.>>>, ACLRT_LAUNCH_KERNEL\) is host code.*direct-launch form"):
         backend.compile_kernel(source, relu_task.kernel_signature, tmp_path, tmp_path)
 
 

@@ -28,6 +28,15 @@ def test_arguments_over_several_lines_and_nested_calls_keep_their_lines():
     assert rewritten.splitlines()[3] == "    after();"
 
 
+def test_a_kernel_launch_projects_macro_becomes_a_twin_launch_with_converted_arguments():
+    source = ('#include "aclrtlaunch_add_custom.h"\nvoid go(void* x, void* s) {\n'
+              "    ACLRT_LAUNCH_KERNEL(add_custom)(8, s, x, f(1, 2));\n}\n")
+    rewritten = rewrite_launches(source)
+    assert rewritten.splitlines()[0] == "" and rewritten.count("\n") == source.count("\n")
+    assert ("::evk_twin::DirectLaunch(8, [&]() { add_custom(::evk_twin::launch_arg(x), "
+            "::evk_twin::launch_arg(f(1, 2))); });") in rewritten
+
+
 def test_a_launch_in_a_comment_or_string_is_left_alone():
     source = '// launches with k<<<8, 0, s>>>(x)\nconst char* say = "k<<<1, 0, s>>>(y)";\nvoid go() { k<<<2, 0, s>>>(z); }\n'
     rewritten = rewrite_launches(source)

@@ -1,7 +1,8 @@
 // EvoKernel Ascend C twin: the direct-launch form, a program that launches its own kernels.
 //
-// CANN's compiler accepts `kernel<<<blockDim, l2ctrl, stream>>>(args...)` in host code; g++
-// does not, so the npu-twin backend rewrites each such launch, on its own line, into
+// CANN's compiler accepts `kernel<<<blockDim, l2ctrl, stream>>>(args...)` in host code (and a
+// kernel launch project's `ACLRT_LAUNCH_KERNEL(kernel)(blockDim, stream, args...)`); g++ does
+// not, so the npu-twin backend rewrites each such launch, on its own line, into
 // `::evk_twin::DirectLaunch(blockDim, [&]() { kernel(args...); });` before compiling. The kernel
 // may take any arguments (scalars, a template's type) since the program calls it. A launch
 // runs its blocks as every launch does (twin_blocks.h); a fault stops the whole program,
@@ -35,6 +36,22 @@ void DirectLaunch(int64_t blockDim, Fn&& body) {
     const uint32_t blocks = blockDim < 0 || blockDim > 65535 ? 0u : static_cast<uint32_t>(blockDim);
     const uint32_t status = Launch(blocks, std::forward<Fn>(body), nullptr);
     if (status != 0) throw DirectLaunchFailed{status};
+}
+
+// An argument of ACLRT_LAUNCH_KERNEL(kernel)(blockDim, stream, args...): CANN's generated
+// launcher takes void* where the kernel takes GM_ADDR, so a pointer converts to the kernel's.
+struct VoidArg {
+    void* p;
+    template <class T>
+    operator T*() const { return static_cast<T*>(p); }
+};
+template <class A>
+decltype(auto) launch_arg(A&& a) {
+    if constexpr (std::is_pointer_v<std::decay_t<A>>) {
+        return VoidArg{const_cast<void*>(static_cast<const void*>(a))};
+    } else {
+        return std::forward<A>(a);
+    }
 }
 
 // Runs the module's first operator on the task's tensors (inputs, then outputs) and scalars;
