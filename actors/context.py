@@ -180,7 +180,7 @@ def shown_items(shown_ids: list[str], known: dict[str, tuple[MemoryItem, str]], 
 
 
 def credited_ids(shown: list[ShownItem], static_ids: set[str] | frozenset[str] = frozenset()) -> list[str]:
-    """What the attempt's reward goes to: every item shown, API and template items included (a
-    template that hurts sinks), but the static brief (`static_ids`, the backend's core API items):
+    """What the attempt's reward goes to: every item shown, API items and the family's
+    example included (an example that hurts sinks), but the static brief (`static_ids`, the backend's core API items):
     every prompt of every arm shows those, so there is no difference to learn from."""
     return [s.id for s in shown if s.id not in static_ids]

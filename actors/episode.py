@@ -132,7 +132,8 @@ class Episode:
         # family's example or a kernel of the family, with or without the ranked items.
         retrieval = await self._retrieve("draft", self._task_query(), list(self.config.draft_kinds),
                                          slot=slot_request(self.brief, retry=self.previous is not None))
-        exemplar, template = slot_contents(retrieval, self.brief, getattr(self.task, "path", None))
+        # the family's example is also pinned (shown before the ranked items, never cut); a kernel is not
+        exemplar, pinned = slot_contents(retrieval, self.brief, getattr(self.task, "path", None))
         if retrieval.slot is not None:  # what the user sees of the decision: one line per draft
             self.log.info("memory_decision", family=retrieval.slot.family, context=retrieval.slot.context,
                           option=retrieval.slot.option, reason=retrieval.slot.reason)
@@ -140,17 +141,17 @@ class Episode:
             retrieval.slot_item, self.brief, "draft") else None
         items = [item for item in retrieval.items if showable(item, self.brief, "draft")
                  and (in_slot is None or item.id != in_slot.id)]
-        if in_slot is not None and template is None:
+        if in_slot is not None and pinned is None:
             # The slot's kernel: the worked example, or (a model not shown kernels as examples,
             # no source for its task) the first context item. The prompt keeps it in one place.
             items.insert(0, in_slot)
         request = DraftRequest(task=self.brief, context=[context_item(i, "draft") for i in items],
                                api=[context_item(i, "draft") for i in retrieval.api_items], previous=self.previous,
-                               exemplar=exemplar, template=context_item(template, "draft") if template else None,
+                               exemplar=exemplar, template=context_item(pinned, "draft") if pinned else None,
                                avoid=list(self.judge.seen))
         proposal = await self.drafter.propose(request)
         known = ({i.id: (i, "context") for i in items} | {i.id: (i, "api") for i in retrieval.api_items}
-                 | ({in_slot.id: (in_slot, "template" if template else "context")} if in_slot else {}))
+                 | ({in_slot.id: (in_slot, "template" if pinned else "context")} if in_slot else {}))
         outcome = IterationOutcome("draft", proposal, retrieval,
                                    shown=shown_items(proposal.shown_ids, known, "draft", proposal.example_id),
                                    static_ids={i.id for i in retrieval.api_items if "core" in i.tags},

@@ -82,8 +82,8 @@ class DraftRequest(BaseModel):
     api: list[ContextItem] = Field(default_factory=list)
     previous: Feedback | None = None
     exemplar: Exemplar | None = Field(None, description="a feasible kernel of another operator, for llm.exemplar_as_example")
-    template: ContextItem | None = Field(None, description="the family template the memory's slot chose: shown "
-                                         "before the ranked items, never cut")
+    template: ContextItem | None = Field(None, description="the family's verified worked example when the memory's "
+                                         "decision chose it: pinned before the ranked items, never cut")
     avoid: list[str] = Field(default_factory=list, description="code_fingerprint of this operator's earlier attempts")
 
 

@@ -72,8 +72,9 @@ def seed_items(backend: str, known_ids: set[str], refresh: bool = False) -> list
 
 def seed_fresh_bank(config: MemoryConfig, backend: str, owner: str | None = None) -> int:
     """Load `backend`'s bundle into the bank at `config.uri` when it holds no item yet, so that a
-    first run has API knowledge and templates to show; the items added (0: a bank in use, a
-    run without retrieval, `seed_fresh_bank` off, or a backend without a bundle).
+    first run has API knowledge, practices and its families' worked examples to show; the items
+    added (0: a bank in use, a run without retrieval, `seed_fresh_bank` off, or a backend
+    without a bundle).
 
     Idempotent: the bank is opened as its one writer (memory_actor.lease; BankInUse when another
     process writes it), so two runs starting at once seed it once, and only ids it lacks are added."""
