@@ -82,9 +82,6 @@ class Embedder:
                             self._cache.popitem(last=False)
         return out
 
-    def embed_one(self, text: str) -> np.ndarray:
-        return self.embed([text])[0]
-
 
 class MiniLMEmbedder(Embedder):
     name = "minilm"
