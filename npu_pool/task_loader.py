@@ -142,6 +142,7 @@ def _answer(request: dict[str, Any], memory_mb: int) -> dict[str, Any]:
 
 def main(memory_mb: int) -> None:
     """The child: limits first, then one task per line on stdin, one JSON answer per line."""
+    parent = os.getppid()  # before torch's import: a parent killed during it is noticed too
     import resource
 
     import torch  # noqa: F401 - imported before the limit, so the limit is what tasks may add
@@ -150,8 +151,6 @@ def main(memory_mb: int) -> None:
 
     from npu_pool import confinement
     from npu_pool.worker import _vm_data_bytes
-
-    parent = os.getppid()
 
     def watch_parent() -> None:  # a task looping at import must not outlive a parent killed outright
         while os.getppid() == parent:

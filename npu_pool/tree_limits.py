@@ -15,7 +15,7 @@ memory limit, and the parent reads the kill from the group's counters.
 
 Without a writable cgroup, a watchdog in the parent walks the keeper's descendants every
 WATCH_S and kills the keeper's process group when they are more than `process_limit` or
-their resident memory sums past `memory_limit_mb`: what the tree starts within one interval
+their private memory (not the pages shared with the warm server) sums past `memory_limit_mb`: what the tree starts within one interval
 is not bounded by it, only by RLIMIT_NPROC (not for root) and RLIMIT_DATA per process.
 """
 
@@ -237,7 +237,7 @@ def _read_dir(path: Path) -> list[str]:
 
 class Watchdog:
     """The fallback where no cgroup can be made: the keeper's descendants counted and their
-    resident memory summed every WATCH_S; over a bound, `check` says which."""
+    private memory summed every WATCH_S; over a bound, `check` says which."""
 
     def __init__(self, keeper: int, memory_mb: int, process_limit: int):
         self.keeper, self.memory_mb, self.process_limit = keeper, memory_mb, process_limit

@@ -27,14 +27,21 @@ extern "C" void kernel(const float* x, float* out, int64_t x_d0, int64_t x_d1, i
     for (int64_t i = 0; i < x_d0 * x_d1; ++i) out[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 """
-# Runs a drop-in with load_inline replaced by a recorder of the name it was asked to build.
-RECORD_NAME = r"""
-import json, sys, types
+# Runs a drop-in three times with load_inline replaced by a recorder of the name it was asked
+# to build; after each, leaves torch's lock in that name's folder, as a build killed midway does
+# (one process: torch is imported once).
+RECORD_NAMES = r"""
+import json, os, sys, types
+from pathlib import Path
 import torch.utils.cpp_extension as ce
-asked = {}
-ce.load_inline = lambda *a, **kw: asked.update(kw) or types.SimpleNamespace(evokernel_launch=None)
-exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), {"__name__": "dropin"})
-print(json.dumps(asked["name"]))
+asked = []
+ce.load_inline = lambda *a, **kw: asked.append(kw["name"]) or types.SimpleNamespace(evokernel_launch=None)
+for _ in range(3):
+    exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), {"__name__": "dropin"})
+    folder = Path(os.environ["TORCH_EXTENSIONS_DIR"]) / asked[-1]
+    folder.mkdir(exist_ok=True)
+    (folder / "lock").write_text("")
+print(json.dumps(asked))
 """
 # Imports a drop-in for real (load_inline builds it) and runs it once.
 RUN = r"""
@@ -65,27 +72,23 @@ def _python(script: str, dropin: Path, extensions: Path, **kwargs) -> subprocess
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, **kwargs)
 
 
-def _asked_name(dropin: Path, extensions: Path) -> str:
-    out, err = _python(RECORD_NAME, dropin, extensions).communicate(timeout=300)
+def _asked_names(dropin: Path, extensions: Path) -> list[str]:
+    extensions.mkdir(exist_ok=True)
+    out, err = _python(RECORD_NAMES, dropin, extensions).communicate(timeout=300)
     assert out.strip(), err[-2000:]
     return json.loads(out.strip().splitlines()[-1])
 
 
 def test_a_lock_left_by_a_killed_build_sends_the_build_to_a_spare_name(dropin, tmp_path):
-    name = _asked_name(dropin, tmp_path)
-    assert name.startswith("evokernel_4_ReLU_") and "_r" not in name.removeprefix("evokernel_4_ReLU_")
-    (tmp_path / name).mkdir(exist_ok=True)
-    (tmp_path / name / "lock").write_text("")  # what a build killed midway leaves
-    assert _asked_name(dropin, tmp_path) == f"{name}_r1"
-    (tmp_path / f"{name}_r1").mkdir()
-    (tmp_path / f"{name}_r1" / "lock").write_text("")
-    assert _asked_name(dropin, tmp_path) == f"{name}_r2"
+    first, *spares = _asked_names(dropin, tmp_path)
+    assert first.startswith("evokernel_4_ReLU_") and "_r" not in first.removeprefix("evokernel_4_ReLU_")
+    assert spares == [f"{first}_r1", f"{first}_r2"]
 
 
 @pytest.mark.slow  # two real load_inline builds (about a minute each)
 @pytest.mark.timeout(1500)
 def test_a_build_killed_with_kill_9_midway_does_not_stall_the_next(dropin, tmp_path):
-    name = _asked_name(dropin, tmp_path)
+    name = _asked_names(dropin, tmp_path / "names")[0]  # the name a build asks for where no lock is left
     first = _python(RUN, dropin, tmp_path)
     deadline = time.monotonic() + 600
     while not (tmp_path / name / "lock").exists():

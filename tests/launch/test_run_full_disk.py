@@ -34,7 +34,9 @@ class FillingAgent(ScriptedAgent):
 
 
 def run(server: OpenAITestServer, bank: Path, run_dir: Path, *extra: str) -> int:
-    return main([*FAST_HARNESS, "run", "--no-ray", "--tasks", TASKS, "--llm-base-url", server.base_url,
+    # no bundle seeded into the fresh bank: a minute of embedding under load, and no part of the point
+    return main([*FAST_HARNESS, "--set", "memory.seed_fresh_bank=false", "run", "--no-ray", "--tasks", TASKS,
+                 "--llm-base-url", server.base_url,
                  "--llm-model", server.model, "--memory", str(bank), "--out", str(run_dir), "--backend", "cpu",
                  "--iterations", "2", *extra])
 

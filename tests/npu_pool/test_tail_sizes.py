@@ -13,7 +13,7 @@ from npu_pool.tasks import load_task
 from npu_pool.verdict import Candidate
 from npu_pool.verifier import verify
 
-from .harness_support import A3_CANDIDATES, SMALL_BYTES, SUITE, fixture_task, harness_config
+from .harness_support import A3_CANDIDATES, SMALL_BYTES, SUITE, candidate_file, fixture_task, harness_config
 
 TAILS = A3_CANDIDATES / "tails"
 
@@ -81,6 +81,14 @@ def test_a_kernel_that_ignores_its_size_arguments_fails_at_the_second_size(relu_
     assert not verdict.feasible and verdict.gate in ("runtime", "correctness"), verdict
     # a crash names the stage, an exception or a mismatch the reason: either way the size
     assert "at the second size (batch_size=61, dim=2039)" in verdict.reason, verdict.reason
+
+
+@pytest.mark.slow  # one load_inline build of its own (about a minute)
+def test_a_modelnew_that_zeroes_the_partial_last_tile_fails_at_the_second_size():
+    task = load_task(SUITE / "level1" / "9_LeakyReLU.py", max_bytes=SMALL_BYTES)
+    verdict = verify(task, candidate_file(TAILS / "leaky_relu_whole_tiles_modelnew.py"), harness_config())
+    assert (verdict.feasible, verdict.gate) == (False, "correctness"), verdict
+    assert verdict.reason.startswith("at the second size (batch_size=61, dim=2039): output 0 differs"), verdict.reason
 
 
 def test_the_second_size_can_be_turned_off(relu_task):

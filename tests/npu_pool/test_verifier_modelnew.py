@@ -38,6 +38,7 @@ def test_good_modelnew_candidate_is_feasible(leaky_relu_verdict):
     verdict = leaky_relu_verdict
     assert verdict.feasible, f"{verdict.gate}/{verdict.category}: {verdict.reason}\n{verdict.details}"
     assert verdict.sizes == {"batch_size": 128, "dim": 4096}
+    assert "trials matched at the second size (batch_size=61, dim=2039)" in verdict.reason  # built once, both sizes
 
 
 def test_second_evaluation_uses_the_build_cache_and_profiles(leaky_relu_verdict):
