@@ -13,7 +13,14 @@ from npu_pool.tasks import load_task
 from npu_pool.verdict import Candidate
 from npu_pool.verifier import verify
 
-from .harness_support import A3_CANDIDATES, SMALL_BYTES, SUITE, candidate_file, fixture_task, harness_config
+from .harness_support import (
+    A3_CANDIDATES,
+    SMALL_BYTES,
+    SUITE,
+    candidate_file,
+    fixture_task,
+    harness_config,
+)
 
 TAILS = A3_CANDIDATES / "tails"
 
