@@ -57,6 +57,12 @@ FATAL_LLM_ERRORS = (LLMAuthError, LLMModelNotFound, LLMUnreachable)
 INFRA_LLM_ERRORS = (LLMUnavailable,)
 
 
+class AttemptNotRecorded(Exception):
+    """Raised by `on_attempt` when it cannot record an attempt (a full disk under the run folder):
+    the episode stops, and the campaign with it (run_to_end: resumable), rather than spend model
+    calls on attempts that cannot be kept."""
+
+
 def refine_reward(best_ms: float, new_ms: float) -> float:
     """tanh(log b - log l): positive when faster than the best so far, bounded in (-1, 1)."""
     return math.tanh(math.log(best_ms) - math.log(new_ms))
@@ -108,7 +114,7 @@ class Episode:
                 t0 = time.monotonic()
                 outcome = await (self._refine() if self.pool else self._draft())
                 self._record(iteration, outcome, time.monotonic() - t0)
-        except (*FATAL_LLM_ERRORS, *INFRA_LLM_ERRORS, BankWriteFailed):  # the campaign's to handle
+        except (*FATAL_LLM_ERRORS, *INFRA_LLM_ERRORS, BankWriteFailed, AttemptNotRecorded):  # the campaign's to handle
             raise
         except Exception as exc:  # one broken operator must not end the campaign
             self.log.exception("episode_failed")  # the traceback goes to the log; the result gets one line

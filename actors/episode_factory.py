@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from actors.briefing import candidate_format_for, task_brief
 from actors.config import EpisodeConfig, LLMConfig
-from actors.episode import Episode
+from actors.episode import AttemptNotRecorded, Episode
 from actors.errors import error_message
 from actors.llm_client import LLMAuthError, LLMModelNotFound, LLMUnavailable, LLMUnreachable
 from actors.messages import Attempt, EpisodeResult
@@ -79,7 +79,7 @@ async def run_to_end(episode: Episode) -> EpisodeEnd:
         result = episode.result.model_copy(update={"error": f"LLM endpoint fault: {error_message(exc)}",
                                                    "stopped_by": INFRA})
         return EpisodeEnd(result=result)
-    except BankWriteFailed as exc:  # the memory bank cannot be written (a full disk): stop, resumable
+    except (BankWriteFailed, AttemptNotRecorded) as exc:  # the bank or the run folder cannot be written: stop
         line = error_message(exc)
         return EpisodeEnd(result=episode.result.model_copy(update={"error": line, "stopped_by": INFRA}), fatal=line)
     except (LLMAuthError, LLMModelNotFound) as exc:

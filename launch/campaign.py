@@ -11,7 +11,6 @@ did, marked `interrupted`, and leaves `finished_at` empty; `evokernel run --resu
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import fnmatch
 import os
 import re
@@ -26,7 +25,8 @@ from typing import Any
 import structlog
 
 from actors.drafter import Drafter
-from actors.episode_factory import INFRA, EpisodeEnd, build_episode, run_to_end
+from actors.episode import AttemptNotRecorded
+from actors.episode_factory import INFRA, build_episode, run_to_end
 from actors.evaluator import Evaluator
 from actors.llm_client import wait_for_endpoint
 from actors.messages import Attempt, EpisodeResult, utc_now
@@ -47,8 +47,9 @@ class CampaignError(Exception):
     """The campaign cannot start or had to stop (bad suite, fatal LLM configuration)."""
 
 
-class RunFolderWriteFailed(CampaignError):
-    """The run folder cannot be written (a full disk): the run stops; `--resume` continues it."""
+class RunFolderWriteFailed(CampaignError, AttemptNotRecorded):
+    """The run folder cannot be written (a full disk): the run stops; `--resume` continues it.
+    Raised by the episode's on_attempt too, which ends the episode and the campaign (run_to_end)."""
 
 
 def folder_failure(exc: OSError, path: Path) -> RunFolderWriteFailed:
@@ -144,7 +145,6 @@ class Campaign:
         self.error: str | None = None
         self.interrupted = False
         self.resumed: list[str] = []
-        self.folder_failure: RunFolderWriteFailed | None = None  # an attempt could not be recorded
         # awaited with the memory port after each finished operator (the learning benchmark
         # checkpoints its bank there); None: nothing
         self.after_operator: Callable[[Any], Awaitable[None]] | None = None
@@ -191,7 +191,7 @@ class Campaign:
             for path in task_paths:
                 episode = build_episode(path, self.settings, backend, memory=memory, drafter=drafter,
                                         refiner=refiner, evaluator=evaluator, run_id=self.run_id,
-                                        on_attempt=self._append_attempt)
+                                        on_attempt=self.folder.append_attempt)
                 if isinstance(episode, EpisodeResult):  # the task file did not load: that operator only
                     log.error("task_load_failed", task=path.stem, error=episode.error)
                     self._finish(episode)
@@ -201,15 +201,11 @@ class Campaign:
                 self.folder.kernels.operator_started(
                     kernel_task(episode.task, backend.name, episode.brief.candidate_format))
                 try:
-                    end: EpisodeEnd | None = await run_to_end(episode)
+                    end = await run_to_end(episode)
                 except (KeyboardInterrupt, asyncio.CancelledError):
-                    if self.folder_failure is None:
-                        self.operators.append(episode.result.model_copy(
-                            update={"stopped_by": INTERRUPTED, "error": INTERRUPTED}))
-                        raise
-                    end = None
-                if self.folder_failure is not None:
-                    end = await self._stopped_by_folder(episode, delivered=end is None)
+                    self.operators.append(episode.result.model_copy(
+                        update={"stopped_by": INTERRUPTED, "error": INTERRUPTED}))
+                    raise
                 self._finish(end.result)
                 if end.fatal:
                     self.error = end.fatal
@@ -225,27 +221,6 @@ class Campaign:
         done["usage"] = f"{done.pop('tokens')} tok"  # a key named like 'token' would be redacted
         log.info("campaign_done", run_id=self.run_id, **done)
         return summary.model_dump(mode="json")
-
-    async def _stopped_by_folder(self, episode: Any, delivered: bool) -> EpisodeEnd:
-        """The episode's end when an attempt could not be recorded: the run stops, resumable. Our
-        own cancel (_append_attempt) is taken back, received first if the episode ended before it."""
-        if not delivered:
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.sleep(0)
-        asyncio.current_task().uncancel()  # type: ignore[union-attr]
-        line = str(self.folder_failure)
-        return EpisodeEnd(result=episode.result.model_copy(update={"stopped_by": INFRA, "error": line}), fatal=line)
-
-    def _append_attempt(self, attempt: Attempt) -> None:
-        """An attempt to the run folder. One that cannot be written stops the run: the episode is
-        cancelled at its next await (no more model calls for attempts that cannot be kept)."""
-        try:
-            self.folder.append_attempt(attempt)
-        except RunFolderWriteFailed as exc:
-            if self.folder_failure is None:
-                self.folder_failure = exc
-                log.error("run_folder_write_failed", error=str(exc))
-                asyncio.current_task().cancel()  # type: ignore[union-attr]
 
     async def _wait_for_llm(self) -> None:
         """The campaigns' one lost-endpoint policy: pause until the endpoint answers again, and
