@@ -31,7 +31,6 @@ class Extraction:
 
     code: str | None
     reason: str | None = None
-    blocks_found: int = 0
     unterminated: bool = False
 
 
@@ -50,15 +49,15 @@ def extract_code(reply: str, fmt: CandidateFormat) -> Extraction:
         # Several candidates: the last one is the model's final answer.
         chosen = defining[-1]
         if unterminated and chosen is blocks[-1] and not _complete(chosen, fmt):
-            return Extraction(None, "the reply was cut off inside the code", len(blocks), True)
-        return Extraction(chosen.strip() + "\n", None, len(blocks), unterminated)
+            return Extraction(None, "the reply was cut off inside the code", True)
+        return Extraction(chosen.strip() + "\n", None, unterminated)
     bare = _unfenced_code(text, fmt) if not blocks else None
     if bare:
-        return Extraction(bare, None, 0, False)
+        return Extraction(bare, None)
     what = "a `kernel` function" if fmt == "kernel" else "`class ModelNew`"
     if blocks:
         hint = " (the reply was cut off inside the code)" if unterminated else ""
-        return Extraction(None, f"no code block defines {what}{hint}", len(blocks), unterminated)
+        return Extraction(None, f"no code block defines {what}{hint}", unterminated)
     return Extraction(None, f"no code in the reply (expected {what})")
 
 
