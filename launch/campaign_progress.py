@@ -1,10 +1,12 @@
-"""What a running Ray campaign shows its user: the status line, and one line for each LLM worker
-that retried an endpoint fault (the retries happen in the workers' processes, whose logs the
-driver does not print)."""
+"""What a running Ray campaign shows its user and hears from them: the status line, one line for
+each LLM worker that retried an endpoint fault (the retries happen in the workers' processes,
+whose logs the driver does not print), and Ctrl-C turned into the campaign's stop flag."""
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 import time
 from typing import Any, TextIO
 
@@ -56,14 +58,44 @@ class LLMRetryNotes:
         self.progress = progress
         self._retries_seen: dict[int, int] = {}  # LLM worker -> endpoint-fault retries shown so far
 
-    def poll(self, workers: list[Any]) -> None:
+    def poll(self, workers: list[Any]) -> bool:
+        """Note the new retries; whether every worker answered (within 2 s)."""
         try:
             usages = ray.get([worker.usage.remote() for worker in workers], timeout=2.0)
         except Exception:  # noqa: BLE001 - a display only: a worker busy or gone shows nothing
-            return
+            return False
         for index, usage in enumerate(usages):
             new = usage.retries - self._retries_seen.get(index, 0)
             if new > 0:
                 more = f" ({new} retries since the last line)" if new > 1 else ""
                 self.progress.note(f"LLM endpoint fault: {usage.last_retry}{more}")
             self._retries_seen[index] = usage.retries
+        return True
+
+
+class CtrlCRequestsStop:
+    """Around the episode loop: Ctrl-C (and SIGTERM, which `evokernel run` hands to the Ctrl-C
+    handler) also sets the campaign's stop flag, checked at least once a second, so the run stops
+    cleanly even when the KeyboardInterrupt lands in a Ray call that turns it into a status."""
+
+    def __init__(self, campaign: Any):  # launch.concurrent_campaign.ConcurrentCampaign
+        self.campaign = campaign
+        self.previous: Any = None
+
+    def __enter__(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        previous = signal.getsignal(signal.SIGINT)
+        if not callable(previous):  # ignored (a background job), or not Python's: leave it
+            return
+
+        def on_ctrl_c(signum: int, frame: Any) -> None:
+            self.campaign.request_stop()
+            previous(signum, frame)
+
+        self.previous = previous
+        signal.signal(signal.SIGINT, on_ctrl_c)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)

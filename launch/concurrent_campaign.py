@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import math
 import os
-import signal
-import threading
 import time
 from collections import deque
 from pathlib import Path
@@ -44,10 +42,16 @@ from launch.campaign import (
     resume_plan,
     run_summary,
 )
-from launch.campaign_progress import LLMRetryNotes, ProgressDisplay
+from launch.campaign_progress import CtrlCRequestsStop, LLMRetryNotes, ProgressDisplay
 from launch.campaign_services import EpisodeOutcome, EpisodeServices
 from launch.config import Settings
-from launch.lost_operators import LOST, LOST_RETRIES, LostOperators, lost_with_its_node
+from launch.lost_operators import (
+    LOST,
+    LOST_RETRIES,
+    LostOperators,
+    ended_by_a_loss,
+    lost_with_its_node,
+)
 from launch.ray_session import connect_ray, gcs_reachable
 from launch.roles import ROLES, Role, device_roles
 from launch.run_summary import INTERRUPTED, Placement, RunSummary
@@ -59,34 +63,6 @@ from npu_pool.pools import DevicePools, PoolError
 STOP_CALL_TIMEOUT_S = 5.0  # a recorder call while stopping; Ray ends a driver ~60 s after losing its GCS
 
 log = structlog.get_logger("evokernel.campaign")
-
-
-class _ctrl_c_requests_stop:
-    """Around the episode loop: Ctrl-C (and SIGTERM, which `evokernel run` hands to the Ctrl-C
-    handler) also sets the campaign's stop flag, checked at least once a second, so the run stops
-    cleanly even when the KeyboardInterrupt lands in a Ray call that turns it into a status."""
-
-    def __init__(self, campaign: ConcurrentCampaign):
-        self.campaign = campaign
-        self.previous: Any = None
-
-    def __enter__(self) -> None:
-        if threading.current_thread() is not threading.main_thread():
-            return
-        previous = signal.getsignal(signal.SIGINT)
-        if not callable(previous):  # ignored (a background job), or not Python's: leave it
-            return
-
-        def on_ctrl_c(signum: int, frame: Any) -> None:
-            self.campaign.request_stop()
-            previous(signum, frame)
-
-        self.previous = previous
-        signal.signal(signal.SIGINT, on_ctrl_c)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
 
 
 class BankRefused(CampaignError):
@@ -263,7 +239,7 @@ class ConcurrentCampaign:
             raise CampaignError(self.error) from None
 
     def _loop(self, todo: deque[Path], pools: DevicePools, recorder: Any, services: EpisodeServices) -> None:
-        with _ctrl_c_requests_stop(self):
+        with CtrlCRequestsStop(self):
             self._run_episodes(todo, pools, recorder, services)
 
     def _run_episodes(self, todo: deque[Path], pools: DevicePools, recorder: Any, services: EpisodeServices) -> None:
@@ -271,7 +247,7 @@ class ConcurrentCampaign:
         drafters, refiners = self._llm_workers
         submitted = 0
         try:
-            while (todo and not self.error) or pending:
+            while (todo and not self.error) or pending or (self.lost.waiting and not self.error):
                 while todo and len(pending) < self.settings.ray.max_in_flight and not self.error:
                     if self._stop_requested:
                         raise KeyboardInterrupt
@@ -282,17 +258,22 @@ class ConcurrentCampaign:
                     ref = ROLES[Role.EPISODE].remote(task=path.stem).remote(
                         str(path.resolve()), self.settings, pools.evaluating_backend, self.run_id, mine)
                     pending[ref] = path
-                ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+                ready = ray.wait(list(pending), num_returns=1, timeout=1.0)[0] if pending else []
                 for ref in ready:
                     path = pending.pop(ref)
                     if self._finished(path, ref, recorder, may_run_again=True):
-                        todo.appendleft(path)  # lost with its node: next, on the nodes that remain
+                        self.lost.waiting.append(path)
                     if self.error is None and self._llm_lost:
                         self._wait_for_llm()
                 if self._stop_requested:
                     raise KeyboardInterrupt
-                self._retries.poll(drafters + refiners)
+                # Lost operators run again, next, once every LLM worker answers (one that went
+                # with the node answers when Ray has restarted it elsewhere).
+                todo.extendleft(reversed(self.lost.release(self._retries.poll(drafters + refiners))))
+                if not pending and self.lost.waiting:
+                    time.sleep(1.0)
                 self.progress.show(ray.get(recorder.set_running.remote(len(pending))))
+            self._not_run_again(recorder, interrupted=False)
             if self.error and pending:
                 self._cancel(pending, recorder)
             self._retries.poll(drafters + refiners)  # those of the last moments too
@@ -300,6 +281,7 @@ class ConcurrentCampaign:
             self.progress.clear()
             log.warning("campaign_interrupted", in_flight=len(pending), not_started=len(todo))
             self.interrupted = True
+            self._not_run_again(recorder, interrupted=True)
             self._cancel(pending, recorder)
         counters = self._recorded(recorder.set_running.remote(0), None)
         if counters is not None:
@@ -323,6 +305,7 @@ class ConcurrentCampaign:
 
     def _finished(self, path: Path, ref: Any, recorder: Any, may_run_again: bool = False) -> bool:
         """Record how the operator's episode ended; True when it was lost and is to run again."""
+        lost: str | None = None  # what the episode lost: its node, its process or an actor it used
         try:
             outcome: EpisodeOutcome = ray.get(ref)
             result = outcome.result
@@ -330,6 +313,7 @@ class ConcurrentCampaign:
             if outcome.fatal:
                 self.error = outcome.fatal
             self._llm_lost = outcome.llm_lost
+            lost = result.error if ended_by_a_loss(result) else None
         except ray.exceptions.TaskCancelledError:
             result = self._partial(recorder, path, stopped_by=INTERRUPTED, error=INTERRUPTED)
         except RunFolderWriteFailed as exc:  # the recorder could not append an attempt: a full disk
@@ -337,14 +321,14 @@ class ConcurrentCampaign:
             result = self._partial(recorder, path, stopped_by=INFRA, error=error_message(exc))
         except Exception as exc:  # the episode's worker, node or an actor it used died, or the episode failed
             log.error("episode_task_failed", task=path.stem, error=str(exc))  # the whole traceback, in the log
-            line = error_line(exc)
-            if not lost_with_its_node(exc):
-                result = self._partial(recorder, path, stopped_by="error", error=f"episode task failed: {line}")
-            elif self.lost.run_again(path.stem, line) and may_run_again and not self.error:
-                self.progress.note(f"{path.stem} was lost with its node, running it again: {line}")
+            lost = error_line(exc) if lost_with_its_node(exc) else None
+            result = self._partial(recorder, path, stopped_by="error", error=f"episode task failed: {error_line(exc)}")
+        if lost is not None:
+            if self.lost.run_again(path.stem, lost) and may_run_again and not self.error:
+                self.progress.note(f"{path.stem} was lost with its node, running it again: {lost}")
                 return True
-            else:  # not a verdict on the operator: infrastructure, and a resume runs it again
-                result = self._partial(recorder, path, stopped_by=INFRA, error=f"{LOST}: {line}")
+            # not a verdict on the operator: infrastructure, and a resume runs it again
+            result = result.model_copy(update={"stopped_by": INFRA, "error": f"{LOST}: {lost}"})
         self.operators.append(result)
         self._recorded(recorder.operator_done.remote(result), None)
         self._write()
@@ -353,6 +337,15 @@ class ConcurrentCampaign:
                  timing=timing_kind(self.settings.harness.backend), attempts=result.attempts,
                  usage=f"{result.tokens} tok", error=result.error)
         return False
+
+    def _not_run_again(self, recorder: Any, interrupted: bool) -> None:
+        """Lost operators still waiting to run again when the campaign stops: what their lost try
+        did, as interrupted (a stop) or lost (an error stopped the campaign)."""
+        for path in self.lost.release(True):
+            error = INTERRUPTED if interrupted else f"{LOST}: {self.lost.tries[path.stem][-1]}"
+            result = self._partial(recorder, path, stopped_by=INTERRUPTED if interrupted else INFRA, error=error)
+            self.operators.append(result)
+            self._recorded(recorder.operator_done.remote(result), None)
 
     def _cancel(self, pending: dict[Any, Path], recorder: Any, grace_s: float = 15.0) -> None:
         """Cancel the episodes in flight; what they did so far is kept as `interrupted` results."""

@@ -2,7 +2,8 @@
 that remain (a bounded number of times), else reported as infrastructure with the resume command.
 
 An episode task dies with its node or its worker process (a link cut, a killed raylet, the
-memory monitor), or with an LLM worker it was talking to. None of that is the operator's verdict,
+memory monitor), or ends on an actor that went with its node (an LLM worker, the device pool:
+Ray's ActorUnavailableError or ActorDiedError). None of that is the operator's verdict,
 so the concurrent campaign runs the operator again from its start, as `--resume` would; the
 attempts the lost try recorded stay in attempts.jsonl, and their traces and value updates in the
 bank (the bank learned from exactly the attempts in the run folder). `RunSummary.lost_tries`
@@ -13,8 +14,11 @@ its error starting with LOST, and `evokernel run` exits 1 naming it with the res
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import ray.exceptions
+
+from actors.messages import EpisodeResult
 
 LOST = "lost with its node"  # how the error of an operator lost once too often begins
 LOST_RETRIES = 1  # how often one operator is run again after a loss
@@ -32,6 +36,23 @@ def lost_with_its_node(exc: BaseException) -> bool:
     return isinstance(exc, _LOSSES)
 
 
+def _names(classes: tuple[type, ...]) -> set[str]:
+    found = set()
+    for cls in classes:
+        found |= {cls.__name__} | _names(tuple(cls.__subclasses__()))
+    return found
+
+
+_LOSS_NAMES = tuple(sorted(f"{name}:" for name in _names(_LOSSES) if "(" not in name))
+
+
+def ended_by_a_loss(result: EpisodeResult) -> bool:
+    """Whether an episode that returned ended on a lost actor (an LLM worker, the device pool on
+    the node that went): Episode turns any exception into `stopped_by: error` with the
+    exception's one line, `Type: message` (actors.errors.error_line)."""
+    return result.stopped_by == "error" and (result.error or "").startswith(_LOSS_NAMES)
+
+
 class LostOperators:
     """The campaign's record of lost tries and its retry budget."""
 
@@ -39,6 +60,13 @@ class LostOperators:
         self.retries = retries
         self.tries: dict[str, list[str]] = {task: list(lines) for task, lines in (lost_tries or {}).items()}
         self._this_run: Counter[str] = Counter()  # a resumed run has its own budget
+        self.waiting: list[Path] = []  # lost, to run again once the cluster can serve them
+
+    def release(self, ready: bool) -> list[Path]:
+        """The operators waiting to run again, when READY (every LLM worker answers), and none waits
+        any longer; else []."""
+        released, self.waiting = (self.waiting, []) if ready else ([], self.waiting)
+        return released
 
     def run_again(self, task: str, line: str) -> bool:
         """Record TASK's lost try (LINE: what was lost); whether it may run again."""

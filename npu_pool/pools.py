@@ -226,11 +226,11 @@ class DevicePoolActor:
         self._queue().put_nowait(index)
         self.metrics.idle.set(self._queue().qsize())
 
-    async def _alive(self, index: int) -> bool:
+    async def _alive(self, index: int, timeout_s: float = 30.0) -> bool:
         _, verifier, profiler = self.members[index]
-        try:
-            await asyncio.gather(verifier.describe.remote(), profiler.describe.remote())
-        except RayActorError:
+        try:  # bounded: a call to an actor Ray cannot restart (its node gone with its bundle) waits forever
+            await asyncio.wait_for(asyncio.gather(verifier.describe.remote(), profiler.describe.remote()), timeout_s)
+        except (RayActorError, TimeoutError):
             return False
         return True
 
