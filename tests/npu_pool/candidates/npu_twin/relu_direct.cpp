@@ -1,3 +1,5 @@
+// task: level1/4_ReLU.py
+// expect-gate: ok
 // The direct-launch form: a torch_npu extension that tiles on the host and launches its own
 // kernel with <<<>>> (a kernel template taking scalars), registered with PYBIND11_MODULE.
 #include <algorithm>
