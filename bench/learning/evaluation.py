@@ -17,6 +17,7 @@ import asyncio
 import hashlib
 import json
 import sys
+import time
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,10 @@ from bench.learning.plan import ARMS
 from bench.learning.publish import note_commit
 from launch.campaign import Campaign, CampaignError, finished_operators, load_summary
 from memory_actor.items import MemoryItem
+
+# A pass whose drafts the machine failed to judge drafts them again, at most this many rounds a start.
+REDRAW_ROUNDS = 3
+REDRAW_PAUSE_S = 60.0
 
 
 class FrozenBankChanged(RuntimeError):
@@ -114,26 +119,45 @@ def run_draft_pass(settings, run_dir: Path, bank: Path, memory: dict[str, Any], 
     """One fresh draft of every task against the frozen `bank`; skipped when finished, resumed
     at its first unfinished operator otherwise. Returns whether it ran now. Raises
     FrozenBankChanged when the bank's content differs afterwards."""
-    if finished(run_dir):
+    if finished(run_dir) and not unjudged(run_dir):
         return False
     pass_settings = draft_settings(settings, memory, bank, seed)
     before = bank_digest(bank, settings)
-    campaign: Campaign | None = None
-    if (run_dir / "summary.json").is_file():
-        try:
-            campaign, _ = FrozenCampaign.resume(pass_settings, run_dir)
-        except CampaignError as exc:
-            print(f"[learning] {run_dir.name}: cannot resume ({exc}); drafting again", file=sys.stderr)
-    if campaign is None:
-        for stale in ("attempts.jsonl", "summary.json"):
-            (run_dir / stale).unlink(missing_ok=True)
-        campaign = FrozenCampaign(pass_settings, run_dir, run_id=run_id)
-    print(f"[learning] {run_dir.name}: {memory}, seed {seed}, {len(tasks)} draft(s) against {bank.name}",
-          file=sys.stderr)
-    asyncio.run(campaign.run(tasks))
-    if bank_digest(bank, settings) != before:
-        raise FrozenBankChanged(f"{bank} changed during {run_dir.name}: a frozen bank must not")
+    for round_ in range(REDRAW_ROUNDS):
+        if round_:  # drafts the machine failed to judge (an episode error): drawn again after a pause
+            print(f"[learning] {run_dir.name}: {', '.join(unjudged(run_dir))} not judged (an error, not a "
+                  f"verdict): drafting again in {REDRAW_PAUSE_S:.0f} s", file=sys.stderr)
+            time.sleep(REDRAW_PAUSE_S)
+        campaign: Campaign | None = None
+        if (run_dir / "summary.json").is_file():
+            try:
+                campaign, _ = FrozenCampaign.resume(pass_settings, run_dir)
+            except CampaignError as exc:
+                print(f"[learning] {run_dir.name}: cannot resume ({exc}); drafting again", file=sys.stderr)
+        if campaign is None:
+            for stale in ("attempts.jsonl", "summary.json"):
+                (run_dir / stale).unlink(missing_ok=True)
+            campaign = FrozenCampaign(pass_settings, run_dir, run_id=run_id)
+        print(f"[learning] {run_dir.name}: {memory}, seed {seed}, {len(tasks)} draft(s) against {bank.name}",
+              file=sys.stderr)
+        asyncio.run(campaign.run(tasks))
+        if bank_digest(bank, settings) != before:
+            raise FrozenBankChanged(f"{bank} changed during {run_dir.name}: a frozen bank must not")
+        if not unjudged(run_dir):
+            break
     return True
+
+
+def unjudged(run_dir: Path) -> list[str]:
+    """Operators of a finished pass that ended in an error instead of a verdict (a sandbox server
+    that could not start on a starved machine, say): a rerun drafts them again. A task that did
+    not load is not among them (it never will: no evidence, left out)."""
+    summary = load_summary(run_dir) if (run_dir / "summary.json").is_file() else None
+    if summary is None or not summary.finished_at:
+        return []
+    kept = {op.task for op in finished_operators(summary.operators)}
+    return [op.task for op in summary.operators if op.task not in kept
+            and not (op.error or "").startswith("task load") and op.stopped_by != "interrupted"]
 
 
 def evaluate_frozen(settings, out: Path, arms: list[str], heldout: list[Path], digests: dict[str, str],

@@ -183,3 +183,45 @@ def test_the_benchmark_runs_from_any_directory_by_its_path(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads(run.stdout.strip().splitlines()[-1])["primary"] == "value_vs_none"
+
+
+def test_a_draft_the_machine_failed_to_judge_is_drawn_again_not_counted(tmp_path, monkeypatch):
+    """An episode error (a sandbox server that could not start on a starved machine) is no verdict:
+    the pass drafts that operator again (resumed: the judged ones kept), a task that did not load is
+    left out, and a pass whose every operator was judged is skipped."""
+    import bench.learning.evaluation as evaluation
+
+    def write(run: Path, operators: list[EpisodeResult]) -> None:
+        run.mkdir(parents=True, exist_ok=True)
+        (run / "summary.json").write_text(json.dumps({"run_id": "p", "finished_at": "2026-11-28T22:00:00+00:00",
+                                                      "operators": [op.model_dump() for op in operators]}))
+
+    run = tmp_path / "eval-value-d0"
+    judged = EpisodeResult(task="7_Sigmoid", feasible=True, attempts=1, stopped_by="feasible")
+    crashed = EpisodeResult(task="9_LeakyReLU", feasible=False, attempts=0, stopped_by="error",
+                            error="RuntimeError: the warm sandbox server did not start: no output")
+    unloadable = EpisodeResult(task="5_GELU", feasible=False, attempts=0, stopped_by="error", error="task load: timeout")
+    write(run, [judged, crashed, unloadable])
+    assert evaluation.unjudged(run) == ["9_LeakyReLU"]
+    assert evaluation.draft_outcomes(run) == {"7_Sigmoid": True}  # never counted as the model's failure
+
+    rounds = []
+
+    class Campaign:
+        @classmethod
+        def resume(cls, settings, run_dir):
+            return cls(), []
+
+        async def run(self, tasks):  # the crashed operator fails once more, then gets its verdict
+            rounds.append(len(rounds))
+            redrawn = EpisodeResult(task="9_LeakyReLU", feasible=False, attempts=1, stopped_by="iterations")
+            write(run, [judged, crashed if len(rounds) == 1 else redrawn, unloadable])
+
+    monkeypatch.setattr(evaluation, "FrozenCampaign", Campaign)
+    monkeypatch.setattr(evaluation, "bank_digest", lambda bank, settings: "same")
+    monkeypatch.setattr(evaluation, "draft_settings", lambda *args: None)
+    monkeypatch.setattr(evaluation.time, "sleep", lambda s: None)
+    assert evaluation.run_draft_pass(None, run, tmp_path / "bank", {}, [], 100, "p")
+    assert rounds == [0, 1] and evaluation.unjudged(run) == []
+    assert evaluation.draft_outcomes(run) == {"7_Sigmoid": True, "9_LeakyReLU": False}
+    assert not evaluation.run_draft_pass(None, run, tmp_path / "bank", {}, [], 100, "p")  # every operator judged
