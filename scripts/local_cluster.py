@@ -54,9 +54,10 @@ Subsystem sftp internal-sftp
 """
 
 # Run in the node's network namespace, in fresh mount and PID namespaces: the node's own home,
-# /tmp and /mnt, the shared folder, no machine-wide pip settings; then sshd in the foreground, as
-# the namespace's PID 1. Its own PIDs matter: `ray stop` (start commands, `ray down`) ends every
-# Ray process it can see, which would otherwise be the other nodes' and this machine's.
+# /tmp and /mnt, the shared folder, no machine-wide pip settings; then sshd in the foreground,
+# under NODE_INIT as the namespace's PID 1. Its own PIDs matter: `ray stop` (start commands,
+# `ray down`) ends every Ray process it can see, which would otherwise be the other nodes' and
+# this machine's.
 NODE_MOUNTS = """set -e
 mount --bind {state}/{node}/home /root
 mount --bind {state}/{node}/tmp /tmp
@@ -67,7 +68,24 @@ for hidden in {pip_settings}; do
   if [ -d "$hidden" ]; then mount -t tmpfs evk46-pip "$hidden"; elif [ -e "$hidden" ]; then mount --bind /dev/null "$hidden"; fi
 done
 mkdir -p /run/sshd
-exec /usr/sbin/sshd -D -e -f {state}/{node}/sshd_config
+exec python3 {state}/node_init.py /usr/sbin/sshd -D -e -f {state}/{node}/sshd_config
+"""
+
+# PID 1 of a node: runs sshd and reaps every process that ends up its child. A PID namespace's
+# orphans (Ray's daemons once `ray start` exits) are re-parented to its PID 1; sshd there left
+# them unreaped when they ended, and Ray's agents, which watch the raylet's pid, saw the raylet's
+# zombie alive and outlived `ray down`.
+NODE_INIT = """import os, signal, subprocess, sys
+sshd = subprocess.Popen(sys.argv[1:])
+for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(sig, lambda number, frame: sshd.send_signal(number))
+while True:
+    try:
+        pid, status = os.wait()
+    except ChildProcessError:
+        sys.exit(0)
+    if pid == sshd.pid:
+        sys.exit(os.waitstatus_to_exitcode(status) & 0xFF)
 """
 
 
@@ -145,6 +163,7 @@ def up(client_key: Path) -> None:
     shutil.rmtree(STATE / "ssh", ignore_errors=True)  # fresh keys; the shared folder stays
     (STATE / "ssh").mkdir(mode=0o700, parents=True)
     (STATE / "shared").mkdir(exist_ok=True)
+    (STATE / "node_init.py").write_text(NODE_INIT)
     run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(STATE / "ssh" / "host_ed25519"))
     run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "evokernel-local-cluster", "-f", str(client_key))
     (STATE / "ssh" / "authorized_keys").write_text(client_key.with_suffix(".pub").read_text())

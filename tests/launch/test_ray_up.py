@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -128,7 +130,10 @@ def _can_make_hosts() -> str | None:
     return None
 
 
-HOST_PROCESSES = ("/usr/sbin/sshd -D", "unshare")  # each host's listening sshd and its namespace holder
+def _host_process(cmdline: str) -> bool:
+    """Each host's own: its namespace holder, its PID 1 (local_cluster's NODE_INIT) and its
+    listening sshd (which names itself `sshd: ... [listener] ...`)."""
+    return cmdline.startswith(("unshare", "/usr/sbin/sshd -D")) or "node_init.py" in cmdline or "[listener]" in cmdline
 
 
 def _left_in_hosts(timeout_s: float = 90) -> dict[str, list[str]]:
@@ -136,7 +141,7 @@ def _left_in_hosts(timeout_s: float = 90) -> dict[str, list[str]]:
     shared connections, which end some seconds after their last use), after waiting up to
     timeout_s for them to go; {} when none."""
     def others() -> dict[str, list[str]]:
-        found = {ns: [c for c in cmds if not c.startswith(HOST_PROCESSES)] for ns, cmds in _in_namespaces().items()}
+        found = {ns: [c for c in cmds if not _host_process(c)] for ns, cmds in _in_namespaces().items()}
         return {ns: cmds for ns, cmds in found.items() if cmds}
 
     return _gone(others, timeout_s)
@@ -202,6 +207,9 @@ def _keep_head_logs() -> None:
     ray_tmp = STATE / NAMESPACES[0] / "tmp" / "ray"
     latest = ray_tmp / "session_latest"  # a link to the node's own /tmp/ray/session_...: read, not followed
     logs = ray_tmp / Path(os.readlink(latest)).name / "logs" if latest.is_symlink() else None
+    transcripts = list(Path(tempfile.gettempdir()).glob("pytest-of-*/pytest-*/launcher-home*/transcript.txt"))
+    if transcripts:  # this run's: the newest
+        shutil.copy(max(transcripts, key=lambda t: t.stat().st_mtime), "/var/tmp/evokernel-ray-up-transcript.txt")
     if logs is not None and logs.is_dir():
         subprocess.run(["rsync", "-a", "--delete", f"{logs}/", "/var/tmp/evokernel-ray-up-logs/"], capture_output=True)
 
