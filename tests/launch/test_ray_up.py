@@ -136,7 +136,7 @@ def _host_process(cmdline: str) -> bool:
     return cmdline.startswith(("unshare", "/usr/sbin/sshd -D")) or "node_init.py" in cmdline or "[listener]" in cmdline
 
 
-def _left_in_hosts(timeout_s: float = 90) -> dict[str, list[str]]:
+def _left_in_hosts(timeout_s: float = 150) -> dict[str, list[str]]:
     """Processes other than each host's own still in the hosts (Ray's, SSH sessions and their
     shared connections, which end some seconds after their last use), after waiting up to
     timeout_s for them to go; {} when none."""
