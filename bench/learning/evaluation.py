@@ -107,6 +107,7 @@ def draft_settings(settings, memory: dict[str, Any], bank: Path, seed: int):
 
 
 def finished(run_dir: Path) -> bool:
+    """Whether the pass (a campaign) in `run_dir` ran to its end without an error."""
     summary = run_dir / "summary.json"
     if not summary.is_file():
         return False

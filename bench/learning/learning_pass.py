@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.learning.evaluation import FrozenBankChanged, bank_digest
+from bench.learning.evaluation import finished as pass_finished  # one rule for every pass
 from bench.learning.plan import ARMS, arm_memory
 from bench.learning.publish import note_commit
 from launch.campaign import Campaign, CampaignError, finished_operators, load_summary
@@ -41,11 +42,7 @@ class LearningBenchmark:
         return self.arms_dir / name
 
     def finished(self, name: str) -> bool:
-        summary = self.arm_dir(name) / "summary.json"
-        if not summary.is_file():
-            return False
-        data = json.loads(summary.read_text())
-        return bool(data.get("finished_at")) and not data.get("error")
+        return pass_finished(self.arm_dir(name))
 
     def seed_bank(self) -> Path:
         """The seeded empty bank every arm starts from (a copy of it), made once."""
