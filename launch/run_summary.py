@@ -9,7 +9,6 @@ in the other.
 
 from __future__ import annotations
 
-import os
 import statistics
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +17,7 @@ from pydantic import BaseModel, Field, ValidationError, computed_field, field_va
 
 from actors.errors import error_text
 from actors.messages import EpisodeResult
+from launch.atomic_file import write_atomically
 
 SUMMARY_FILE = "summary.json"
 INTERRUPTED = "interrupted"  # EpisodeResult.stopped_by and .error of an operator cut short by Ctrl-C or SIGTERM
@@ -107,14 +107,7 @@ class RunSummary(BaseModel):
 
     def write(self, run_dir: Path) -> None:
         """Replace RUN_DIR/summary.json atomically (a reader never sees half a file)."""
-        path = Path(run_dir) / SUMMARY_FILE
-        partial = path.with_suffix(".json.tmp")
-        try:
-            partial.write_text(self.model_dump_json(indent=2), encoding="utf-8")
-            os.replace(partial, path)
-        except OSError:
-            partial.unlink(missing_ok=True)  # a full disk: no empty temporary file left behind
-            raise
+        write_atomically(Path(run_dir) / SUMMARY_FILE, self.model_dump_json(indent=2))
 
     @classmethod
     def load(cls, run_dir: Path) -> RunSummary:
