@@ -273,9 +273,10 @@ def template_cases() -> list[TemplateCase]:
         from memory_actor.seeding import example_tasks
 
         task = item["task"]  # its task is in bundles/examples.yaml, outside every suite
-        path = Path(tempfile.mkdtemp()) / f"{task}.py"
-        path.write_text(example_tasks()[task][1])
-        module = load_module(path)
+        with tempfile.TemporaryDirectory() as folder:  # loaded once: the module needs no file after
+            path = Path(folder) / f"{task}.py"
+            path.write_text(example_tasks()[task][1])
+            module = load_module(path)
         model, init_args, inputs, outputs = build_reference(module)
         forward_names = list(inspect.signature(model.forward).parameters)
         init_names = list(inspect.signature(module.Model.__init__).parameters)[1:]
