@@ -29,6 +29,12 @@ from pathlib import Path
 import pytest
 
 from tests.actors.openai_server import OpenAITestServer
+from tests.launch.cluster_hosts import (
+    NAMESPACES,
+    can_make_hosts,
+    left_in_hosts,
+    ssh_to_hosts,
+)
 from tests.launch.kernel_agent import SUITE_TASKS, ElementwiseAgent
 
 # Well above the 15 minutes it should take (the default 600 s would cut it short).
@@ -40,7 +46,6 @@ HOSTS = [sys.executable, "scripts/local_cluster.py"]
 STATE = Path("/var/tmp/evokernel-local-cluster")
 SHARED = STATE / "shared"  # /mnt/shared/evokernel on every node
 BRIDGE_ADDRESS, HEAD, WORKERS = "10.213.46.1", "10.213.46.10", ("10.213.46.11", "10.213.46.12")
-NAMESPACES = ("evk46-head", "evk46-w1", "evk46-w2")
 LOSSES = ("NodeDiedError:", "ActorUnavailableError:", "ActorDiedError:", "WorkerCrashedError:")
 PHASES: dict[str, float] = {}  # phase -> seconds, printed at the end
 
@@ -119,66 +124,9 @@ class Relay:
         self.server.close()
 
 
-def _can_make_hosts() -> str | None:
-    """Why the hosts cannot be made here, or None."""
-    if sys.platform != "linux" or os.geteuid() != 0:
-        return "needs root on Linux (network and mount namespaces)"
-    probe = subprocess.run(["ip", "netns", "add", "evk46-probe"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        return f"cannot create a network namespace: {probe.stderr.strip()}"
-    subprocess.run(["ip", "netns", "delete", "evk46-probe"], capture_output=True)
-    return None
-
-
-def _host_process(cmdline: str) -> bool:
-    """Each host's own: its namespace holder, its PID 1 (local_cluster's NODE_INIT) and its
-    listening sshd (which names itself `sshd: ... [listener] ...`)."""
-    return cmdline.startswith(("unshare", "/usr/sbin/sshd -D")) or "node_init.py" in cmdline or "[listener]" in cmdline
-
-
-def _left_in_hosts(timeout_s: float = 150) -> dict[str, list[str]]:
-    """Processes other than each host's own still in the hosts (Ray's, SSH sessions and their
-    shared connections, which end some seconds after their last use), after waiting up to
-    timeout_s for them to go; {} when none."""
-    def others() -> dict[str, list[str]]:
-        found = {ns: [c for c in cmds if not _host_process(c)] for ns, cmds in _in_namespaces().items()}
-        return {ns: cmds for ns, cmds in found.items() if cmds}
-
-    return _gone(others, timeout_s)
-
-
-def _ssh_to_hosts(timeout_s: float = 90) -> list[str]:
-    """This machine's SSH clients (the launcher's shared connections) to the hosts, after waiting up to
-    timeout_s for them to end; [] when none."""
-    return _gone(lambda: subprocess.run(["pgrep", "-af", r"ssh.*10\.213\.46\."], capture_output=True,
-                                        text=True).stdout.splitlines(), timeout_s)
-
-
-def _gone(found, timeout_s: float):
-    deadline = time.monotonic() + timeout_s
-    while (left := found()) and time.monotonic() < deadline:
-        time.sleep(2)
-    return left
-
-
-def _in_namespaces() -> dict[str, list[str]]:
-    """The command lines of every process in the test's namespaces."""
-    found = {}
-    for ns in NAMESPACES:
-        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
-        lines = []
-        for pid in pids:
-            try:
-                lines.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip())
-            except OSError:
-                pass
-        found[ns] = lines
-    return found
-
-
 @pytest.fixture(scope="module")
 def hosts(tmp_path_factory):
-    if reason := _can_make_hosts():
+    if reason := can_make_hosts():
         pytest.skip(reason)
     # from nothing: an earlier run's nodes and shared folder (bank, runs) go first
     with phase("hosts up"):
@@ -198,7 +146,7 @@ def hosts(tmp_path_factory):
                        for ns in NAMESPACES)
         sshd = subprocess.run(["pgrep", "-af", str(STATE)], capture_output=True, text=True).stdout
         assert not sshd.strip(), f"an sshd of the test is still running: {sshd}"
-        assert not _ssh_to_hosts(30), _ssh_to_hosts(0)
+        assert not ssh_to_hosts(30), ssh_to_hosts(0)
         assert str(STATE) not in Path("/proc/mounts").read_text(), "a node's disk is still mounted"
 
 
@@ -411,11 +359,11 @@ def test_ray_up_runs_a_campaign_over_three_hosts_survives_a_lost_worker_and_come
     # on the same hosts (setup again, finding everything installed).
     with phase("ray down"):
         launcher(["ray", "down", "-y", CLUSTER], timeout_s=300)
-        assert not _left_in_hosts(), _left_in_hosts(0)
+        assert not left_in_hosts(), left_in_hosts(0)
     with phase("second ray up"):
         launcher(["ray", "up", "-y", CLUSTER], timeout_s=600)
         _wait_for(lambda: _three_nodes(launcher), 600, "three nodes after the second `ray up`", every_s=10)
     with phase("second ray down"):
         launcher(["ray", "down", "-y", CLUSTER], timeout_s=300)
-        assert not _left_in_hosts(), _left_in_hosts(0)
-    assert not _ssh_to_hosts(), _ssh_to_hosts(0)
+        assert not left_in_hosts(), left_in_hosts(0)
+    assert not ssh_to_hosts(), ssh_to_hosts(0)
