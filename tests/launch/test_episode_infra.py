@@ -11,8 +11,8 @@ import torch
 from npu_pool.config import HarnessConfig
 from tests.actors import replies
 from tests.actors.conftest import llm_server, memory_config, relu_task  # noqa: F401 - fixtures
+from tests.actors.episode_support import run_episode
 from tests.actors.openai_server import ScriptedAgent
-from tests.actors.test_episode import run_episode
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA GPU is present: cuda would run")
