@@ -52,19 +52,21 @@ inline float convert<float>(double v, Rounding r) {
         default: return nearest;
     }
 }
+// v as a float for a second rounding to 16 bits: exact when v is a float, otherwise rounded to
+// odd, so that the 16-bit rounding after it is not a double rounding
+inline float float_for_narrowing(double v) {
+    return static_cast<double>(static_cast<float>(v)) == v ? static_cast<float>(v) : convert<float>(v, Rounding::kOdd);
+}
 template <>
 inline half convert<half>(double v, Rounding r) {
-    // exact via float when v is a float; otherwise through round-to-odd float (no double rounding)
-    const float f = static_cast<double>(static_cast<float>(v)) == v ? static_cast<float>(v) : convert<float>(v, Rounding::kOdd);
     half h;
-    h.bits = float_to_half_bits(f, r);
+    h.bits = float_to_half_bits(float_for_narrowing(v), r);
     return h;
 }
 template <>
 inline bfloat16_t convert<bfloat16_t>(double v, Rounding r) {
-    const float f = static_cast<double>(static_cast<float>(v)) == v ? static_cast<float>(v) : convert<float>(v, Rounding::kOdd);
     bfloat16_t b;
-    b.bits = float_to_bf16_bits(f, r);
+    b.bits = float_to_bf16_bits(float_for_narrowing(v), r);
     return b;
 }
 
