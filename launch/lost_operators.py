@@ -24,7 +24,6 @@ LOST = "lost with its node"  # how the error of an operator lost once too often 
 LOST_RETRIES = 1  # how often one operator is run again after a loss
 
 # What Ray raises when the process or node that ran something is gone (a RayTaskError whose
-# cause is one of these is an instance of it too).
 # cause is one of these is an instance of it too). OutOfMemoryError: the memory monitor killed it.
 _LOSSES = (ray.exceptions.NodeDiedError, ray.exceptions.WorkerCrashedError, ray.exceptions.RayActorError,
            ray.exceptions.ObjectLostError, ray.exceptions.LocalRayletDiedError, ray.exceptions.OutOfMemoryError)
