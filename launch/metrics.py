@@ -31,6 +31,8 @@ class CampaignCounters(BaseModel):
     failed: int = 0
     interrupted: int = Field(0, description="operators stopped by Ctrl-C or SIGTERM: neither done nor failed "
                              "(a resume runs them again)")
+    feasible_in_flight: int = Field(0, description="operators still running with a feasible kernel so far "
+                                    "(counted feasible when they end)")
     attempts: int = 0
     attempts_by_gate: dict[str, int] = Field(default_factory=dict)
     tokens_prompt: int = 0
@@ -68,12 +70,15 @@ class CampaignCounters(BaseModel):
         return sorted(self.speedups.items(), key=lambda kv: -kv[1])[:k]
 
     def line(self) -> str:
-        """One status line: `12/64 done (8 running) | 10 feasible, 1 failed | best ... | 48 attempts, 123k tok`
-        (`(0 running, 2 interrupted)` once a stop cut operators short)."""
+        """One status line: `12/64 done (8 running) | 10 feasible (+2 in flight), 1 failed | best ... |
+        48 attempts, 123k tok` (`(0 running, 2 interrupted)` once a stop cut operators short)."""
         best = ", ".join(f"{task} {s:.2f}x" for task, s in self.best())
         median = f" median {statistics.median(self.speedups.values()):.2f}x;" if self.speedups else ""
         cut = f", {self.interrupted} interrupted" if self.interrupted else ""
-        return (f"{self.done}/{self.planned} done ({self.running} running{cut}) | {self.feasible} feasible, "
+        # Running operators that already have a kernel are shown apart: a stop keeps their kernels
+        # (the final table counts them feasible, "interrupted"), so "0 feasible" would undersell them.
+        flying = f" (+{self.feasible_in_flight} in flight)" if self.feasible_in_flight else ""
+        return (f"{self.done}/{self.planned} done ({self.running} running{cut}) | {self.feasible} feasible{flying}, "
                 f"{self.failed} failed | speedup{median} best {best or '-'} | {self.attempts} attempts, "
                 f"{_short(self.tokens)} tok")
 

@@ -20,6 +20,7 @@ import ray
 from actors.messages import Attempt, EpisodeResult
 from launch.concurrent_campaign import ConcurrentCampaign
 from launch.config import load_settings
+from launch.kernel_files import KernelTask
 from launch.metrics import metrics_url, parse_prometheus
 from launch.roles import ROLES, Role
 from launch.run_summary import INTERRUPTED, RunSummary
@@ -69,13 +70,37 @@ def test_a_recorder_over_a_run_folder_starts_from_its_figures(local_ray, tmp_pat
     assert counters.attempts == 5 and counters.attempts_by_gate == {"ok": 3, "compile": 1, "correctness": 1}
     assert (counters.tokens_prompt, counters.tokens_completion) == (500, 50)
     assert counters.speedups == {"4_ReLU": 2.5}
-    assert "2/4 done (1 running) | 1 feasible" in counters.line() and "5 attempts" in counters.line()
+    # 6_SiLU, in flight, already has a kernel: shown apart, since a stop keeps it
+    assert (counters.feasible_in_flight, "2/4 done (1 running) | 1 feasible (+1 in flight), 0 failed") == \
+        (1, counters.line().split(" | speedup")[0])
+    assert "5 attempts" in counters.line()
     # the operator in flight keeps its figures so far, for a stop before it reports
     partial = ray.get(recorder.partial_result.remote("6_SiLU"))
     assert (partial.attempts, partial.feasible, partial.first_feasible_iteration) == (2, True, 2)
     # a result it already read back (a call Ray retried) is not counted twice
     ray.get(recorder.operator_done.remote(EpisodeResult(task="4_ReLU", feasible=True, speedup_vs_eager=2.5)))
     assert ray.get(recorder.set_running.remote(1)).done == 2
+    ray.kill(recorder, no_restart=True)
+
+
+def test_an_operator_run_again_starts_its_figures_afresh(local_ray, tmp_path):
+    """An operator lost with its node runs again from iteration 1 (launch.lost_operators): what
+    its lost try reached (6_SiLU feasible at iteration 2) no longer speaks for it, neither for a
+    stop during the new try nor in the live line, and a recorder Ray restarts reads it so too."""
+    run_dir = tmp_path / "run"
+    _run_folder(run_dir)
+    recorder = _recorder(run_dir, "r4")
+    ray.get(recorder.operator_started.remote(KernelTask(task="6_SiLU", backend="cpu", candidate_format="kernel")))
+    assert ray.get(recorder.partial_result.remote("6_SiLU")).attempts == 0
+    assert ray.get(recorder.set_running.remote(1)).feasible_in_flight == 0
+    ray.get(recorder.append.remote(_attempt("6_SiLU", 1, "compile", False)))
+    held = ray.get(recorder.partial_result.remote("6_SiLU"))
+    assert (held.attempts, held.feasible, held.tokens) == (1, False, 110)
+    ray.kill(recorder, no_restart=True)
+    recorder = _recorder(run_dir, "r4")  # over the folder: the lost try's iterations 1-2, then the new try's 1
+    held = ray.get(recorder.partial_result.remote("6_SiLU"))
+    assert (held.attempts, held.feasible, held.tokens) == (1, False, 110)
+    assert ray.get(recorder.set_running.remote(1)).attempts == 6  # every attempt is still counted
     ray.kill(recorder, no_restart=True)
 
 
