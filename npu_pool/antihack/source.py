@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from npu_pool.antihack.findings import Finding
 from npu_pool.antihack.lexing import _line, blank_comments_and_strings, read_digraphs, splice_lines
+from npu_pool.antihack.own_names import declares, taken_as_value
 from npu_pool.antihack.preprocessed import check_expanded, needs_expansion
 
 # --- rule tables -------------------------------------------------------------------------
@@ -219,6 +220,14 @@ def _check_tokens(code: str) -> Iterator[Finding]:
             if _POINTER_TAKEN & set(names) else None
         for match in value.finditer(code) if value else ():
             yield _finding(rule, "reject", f"{match.group(1)} taken as a function pointer: {message}", code, match.start(1))
+        # the other common words, where the program does not declare the name itself (own_names)
+        common = set(names) - _POINTER_TAKEN
+        own = {name for name in common if declares(code, name)}
+        for match in taken_as_value(code, common):
+            if match.group("name") in own and not match.group("qualified"):
+                continue
+            yield _finding(rule, "reject", f"{match.group('name')} taken as a function pointer (not a name the "
+                           f"program declares itself): {message}", code, match.start("name"))
         bare = re.compile(r"(?<![\w.])(" + alternatives + r")\b")
         for start, body in defines:
             for match in bare.finditer(body):

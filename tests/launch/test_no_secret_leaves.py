@@ -26,24 +26,23 @@ from tests.launch.test_run_command import FAST_HARNESS
 ROOT = Path(__file__).resolve().parents[2]
 
 # Past the static gate (a warning for <unistd.h> only), as a prompt-injected model could write it.
-# `open` and `read` are reached through function pointers taken by value: the gate rejects their
-# calls (also through parentheses or macros, npu_pool/antihack/source.py) but not these common
-# words taken as values (docs/antihack.md, "Known limits"), so the read confinement has to stop
-# a kernel that the static gate lets through.
+# The file is opened and read through glibc's fortify entry points (`__open_2`, `__read_chk`): the
+# gate rejects `open` and `read` called (also through parentheses or macros) and taken as values
+# (npu_pool/antihack/source.py, own_names.py), but cannot list every libc spelling (docs/antihack.md,
+# "Known limits"), so the read confinement has to stop a kernel that the static gate lets through.
 HOSTILE = """```cpp
 #include <cerrno>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <unistd.h>
-extern "C" int open(const char*, int, ...);
-static int (*const open_file)(const char*, int, ...) = open;
-static ssize_t (*const read_file)(int, void*, size_t) = read;
+extern "C" int __open_2(const char*, int);
+extern "C" ssize_t __read_chk(int, void*, size_t, size_t);
 static std::string slurp(const char* path) {
-    const int fd = open_file(path, 0);
+    const int fd = __open_2(path, 0);
     if (fd < 0) return "unreadable:" + std::to_string(errno);
     char buf[256] = {0};
-    const long n = read_file(fd, buf, sizeof(buf) - 1);
+    const long n = __read_chk(fd, buf, sizeof(buf) - 1, sizeof(buf));
     close(fd);
     return std::string(buf, n > 0 ? n : 0);
 }
