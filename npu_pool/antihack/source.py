@@ -250,12 +250,24 @@ def _calls(code: str, alternatives: str, declarations: bool = False) -> Iterator
     kernel's own definitions (`float read(...)`) unless `declarations`, nor a name that ends an
     if/while/for/switch condition (`if (open) (x)++;`)."""
     call = re.compile(r"(?<![\w.>])(?:std\s*::\s*(?:this_thread\s*::\s*)?|::\s*)?(" + alternatives + r")(?P<close>(?:\s*\))*)\s*\(")
+    groups = _cooperative_groups(code)
     for match in call.finditer(code):
+        if groups and (owner := re.search(r"(\w+)\s*::\s*$", code[max(0, match.start() - 60):match.start()])) \
+                and owner.group(1) in groups:
+            continue  # CUDA's cooperative_groups::wait(block) is a barrier, not libc's wait
         if not declarations and _is_declaration(code, match.start(), parenthesised=bool(match.group("close"))):
             continue
         if match.group("close") and _ends_a_condition(code, match.start(), match.group("close").count(")")):
             continue
         yield match
+
+
+def _cooperative_groups(code: str) -> set[str]:
+    """`cooperative_groups` and the program's aliases of it (`namespace cg = cooperative_groups;`)."""
+    if "cooperative_groups" not in code:
+        return set()
+    aliases = re.findall(r"\bnamespace\s+(\w+)\s*=\s*(?:::\s*)?cooperative_groups\s*;", code)
+    return {"cooperative_groups", *aliases}
 
 
 def _ends_a_condition(code: str, offset: int, closes: int) -> bool:

@@ -139,6 +139,16 @@ def test_the_programs_own_names_taken_as_values_are_not_flagged(body):
     assert check_kernel_source(KERNEL_HEAD + body + "\n}\n", "cpp") == []
 
 
+def test_cooperative_groups_wait_is_a_barrier_but_other_namespaces_do_not_hide_libc():
+    cuda = ("#include <cooperative_groups.h>\n#include <cooperative_groups/memcpy_async.h>\n"
+            "namespace cg = cooperative_groups;\n__global__ void k(const float* x, float* out) {\n"
+            "  auto block = cg::this_thread_block();\n  cg::wait(block);\n  cooperative_groups::wait(block);\n}\n")
+    assert check_kernel_source(cuda, "cuda") == []
+    hidden = ('namespace my { extern "C" int open(const char*, int, ...); }\n'
+              'void g() { my::open("/etc/passwd", 0); }\n' + cuda)
+    assert "file_access" in _rules(check_kernel_source(hidden, "cuda"))
+
+
 def test_an_expanded_finding_names_the_line_it_came_from_and_cuda_is_expanded_as_nvcc_sees_it():
     source = KERNEL_HEAD + '}\n#define CALL(f, a) f a\nvoid g() {\n  int k = 0;\n  CALL(open, ("/x", 0));\n}\n'
     findings = [f for f in check_kernel_source(source, "cpp") if f.severity == "reject"]
