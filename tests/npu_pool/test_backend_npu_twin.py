@@ -192,7 +192,7 @@ def test_a_direct_launch_program_runs_its_own_tiling_and_launch(relu_task, backe
         faulty(x)
 
 
-@pytest.mark.slow  # two more -O2 builds
+@pytest.mark.slow  # three more -O2 builds
 def test_a_direct_program_that_launches_nothing_fails_and_aclrt_launch_kernel_runs(relu_task, backend, tmp_path):
     x = torch.randn(relu_task.inputs[0].shape)
     # an operator that launches nothing computed on the host, which a device's host code cannot
@@ -211,6 +211,14 @@ def test_a_direct_program_that_launches_nothing_fails_and_aclrt_launch_kernel_ru
     aclrt_module = backend.wrap_kernel(backend.compile_kernel(aclrt, relu_task.kernel_signature, tmp_path / "aclrt", kernel_cache()),
                                        relu_task.kernel_signature, torch.nn.ReLU())
     torch.testing.assert_close(aclrt_module(x), torch.relu(x), rtol=0, atol=0)
+    # an operator registered as a lambda (pybind11 takes one; published extensions do)
+    wrapped = (KERNELS / "relu_direct.cpp").read_text().replace(
+        'm.def("relu", &relu_direct,', 'm.def("relu", [](const torch::Tensor& t) { return relu_direct(t); },')
+    assert "[](const torch::Tensor& t)" in wrapped
+    (tmp_path / "lambda").mkdir()
+    lambda_module = backend.wrap_kernel(backend.compile_kernel(wrapped, relu_task.kernel_signature, tmp_path / "lambda",
+                                                               kernel_cache()), relu_task.kernel_signature, torch.nn.ReLU())
+    torch.testing.assert_close(lambda_module(x), torch.relu(x), rtol=0, atol=0)
 
 
 def test_a_launch_outside_the_direct_form_names_the_form(relu_task, backend, tmp_path):

@@ -6,7 +6,7 @@
 // global memory); an allocated tensor is registered with the twin as a writable region, filled
 // with 0xFF bytes (NaN for floats), so a kernel that skips elements is caught.
 //
-// `PYBIND11_MODULE(name, m) { m.def("op", &fn, ...); }` defines evk_twin_torch_module(m):
+// `PYBIND11_MODULE(name, m) { m.def("op", &fn, ...); }` (a function or a lambda) defines evk_twin_torch_module(m):
 // the npu-twin backend runs the module's first operator (twin_direct.h) with the task's tensors.
 #pragma once
 
@@ -162,9 +162,10 @@ struct Operator {
     std::function<torch::Tensor(Call&)> run;  // an undefined Tensor: the operator returned nothing
 };
 
-template <class R, class... Args>
-Operator make_operator(const char* name, R (*fn)(Args...)) {
-    return Operator{name, [fn](Call& call) {
+// FN called as R(Args...) with the task's tensors and scalars, in the parameters' order.
+template <class R, class... Args, class F>
+Operator operator_of(const char* name, F fn) {
+    return Operator{name, [fn](Call& call) mutable {
         std::tuple<std::decay_t<Args>...> args{call.take<Args>()...};  // braces: left to right
         if constexpr (std::is_void_v<R>) {
             std::apply(fn, args);
@@ -174,6 +175,26 @@ Operator make_operator(const char* name, R (*fn)(Args...)) {
             return std::apply(fn, args);
         }
     }};
+}
+
+template <class R, class... Args>
+Operator make_operator(const char* name, R (*fn)(Args...)) {
+    return operator_of<R, Args...>(name, fn);
+}
+
+// A lambda or another function object (pybind11 takes them as m.def's operator too): the
+// signature of its call operator.
+template <class F, class C, class R, class... Args>
+Operator from_call_operator(const char* name, F fn, R (C::*)(Args...) const) {
+    return operator_of<R, Args...>(name, fn);
+}
+template <class F, class C, class R, class... Args>
+Operator from_call_operator(const char* name, F fn, R (C::*)(Args...)) {
+    return operator_of<R, Args...>(name, fn);
+}
+template <class F, class = decltype(&F::operator())>
+Operator make_operator(const char* name, F fn) {
+    return from_call_operator(name, fn, &F::operator());
 }
 }  // namespace evk_twin::torch_ext
 
