@@ -192,8 +192,8 @@ def test_a_direct_launch_program_runs_its_own_tiling_and_launch(relu_task, backe
         faulty(x)
 
 
-@pytest.mark.slow  # three more -O2 builds
-def test_a_direct_program_that_launches_nothing_fails_and_aclrt_launch_kernel_runs(relu_task, backend, tmp_path):
+@pytest.mark.slow  # four more -O2 builds
+def test_a_direct_program_that_launches_nothing_fails_and_aclrt_launch_kernel_runs(relu_task, backend, built, tmp_path):
     x = torch.randn(relu_task.inputs[0].shape)
     # an operator that launches nothing computed on the host, which a device's host code cannot
     idle = (KERNELS / "relu_direct.cpp").read_text().replace("kernel<float><<<blocks, nullptr, stream>>>(", "(void)(")
@@ -219,6 +219,22 @@ def test_a_direct_program_that_launches_nothing_fails_and_aclrt_launch_kernel_ru
     lambda_module = backend.wrap_kernel(backend.compile_kernel(wrapped, relu_task.kernel_signature, tmp_path / "lambda",
                                                                kernel_cache()), relu_task.kernel_signature, torch.nn.ReLU())
     torch.testing.assert_close(lambda_module(x), torch.relu(x), rtol=0, atol=0)
+    # a program that launches twice (here ReLU again, in place) is costed as both launches, one
+    # after the other on its stream, not as its last
+    backend.wrap_kernel(built["relu_direct"], relu_task.kernel_signature, torch.nn.ReLU())(x)
+    once = backend.last_profile
+    twice = (KERNELS / "relu_direct.cpp").read_text().replace("    return y;\n}", (
+        "    kernel<float><<<blocks, nullptr, stream>>>(\n"
+        "        (GM_ADDR)y.data_ptr(), (GM_ADDR)y.data_ptr(), x.numel(), perBlock, tileBytes);\n    return y;\n}"))
+    (tmp_path / "twice").mkdir()
+    twice_module = backend.wrap_kernel(backend.compile_kernel(twice, relu_task.kernel_signature, tmp_path / "twice",
+                                                              kernel_cache()), relu_task.kernel_signature, torch.nn.ReLU())
+    torch.testing.assert_close(twice_module(x), torch.relu(x), rtol=0, atol=0)
+    profile = backend.last_profile
+    assert "launches" not in once and profile["launches"] == 2
+    assert profile["last_launch_us"] == pytest.approx(once["modelled_us"], abs=1e-4)  # printed to 4 places
+    assert profile["modelled_us"] == pytest.approx(2 * once["modelled_us"], abs=2e-4)
+    assert profile["bytes"]["GM->UB"] == 2 * once["bytes"]["GM->UB"] and profile["blocks"] == once["blocks"]
 
 
 def test_a_launch_outside_the_direct_form_names_the_form(relu_task, backend, tmp_path):

@@ -143,6 +143,15 @@ struct State {
     // the launcher's barrier across blocks (SyncAll); set by evk_twin::Launch
     void (*sync_all)(Src) = nullptr;
     uint64_t tiling_key = 0;  // the host half's SetTilingKey (TILING_KEY_IS)
+    // A direct-launch program's launches before the running one (twin_direct.h): the profile
+    // costs the whole program, as a device's stream runs its launches one after another.
+    struct EarlierLaunches {
+        uint32_t count = 0;
+        double modelled_us = 0;
+        BlockCounters total;
+    } earlier;
+    double last_launch_us = 0;  // the running launch's own modelled cost (build_profile)
+    BlockCounters last_total;   // and its counters summed over blocks
 };
 
 inline State& state() {

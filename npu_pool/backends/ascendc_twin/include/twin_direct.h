@@ -36,6 +36,15 @@ void DirectLaunch(int64_t blockDim, Fn&& body) {
     const uint32_t blocks = blockDim < 0 || blockDim > 65535 ? 0u : static_cast<uint32_t>(blockDim);
     const uint32_t status = Launch(blocks, std::forward<Fn>(body), nullptr);
     if (status != 0) throw DirectLaunchFailed{status};
+    // the next launch's profile costs this one too (twin_runtime.h, build_profile)
+    State& s = state();
+    s.earlier.count += 1;
+    s.earlier.modelled_us += s.last_launch_us;
+    s.earlier.total.gm_to_ub += s.last_total.gm_to_ub;
+    s.earlier.total.ub_to_gm += s.last_total.ub_to_gm;
+    s.earlier.total.ub_to_ub += s.last_total.ub_to_ub;
+    s.earlier.total.gm_to_l1 += s.last_total.gm_to_l1;
+    s.earlier.total.gm_scalar += s.last_total.gm_scalar;
 }
 
 // An argument of ACLRT_LAUNCH_KERNEL(kernel)(blockDim, stream, args...): CANN's generated
@@ -64,6 +73,7 @@ inline uint32_t run_direct_program(torch_ext::Call call, const torch::Tensor& ou
         evk_twin_torch_module(module);
         if (module.operators.empty()) throw std::runtime_error("PYBIND11_MODULE defines no operator (m.def)");
         direct_launches() = 0;
+        s.earlier = {};
         const torch::Tensor result = module.operators.front().run(call);
         if (direct_launches() == 0) {
             throw std::runtime_error(torch_ext::words("operator '", module.operators.front().name,

@@ -17,7 +17,10 @@
 //       "" when the last launch ran clean, else one line
 //       "twin fault [<rule>]: <API call> at kernel.cpp:<line>: <message> (block <b> of <n>)".
 //   extern "C" const char* evk_twin_profile_json(void);
-//       The modelled cost of the last launch as one JSON object (see build_profile below).
+//       The modelled cost of the last launch as one JSON object (see build_profile below); in a
+//       direct-launch program with several launches, `modelled_us` and the bytes moved are the
+//       program's (every launch, one after another, as on a stream), with `launches` and
+//       `last_launch_us`; the other figures are the last launch's.
 //   template <class Fn> uint32_t evk_twin::Launch(uint32_t blockDim, Fn&& body, GM_ADDR workspace = nullptr);
 //       Runs body() once per block, each on its own thread with its GetBlockIdx() and a fresh
 //       Unified Buffer, one block at a time in block order (twin_blocks.h: a block waiting at
@@ -128,7 +131,16 @@ inline void build_profile() {
     double busiest = 0;
     for (double u : core_us) busiest = std::max(busiest, u);
     const double hbm_bound = double(total.gm_to_ub + total.ub_to_gm + total.gm_to_l1) / (soc.gm_gbps * 1e3);
-    const double modelled = std::max(busiest, hbm_bound) + soc.launch_us;
+    const double this_launch = std::max(busiest, hbm_bound) + soc.launch_us;
+    s.last_launch_us = this_launch;
+    s.last_total = total;
+    // a direct-launch program's earlier launches: its cost and traffic are the program's
+    const double modelled = this_launch + s.earlier.modelled_us;
+    total.gm_to_ub += s.earlier.total.gm_to_ub;
+    total.ub_to_gm += s.earlier.total.ub_to_gm;
+    total.ub_to_ub += s.earlier.total.ub_to_ub;
+    total.gm_to_l1 += s.earlier.total.gm_to_l1;
+    total.gm_scalar += s.earlier.total.gm_scalar;
     const uint64_t blocks = s.per_block.size();
     char buf[2048];
     std::string j = "{\"modelled\": true, \"note\": \"modelled cost from counted work on the CPU twin, not a time measured on an NPU\"";
@@ -145,6 +157,10 @@ inline void build_profile() {
                   (unsigned long long)total.scalar_ops, (unsigned long long)total.vector_instructions,
                   (unsigned long long)total.cube_macs_16, (unsigned long long)total.cube_macs_32);
     j += buf;
+    if (s.earlier.count) {  // only a program with several launches says so
+        std::snprintf(buf, sizeof buf, ", \"launches\": %u, \"last_launch_us\": %.4f", s.earlier.count + 1, this_launch);
+        j += buf;
+    }
     j += ", \"vector_repeats\": {";
     for (int k = 0; k < kVecClasses; ++k) {
         std::snprintf(buf, sizeof buf, "%s\"%s\": %llu", k ? ", " : "", kVecClassNames[k], (unsigned long long)total.repeats[k]);
@@ -248,6 +264,7 @@ extern "C" void evk_twin_reset(void) {
     s.per_block.clear();
     s.counters = evk_twin::BlockCounters{};
     s.sys_workspace = nullptr;
+    s.earlier = {};
 }
 
 extern "C" void evk_twin_register(const void* ptr, uint64_t bytes, const char* name, int writable) {
