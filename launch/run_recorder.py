@@ -83,7 +83,6 @@ class RunRecorder:
         self.run_id = run_id
         self.counters = CampaignCounters(planned=planned)
         self.partial: dict[str, EpisodeResult] = {}
-        self.last_iteration: dict[str, int] = {}  # per operator, of its latest try
         self.finished: set[str] = set()  # counted as done
         self.cut_short: set[str] = set()  # counted as interrupted
         self.metrics = RayCampaignMetrics(run_id)
@@ -137,15 +136,14 @@ class RunRecorder:
         """The operator's result so far, for one interrupted before it could report. Iterations
         rise within one try, so one that does not begins a new try (an operator lost with its node
         runs again from iteration 1): its figures start afresh, as its kernels/ files do."""
-        if attempt.iteration <= self.last_iteration.get(attempt.task, 0):
-            self.partial.pop(attempt.task, None)
-        self.last_iteration[attempt.task] = attempt.iteration
+        held = self.partial.get(attempt.task)
+        if held is not None and attempt.iteration <= held.attempts:  # `attempts`: its latest iteration
+            self.partial.pop(attempt.task)
         self.partial.setdefault(attempt.task, EpisodeResult(task=attempt.task)).record(attempt)
 
     def operator_started(self, task: KernelTask) -> None:
         """The operator (re)starts: an earlier try's figures and kernels no longer speak for it."""
         self.partial.pop(task.task, None)
-        self.last_iteration.pop(task.task, None)
         self.folder.kernels.operator_started(task)
 
     def partial_result(self, task: str) -> EpisodeResult:
