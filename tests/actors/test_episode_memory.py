@@ -17,6 +17,17 @@ def drafts(server, agent, since: int = 0):
     return [r["body"] for r in server.chat_requests[since:] if agent.kind_of(r["body"]) == "draft"]
 
 
+def draft_once(server, task, harness_config, memory_config, reply, bank, llm):
+    """One scripted one-draft episode over `bank`; returns its attempt and the draft request's body."""
+    agent = ScriptedAgent([reply])
+    server.responder = agent
+    since = len(server.chat_requests)
+    _, [attempt], _ = run_episode(server, task, harness_config, memory_config, iterations=1,
+                                  llm_overrides=llm, lessons=False, bank=bank)
+    [body] = drafts(server, agent, since)
+    return attempt, body
+
+
 def test_another_operators_failures_never_arrive_but_its_fix_and_its_kernel_as_the_example(
         llm_server, relu_task, sigmoid_task, harness_config, memory_config):
     """A local-model run (no model lessons): ReLU fails once, then works; Sigmoid's drafts never
@@ -33,12 +44,7 @@ def test_another_operators_failures_never_arrive_but_its_fix_and_its_kernel_as_t
     assert agent.kinds == ["draft", "draft"]  # no model lesson ...
     assert "First error: line 2: error:" in bank.get(broken.lesson_id).content  # ... but a lesson all the same
 
-    agent = ScriptedAgent([replies.WRONG])
-    llm_server.responder = agent
-    since = len(llm_server.chat_requests)
-    _, [attempt], _ = run_episode(llm_server, sigmoid_task, harness_config, memory_config, iterations=1,
-                                  llm_overrides=llm, lessons=False, bank=bank)
-    [body] = drafts(llm_server, agent, since)
+    attempt, body = draft_once(llm_server, sigmoid_task, harness_config, memory_config, replies.WRONG, bank, llm)
     everything = "\n".join(m["content"] for m in body["messages"])
     kept = "\n".join(line for line in everything.splitlines() if not line.startswith(("- ", "+ ")))  # a fix lesson's diff
     assert "out[i] = y[i]" not in kept, [line for line in kept.splitlines() if "out[i] = y[i]" in line]
@@ -114,12 +120,7 @@ def test_the_slot_shows_the_family_example_then_a_kernel_of_the_family_and_credi
     named = [s.id for s in relu.shown if s.role == "api" and s.id not in core]  # found by name in a shown item
     assert all(bank.get(i).visits_draft == 1 for i in named)
 
-    agent = ScriptedAgent([replies.WRONG])
-    llm_server.responder = agent
-    since = len(llm_server.chat_requests)
-    _, [attempt], _ = run_episode(llm_server, sigmoid_task, harness_config, config, iterations=1,
-                                  llm_overrides=llm, lessons=False, bank=bank)
-    [body] = drafts(llm_server, agent, since)
+    attempt, body = draft_once(llm_server, sigmoid_task, harness_config, config, replies.WRONG, bank, llm)
     _, example_user, example_assistant, user = body["messages"]
     assert example_user["content"].startswith("## Task 4_ReLU")
     assert "#pragma omp parallel for simd" in example_assistant["content"]
@@ -152,12 +153,7 @@ def test_value_retrieval_keeps_the_generic_example_where_kernels_did_worse(
         for _ in range(12):
             bank.update(ValueUpdate(shown_ids=[], stage="draft", reward=reward, slot=outcome))
 
-    agent = ScriptedAgent([replies.WRONG])
-    llm_server.responder = agent
-    since = len(llm_server.chat_requests)
-    _, [attempt], _ = run_episode(llm_server, sigmoid_task, harness_config, memory_config, iterations=1,
-                                  llm_overrides=llm, lessons=False, bank=bank)
-    [body] = drafts(llm_server, agent, since)
+    attempt, body = draft_once(llm_server, sigmoid_task, harness_config, memory_config, replies.WRONG, bank, llm)
     assert "0_ScaledAdd" in body["messages"][1]["content"]
     assert {s.id: s.role for s in attempt.shown}.get(relu.attempt_id) != "example"
     assert bank.stats(disk=False).slots["cpu/elementwise/fresh/bare"] == [13, 14]  # ReLU's draft, 12, Sigmoid's
