@@ -97,7 +97,8 @@ class SlotChoice(BaseModel):
     kind: SlotKind = "generic"
     ranked: bool = Field(False, description="the ranked items go with the slot (recalled only then)")
     option: str = BARE
-    reason: str = Field("", description="why: thompson, cold (measuring the family's cold rate), nearest, none")
+    reason: str = Field("", description="why: thompson, greedy (a frozen bank), cold (measuring the family's cold rate), "
+                                             "nearest, none")
     options: list[OptionValue] = Field(default_factory=list)
     candidates: list[SlotCandidate] = Field(default_factory=list)
 
@@ -220,16 +221,17 @@ def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotC
             return option.mean
         return rng.beta(option.prior[0] + option.successes, option.prior[1] + option.trials - option.successes)
 
+    reason = "greedy" if config.slot_greedy else "thompson"
     if draw(bare) >= draw(max(options[1:], key=lambda o: o.mean)):
-        return _chosen(choice, candidates[0], ranked=False, reason="thompson")
+        return _chosen(choice, candidates[0], ranked=False, reason=reason)
     best = max(options[1:], key=draw).key
     ranked = best.endswith(RANKED)
     if best.startswith("example"):
-        return _chosen(choice, next(c for c in candidates if c.kind == "example"), ranked, "thompson")
+        return _chosen(choice, next(c for c in candidates if c.kind == "example"), ranked, reason)
     kernels = [c for c in candidates if c.kind == "kernel"]
     picked = max(kernels, key=lambda c: c.mean if config.slot_greedy else rng.beta(
         kernel_prior[0] + c.successes, kernel_prior[1] + c.trials - c.successes))
-    return _chosen(choice, picked, ranked, "thompson")
+    return _chosen(choice, picked, ranked, reason)
 
 
 def _chosen(choice: SlotChoice, picked: SlotCandidate, ranked: bool, reason: str) -> SlotChoice:

@@ -129,6 +129,10 @@ def test_thompson_sampling_learns_which_option_helps_per_context():
     assert candidates[1].successes == 1 and candidates[1].trials == 20  # the kernel with and without ranked items
     options = {o.key: (o.successes, o.trials) for o in choice.options}
     assert options == {"bare": (7, 10), "kernels": (1, 10), "kernels+ranked": (0, 10)}
+    assert choice.reason == "thompson"
+    greedy = decide("value", "cpu", SlotRequest(task_id="t", family="elementwise", context="fresh"), candidates, stats,
+                    config.model_copy(update={"slot_greedy": True}), np.random.default_rng(0))
+    assert (greedy.chosen, greedy.reason) == ("generic", "greedy")  # a frozen bank's choice says it is no draw
 
 
 def test_bare_starts_from_the_familys_cold_rate_or_measures_it_first():
