@@ -153,11 +153,11 @@ class Episode:
             items.insert(0, in_slot)
         request = DraftRequest(task=self.brief, context=[context_item(i, "draft") for i in items],
                                api=[context_item(i, "draft") for i in retrieval.api_items], previous=self.previous,
-                               exemplar=exemplar, template=context_item(pinned, "draft") if pinned else None,
+                               exemplar=exemplar, pinned=context_item(pinned, "draft") if pinned else None,
                                avoid=list(self.judge.seen))
         proposal = await self.drafter.propose(request)
         known = ({i.id: (i, "context") for i in items} | {i.id: (i, "api") for i in retrieval.api_items}
-                 | ({in_slot.id: (in_slot, "template" if pinned else "context")} if in_slot else {}))
+                 | ({in_slot.id: (in_slot, "pinned" if pinned else "context")} if in_slot else {}))
         outcome = IterationOutcome("draft", proposal, retrieval,
                                    shown=shown_items(proposal.shown_ids, known, "draft", proposal.example_id),
                                    static_ids={i.id for i in retrieval.api_items if "core" in i.tags},

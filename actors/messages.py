@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field, field_validator
 
 # Defined by the harness (what it can judge), re-exported for the agent's messages.
 from npu_pool.verdict import CandidateFormat as CandidateFormat
@@ -64,7 +64,12 @@ class ShownItem(BaseModel):
     kind: str
     task: str | None = None
     q: float | None = Field(None, description="Q of the attempt's stage when it was retrieved")
-    role: Literal["context", "api", "template", "example", "child", "start"] = "context"
+    role: Literal["context", "api", "pinned", "example", "child", "start"] = "context"
+
+    @field_validator("role", mode="before")
+    @classmethod
+    def _pinned_was_template(cls, role: object) -> object:
+        return "pinned" if role == "template" else role  # attempts recorded before 2026-11-29
 
 
 class Feedback(BaseModel):
@@ -82,8 +87,10 @@ class DraftRequest(BaseModel):
     api: list[ContextItem] = Field(default_factory=list)
     previous: Feedback | None = None
     exemplar: Exemplar | None = Field(None, description="a feasible kernel of another operator, for llm.exemplar_as_example")
-    template: ContextItem | None = Field(None, description="the family's verified worked example when the memory's "
-                                         "decision chose it: pinned before the ranked items, never cut")
+    pinned: ContextItem | None = Field(None, validation_alias=AliasChoices("pinned", "template"),  # recorded: template
+                                       description="the family's verified worked example when the memory's decision "
+                                       "chose it and the prompt cannot hold it as the worked example: pinned before "
+                                       "the ranked items, never cut")
     avoid: list[str] = Field(default_factory=list, description="code_fingerprint of this operator's earlier attempts")
 
 

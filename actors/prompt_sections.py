@@ -3,12 +3,12 @@
 Free text (the previous attempt's details, the profile) is cut at its tail with a visible
 marker. Memory items are kept or dropped whole: credit goes to exactly the items a prompt
 showed (DESIGN.md section 3), and half a kernel is neither fair to credit nor safe to show a
-small model, which copies what it sees. Pinned items (the slot's family template) are not
+small model, which copies what it sees. Pinned items (the slot's family example) are not
 dropped: only as a prompt's last resort is a pinned kernel shortened, from its tail, inside its
 code fence and with a marker (`cut_fenced`).
 
 Cuts are recorded on the section, not logged at once: a prompt builder may try a layout and
-abandon it (the template taking the generic example's place), and only the cuts of the prompt
+abandon it (the pinned example taking the generic one's place), and only the cuts of the prompt
 actually sent are logged (`log_cuts`).
 """
 
@@ -157,7 +157,7 @@ class Block:
 
 @dataclass
 class ItemSection:
-    """Memory items: the pinned ones (the slot's template) first, then the ranked items, most
+    """Memory items: the pinned ones (the slot's family example) first, then the ranked items, most
     valuable first, then the API items their code names. Ranked and API items are dropped whole,
     least valuable first, each list by its own step (`shrink`, `shrink_api`), so a prompt decides
     what gives way first; a pinned item is only shortened, as a last resort (`shorten_pinned`)."""

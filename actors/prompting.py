@@ -4,8 +4,8 @@ Templates hold `{{name}}` slots. Fixed parts (instructions, the signature, a dra
 the start point's code, the backend's core API items) are never cut; the variable sections are
 cut in a fixed order (a draft: ranked items, the previous attempt's code and details, the API
 items named; `draft`), each with a visible marker, and every cut of the prompt sent is logged,
-so a prompt never silently overflows the context. The worked example and the slot's template
-are only shortened as a draft's last resort (a refine leaves the example out: its start point
+so a prompt never silently overflows the context. The worked example and the slot's pinned
+family example are only shortened as a draft's last resort (a refine leaves the example out: its start point
 is a kernel of the task itself). What a prompt may show (docs/memory.md, "What a
 prompt shows"): exemplar code only from feasible kernels, failures only marked as such, no
 code twice; each prompt reports the memory items that reached it, for credit and provenance.
@@ -202,12 +202,12 @@ class PromptBuilder:
         return f"{head}\n{self._fence(item.content)}"
 
     def _items(self, name: str, api: list[ContextItem], items: list[ContextItem], dedupe: _Dedupe,
-               template: ContextItem | None = None) -> ItemSection:
-        """The slot's family template pinned first (a kernel: fenced); then memory items in rank
+               pinned_item: ContextItem | None = None) -> ItemSection:
+        """The slot's pinned family example first (a kernel: fenced); then memory items in rank
         order, then the API items their code names. Core API items are in the system turn
         (`_system`), not here."""
-        pinned = ([Block(template.id, self._block(template, fenced=True))]
-                  if template is not None and dedupe.add(template.content) else [])
+        pinned = ([Block(pinned_item.id, self._block(pinned_item, fenced=True))]
+                  if pinned_item is not None and dedupe.add(pinned_item.content) else [])
         ranked = [Block(i.id, self._block(i)) for i in items if dedupe.add(i.content)]
         named = [Block(i.id, self._block(i)) for i in api if not i.core and dedupe.add(i.content)]
         return ItemSection(name, ranked, pinned, named)
@@ -287,7 +287,7 @@ class PromptBuilder:
                  "signature_reminder": self._signature_reminder(task),
                  "reference": task.reference_source.strip()}  # what the kernel must compute: never cut
         context = [c for c in request.context if c.id != example_id]
-        memory = self._items("context", request.api, context, dedupe, request.template)
+        memory = self._items("context", request.api, context, dedupe, request.pinned)
         sections: list[Section] = [previous, memory]
         # Over the budget, what gives way first: the ranked items, then the previous attempt's
         # code and details (its failure line stays), then the API items named.
@@ -302,15 +302,16 @@ class PromptBuilder:
                 return self._sent(prompt, sections)
             log.info("exemplar_too_large", item_id=example_id, over_chars=prompt.over_budget)
             return self.draft(request.model_copy(update={"exemplar": None}), generic_example)
-        if request.template is not None and memory.pinned and example and example_id is None:
-            # Template and generic example do not both fit: the template, itself a kernel of the
-            # family in this format, takes the example's place before anything of its own is cut.
+        if request.pinned is not None and memory.pinned and example and example_id is None:
+            # The pinned family example and the generic example do not both fit: the pinned one,
+            # itself a kernel of the family in this format, takes the generic one's place before
+            # anything of its own is cut.
             prompt = self._assemble(task, "draft", fixed, sections, example, example_id, request.api, steps)
             if prompt.over_budget == 0:
                 return self._sent(prompt, sections)
-            log.info("template_replaces_example", item_id=request.template.id, chars=len(request.template.content))
+            log.info("pinned_replaces_example", item_id=request.pinned.id, chars=len(request.pinned.content))
             return self.draft(request, generic_example=False)
-        # The last resort: the template (or, without one, the worked example) shortened from its
+        # The last resort: the pinned example (or, without one, the worked example) shortened from its
         # code's tail, with a marker; the reference stays whole.
         cuts: list[dict] = []
         comment = "//" if self.lang == "cpp" else "#"

@@ -47,7 +47,7 @@ def option_of(draft: dict) -> str:
         example = roles["example"]
         same = example.get("task") and family_of(example["task"]) == family_of(draft["task"])
         return ("kernel-same" if same else "kernel-cross") + ranked
-    if "template" in roles:
+    if "template" in roles or "pinned" in roles:  # v3 logged its fragment templates as "template"
         return "template" + ranked
     return "generic" + ranked if ranked else "bare"
 

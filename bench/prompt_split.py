@@ -27,7 +27,7 @@ from pathlib import Path
 
 from bench.decision_replay import family_of
 
-SLOT_ROLES = ("example", "template")  # the worked example, or pinned ("template" in v4's logs)
+SLOT_ROLES = ("example", "pinned", "template")  # the worked example, or pinned ("template" in v3's and v4's logs)
 ORDER = ("bare", "ranked", "example", "example+ranked", "kernels", "kernels+ranked", "kernels-cross",
          "kernels-cross+ranked")
 

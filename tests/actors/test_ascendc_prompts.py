@@ -61,22 +61,22 @@ def test_the_refine_prompt_says_the_twins_latency_is_modelled():
     assert "0.0042 ms (modelled by the Ascend C twin, not measured)" in user
 
 
-def template(name: str) -> ContextItem:
+def family_example(name: str) -> ContextItem:
     item = next(i for i in bundle_items("npu-twin") if i.name == name)
     return ContextItem(id=item.id, kind=item.kind, summary=item.summary, content=item.content)
 
 
 @pytest.mark.parametrize("task, family", [("4_ReLU", "example_elementwise"), ("18_Softmax", "example_softmax_norm"),
                                           ("24_SquareMatmul", "example_matmul")])
-def test_a_pinned_template_takes_the_generic_examples_place_for_the_local_model(task, family):
-    """The template and the Ascend C example together overflow 8,000 characters: the template, a
+def test_a_pinned_family_example_takes_the_generic_examples_place_for_the_local_model(task, family):
+    """The pinned family example and the generic Ascend C example together overflow 8,000 characters: the pinned one, a
     kernel of the task's own family, is shown instead of the example, and the reference stays whole."""
     brief = task_brief(load_task(SUITE / f"{task}.py"), get_backend("npu-twin"), "kernel")
-    pinned = template(family)
+    pinned = family_example(family)
     for previous in (None, Feedback(gate="compile", reason="'n' is not declared (kernel.cpp:36)",
                                     code="using namespace AscendC;\n" + "constexpr int32_t UNUSED = 0;\n" * 60)):
         prompt = PromptBuilder(LLMConfig(**LOCAL_MODEL), "kernel").draft(
-            DraftRequest(task=brief, api=core_api("npu-twin"), template=pinned, previous=previous))
+            DraftRequest(task=brief, api=core_api("npu-twin"), pinned=pinned, previous=previous))
         user = prompt.messages[-1]["content"]
         assert len(prompt.messages) == 2 and prompt.example_id is None  # system, user: no generic example
         assert brief.reference_source.strip() in user and pinned.content.strip() in user and pinned.id in prompt.shown_ids
@@ -95,22 +95,22 @@ def test_the_core_api_items_use_no_undeclared_names():
 
 def bundle_request(task: str, family: str, previous: Feedback | None) -> DraftRequest:
     """A twin draft as an episode asks it from a seeded bank: the core API items, the other API
-    items as named ones, the bundle's practice items ranked, the slot's family template."""
+    items as named ones, the bundle's practice items ranked, the slot's pinned family example."""
     items = bundle_items("npu-twin")
     as_item = lambda i: ContextItem(id=i.id, kind=i.kind, summary=i.summary, content=i.content)  # noqa: E731
     named = [as_item(i) for i in items if i.kind == "api" and "core" not in i.tags and "example" not in i.tags]
     ranked = [as_item(i) for i in items if i.kind != "api"]
     brief = task_brief(load_task(SUITE / f"{task}.py"), get_backend("npu-twin"), "kernel")
-    return DraftRequest(task=brief, api=core_api("npu-twin") + named, context=ranked, template=template(family),
+    return DraftRequest(task=brief, api=core_api("npu-twin") + named, context=ranked, pinned=family_example(family),
                         previous=previous)
 
 
 @pytest.mark.parametrize("task, family", [("4_ReLU", "example_elementwise"), ("46_Hardtanh", "example_elementwise"),
                                           ("20_LayerNorm", "example_softmax_norm"),
                                           ("40_MSELoss", "example_row_reduction")])
-def test_the_local_models_budget_keeps_the_reference_and_the_template_and_cuts_ranked_items_first(task, family):
+def test_the_local_models_budget_keeps_the_reference_and_the_pinned_example_and_cuts_ranked_items_first(task, family):
     """With the whole npu bundle in play at 8,000 characters: the reference whole (a local-model
-    run logged `prompt_truncated section=reference kept_chars=0`), the template shown (at worst
+    run logged `prompt_truncated section=reference kept_chars=0`), the pinned example shown (at worst
     without its comments, then shortened at its tail), the previous attempt's failure line kept;
     ranked items give way before the previous attempt's code, and that before the named API items."""
     import structlog
@@ -124,8 +124,8 @@ def test_the_local_models_budget_keeps_the_reference_and_the_template_and_cuts_r
         user = prompt.messages[-1]["content"]
         assert request.task.reference_source.strip() in user, budget
         assert sum(len(m["content"]) for m in prompt.messages) <= budget and prompt.over_budget == 0
-        assert request.template.id in prompt.shown_ids and "### [api] worked example" in user
-        kernel_lines = [line.split("  //")[0].rstrip() for line in request.template.content.splitlines()
+        assert request.pinned.id in prompt.shown_ids and "### [api] worked example" in user
+        kernel_lines = [line.split("  //")[0].rstrip() for line in request.pinned.content.splitlines()
                         if line.strip() and not line.lstrip().startswith("//")]
         shortened = "pinned kernel cut here" in user
         assert shortened or all(line in user for line in kernel_lines), budget  # whole, or cut with a marker
@@ -149,7 +149,7 @@ def test_the_local_models_budget_keeps_the_reference_and_the_template_and_cuts_r
 
 @pytest.mark.parametrize("task", ["4_ReLU", "46_Hardtanh"])
 def test_a_twin_refine_keeps_the_reference_and_leaves_the_example_out_first(task):
-    """A refine of a template-sized start kernel at the local model's 8,000 characters: the worked
+    """A refine of a example-sized start kernel at the local model's 8,000 characters: the worked
     example goes (the start point is this task's own kernel) before the profile, and the reference
     and the start point stay whole (the reference used to be cut to nothing, and the prompt was
     still over the budget)."""
@@ -158,7 +158,7 @@ def test_a_twin_refine_keeps_the_reference_and_leaves_the_example_out_first(task
     from actors.messages import StartPoint
 
     request = bundle_request(task, "example_elementwise", None)
-    start = StartPoint(id="s", code=request.template.content, latency_ms=0.004, speedup_vs_eager=0.9,
+    start = StartPoint(id="s", code=request.pinned.content, latency_ms=0.004, speedup_vs_eager=0.9,
                        profile="bound: memory\nhint: longer tiles")
     with structlog.testing.capture_logs() as logs:
         prompt = PromptBuilder(LLMConfig(**LOCAL_MODEL), "kernel").refine(RefineRequest(
@@ -187,7 +187,7 @@ def test_the_familys_example_is_a_worked_example_where_the_prompt_holds_it_whole
     brief = task_brief(load_task(path), get_backend("npu-twin"), "kernel")
     item = next(i for i in bundle_items("npu-twin") if i.name == family)
     exemplar = Exemplar(item_id=item.id, task=exemplar_brief(item, brief, str(path)), code=item.content)
-    request = DraftRequest(task=brief, api=core_api("npu-twin"), exemplar=exemplar, template=template(family))
+    request = DraftRequest(task=brief, api=core_api("npu-twin"), exemplar=exemplar, pinned=family_example(family))
     for budget in (8000, 12000):
         with structlog.testing.capture_logs() as logs:
             prompt = PromptBuilder(LLMConfig(**{**LOCAL_MODEL, "exemplar_as_example": True,

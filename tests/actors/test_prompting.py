@@ -191,25 +191,25 @@ def test_refine_shows_a_failed_child_fenced_and_marked_and_each_code_once():
     assert prompt.shown_ids == ["lesson", "c1", "c2"]
 
 
-TEMPLATE = ContextItem(id="tpl", kind="api", summary="template_elementwise",
-                       content="// the elementwise template\n" + "for (int64_t i = 0; i < n; ++i) out[i] = f(x[i]);\n" * 20)
+PINNED = ContextItem(id="tpl", kind="api", summary="example_elementwise",
+                       content="// the elementwise example\n" + "for (int64_t i = 0; i < n; ++i) out[i] = f(x[i]);\n" * 20)
 API_NAMED = ContextItem(id="api-expf", kind="api", summary="expf", content="expf: float exponential " + "e" * 400)
 
 
-def test_the_family_template_comes_before_the_ranked_items_and_survives_the_budget():
-    """The budget cuts ranked items (and the API items named in them) first, never the template
+def test_the_pinned_family_example_comes_before_the_ranked_items_and_survives_the_budget():
+    """The budget cuts ranked items (and the API items named in them) first, never the pinned example
     the slot chose, nor the core API items or the worked example."""
     many = [ContextItem(id=f"t{i}", kind="experience", summary=f"lesson {i}", content=f"lesson {i}: " + "z" * 900)
             for i in range(8)]
-    request = DraftRequest(task=TASK, context=many, api=[CORE_API, API_NAMED], template=TEMPLATE,
+    request = DraftRequest(task=TASK, context=many, api=[CORE_API, API_NAMED], pinned=PINNED,
                            previous=Feedback(gate="correctness", reason="output 0 differs", code="int y = 0;"))
     for budget in (20000, 7000, 6000):
         prompt = PromptBuilder(LLMConfig(prompt_char_budget=budget), "kernel").draft(request)
         user = prompt.messages[-1]["content"]
-        assert TEMPLATE.content.strip() in user, budget
+        assert PINNED.content.strip() in user, budget
         memory = user[user.index("## From memory"):]
         shown = [item.id for item in many if item.content in user]
-        assert all(memory.index(TEMPLATE.content.strip()) < memory.index(f"lesson {i}:") for i in range(len(shown)))
+        assert all(memory.index(PINNED.content.strip()) < memory.index(f"lesson {i}:") for i in range(len(shown)))
         assert prompt.shown_ids[:2] == ["api-core", "tpl"] and prompt.shown_ids[2:] == shown + (
             ["api-expf"] if API_NAMED.content in user else [])
         if budget < 20000:
@@ -218,42 +218,42 @@ def test_the_family_template_comes_before_the_ranked_items_and_survives_the_budg
 
 def test_the_static_prefix_is_the_same_whatever_memory_chose():
     """System turn (instructions and core API items) first, identical in every arm; what memory
-    chose (the ranked items, the template, the previous attempt) comes after, in the user turn."""
+    chose (the ranked items, the pinned example, the previous attempt) comes after, in the user turn."""
     builder = PromptBuilder(LLMConfig(), "kernel")
     bare = builder.draft(DraftRequest(task=TASK, api=[CORE_API]))
-    full = builder.draft(DraftRequest(task=TASK, api=[CORE_API, API_NAMED], context=[LESSON], template=TEMPLATE,
+    full = builder.draft(DraftRequest(task=TASK, api=[CORE_API, API_NAMED], context=[LESSON], pinned=PINNED,
                                       previous=Feedback(gate="compile", reason="error", code="int y;")))
     assert bare.messages[:3] == full.messages[:3]  # system, generic example turns: the shared prefix
     assert CORE_API.content in bare.messages[0]["content"] and API_NAMED.content not in full.messages[0]["content"]
     user = full.messages[-1]["content"]
-    assert user.index("## Task") < user.index(TEMPLATE.content.strip()) < user.index(LESSON.content) < user.index(
+    assert user.index("## Task") < user.index(PINNED.content.strip()) < user.index(LESSON.content) < user.index(
         "failed at the compile gate")
     shared = len(bare.messages[-1]["content"].split("## From memory")[0])
     assert user[:shared] == bare.messages[-1]["content"][:shared]  # the task's brief is static too
 
 
-def test_a_template_too_long_for_the_budget_is_shortened_last_never_the_reference():
-    """The last resort: the template (in the generic example's place) loses its comments, then
+def test_a_pinned_example_too_long_for_the_budget_is_shortened_last_never_the_reference():
+    """The last resort: the pinned example (in the generic example's place) loses its comments, then
     lines from its code's tail, with a marker inside its closed fence; the reference stays whole."""
     lines = "".join(f"out[{i}] = f(x[{i}]);  // element {i}\n" for i in range(300))
-    big = TEMPLATE.model_copy(update={"content": "// a long template\n" + lines})
+    big = PINNED.model_copy(update={"content": "// a long example\n" + lines})
     with structlog.testing.capture_logs() as logs:
         prompt = PromptBuilder(LLMConfig(prompt_char_budget=6000), "kernel").draft(
-            DraftRequest(task=TASK, api=[CORE_API], template=big))
+            DraftRequest(task=TASK, api=[CORE_API], pinned=big))
     user = prompt.messages[-1]["content"]
     assert TASK.reference_source.strip() in user and "tpl" in prompt.shown_ids and prompt.example_id is None
     assert len(prompt.messages) == 2 and sum(len(m["content"]) for m in prompt.messages) <= 6000
-    assert "out[0] = f(x[0]);\n" in user and "// element" not in user and "a long template" not in user
+    assert "out[0] = f(x[0]);\n" in user and "// element" not in user and "a long example" not in user
     assert "(its comments are left out to fit the prompt budget)" in user
     assert "characters of the context's pinned kernel cut here to fit the prompt budget ...]\n```" in user
     assert user.count("```") % 2 == 0
     cuts = [e for e in logs if e["event"] == "prompt_truncated"]
     assert [e.get("part") for e in cuts] == ["comments", "code tail"] and all(e["item_id"] == "tpl" for e in cuts)
-    assert [e["event"] for e in logs if e["event"] != "prompt_truncated"] == ["template_replaces_example"]
+    assert [e["event"] for e in logs if e["event"] != "prompt_truncated"] == ["pinned_replaces_example"]
 
 
 def test_the_reference_is_never_cut_the_example_is_shortened_last():
-    """No template: over the budget with nothing else left to cut, the worked example's code is
+    """No pinned example: over the budget with nothing else left to cut, the worked example's code is
     shortened (marker, closed fence), not the task's reference; a reference longer than the whole
     budget is still sent whole, and the prompt's excess logged."""
     def draft(lines: int):
@@ -288,3 +288,17 @@ def test_a_previous_attempt_too_long_to_show_drops_its_code_whole_never_an_open_
             assert code.strip() in tail
         else:
             assert "n += 1;" not in tail and "(Its code is not repeated here: cut to fit the prompt budget.)" in tail
+
+
+def test_records_written_before_the_pinned_rename_still_read():
+    """attempts.jsonl and recorded requests before 2026-11-29 name the pinned family example
+    `template` (role and request field): they read as `pinned`, and build the same prompt."""
+    from actors.messages import ShownItem
+
+    assert ShownItem.model_validate({"id": "tpl", "kind": "api", "role": "template"}).role == "pinned"
+    recorded = DraftRequest(task=TASK, api=[CORE_API], pinned=PINNED).model_dump(mode="json")
+    recorded["template"] = recorded.pop("pinned")
+    old = DraftRequest.model_validate(recorded)
+    assert old.pinned == PINNED
+    builder = PromptBuilder(LLMConfig(), "kernel")
+    assert builder.draft(old).messages == builder.draft(DraftRequest(task=TASK, api=[CORE_API], pinned=PINNED)).messages
