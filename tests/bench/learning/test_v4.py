@@ -25,7 +25,7 @@ from bench.learning.plan import (
     plan_in,
     plan_of,
 )
-from bench.learning.progress import line, progress
+from bench.learning.progress import line, pace_s, progress
 from bench.learning.reuse import reusable_screening
 from bench.learning.screening import arm_memories, cold_rates
 from bench.learning.summary import evaluate
@@ -225,3 +225,22 @@ def test_a_draft_the_machine_failed_to_judge_is_drawn_again_not_counted(tmp_path
     assert rounds == [0, 1] and evaluation.unjudged(run) == []
     assert evaluation.draft_outcomes(run) == {"7_Sigmoid": True, "9_LeakyReLU": False}
     assert not evaluation.run_draft_pass(None, run, tmp_path / "bank", {}, [], 100, "p")  # every operator judged
+
+
+def test_the_progress_line_gives_the_latest_pace_and_what_is_left_at_it(tmp_path):
+    """The pace is the median gap between the step's latest attempts (a pause is one long gap the
+    median passes over); in the evaluation the line says about how long is left at it."""
+    from datetime import UTC, datetime, timedelta
+
+    start = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)
+    stamps = [start + timedelta(seconds=30 * i) for i in range(12)] + [start + timedelta(hours=2, seconds=30 * i)
+                                                                       for i in range(12)]
+    for n, run in enumerate(("eval-none-d0", "eval-value-d0")):  # interleaved passes: one timeline
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "attempts.jsonl").write_text(
+            "".join(json.dumps({"task": "t", "timestamp": t.isoformat()}) + "\n" for t in stamps[n::2]) + '{"task": "cu')
+    assert pace_s([tmp_path / "eval-none-d0", tmp_path / "eval-value-d0"]) == 30.0
+    assert pace_s([tmp_path / "nothing"]) is None
+    state = {"design": "v4", "backend": "cpu", "step": "evaluation", "learning": {"none": "12/12 done"},
+             "evaluation_drafts": 264, "evaluation_planned": 384, "pace_s": 30.0}
+    assert line(state).endswith("evaluation 264/384 drafts; lately 30 s an attempt, about 1.0 h left at that pace")
