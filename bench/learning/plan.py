@@ -150,7 +150,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    "on the CPU twin (npu-twin)")
     p.add_argument("--design", choices=DESIGNS, default="v3", help="v4: the targets of issue 41, the value arm "
                    "with screening's cold rates (greedy when frozen), time limits that load cannot trip")
-    p.add_argument("--out", default=None, help="results folder (default runs/learning-v3-<backend>); rerun to resume")
+    p.add_argument("--out", default=None, help="results folder (default runs/learning-<design>-<backend>); rerun to resume")
     p.add_argument("--suite", default=None, help="task folder (default: bundled suites/cpu)")
     p.add_argument("--pool", default=None, help="comma-separated globs of the screening pool (default: the families)")
     p.add_argument("--wide-pool", action="store_true", help="the families plus the near-copies added when the "
