@@ -11,6 +11,8 @@
 # checkpoints and the environment (.venv, linked into each clone). Pause sends SIGTERM, which the
 # benchmark takes as Ctrl-C (SIGINT is ignored by a background job's children). A run that stops with exit 1
 # (a lost endpoint, a fatal LLM error) is started again, up to ten times; exit 0 or 130 ends it.
+# V4_THREADS (default 1, the plan's one model thread) gives a half running alone both cores: a
+# throughput setting, as v3's twin used (docs/learning_benchmark.md says where it was used).
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -23,7 +25,7 @@ flags_of() {
     local wide=""
     [ "$1" = cpu ] && wide="--wide-pool"
     echo "--design v4 --backend $1 $wide --arms none,value --reuse-screening $(v3_dir "$1")" \
-         "--out runs/learning-v4-$1 --set local_llm.n_threads=1"
+         "--out runs/learning-v4-$1 --set local_llm.n_threads=${V4_THREADS:-1}"
 }
 
 cmd="${1:-status}"; shift || true
@@ -32,6 +34,11 @@ domains=("$@"); [ ${#domains[@]} -gt 0 ] || domains=(cpu npu-twin)
 running_pid() {  # the supervising loop's pid, if it is alive
     local f="$root/$1/runs/v4.pid"
     [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && cat "$f"
+}
+
+complete() {  # the run's own summary says every pass finished (then it is published, not checkpointed)
+    python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["meta"]["complete"] else 1)' \
+        "$root/$1/runs/learning-v4-$1/summary.json" 2>/dev/null
 }
 
 prepare() {
@@ -92,8 +99,9 @@ case "$cmd" in
         done ;;
     checkpoint)
         for d in "${domains[@]}"; do
+            if complete "$d"; then echo "v4_ctl: $d is complete: publish it, no checkpoint"; continue; fi
             "$repo/.venv/bin/python" -m bench.learning checkpoint "$root/$d/runs/learning-v4-$d" "$(results_of "$d")"
         done
         echo "git -C $repo add -A -- bench/results/*-v4-*-in-progress && git -C $repo commit -m 'learning benchmark v4: checkpoint at $(date -u +%H:%M)' -- bench/results/" ;;
-    *) sed -n 2,14p "$0"; exit 2 ;;
+    *) sed -n 2,16p "$0"; exit 2 ;;
 esac
