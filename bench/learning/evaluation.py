@@ -176,7 +176,7 @@ def evaluate_frozen(settings, out: Path, arms: list[str], heldout: list[Path], d
             if not finished(run_dir):
                 note_commit(run_dir, "resumed" if (run_dir / "summary.json").is_file() else "started")
             run_draft_pass(settings, run_dir, bank, (memories or {}).get(arm, ARMS[arm]), heldout, seed + 100 + r,
-                           f"learning-v3-eval-{arm}-d{r}")
+                           f"{out.name}-eval-{arm}-d{r}")  # the folder names design and domain
 
 
 def draft_outcomes(run_dir: Path) -> dict[str, bool]:

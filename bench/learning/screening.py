@@ -150,7 +150,7 @@ def _enough(screening: dict[str, Any], rule: Rule) -> dict[str, Any]:
 
 def _screen_pass(bench: LearningBenchmark, settings, bank: Path, tasks: list[Path], seed: int, r: int) -> Path:
     run_dir = bench.arm_dir(f"screen-d{r}")
-    run_draft_pass(settings, run_dir, bank, ARMS["none"], tasks, seed + 100 + r, f"learning-v3-screen-d{r}")
+    run_draft_pass(settings, run_dir, bank, ARMS["none"], tasks, seed + 100 + r, f"{bench.out.name}-screen-d{r}")
     return run_dir
 
 

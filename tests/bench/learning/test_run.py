@@ -101,6 +101,7 @@ def test_screening_learning_frozen_evaluation_summary_and_resume(suite, tmp_path
             run = json.loads((out / "arms" / f"screen-d{r}" / "summary.json").read_text())
             assert run["settings"]["memory"]["retrieval"] == "none" and run["settings"]["episode"]["iterations"] == 1
             assert run["settings"]["memory"]["uri"] == str(out / "banks" / "seeded")
+            assert run["run_id"] == f"{out.name}-screen-d{r}"  # the folder's name, not a design's
 
         # The learning pass: each arm over the curriculum, its own bank; the held-out operators never
         for arm in ("none", "similarity", "value"):
@@ -114,6 +115,7 @@ def test_screening_learning_frozen_evaluation_summary_and_resume(suite, tmp_path
                 run = json.loads((out / "arms" / f"eval-{arm}-d{r}" / "summary.json").read_text())
                 assert [op["task"] for op in run["operators"]] == ["7_Sigmoid", "8_Tanh", "6_SiLU"]
                 assert run["settings"]["memory"]["uri"] == str(out / "banks" / f"learn-{arm}")
+                assert run["run_id"] == f"{out.name}-eval-{arm}-d{r}"
 
         summary = json.loads((out / "summary.json").read_text())
         evaluation = {f["arm"]: f for f in summary["evaluation"]}
