@@ -29,7 +29,12 @@ flags_of() {
 }
 
 cmd="${1:-status}"; shift || true
-domains=("$@"); [ ${#domains[@]} -gt 0 ] || domains=(cpu npu-twin)
+domains=("$@")
+if [ ${#domains[@]} -eq 0 ]; then  # by default the halves still running somewhere: a checkpoint or a clone
+    for d in cpu npu-twin; do
+        if [ -d "$(results_of "$d")" ] || [ -d "$root/$d/runs/learning-v4-$d" ]; then domains+=("$d"); fi
+    done
+fi
 
 running_pid() {  # the supervising loop's pid, if it is alive
     local f="$root/$1/runs/v4.pid"
@@ -44,6 +49,8 @@ complete() {  # the run's own summary says every pass finished (then it is publi
 prepare() {
     local d="$1" clone="$root/$1"
     [ -x "$repo/.venv/bin/python" ] || { echo "v4_ctl: no $repo/.venv (bash scripts/setup.sh dev,local-llm)" >&2; exit 1; }
+    [ -d "$clone/runs/learning-v4-$d" ] || [ -d "$(results_of "$d")" ] || {
+        echo "v4_ctl: $d has no checkpoint in bench/results/ (published?) and no results folder in $clone" >&2; exit 1; }
     if [ ! -d "$clone/.git" ]; then
         git clone -q "$repo" "$clone" && git -C "$clone" checkout -q "$commit"
     fi
