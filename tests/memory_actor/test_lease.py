@@ -6,9 +6,11 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -122,34 +124,44 @@ def test_unusable_bank_paths_are_one_clear_line(tmp_path):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="switching to an unprivileged user needs root")
-def test_a_bank_without_write_permission_is_refused(tmp_path):
-    """As root a chmod stops nothing: the check runs in a forked child that became user nobody."""
-    locked = tmp_path / "locked"
-    locked.mkdir()
-    locked.chmod(0o555)
-    assert "no permission to write the memory bank" in _as_nobody(check_writable, str(locked / "bank"))
-    assert "no permission to write the memory bank" in _as_nobody(check_writable, str(locked))
+def test_a_bank_without_write_permission_is_refused():
+    """As root a chmod stops nothing: the check runs in a child process that became user nobody.
+
+    The folders live in a fresh world-traversable folder under /tmp (pytest's own are root-only),
+    so only the locked folder's mode can refuse, and the open one shows that nobody could write."""
+    root = Path(tempfile.mkdtemp(prefix="evokernel-lease-"))
+    try:
+        root.chmod(0o755)
+        locked, open_ = root / "locked", root / "open"
+        locked.mkdir()
+        open_.mkdir()
+        locked.chmod(0o555)
+        open_.chmod(0o777)
+        assert _as_nobody(check_writable, str(open_ / "bank")) == ""
+        assert "no permission to write the memory bank" in _as_nobody(check_writable, str(locked / "bank"))
+        assert "no permission to write the memory bank" in _as_nobody(check_writable, str(locked))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _as_nobody(check, path: str) -> str:
-    """What `check(path)` raised in a forked child running as user nobody ('' when nothing)."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: no exec, so the checkout need not be readable by nobody
-        message = ""
-        try:
-            os.setgid(65534)
-            os.setuid(65534)
-            check(path)
-        except BaseException as exc:  # noqa: BLE001 - reported to the parent
-            message = str(exc)
-        os.write(write, message.encode())
-        os._exit(0)
-    os.close(write)
-    with os.fdopen(read) as stream:
-        message = stream.read()
-    os.waitpid(pid, 0)
-    return message
+    """What `check(path)` raised in a fresh child process running as user nobody ('' when nothing).
+
+    Spawned, not forked: by now this process may hold Ray's and LanceDB's threads, and a forked copy
+    of them crashed in malloc (CI, 2026-12-02). The child imports as root, then drops to nobody, so
+    the checkout need not be readable by nobody."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(_check_as_nobody, check, path).result(timeout=120)
+
+
+def _check_as_nobody(check, path: str) -> str:
+    os.setgid(65534)
+    os.setuid(65534)
+    try:
+        check(path)
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        return str(exc)
+    return ""
 
 
 def _written_bank(tmp_path: Path) -> MemoryConfig:
