@@ -44,6 +44,13 @@ def _start_commands(config: dict) -> dict[str, list]:
     return {"head": config["head_start_ray_commands"], "worker": config["worker_start_ray_commands"]}
 
 
+def _the_ray_start(commands: list[str]) -> str:
+    """The one command line of a start list that runs `ray start` (others stop Ray or watch it)."""
+    starts = [c for c in commands if "ray start" in c]
+    assert len(starts) == 1, f"expected one `ray start` line, found {len(starts)}: {commands!r}"
+    return starts[0]
+
+
 def _ray_start_args(command: str) -> list[str]:
     """The arguments of the `ray start` part of a shell command line."""
     words = shlex.split(command)
@@ -256,11 +263,12 @@ def test_start_commands_bring_up_an_authenticated_two_node_cluster(tmp_path):
     env.pop("RAY_AUTH_TOKEN", None)
     gcs_port, dashboard_port = _free_port(), _free_port()
     # (the address the launcher reached a node at: loopback here, given below)
-    head_args = [a.replace("6379", str(gcs_port)) for a in _ray_start_args(config["head_start_ray_commands"][-1])
+    head_start = _ray_start_args(_the_ray_start(config["head_start_ray_commands"]))
+    worker_start = _ray_start_args(_the_ray_start(config["worker_start_ray_commands"]))
+    head_args = [a.replace("6379", str(gcs_port)) for a in head_start
                  if not a.startswith(("--autoscaling-config", "--node-ip-address"))]
     worker_args = [a.replace("$RAY_HEAD_IP", "127.0.0.1").replace("6379", str(gcs_port))
-                   for a in _ray_start_args(config["worker_start_ray_commands"][-1])
-                   if not a.startswith("--node-ip-address")]
+                   for a in worker_start if not a.startswith("--node-ip-address")]
     # Ray's socket paths must stay under 108 bytes: a short temp dir, not pytest's.
     ray_tmp = tempfile.mkdtemp(prefix="evk-ray-")
     local = ["--node-ip-address=127.0.0.1", "--num-cpus=1", f"--temp-dir={ray_tmp}"]
