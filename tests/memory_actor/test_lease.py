@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -129,8 +128,8 @@ def test_a_bank_without_write_permission_is_refused():
 
     The folders live in a fresh world-traversable folder under /tmp (pytest's own are root-only),
     so only the locked folder's mode can refuse, and the open one shows that nobody could write."""
-    root = Path(tempfile.mkdtemp(prefix="evokernel-lease-"))
-    try:
+    with tempfile.TemporaryDirectory(prefix="evokernel-lease-") as folder:
+        root = Path(folder)
         root.chmod(0o755)
         locked, open_ = root / "locked", root / "open"
         locked.mkdir()
@@ -140,8 +139,6 @@ def test_a_bank_without_write_permission_is_refused():
         assert _as_nobody(check_writable, str(open_ / "bank")) == ""
         assert "no permission to write the memory bank" in _as_nobody(check_writable, str(locked / "bank"))
         assert "no permission to write the memory bank" in _as_nobody(check_writable, str(locked))
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def _as_nobody(check, path: str) -> str:
