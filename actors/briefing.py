@@ -6,7 +6,7 @@ from actors.config import LLMConfig
 from actors.messages import CandidateFormat, TaskBrief
 from actors.prompting import resolve_candidate_format
 from npu_pool.backends import Backend
-from npu_pool.tasks import TaskSpec
+from npu_pool.tasks.spec import TaskSpec
 
 
 def candidate_format_for(config: LLMConfig, backend: Backend, task: TaskSpec) -> CandidateFormat:

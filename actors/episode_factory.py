@@ -24,7 +24,7 @@ from actors.ports import EvaluatorPort, MemoryPort, WorkerPort
 from memory_actor.bank_errors import BankWriteFailed
 from npu_pool.backends import Backend
 from npu_pool.config import HarnessConfig
-from npu_pool.task_loader import load_task_for
+from npu_pool.sandbox.task_loader import load_task_for
 
 
 class _MemorySettings(Protocol):

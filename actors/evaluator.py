@@ -6,7 +6,7 @@ Ray the device pools (npu_pool.pools: Verifier and Profiler actors) play this pa
 from __future__ import annotations
 
 from npu_pool.config import HarnessConfig
-from npu_pool.tasks import TaskSpec
+from npu_pool.tasks.spec import TaskSpec
 from npu_pool.verdict import Candidate, Evaluation
 from npu_pool.verifier import evaluate
 

@@ -29,7 +29,7 @@ from actors.messages import (
 from memory_actor.config import MemoryConfig
 from memory_actor.items import MemoryItem
 from memory_actor.messages import Retrieval, RetrievalRequest, UpdateAck, ValueUpdate
-from npu_pool.tasks import TaskSpec
+from npu_pool.tasks.spec import TaskSpec
 from npu_pool.verdict import Candidate, Evaluation
 
 log = structlog.get_logger("evokernel.ports")

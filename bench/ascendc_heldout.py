@@ -123,7 +123,7 @@ def renamed_entry(source: str, entry: str) -> str:
 
 def verdict_row(kernel: dict, trials: int) -> dict:
     from npu_pool.config import HarnessConfig
-    from npu_pool.tasks import load_task
+    from npu_pool.tasks.spec import load_task
     from npu_pool.verdict import Candidate
     from npu_pool.verifier import verify
 

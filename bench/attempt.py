@@ -210,7 +210,7 @@ def stream_chat(base_url: str, model: str, row: dict[str, Any], max_tokens: int 
 def evaluate_reply(task_id: str | None, reply: str, harness, suite: Path = SUITE, profile: bool = True) -> dict[str, Any]:
     """The harness's verdict on the reply's code (verify + profile, one sandboxed child)."""
     from actors.code_extraction import extract_code
-    from npu_pool.task_loader import load_task_for
+    from npu_pool.sandbox.task_loader import load_task_for
     from npu_pool.verdict import Candidate
     from npu_pool.verifier import evaluate
 

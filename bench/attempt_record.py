@@ -148,7 +148,7 @@ def draft_set(runs: Path) -> list[dict]:
     from actors.messages import ContextItem, DraftRequest, Exemplar, Feedback
     from memory_actor.seeding import bundle_items
     from npu_pool.backends import get_backend
-    from npu_pool.tasks import load_task
+    from npu_pool.tasks.spec import load_task
 
     suite = REPOSITORY / "suites" / "cpu" / "level1"
     rows = []

@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 from npu_pool.backends import backend_ready, get_backend  # noqa: E402
 from npu_pool.backends.cpu import _last_level_cache_bytes  # noqa: E402
 from npu_pool.config import HarnessConfig  # noqa: E402
-from npu_pool.sandbox import network_namespace_available, warm_server  # noqa: E402
-from npu_pool.tasks import load_task  # noqa: E402
+from npu_pool.sandbox.runner import network_namespace_available, warm_server  # noqa: E402
+from npu_pool.tasks.spec import load_task  # noqa: E402
 from npu_pool.verdict import Candidate, detect_format  # noqa: E402
 from npu_pool.verifier import evaluate  # noqa: E402
 
@@ -58,7 +58,7 @@ def one_evaluation(task, candidate, config, correctness_calls: int) -> dict:
     row = {"feasible": verdict.feasible, "wall_s": wall, "process_start_s": t.get("process_start_s"),
            "compile_s": t.get("compile_s"), "compile_cached": t.get("compile_cached"),
            "correctness_s": t.get("correctness_s"), "profile_s": t.get("profile_s"),
-           # the second, awkward size's trials (npu_pool.tail_sizes), inside correctness_s
+           # the second, awkward size's trials (npu_pool.tasks.tail_sizes), inside correctness_s
            "second_size_s": t.get("second_size_s"), "second_size_share": _second_share(t),
            "correctness_cpu_s": t.get("correctness_cpu_s"), "profile_cpu_s": t.get("profile_cpu_s"),
            "load1": os.getloadavg()[0], **_verdict_fields(verdict)}
@@ -215,7 +215,7 @@ def twin_case(repeats: int) -> dict:
     """The npu-twin backend's compile + verify (anti-hack, g++ against the twin, every
     correctness trial, in the sandbox), cold (an empty build cache) and cached: wall seconds,
     and the g++ build alone in this process with its CPU seconds (what an idle machine takes)."""
-    from npu_pool.backends.npu_twin_build import twin_headers_digest
+    from npu_pool.backends.ascendc_twin.build import twin_headers_digest
 
     task = load_task(TWIN_CASE[0], max_bytes=TWIN_MAX_BYTES)
     candidate = Candidate(source=TWIN_CASE[1].read_text(), format="kernel")

@@ -22,7 +22,7 @@ import re
 from pydantic import BaseModel
 
 from npu_pool.backends import cuda_kernel
-from npu_pool.signature import KernelArg, KernelSignature
+from npu_pool.tasks.signature import KernelArg, KernelSignature
 
 DROPIN_BACKENDS = ("cpu", "cuda")  # the kernel formats a drop-in can be written for (see kernel_files)
 CFLAGS = ["-O3", "-march=native", "-fopenmp", "-std=c++17"]  # npu_pool.backends.cpu.KERNEL_CFLAGS, less -shared/-fPIC

@@ -28,7 +28,7 @@ from actors.messages import Attempt
 from launch.atomic_file import write_atomically
 from launch.kernel_dropin import DropInError, OutputDim, no_dropin_for, render_dropin
 from launch.kernel_index import INDEX_FILE, KERNELS_DIR, KernelEntry, KernelIndex, Which
-from npu_pool.signature import KernelSignature
+from npu_pool.tasks.signature import KernelSignature
 
 log = structlog.get_logger("evokernel.kernels")
 
@@ -59,7 +59,7 @@ class KernelTask(BaseModel):
 
 
 def kernel_task(spec: Any, backend: str, candidate_format: str) -> KernelTask:
-    """The KernelTask of a loaded npu_pool.tasks.TaskSpec (in the episode's process)."""
+    """The KernelTask of a loaded npu_pool.tasks.spec.TaskSpec (in the episode's process)."""
     task = KernelTask(task=spec.task_id, path=spec.path, backend=backend, candidate_format=candidate_format,
                       sizes=dict(spec.sizes), input_shapes={t.name: list(t.shape) for t in spec.inputs},
                       reference_source=spec.original_source, signature=spec.kernel_signature)
@@ -80,7 +80,7 @@ def output_dims(spec: Any) -> list[list[OutputDim]]:
     signature: KernelSignature = spec.kernel_signature
     probes = [({a.name: list(a.shape or []) for a in signature.args if a.role in ("input", "parameter")},
                [list(a.shape or []) for a in signature.by_role("output")])]
-    # probed where the task was loaded, in its bounded child (npu_pool.tasks.ShapeProbe): the
+    # probed where the task was loaded, in its bounded child (npu_pool.tasks.spec.ShapeProbe): the
     # task's code does not run again here
     probes += [(found.tensors, found.outputs) for found in spec.shape_probes]
 

@@ -26,7 +26,7 @@ TWIN_SKIPPED_ITEMS = ("torch_npu", "torch.npu.Event", "GET_TILING_DATA")
 def _twin_supports(entry: dict) -> bool:
     """Whether an npu bundle item applies to the twin: not a skipped item, and naming no API the
     twin refuses (twin_unsupported.h, e.g. the cube's low-level Mmad)."""
-    from npu_pool.backends.npu_twin_build import unsupported_apis
+    from npu_pool.backends.ascendc_twin.build import unsupported_apis
 
     if entry.get("name") in TWIN_SKIPPED_ITEMS or entry.get("name") in unsupported_apis():
         return False

@@ -29,7 +29,7 @@ class HarnessConfig(BaseModel):
     cpu_time_limit_s: int = Field(600, ge=1)
     process_limit: int = Field(
         1024, ge=16, description="tasks (processes and threads) a candidate's whole process tree may hold: a "
-        "cgroup's pids.max where one can be made, else a watchdog (npu_pool.tree_limits); also RLIMIT_NPROC")
+        "cgroup's pids.max where one can be made, else a watchdog (npu_pool.sandbox.tree_limits); also RLIMIT_NPROC")
     warmup_trials: int = Field(5, ge=0)
     timed_trials: int = Field(50, ge=3)
     speedup_bound: float = Field(10.0, gt=1, description="speedups above this are flagged for review")
@@ -41,7 +41,7 @@ class HarnessConfig(BaseModel):
     seed: int = Field(0, description="base seed of correctness inputs and weights")
     perturbed_trial: bool = Field(True, description="one extra trial on signed, scaled normal inputs")
     second_size_trials: int = Field(
-        2, ge=0, description="trials at the task's second, awkward sizes (npu_pool.tail_sizes: primes near half of "
+        2, ge=0, description="trials at the task's second, awkward sizes (npu_pool.tasks.tail_sizes: primes near half of "
         "each size constant, to expose tails) after the trials at the task size; 0: the task size only")
     profile_input_sets: int = Field(3, ge=1, description="input sets the timed trials rotate through")
     compile_baseline: bool = Field(True, description="also time the reference under torch.compile (cached per task)")

@@ -4,7 +4,7 @@ Inside the sandbox a candidate's process may not write outside its own folder, s
 caches are read from disk and new entries are kept in memory (`defer_writes`), travel back
 in the worker's result, and the trusted parent writes them (`apply`). Outside a sandbox,
 entries are written at once. An entry is what was measured: an error the sandbox or the
-machine caused is never kept (npu_pool.infra_faults; `forget` takes back a placeholder).
+machine caused is never kept (npu_pool.gates.infra_faults; `forget` takes back a placeholder).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ from npu_pool.devices import (
     plan_slots,
 )
 from npu_pool.node_gate import NodeLock
-from npu_pool.tasks import TaskSpec
+from npu_pool.tasks.spec import TaskSpec
 from npu_pool.verdict import Candidate, Evaluation, ProfileReport, Verdict
 
 log = structlog.get_logger("npu_pool.pools")

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from npu_pool.config import HarnessConfig
-from npu_pool.tasks import TaskSpec
+from npu_pool.tasks.spec import TaskSpec
 from npu_pool.verdict import Candidate, ProfileReport
 
 

@@ -79,7 +79,7 @@ def _configured_backend_check(settings: Settings) -> Callable[[], str]:
 
 def _sandbox_check(policy: str) -> Callable[[], str]:
     def check() -> str:
-        from npu_pool.sandbox import check_confinement
+        from npu_pool.sandbox.runner import check_confinement
 
         support = check_confinement(policy)  # raises under `require` where a part is missing
         words = f"files: {support['filesystem'] or 'NOT CONFINED'}; reads: {support['reads'] or 'NOT CONFINED'}; "
@@ -99,7 +99,7 @@ def _read_rules_check(settings: Settings) -> Callable[[], str]:
         import sys
 
         from npu_pool.backends import get_backend
-        from npu_pool.confinement import landlock_abi
+        from npu_pool.sandbox.confinement import landlock_abi
 
         if landlock_abi() < 1:
             return "none enforced: no Landlock on this kernel (a candidate can read what this user can)"
@@ -107,7 +107,7 @@ def _read_rules_check(settings: Settings) -> Callable[[], str]:
             backend = get_backend(settings.harness.backend).name
         except Exception:  # the backend line says why it cannot run; the CPU server's list is the same but for devices
             backend = "cpu"
-        done = subprocess.run([sys.executable, "-m", "npu_pool.warm_worker", "--read-rules", backend],
+        done = subprocess.run([sys.executable, "-m", "npu_pool.sandbox.warm_worker", "--read-rules", backend],
                               capture_output=True, text=True, timeout=300, check=True)
         paths = json.loads(done.stdout.strip().splitlines()[-1])
         return f"a candidate may read only its own folder, the build cache and {len(paths)} paths: " + ", ".join(paths)

@@ -84,7 +84,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 def _check_sandbox(settings: Settings) -> None:
     """Before any model call: refuse at once where candidates could not be confined."""
-    from npu_pool.sandbox import SandboxUnavailable, check_confinement
+    from npu_pool.sandbox.runner import SandboxUnavailable, check_confinement
 
     try:
         check_confinement(settings.harness.confinement)

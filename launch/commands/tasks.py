@@ -41,8 +41,8 @@ def _available_bytes() -> int | None:
 
 
 def handle_check(args: argparse.Namespace, settings: Settings) -> int:
-    from npu_pool.task_loader import load_task_for
-    from npu_pool.tasks import TaskLoadError, discover_tasks, run_reference
+    from npu_pool.sandbox.task_loader import load_task_for
+    from npu_pool.tasks.spec import TaskLoadError, discover_tasks, run_reference
 
     files = discover_tasks(args.suite_dirs)
     if not files:

@@ -27,8 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def load_inputs(args: argparse.Namespace, settings: Settings):
     """(task, candidate) from the command line; UsageError for what the user got wrong, and
     before the task is loaded, for a backend that cannot run here (what is missing)."""
-    from npu_pool.task_loader import load_task_for
-    from npu_pool.tasks import TaskLoadError
+    from npu_pool.sandbox.task_loader import load_task_for
+    from npu_pool.tasks.spec import TaskLoadError
     from npu_pool.verdict import Candidate, detect_format
 
     candidate_path = Path(args.candidate_file)
@@ -59,7 +59,7 @@ def require_backend(name: str, candidate_format: str | None) -> None:
 
 def run_gates(args: argparse.Namespace, settings: Settings, profile: bool):
     from npu_pool.backends import BackendUnavailable
-    from npu_pool.sandbox import SandboxUnavailable
+    from npu_pool.sandbox.runner import SandboxUnavailable
     from npu_pool.verifier import HarnessInternalError, evaluate
 
     task, candidate = load_inputs(args, settings)

@@ -19,6 +19,8 @@ ModelNew file), `module_rules` (rules that hold anywhere in the file), `program`
 functions, classes and entry points), `forward`, `exprs` and `calls` (the forward-path
 analysis), `values` (its abstract values), `torch_names` (the name tables), `source`
 (C/C++/CUDA/Ascend C).
+
+May import: nothing of ours outside npu_pool.antihack.
 """
 
 from __future__ import annotations

@@ -2,6 +2,14 @@
 
 Backends are registered by module name and imported lazily, so a backend whose module or
 toolkit is missing never breaks `import npu_pool`.
+
+- `base` (the protocol, `Timer`, errors), `events` (device-event timing), `kernel_wrapper` (the
+  trusted `ModelNew` of the kernel-source format, calling a C entry point through ctypes).
+- `cpu`, `cuda` and `cuda_kernel`, `npu` (a real Ascend NPU with CANN), `ascendc` (Ascend C
+  sources: what the npu backend and the twin share).
+- `ascendc_twin/`: the CPU twin of Ascend C, its Python and its header-only library together.
+
+May import: `npu_pool.tasks`, `npu_pool.build_cache`, `npu_pool.paths`, `npu_pool.antihack`.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ REGISTRY: dict[str, str] = {
     "cuda": "npu_pool.backends.cuda:CudaBackend",
     "cpu": "npu_pool.backends.cpu:CpuBackend",
     # Ascend C on the CPU twin: chosen by name (--backend npu-twin), never auto-detected.
-    "npu-twin": "npu_pool.backends.npu_twin:NpuTwinBackend",
+    "npu-twin": "npu_pool.backends.ascendc_twin.backend:NpuTwinBackend",
 }
 DETECTION_ORDER = ("npu", "cuda", "cpu")
 

@@ -30,7 +30,7 @@ from npu_pool.backends.base import KernelBuildError
 if TYPE_CHECKING:
     import torch
 
-    from npu_pool.signature import KernelArg, KernelSignature
+    from npu_pool.tasks.signature import KernelArg, KernelSignature
 
 SYSTEM_WORKSPACE_BYTES = 16 * 2**20  # scratch global memory for Ascend C library calls (SetSysWorkspace)
 KERNEL_PRELUDE = """#include "kernel_operator.h"
@@ -184,7 +184,7 @@ def make_ascend_module(launch: Any, signature: KernelSignature, reference: torch
     before each launch, as CANN's host tiling runs before a launch."""
     import torch
 
-    from npu_pool.kernel_wrapper import poisoned
+    from npu_pool.backends.kernel_wrapper import poisoned
 
     tiling_class = tiling_type(signature)
     fields = tiling_fields(signature)

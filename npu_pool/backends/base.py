@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:
     import torch
 
-    from npu_pool.signature import KernelSignature
+    from npu_pool.tasks.signature import KernelSignature
 
 
 class KernelBuildError(Exception):

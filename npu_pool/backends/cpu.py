@@ -16,7 +16,7 @@ from npu_pool.build_cache import cached_library, compiler_identity, host_target
 if TYPE_CHECKING:
     import torch
 
-    from npu_pool.signature import KernelSignature
+    from npu_pool.tasks.signature import KernelSignature
 
 KERNEL_CFLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++17")
 KERNEL_PRELUDE = """#include <cstdint>
@@ -148,7 +148,7 @@ class CpuBackend(Backend):
         return cached_library(cache_dir, key, work_dir, "kernel_full.cpp", full, build)
 
     def wrap_kernel(self, artifact: Path, signature: KernelSignature, reference: torch.nn.Module) -> torch.nn.Module:
-        from npu_pool.kernel_wrapper import KernelModule, load_entry
+        from npu_pool.backends.kernel_wrapper import KernelModule, load_entry
 
         try:
             entry = load_entry(artifact, signature)

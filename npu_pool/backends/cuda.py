@@ -22,7 +22,7 @@ from npu_pool.backends.events import EventApi, EventBackend, measure_peaks, visi
 if TYPE_CHECKING:
     import torch
 
-    from npu_pool.signature import KernelSignature
+    from npu_pool.tasks.signature import KernelSignature
 
 
 def _capture_events() -> EventApi:

@@ -39,7 +39,7 @@ from npu_pool.build_cache import cached_library
 if TYPE_CHECKING:
     import torch
 
-    from npu_pool.signature import KernelSignature
+    from npu_pool.tasks.signature import KernelSignature
 
 # Element types as CUDA spells them (cuda_fp16.h, cuda_bf16.h); the others are the C ones.
 CUDA_TYPES = {"_Float16": "__half", "__bf16": "__nv_bfloat16"}
@@ -181,7 +181,7 @@ class LaunchCheck:
 
 def load_cuda_entry(artifact: Path, signature: KernelSignature) -> tuple[Any, LaunchCheck]:
     """The host entry point (its stream argument typed) and the library's launch check."""
-    from npu_pool.kernel_wrapper import load_entry
+    from npu_pool.backends.kernel_wrapper import load_entry
 
     entry = load_entry(artifact, cuda_signature(signature), extra_argtypes=[ctypes.c_void_p])
     return entry, LaunchCheck(entry._evokernel_lib, signature.function)
@@ -192,7 +192,7 @@ def make_cuda_kernel_module(entry: Any, check: LaunchCheck, signature: KernelSig
     """The trusted ModelNew: KernelModule with the current stream's handle appended to every
     call and the launch status checked after it (`current_stream(device)` as torch.cuda's,
     captured before any candidate code runs)."""
-    from npu_pool.kernel_wrapper import KernelModule
+    from npu_pool.backends.kernel_wrapper import KernelModule
 
     def stream_handle() -> tuple[int]:
         check.clear()  # an earlier error of this library is not this call's

@@ -37,7 +37,7 @@ from npu_pool.backends.events import EventApi, EventBackend, measure_peaks, visi
 if TYPE_CHECKING:
     import torch
 
-    from npu_pool.signature import KernelSignature
+    from npu_pool.tasks.signature import KernelSignature
 
 __all__ = [
     "CMAKE_TEMPLATE", "DEFAULT_CANN_HOMES", "KERNEL_PRELUDE", "SYSTEM_WORKSPACE_BYTES", "NpuBackend",
@@ -207,7 +207,7 @@ class NpuBackend(EventBackend):
             raise ToolchainMissing("CANN toolkit not found (set ASCEND_HOME_PATH): cannot build Ascend C kernels")
         if shutil.which("cmake") is None:
             raise ToolchainMissing("cmake not found on PATH: CANN's ascendc_library needs it")
-        from npu_pool.backends.npu_twin_build import has_host_half
+        from npu_pool.backends.ascendc_twin.build import has_host_half
 
         if has_host_half(source):
             # the host half is run by the npu-twin launcher; CANN's build of it is not written yet

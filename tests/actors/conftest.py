@@ -9,7 +9,7 @@ import pytest
 from actors.config import LLMConfig
 from memory_actor.config import MemoryConfig
 from npu_pool.config import HarnessConfig
-from npu_pool.tasks import load_task
+from npu_pool.tasks.spec import load_task
 from tests.actors.openai_server import OpenAITestServer
 
 REPOSITORY = Path(__file__).resolve().parents[2]

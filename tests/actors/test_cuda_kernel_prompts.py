@@ -14,7 +14,7 @@ from actors.prompting import PromptBuilder
 from npu_pool.backends import cuda as cuda_backend
 from npu_pool.backends.cpu import CpuBackend
 from npu_pool.backends.cuda_kernel import render_cuda_signature
-from npu_pool.tasks import load_task
+from npu_pool.tasks.spec import load_task
 from tests.npu_pool.harness_support import SMALL_BYTES, SUITE
 
 SIGNATURE = ('extern "C" void kernel(const float* x, float* out, int64_t x_d0, int64_t out_d0, '

@@ -7,7 +7,7 @@ import torch
 from actors.evaluator import Evaluator
 from actors.lessons import Failure, compiler_error, failure_lesson
 from npu_pool.backends import get_backend
-from npu_pool.correctness import compare
+from npu_pool.gates.correctness import compare
 from npu_pool.verdict import Candidate
 from npu_pool.verifier import sandboxed_gates
 from tests.actors import replies

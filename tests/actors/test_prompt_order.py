@@ -15,7 +15,7 @@ from actors.messages import ContextItem, DraftRequest, Exemplar, Feedback, Refin
 from actors.prompting import PromptBuilder
 from memory_actor.seeding import bundle_items
 from npu_pool.backends import get_backend
-from npu_pool.tasks import load_task
+from npu_pool.tasks.spec import load_task
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "cpu" / "level1"
 LOCAL_MODEL = dict(prompt_char_budget=8000, prompt_style="plain", small_model=True, candidate_format="kernel",

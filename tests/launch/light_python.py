@@ -3,11 +3,11 @@ outside the requirement closure of LIGHT are not found (ModuleNotFoundError, fin
 a machine where it is not installed.
 
     python tests/launch/light_python.py -m launch.cli verify TASK CANDIDATE
-    python tests/launch/light_python.py -m npu_pool.warm_worker ...
+    python tests/launch/light_python.py -m npu_pool.sandbox.warm_worker ...
     python tests/launch/light_python.py -c CODE
 
 Used by test_cli_lazy.py, and as the `sys.executable` of the process it starts, so the sandbox's
-warm server (started as `sys.executable -m npu_pool.warm_worker`) runs under the same rule.
+warm server (started as `sys.executable -m npu_pool.sandbox.warm_worker`) runs under the same rule.
 With $EVOKERNEL_IMPORTED set, the names of the imported modules are written there at exit, then
 a line "# refused: ..." naming the hidden modules something tried to import.
 """

@@ -10,7 +10,8 @@ import launch.commands.run
 import launch.concurrent_campaign
 import launch.local_llm.server
 from launch.cli import main
-from npu_pool import sandbox, verifier
+from npu_pool import verifier
+from npu_pool.sandbox import runner as sandbox
 
 needs_no_gpu = pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA GPU is present")
 

@@ -50,7 +50,7 @@ def light(tmp_path):
         imported = [line for line in record.read_text().splitlines() if not line.startswith("#")]
         assert not {name.partition(".")[0] for name in imported} & set(HEAVY), result.stderr[-3000:]
         if server:  # the candidate ran in a warm server that was itself light
-            assert "-m npu_pool.warm_worker" in marker.read_text()
+            assert "-m npu_pool.sandbox.warm_worker" in marker.read_text()
         return result, imported
 
     return run
@@ -77,8 +77,8 @@ def test_every_backend_and_the_sandbox_import_light():
     """What `verify --backend cuda|npu` and the warm server import before any device is asked."""
     check = ("import npu_pool.backends.cpu, npu_pool.backends.cuda, npu_pool.backends.events\n"
              "import npu_pool.backends.npu, npu_pool.backends.ascendc\n"
-             "import npu_pool.verifier, npu_pool.sandbox, npu_pool.warm_worker, npu_pool.worker\n"
-             "import npu_pool.correctness, npu_pool.profiler, npu_pool.build_cache, npu_pool.timed_check\n"
+             "import npu_pool.verifier, npu_pool.sandbox.runner, npu_pool.sandbox.warm_worker, npu_pool.sandbox.worker\n"
+             "import npu_pool.gates.correctness, npu_pool.gates.profiler, npu_pool.build_cache, npu_pool.gates.timed_check\n"
              "print('ok')\n")
     result = subprocess.run([sys.executable, str(LIGHT_PYTHON), "-c", check], capture_output=True, text=True,
                             timeout=120, cwd=REPO)

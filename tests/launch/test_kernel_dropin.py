@@ -28,7 +28,7 @@ from actors.messages import Attempt
 from launch.kernel_files import KernelFolder, kernel_task
 from launch.kernel_index import KernelIndex
 from npu_pool.antihack import check_python_candidate
-from npu_pool.tasks import load_task
+from npu_pool.tasks.spec import load_task
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "suites" / "cpu"

@@ -18,7 +18,7 @@ import pytest
 from launch.kernel_dropin import render_dropin
 from launch.kernel_files import kernel_task
 from npu_pool.antihack import check_python_candidate
-from npu_pool.tasks import load_task
+from npu_pool.tasks.spec import load_task
 
 ROOT = Path(__file__).resolve().parents[2]
 RELU = ROOT / "suites" / "cpu" / "level1" / "4_ReLU.py"

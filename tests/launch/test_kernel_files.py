@@ -28,7 +28,7 @@ from launch.kernel_files import KernelFolder, kernel_task
 from launch.kernel_index import KernelIndex
 from npu_pool.antihack import check_python_candidate
 from npu_pool.paths import cache_root
-from npu_pool.tasks import load_task
+from npu_pool.tasks.spec import load_task
 from tests.actors import replies
 from tests.actors.openai_server import OpenAITestServer, ScriptedAgent
 from tests.launch.kernel_agent import ELEMENTWISE, ElementwiseAgent, kernel_reply

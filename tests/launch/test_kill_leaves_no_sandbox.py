@@ -2,7 +2,7 @@
 spins in its sandbox leaves no warm server, keeper, init or runner behind (issue 26.5: two of
 three such kills left a sandbox process group for hours), and no warm server's folder
 (issue 45.10: every campaign left two /tmp/evokernel-warm-* folders). The one-process case is
-tests/npu_pool/test_containment.py::test_nothing_outlives_a_driver_killed_outright."""
+tests/npu_pool/sandbox/test_containment.py::test_nothing_outlives_a_driver_killed_outright."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def _descendants(pid: int) -> set[int]:
 
 def _is_warm_server(pid: int) -> bool:
     try:
-        return b"npu_pool.warm_worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        return b"npu_pool.sandbox.warm_worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
 

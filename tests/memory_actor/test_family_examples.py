@@ -15,7 +15,7 @@ from actors.families import FAMILIES, dominant_family, example_name
 from memory_actor.seeding import example_items, example_tasks
 from npu_pool.antihack import check_kernel_source
 from npu_pool.backends import backend_ready, get_backend
-from npu_pool.tasks import load_task
+from npu_pool.tasks.spec import load_task
 from npu_pool.verdict import Candidate
 from npu_pool.verifier import verify
 from tests.npu_pool.harness_support import SMALL_BYTES, harness_config

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from npu_pool.config import HarnessConfig
 from npu_pool.paths import cache_root
-from npu_pool.tasks import TaskSpec, load_task
+from npu_pool.tasks.spec import TaskSpec, load_task
 from npu_pool.verdict import Candidate, detect_format
 
 ROOT = Path(__file__).resolve().parents[2]

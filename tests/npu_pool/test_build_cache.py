@@ -88,7 +88,7 @@ def test_another_compiler_version_builds_its_own_kernel(tmp_path, monkeypatch):
     import torch
 
     from npu_pool.backends.cpu import CpuBackend
-    from npu_pool.signature import derive_signature
+    from npu_pool.tasks.signature import derive_signature
 
     reference = torch.nn.ReLU()
     x = torch.randn(8, 16)

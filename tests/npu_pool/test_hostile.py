@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_pool.tasks import load_task
+from npu_pool.tasks.spec import load_task
 from npu_pool.verifier import evaluate, verify
 
 from .harness_support import SMALL_BYTES, SUITE, candidate_file, harness_config, header

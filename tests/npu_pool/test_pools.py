@@ -16,7 +16,7 @@ from actors.code_extraction import extract_code
 from npu_pool.config import HarnessConfig
 from npu_pool.devices import FakeDevices
 from npu_pool.pools import DevicePools, Profiler, Verifier
-from npu_pool.tasks import load_task
+from npu_pool.tasks.spec import load_task
 from npu_pool.verdict import Candidate
 from tests.actors import replies
 

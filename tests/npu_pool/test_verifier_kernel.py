@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_pool.tasks import load_task
+from npu_pool.tasks.spec import load_task
 from npu_pool.verifier import verify
 
 from .harness_support import (

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from npu_pool.tasks import load_task
+from npu_pool.tasks.spec import load_task
 from npu_pool.verifier import evaluate, verify
 
 from .harness_support import (
@@ -72,7 +72,7 @@ def _kill_running_workers() -> int:
     import signal
     from pathlib import Path
 
-    from npu_pool import sandbox
+    from npu_pool.sandbox import runner as sandbox
 
     killed = 0
     for server in list(sandbox._servers.values()):

@@ -1,0 +1,399 @@
+"""The npu-twin backend: the npu backend's Ascend C kernel format built with g++ against the CPU
+twin and launched through CANN's host ABI, every gate run in the sandbox, timing modelled.
+
+Real builds throughout: the kernels of candidates/npu_twin/ are compiled once per session (and
+across sessions, by the persistent test build cache the sandboxed worker also reads), side by
+side; the sandboxed verifications then find them built."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import torch
+
+from npu_pool.backends import DETECTION_ORDER, get_backend, timing_kind
+from npu_pool.backends.ascendc import (
+    kernel_translation_unit,
+    load_launcher,
+    render_ascendc_signature,
+)
+from npu_pool.backends.base import KernelBuildError
+from npu_pool.backends.ascendc_twin.backend import (
+    NpuTwinBackend,
+    launcher_translation_unit,
+    summarize_build_errors,
+)
+from npu_pool.backends.ascendc_twin.build import first_error
+from npu_pool.paths import build_cache_dir
+from npu_pool.tasks.spec import load_task
+from npu_pool.verdict import Candidate
+from npu_pool.verifier import evaluate, verify
+
+from tests.npu_pool.harness_support import ROOT, SMALL_BYTES, SUITE, harness_config
+
+KERNELS = Path(__file__).resolve().parents[2] / "candidates" / "npu_twin"
+UNDECLARED = (KERNELS / "relu_good.cpp").read_text().replace(
+    "Relu(yLocal, xIn,", "Frobnicate(yLocal, xIn,")
+OTHER_SIGNATURE = (KERNELS / "relu_good.cpp").read_text().replace("(GM_ADDR x, GM_ADDR out,", "(GM_ADDR x, GM_ADDR y, GM_ADDR out,")
+EXAMPLE = ROOT / "actors" / "prompts" / "example_kernel_ascendc.md"
+
+
+def line_of(path: Path, text: str) -> int:
+    return next(n for n, line in enumerate(path.read_text().splitlines(), start=1) if text in line)
+
+
+@pytest.fixture(scope="module")
+def relu_task():
+    return load_task(SUITE / "level1" / "4_ReLU.py", max_bytes=SMALL_BYTES // 16)
+
+
+@pytest.fixture(scope="module")
+def backend() -> NpuTwinBackend:
+    return get_backend("npu-twin")
+
+
+def kernel_cache() -> Path:
+    """The persistent test build cache the sandboxed worker also reads (a rerun compiles nothing)."""
+    return build_cache_dir(harness_config().build_cache_dir) / "kernels"
+
+
+@pytest.fixture(scope="module")
+def built(relu_task, backend, tmp_path_factory):
+    """name -> artifact path or KernelBuildError, for every kernel of candidates/npu_twin/."""
+    cache = kernel_cache()
+    sources = {p.stem: p.read_text() for p in sorted(KERNELS.glob("*.cpp"))} | {
+        "relu_undeclared": UNDECLARED, "relu_other_signature": OTHER_SIGNATURE}
+
+    def build(name: str):
+        work = tmp_path_factory.mktemp(name)
+        try:
+            return backend.compile_kernel(sources[name], relu_task.kernel_signature, work, cache)
+        except KernelBuildError as exc:
+            return exc
+
+    # relu_good first: it builds the signature's launcher object, which the others then link
+    # (built side by side, each would compile its own); then two at a time, one per core.
+    first = {"relu_good": build("relu_good")}
+    rest = [name for name in sources if name not in first]
+    with ThreadPoolExecutor(min(2, os.cpu_count() or 1)) as pool:
+        return first | dict(zip(rest, pool.map(build, rest), strict=True))
+
+
+def test_npu_twin_is_registered_by_name_never_detected(backend):
+    assert isinstance(backend, NpuTwinBackend) and backend.name == "npu-twin"
+    assert "npu-twin" not in DETECTION_ORDER
+    assert backend.compile_routes == ("kernel",) and backend.kernel_language == "ascendc"
+    assert backend.timing_kind == "modelled" and timing_kind("npu-twin") == "modelled"
+    assert timing_kind("cpu") == "measured" and timing_kind("auto") == "measured"
+    assert backend.ready("kernel") == (True, "")
+
+
+def test_ray_slots_of_a_twin_run_are_cpu_slots_evaluating_with_the_twin():
+    from npu_pool.devices import device_kind, evaluating_backend
+
+    assert device_kind("npu-twin", []) == "cpu"
+    assert evaluating_backend("cpu", "npu-twin", fake=False) == "npu-twin"
+    assert evaluating_backend("cpu", "auto", fake=False) == "cpu"
+    assert evaluating_backend("npu", "npu-twin", fake=True) == "npu-twin"
+    assert evaluating_backend("cuda", "cuda", fake=False) == "cuda"
+
+
+def test_the_kernel_format_is_the_npu_backends(relu_task, backend):
+    """Same prompt signature, same kernel TU; the launcher exports CANN's aclrtlaunch ABI."""
+    signature = relu_task.kernel_signature
+    assert backend.render_kernel_signature(signature) == render_ascendc_signature(signature)
+    launcher = launcher_translation_unit(signature)
+    assert 'extern "C" uint32_t aclrtlaunch_kernel(uint32_t blockDim, void* stream, void* x, void* out, ' \
+           "void* workspace, void* tiling)" in launcher
+    assert "evk_twin::Launch(blockDim" in launcher
+    assert '#include "kernel_operator.h"' in kernel_translation_unit("", signature)
+
+
+def test_a_correct_kernel_runs_and_its_timing_is_the_modelled_cost(relu_task, backend, built):
+    artifact = built["relu_good"]
+    assert isinstance(artifact, Path), artifact
+    load_launcher(artifact, relu_task.kernel_signature)  # the npu backend's own loader finds the ABI
+    torch.manual_seed(0)
+    reference = torch.nn.ReLU()
+    module = backend.wrap_kernel(artifact, relu_task.kernel_signature, reference)
+    x = torch.randn(relu_task.inputs[0].shape)
+    launches = backend.launches
+    timer = backend.timer()
+    timer.start()
+    out = module(x)
+    timer.stop()
+    torch.testing.assert_close(out, torch.relu(x), rtol=0, atol=0)
+    profile = backend.last_profile
+    assert profile["modelled"] is True and profile["blocks"] == backend.soc_params()["ai_cores"]
+    assert timer.elapsed_ms() == pytest.approx(profile["modelled_us"] / 1e3) and timer.elapsed_ms() > 0
+    assert profile["bytes"]["GM->UB"] == profile["bytes"]["UB->GM"] == x.numel() * 4
+    assert "unseen_gm_bytes" not in profile and backend.launches == launches + 1
+    eager = backend.timer()  # no twin launch inside: eager PyTorch modelled on the same SoC
+    eager.start()
+    reference(x)
+    eager.stop()
+    soc = backend.soc_params()
+    expected_us = soc["launch_us"] + 2 * x.numel() * 4 / (soc["gm_gbps"] * 1e3)  # one op: read x, write out
+    assert eager.elapsed_ms() == pytest.approx(expected_us / 1e3) and backend.launches == launches + 1
+
+
+def test_raw_global_memory_access_is_charged_not_free(relu_task, backend, built):
+    x = torch.randn(relu_task.inputs[0].shape)
+    costs = {}
+    for name in ("relu_good", "relu_raw"):
+        module = backend.wrap_kernel(built[name], relu_task.kernel_signature, torch.nn.ReLU())
+        torch.testing.assert_close(module(x), torch.relu(x), rtol=0, atol=0)
+        costs[name] = backend.last_profile
+    raw = costs["relu_raw"]
+    assert raw["unseen_gm_bytes"] == 2 * x.numel() * 4 and "scalar global-memory" in raw["notes"][-1]
+    assert raw["modelled_us"] > 10 * costs["relu_good"]["modelled_us"]
+
+
+def test_a_host_half_sets_the_tiling_the_blocks_and_runs_before_each_launch(relu_task, backend, built):
+    """The two-half form: TilingFunc runs on the host before the launch; its struct is the
+    kernel's tiling argument and its blockDim the launch's block count (not every AI core)."""
+    artifact = built["relu_host"]
+    assert isinstance(artifact, Path), artifact
+    module = backend.wrap_kernel(artifact, relu_task.kernel_signature, torch.nn.ReLU())
+    x = torch.randn(relu_task.inputs[0].shape)
+    torch.testing.assert_close(module(x), torch.relu(x), rtol=0, atol=0)
+    assert backend.last_profile["blocks"] == 8 and backend.soc_params()["ai_cores"] == 24
+    assert backend.last_profile["bytes"]["GM->UB"] == x.numel() * 4
+    # the op project's form: TILING_DATA macros, TilingFunc(gert::TilingContext*), GET_TILING_DATA
+    artifact = built["relu_op"]
+    assert isinstance(artifact, Path), artifact
+    module = backend.wrap_kernel(artifact, relu_task.kernel_signature, torch.nn.ReLU())
+    torch.testing.assert_close(module(x), torch.relu(x), rtol=0, atol=0)
+    assert backend.last_profile["blocks"] == 8
+
+
+def test_a_direct_launch_program_runs_its_own_tiling_and_launch(relu_task, backend, built, tmp_path):
+    """The direct-launch form: a torch extension's operator tiles on the host and launches a
+    kernel template with scalar arguments through <<<>>>; its block count is its own (a block per
+    2048 elements, up to GetCoreNumAiv(): the 48 vector cores of Ascend910B1)."""
+    artifact = built["relu_direct"]
+    assert isinstance(artifact, Path), artifact
+    module = backend.wrap_kernel(artifact, relu_task.kernel_signature, torch.nn.ReLU())
+    x = torch.randn(relu_task.inputs[0].shape)
+    torch.testing.assert_close(module(x), torch.relu(x), rtol=0, atol=0)
+    assert backend.last_profile["blocks"] == min(48, -(-x.numel() // 2048))
+    assert backend.last_profile["vector_cores"] == 48 and backend.last_profile["ai_cores"] == 24
+    # a fault inside the program's launch stops it with the rule and the kernel's line
+    wide = (KERNELS / "relu_direct.cpp").read_text().replace("ub / 4 / 32 * 32", "ub / 2 / 32 * 32")
+    faulty = backend.wrap_kernel(backend.compile_kernel(wide, relu_task.kernel_signature, tmp_path, kernel_cache()),
+                                 relu_task.kernel_signature, torch.nn.ReLU())
+    with pytest.raises(RuntimeError, match=r"twin fault \[ub-capacity\]: TPipe::InitBuffer at kernel\.cpp:"
+                                           rf"{line_of(KERNELS / 'relu_direct.cpp', 'InitBuffer(qOut')}:"):
+        faulty(x)
+
+
+@pytest.mark.slow  # four more -O2 builds
+def test_a_direct_program_that_launches_nothing_fails_and_aclrt_launch_kernel_runs(relu_task, backend, built, tmp_path):
+    x = torch.randn(relu_task.inputs[0].shape)
+    # an operator that launches nothing computed on the host, which a device's host code cannot
+    idle = (KERNELS / "relu_direct.cpp").read_text().replace("kernel<float><<<blocks, nullptr, stream>>>(", "(void)(")
+    (tmp_path / "idle").mkdir()
+    idle_module = backend.wrap_kernel(backend.compile_kernel(idle, relu_task.kernel_signature, tmp_path / "idle", kernel_cache()),
+                                      relu_task.kernel_signature, torch.nn.ReLU())
+    with pytest.raises(RuntimeError, match=r"the host program threw: operator 'relu' launched no kernel"):
+        idle_module(x)
+    # a kernel launch project's ACLRT_LAUNCH_KERNEL, whose launcher takes void* for GM_ADDR
+    aclrt = (KERNELS / "relu_direct.cpp").read_text().replace("template <typename T>\n", "using T = float;\n").replace(
+        "kernel<float><<<blocks, nullptr, stream>>>(\n        (GM_ADDR)x.data_ptr(), (GM_ADDR)y.data_ptr(),",
+        '#include "aclrtlaunch_kernel.h"\n    ACLRT_LAUNCH_KERNEL(kernel)(blocks, stream, x.data_ptr(), y.data_ptr(),')
+    assert "ACLRT_LAUNCH_KERNEL(kernel)" in aclrt
+    (tmp_path / "aclrt").mkdir()
+    aclrt_module = backend.wrap_kernel(backend.compile_kernel(aclrt, relu_task.kernel_signature, tmp_path / "aclrt", kernel_cache()),
+                                       relu_task.kernel_signature, torch.nn.ReLU())
+    torch.testing.assert_close(aclrt_module(x), torch.relu(x), rtol=0, atol=0)
+    # an operator registered as a lambda (pybind11 takes one; published extensions do)
+    wrapped = (KERNELS / "relu_direct.cpp").read_text().replace(
+        'm.def("relu", &relu_direct,', 'm.def("relu", [](const torch::Tensor& t) { return relu_direct(t); },')
+    assert "[](const torch::Tensor& t)" in wrapped
+    (tmp_path / "lambda").mkdir()
+    lambda_module = backend.wrap_kernel(backend.compile_kernel(wrapped, relu_task.kernel_signature, tmp_path / "lambda",
+                                                               kernel_cache()), relu_task.kernel_signature, torch.nn.ReLU())
+    torch.testing.assert_close(lambda_module(x), torch.relu(x), rtol=0, atol=0)
+    # a program that launches twice (here ReLU again, in place) is costed as both launches, one
+    # after the other on its stream, not as its last
+    backend.wrap_kernel(built["relu_direct"], relu_task.kernel_signature, torch.nn.ReLU())(x)
+    once = backend.last_profile
+    twice = (KERNELS / "relu_direct.cpp").read_text().replace("    return y;\n}", (
+        "    kernel<float><<<blocks, nullptr, stream>>>(\n"
+        "        (GM_ADDR)y.data_ptr(), (GM_ADDR)y.data_ptr(), x.numel(), perBlock, tileBytes);\n    return y;\n}"))
+    (tmp_path / "twice").mkdir()
+    twice_module = backend.wrap_kernel(backend.compile_kernel(twice, relu_task.kernel_signature, tmp_path / "twice",
+                                                              kernel_cache()), relu_task.kernel_signature, torch.nn.ReLU())
+    torch.testing.assert_close(twice_module(x), torch.relu(x), rtol=0, atol=0)
+    profile = backend.last_profile
+    assert "launches" not in once and profile["launches"] == 2
+    assert profile["last_launch_us"] == pytest.approx(once["modelled_us"], abs=1e-4)  # printed to 4 places
+    assert profile["modelled_us"] == pytest.approx(2 * once["modelled_us"], abs=2e-4)
+    assert profile["bytes"]["GM->UB"] == 2 * once["bytes"]["GM->UB"] and profile["blocks"] == once["blocks"]
+
+
+def test_a_launch_outside_the_direct_form_names_the_form(relu_task, backend, tmp_path):
+    source = (KERNELS / "relu_good.cpp").read_text() + "\nvoid go(GM_ADDR x, GM_ADDR y) { kernel<<<8, nullptr, nullptr>>>(x, y, x, x); }\n"
+    with pytest.raises(KernelBuildError, match=r"kernel\.cpp:\d+: a kernel launch \(<<<\.\.\.>>>, ACLRT_LAUNCH_KERNEL\) is host code.*direct-launch form"):
+        backend.compile_kernel(source, relu_task.kernel_signature, tmp_path, tmp_path)
+
+
+def test_a_hardware_rule_broken_raises_the_twin_fault_with_rule_and_line(relu_task, backend, built):
+    module = backend.wrap_kernel(built["relu_overrun"], relu_task.kernel_signature, torch.nn.ReLU())
+    with pytest.raises(RuntimeError) as caught:
+        module(torch.randn(relu_task.inputs[0].shape))
+    line = line_of(KERNELS / "relu_overrun.cpp", "DataCopyPad(outGm[off]")
+    assert re.match(rf"twin fault \[gm-bounds\]: DataCopyPad\(UB->GM\) at kernel\.cpp:{line}: writes ", str(caught.value)), caught.value
+    # the next launch starts clean: no region or fault of the failed one is left behind
+    good = backend.wrap_kernel(built["relu_good"], relu_task.kernel_signature, torch.nn.ReLU())
+    x = torch.randn(relu_task.inputs[0].shape)
+    torch.testing.assert_close(good(x), torch.relu(x), rtol=0, atol=0)
+
+
+def test_an_api_outside_the_twin_is_named_in_one_line(built):
+    error = built["relu_unsupported"]
+    assert isinstance(error, KernelBuildError)
+    line = line_of(KERNELS / "relu_unsupported.cpp", "Tanh(")
+    assert str(error).startswith(f"AscendC::Tanh is not in the EvoKernel twin (kernel.cpp:{line})"), str(error)
+    assert "docs/ascendc_twin.md" in str(error)
+    undeclared = built["relu_undeclared"]
+    assert isinstance(undeclared, KernelBuildError)
+    assert str(undeclared).startswith("'Frobnicate' is not declared: not in the Ascend C twin's API subset"), str(undeclared)
+    call_line = line_of(KERNELS / "relu_good.cpp", "Relu(yLocal")
+    assert f"kernel.cpp:{call_line}" in str(undeclared)
+    # the compiler's quoted source line is the kernel's own line (not the unit's, which the
+    # prelude's tiling struct would shift)
+    assert re.search(rf"^\s*{call_line} \|\s*Frobnicate\(yLocal", undeclared.log, re.MULTILINE), undeclared.log
+
+
+def test_an_entry_with_another_parameter_list_is_a_compile_error(built):
+    error = built["relu_other_signature"]
+    assert isinstance(error, KernelBuildError)
+    assert str(error).startswith("the kernel's entry 'kernel' does not have the signature given"), str(error)
+
+
+def test_the_ascend_c_worked_example_passes_on_the_twin(backend, tmp_path):
+    """The prompt's worked example (actors/prompts/example_kernel_ascendc.md) is a real kernel."""
+    from npu_pool.tasks.signature import derive_signature
+
+    class ScaledAdd(torch.nn.Module):
+        def __init__(self, alpha: float):
+            super().__init__()
+            self.alpha = alpha
+
+        def forward(self, x, y):
+            return x * self.alpha + y
+
+    code = re.search(r"=== assistant ===\n```cpp\n(.*?)```", EXAMPLE.read_text(), re.DOTALL).group(1)
+    model = ScaledAdd(0.5)
+    x, y = torch.randn(10_003), torch.randn(10_003)  # not a multiple of 8 floats: DataCopyPad's tail
+    signature = derive_signature(model, ["x", "y"], [x, y], [model(x, y)], ["alpha"], [0.5])
+    artifact = backend.compile_kernel(code, signature, tmp_path, build_cache_dir(harness_config().build_cache_dir) / "kernels")
+    out = backend.wrap_kernel(artifact, signature, model)(x, y)
+    torch.testing.assert_close(out, model(x, y))
+    assert backend.last_profile["double_buffered_blocks"] > 0
+
+
+def test_build_error_summaries_of_missing_members_and_plain_errors():
+    log = "kernel.cpp:12:9: error: 'class AscendC::TPipe' has no member named 'InitBufferPool'\n"
+    assert summarize_build_errors(log).startswith(
+        "'InitBufferPool' is not in the Ascend C twin (TPipe has no member named 'InitBufferPool') (kernel.cpp:12)")
+    log = "kernel.cpp:7:5: error: 'Gather2' is not a member of 'AscendC'\n"
+    assert summarize_build_errors(log).startswith("AscendC::Gather2 is not in the Ascend C twin")
+    log = "kernel.cpp: In function 'void kernel(uint8_t*)':\nkernel.cpp:6:14: error: 'AscendC::tiling' has not been declared\n"
+    summary = summarize_build_errors(log)
+    assert summary.startswith("AscendC::tiling is not in the Ascend C twin") and "(kernel.cpp:6)" in summary
+    # the twin's static assertion inside a kernel class template: the innermost kernel.cpp frame
+    # (the call), not the template's use; an earlier undeclared name still comes first
+    log = ("twin_unsupported.h: In instantiation of 'void AscendC::Tanh(Args&& ...)':\n"
+           "kernel.cpp:30:9:   required from 'void Op<T>::Run() [with T = float]'\n"
+           "kernel.cpp:52:5:   required from here\n"
+           "twin_unsupported.h:15:33: error: static assertion failed: AscendC::Tanh is not in the EvoKernel twin (see)\n")
+    assert summarize_build_errors(log).startswith("AscendC::Tanh is not in the EvoKernel twin (kernel.cpp:30)")
+    log += "kernel.cpp:12:5: error: 'Frob' was not declared in this scope\n"
+    assert summarize_build_errors(log).startswith("'Frob' is not declared") and "(kernel.cpp:12)" in summarize_build_errors(log)
+    plain = "/tmp/w/kernel.cpp:3:1: error: expected ';' before '}' token\n"
+    assert summarize_build_errors(plain) is None  # not about the subset: the compiler's own first line
+    assert first_error(plain) == "kernel.cpp:3: expected ';' before '}' token"
+
+
+def test_a_cached_kernel_is_not_built_again(relu_task, backend, built, tmp_path, monkeypatch):
+    def no_compiler(*args, **kwargs):
+        raise AssertionError("g++ ran for a cached kernel")
+
+    monkeypatch.setattr(subprocess, "Popen", no_compiler)
+    monkeypatch.setattr(subprocess, "run", no_compiler)
+    cache = build_cache_dir(harness_config().build_cache_dir) / "kernels"
+    again = backend.compile_kernel((KERNELS / "relu_good.cpp").read_text(), relu_task.kernel_signature, tmp_path, cache)
+    assert again == built["relu_good"]
+
+
+# --- every gate, in the sandbox ----------------------------------------------------------------
+
+
+def candidate(name: str) -> Candidate:
+    return Candidate(source=(KERNELS / f"{name}.cpp").read_text(), format="kernel")
+
+
+def test_gates_in_the_sandbox(relu_task, built):
+    config = harness_config(backend="npu-twin", fit_max_bytes=SMALL_BYTES // 16, correctness_trials=3)
+    verdict, report = evaluate(relu_task, candidate("relu_good"), config, profile=True)
+    assert verdict.feasible, verdict
+    assert verdict.sandbox["network_isolated"] and verdict.timings["compile_cached"] == 1.0
+    assert report.timing == "modelled" and report.median_ms > 0 and report.baseline_eager_ms > 0
+    assert report.hints[0].startswith("timing modelled by the Ascend C twin")
+    assert report.baseline_compile_error == "timings are modelled: torch.compile's code does not run on the Ascend C twin"
+
+    two_halves = verify(relu_task, candidate("relu_host"), config)  # the host half runs in the sandbox too
+    assert two_halves.feasible, two_halves
+
+    wrong = verify(relu_task, candidate("relu_wrong"), config)
+    assert (wrong.feasible, wrong.gate) == (False, "correctness"), wrong
+
+    overrun = verify(relu_task, candidate("relu_overrun"), config)
+    assert (overrun.gate, overrun.category) == ("runtime", "exception"), overrun
+    assert "twin fault [gm-bounds]: DataCopyPad(UB->GM) at kernel.cpp:" in overrun.reason
+
+    unsupported = verify(relu_task, candidate("relu_unsupported"), config)
+    assert (unsupported.gate, unsupported.category) == ("compile", "compile_error")
+    assert unsupported.reason.startswith("AscendC::Tanh is not in the EvoKernel twin")
+
+
+def test_the_ascend_c_anti_hack_rules_run_first(relu_task):
+    config = harness_config(backend="npu-twin", fit_max_bytes=SMALL_BYTES // 16)
+    source = (KERNELS / "relu_good.cpp").read_text().replace(
+        "    if (length == 0) {", "    evk_twin_reset();  // clears the twin's regions\n    if (length == 0) {")
+    verdict = verify(relu_task, Candidate(source=source, format="kernel"), config)
+    assert (verdict.gate, verdict.category) == ("hack", "harness_internals"), verdict
+    modelnew = verify(relu_task, Candidate(source="class ModelNew: pass\n", format="modelnew"), config)
+    assert (modelnew.gate, modelnew.category) == ("compile", "unsupported_format")
+
+
+RUNAWAYS = {  # inserted at the top of relu_good's body: what a broken or hostile kernel does
+    "hang": "    volatile int keep_going = 1;\n    while (keep_going) {}\n",
+    "crash": "    volatile float* nowhere = nullptr;\n    *nowhere = 1.0f;\n",
+    # takes and touches 128 MiB blocks until the sandbox's memory cap makes malloc fail (a trap);
+    # gives up by itself after 8 GiB, so a missing cap shows as a wrong verdict, not a dead machine
+    "memory_bomb": ("    for (int i = 0; i < 64; ++i) {\n        char* p = static_cast<char*>(malloc(size_t(128) << 20));\n"
+                    "        if (p == nullptr) __builtin_trap();\n        memset(p, 1, size_t(128) << 20);\n    }\n"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("runaway", sorted(RUNAWAYS))
+def test_a_runaway_twin_kernel_is_stopped_by_the_sandbox(relu_task, runaway):
+    source = "#include <cstdlib>\n#include <cstring>\n" + (KERNELS / "relu_good.cpp").read_text().replace(
+        "    if (length == 0) {", RUNAWAYS[runaway] + "    if (length == 0) {", 1)
+    config = harness_config(backend="npu-twin", fit_max_bytes=SMALL_BYTES // 16, run_timeout_s=5.0,
+                            memory_limit_mb=1024)
+    verdict = verify(relu_task, Candidate(source=source, format="kernel"), config)
+    # the memory cap makes malloc fail, and the kernel's own trap ends it (SIGILL)
+    expected = {"hang": ("timeout", "wall-clock limit"), "crash": ("crash", "SIGSEGV"),
+                "memory_bomb": ("crash", "SIGILL")}[runaway]
+    assert (verdict.feasible, verdict.gate, verdict.category) == (False, "runtime", expected[0]), verdict
+    assert expected[1] in verdict.reason, verdict.reason

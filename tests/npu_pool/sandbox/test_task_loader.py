@@ -1,0 +1,92 @@
+"""Task files are loaded in a child with time and memory bounds (issue 45.7): a loop at import
+is a timeout, a huge allocation a memory message, each one line; the child is replaced after."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from npu_pool.config import HarnessConfig
+from npu_pool.sandbox.task_loader import load_task_for
+from npu_pool.tasks.spec import TaskLoadError, load_task
+
+from ..harness_support import FIXTURES, SMALL_BYTES, SUITE
+
+HOSTILE = FIXTURES / "hostile_tasks"
+RELU = SUITE / "level1" / "4_ReLU.py"
+
+
+def _config(**overrides) -> HarnessConfig:
+    return HarnessConfig(**({"fit_max_bytes": SMALL_BYTES, "task_load_timeout_s": 5.0, "task_load_memory_mb": 1024}
+                            | overrides))
+
+
+def test_a_task_loads_in_the_child_as_it_does_in_process():
+    assert load_task_for(RELU, _config()) == load_task(RELU, max_bytes=SMALL_BYTES)
+
+
+def test_a_task_that_loops_at_import_fails_with_a_timeout_within_its_bound():
+    started = time.monotonic()
+    with pytest.raises(TaskLoadError) as raised:
+        load_task_for(HOSTILE / "loops_at_import.py", _config(task_load_timeout_s=2.0))
+    assert time.monotonic() - started < 30  # the 2 s bound, not forever
+    message = str(raised.value)
+    assert message.startswith("loops_at_import.py: loading the task did not finish within 2 s") and "\n" not in message
+    assert load_task_for(RELU, _config()).task_id == "4_ReLU"  # a new child serves the next task
+
+
+def test_a_task_that_allocates_huge_memory_at_import_fails_with_a_memory_message():
+    with pytest.raises(TaskLoadError) as raised:
+        load_task_for(HOSTILE / "allocates_at_import.py", _config())
+    message = str(raised.value)
+    assert "ran out of memory" in message and "1024 MiB" in message and "WorkerCrashed" not in message, message
+    assert load_task_for(RELU, _config()).task_id == "4_ReLU"
+
+
+def test_a_missing_task_file_is_one_line(tmp_path: Path):
+    with pytest.raises(TaskLoadError, match="no such file"):
+        load_task_for(tmp_path / "absent.py", _config())
+
+
+PARENT = r"""
+import sys
+from npu_pool.config import HarnessConfig
+from npu_pool.sandbox.task_loader import load_task_for
+load_task_for(sys.argv[1], HarnessConfig(task_load_timeout_s=600.0))
+"""
+
+
+def _loader_children(parent: int) -> list[int]:
+    try:
+        children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+    except OSError:
+        return []
+    return [int(c) for c in children if b"npu_pool.sandbox.task_loader" in Path(f"/proc/{c}/cmdline").read_bytes()]
+
+
+def test_a_loader_stuck_in_a_task_does_not_outlive_its_parent():
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, str(HOSTILE / "loops_at_import.py")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300  # liveness only: torch imports slowly on a loaded machine
+        while not (loaders := _loader_children(parent.pid)):
+            assert time.monotonic() < deadline and parent.poll() is None
+            time.sleep(0.2)
+        time.sleep(3)  # the loader is inside the task's loop now
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    deadline = time.monotonic() + 30
+    while any(Path(f"/proc/{pid}").exists() for pid in loaders) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    alive = [pid for pid in loaders if Path(f"/proc/{pid}").exists()]
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert alive == []
