@@ -111,12 +111,13 @@ def slot_outcome(retrieval: Retrieval, backend: str, shown_ids: list[str]) -> Sl
     choice = retrieval.slot
     if choice is None:
         return None
-    key, kind = GENERIC, "generic"
+    key, kind, option = GENERIC, "generic", ""
     if choice.kind != "generic" and choice.chosen in shown_ids:  # as the worked example or a context item
         key, kind = choice.chosen, choice.kind
+        option = next((c.option for c in choice.candidates if c.key == key), "")  # an example's declared option
     ranked = any(item.id in shown_ids and item.id != key for item in retrieval.items)
     return SlotOutcome(backend=backend, family=choice.family, context=choice.context, key=key, kind=kind,  # type: ignore[arg-type]
-                       ranked=ranked)
+                       option=option, task_id=choice.task_id, ranked=ranked)
 
 
 def exemplar_brief(item: MemoryItem, brief: TaskBrief, task_path: str | None) -> TaskBrief | None:

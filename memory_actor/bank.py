@@ -65,6 +65,7 @@ class MemoryBank(BankJournal):
         self.shaper = RewardShaper.from_state(config, folded)  # normaliser and per-stage baselines
         self.slots = SlotStats(folded.get("slots"))  # the worked-example slot's outcomes (slots.py)
         self.slot_kernels: dict[tuple[str, str, str], list[str]] = {}  # (backend, family, shape) -> trace ids
+        self.slot_examples: dict[tuple[str, str], set[str]] = {}  # (backend, family) -> example item ids
         self.index = VectorIndex(self.dim)
         self.items: dict[str, MemoryItem] = {}  # without embeddings; Q and visits live in the index
         self.children_of: dict[str, list[str]] = {}
@@ -117,6 +118,8 @@ class MemoryBank(BankJournal):
                 self.children_of.setdefault(item.parent_id, []).append(item.id)
             if item.kind == "api":
                 self.api.add(item.backend, item.id, item.name, "core" in item.tags)
+                if "example" in item.tags and "family" in item.tag_values():  # an option of the decision
+                    self.slot_examples.setdefault((item.backend, item.tag_values()["family"]), set()).add(item.id)
             if is_feasible_trace(item) and previous is None:
                 key = slot_kernel_key(item)
                 if key is not None:
@@ -286,8 +289,14 @@ class MemoryBank(BankJournal):
         def similarity(item_id: str) -> float | None:
             row = self.index.row_of[item_id]
             return float(sims[row]) if sims is not None and row < len(sims) else None
-        example = self.api.lookup(request.backend, [slot.example]) if slot.example else []
-        candidates += [SlotCandidate(key=item_id, kind="example", similarity=similarity(item_id)) for item_id in example]
+        # The family's examples, each an option by its `option:` tag (bundle field `option`, default
+        # `example`): a bundle declares a new option (a rung) without code here; sorted by name, so
+        # the order (ties between untried options) does not depend on how the bank was loaded.
+        examples = self.slot_examples.get((request.backend, slot.family), set()) | set(
+            self.api.lookup(request.backend, [slot.example]) if slot.example else [])
+        for item_id in sorted(examples, key=lambda i: (self.items[i].name or "", i)):
+            option = self.items[item_id].tag_values().get("option", "example")
+            candidates.append(SlotCandidate(key=item_id, kind="example", option=option, similarity=similarity(item_id)))
         nearest: dict[str | None, SlotCandidate] = {}  # one kernel per operator: its nearest
         for item_id in self.slot_kernels.get((request.backend, slot.family, slot.shape), []):
             task = self.items[item_id].task_id

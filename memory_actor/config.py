@@ -5,15 +5,32 @@ from __future__ import annotations
 import hashlib
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+import structlog
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memory_actor.lease import is_local, local_path
+
+# Settings a newer decision no longer reads, with why: a run recorded before (its summary.json,
+# resumed) still loads, and says what was left out.
+RETIRED = {
+    "memory_prior": "issue 54: an option that shows memory starts at bare's posterior (option_prior_strength)",
+}
 
 
 class MemoryConfig(BaseModel):
     """Where the bank lives, how it embeds, and how retrieval ranks and updates values."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _without_retired(cls, values):
+        if isinstance(values, dict) and RETIRED.keys() & values.keys():
+            values = dict(values)
+            for key in sorted(RETIRED.keys() & values.keys()):
+                structlog.get_logger("memory.config").warning("retired_setting_ignored", setting=key,
+                                                              why=RETIRED[key], value=values.pop(key))
+        return values
 
     uri: str = Field(".evokernel/memory", description="LanceDB URI: a directory, or s3://... for clusters")
     storage_options: dict[str, str] = Field(
@@ -64,20 +81,30 @@ class MemoryConfig(BaseModel):
         "outcomes, counted as at most this many drafts")
     slot_kernels: int = Field(3, ge=0, description="worked-example slot: banked kernels considered (the nearest, one "
                               "per operator)")
-    memory_prior: tuple[float, float] = Field(
-        (1.0, 2.0), description="the decision beyond the brief: Beta prior (successes, failures) of an option that "
-        "shows memory, before its family's memory record; sceptical (mean 1/3): in v3 content beyond the brief harmed "
-        "more often than it helped, so memory has to earn its place")
     slot_greedy: bool = Field(
-        False, description="the decision beyond the brief takes the option of the highest posterior mean instead of "
-        "sampling (Thompson): for a frozen bank's evaluation, where nothing is learnt from exploring")
+        False, description="the decision beyond the brief takes the memory option of the highest posterior mean only "
+        "where it clears `slot_max_loss`, else bare, instead of sampling (Thompson): for a frozen bank's "
+        "evaluation, where nothing is learnt from exploring")
+    slot_max_loss: float = Field(
+        0.02, gt=0, lt=1, description="greedy decision: a memory option displaces bare only where its posterior mean "
+        "is above bare's and the pass@1 it costs in expectation, E[max(bare - option, 0)] under the posteriors, is at "
+        "most this (a wrongly shown item costs more than a missed one: 2 points, what a user may lose to memory)")
+    option_prior_strength: float = Field(
+        10.0, gt=0, description="an option that shows memory starts at bare's posterior mean (no lift assumed), "
+        "counted as at most this many drafts; its own drafts move it from there")
     cold_rates: dict[str, tuple[int, int]] = Field(
-        default_factory=dict, description="the decision beyond the brief: a family's cold record [successes, drafts] "
-        "of fresh drafts shown nothing (screening), keyed backend/family; bare's prior on fresh drafts")
+        default_factory=dict, description="the decision beyond the brief: cold records [successes, drafts] of fresh "
+        "drafts shown nothing (screening), keyed backend/family (the family's) and backend/family/task (one "
+        "operator's); bare's prior on fresh drafts")
+    shipped_cold_rates: bool = Field(
+        True, description="a family without a cold record in `cold_rates` takes the default model's measured one, "
+        "shipped in memory_actor/bundles/cold_rates.yaml (a user's run has no screening); off in benchmarks, whose "
+        "screening measures their own")
     cold_prior_strength: float = Field(
-        8.0, ge=0, description="a cold record counts as at most this many drafts in bare's prior")
+        8.0, ge=0, description="a family's cold record, with the bank's bare drafts of its other operators, counts "
+        "as at most this many drafts in bare's prior (the operator's own record counts in full)")
     cold_drafts: int = Field(
-        2, ge=0, description="without a cold record, a family's first fresh drafts shown bare (they measure its "
+        2, ge=0, description="without any cold record, a family's first fresh drafts shown bare (they measure its "
         "cold rate) before the decision samples")
     w_sim: float = Field(0.5, description="mixed ranker: weight of z(similarity)")
     w_q: float = Field(0.5, description="mixed ranker: weight of clip(z(Q))")

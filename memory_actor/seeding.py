@@ -47,8 +47,8 @@ def bundle_items(backend: str) -> list[MemoryItem]:
         key = f"{backend}/{entry['kind']}/{entry.get('name') or entry['summary']}"
         example = entry.get("task")  # a family's worked example: its task and that task's signature
         tags = ["bundle"] + (["core"] if entry.get("core") else [])
-        if example:
-            tags += ["example", f"family:{example_tasks()[example][0]}"]
+        if example:  # an option of the draft decision (slots.py): `example`, or the one the entry declares
+            tags += ["example", f"family:{example_tasks()[example][0]}", f"option:{example_option(entry)}"]
         items.append(MemoryItem(
             id="bundle-" + hashlib.sha1(key.encode()).hexdigest()[:16],
             kind=entry["kind"], backend=backend, stage="seed", name=entry.get("name"), tags=tags,
@@ -56,6 +56,15 @@ def bundle_items(backend: str) -> list[MemoryItem]:
             summary=entry["summary"], content=entry["content"].strip(),
         ))
     return items
+
+
+def example_option(entry: dict) -> str:
+    """The decision's option an example entry of a bundle belongs to: its `option` field (a rung
+    of the family's ladder, say), else `example`. A word: it becomes a statistic key."""
+    option = entry.get("option", "example")
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", option) or option in ("bare", "generic", "kernels", "all"):
+        raise ValueError(f"bundle item {entry.get('name')!r}: option {option!r} is not a new lower-case word")
+    return option
 
 
 @cache

@@ -1,23 +1,26 @@
 """The one decision a draft's prompt takes beyond the static brief, learned from earlier drafts.
 
-Options (issue 41): `bare` (the brief and the generic worked example, nothing else); the
-family's verified worked example in the slot (`example`); a banked feasible kernel of the task's
-own family and signature shape in the slot (`kernels`, then which kernel); each of the last two
-alone or with the ranked items (`+ranked`). Ranked items come only with an option that asks for
-them, so nothing reaches a prompt around the decision. Each option's value is a Beta posterior
-of the success rate of the drafts that showed it, per backend, family and draft context (a fresh
-first draft or a retry after a failed one: they succeed at very different rates).
+Options (issues 41 and 54): `bare` (the brief and the generic worked example, nothing else); a
+verified example of the task's family in the slot (`example`, and any further example a bundle
+declares with its own `option:`, such as a simpler rung of the same family); a banked feasible
+kernel of the task's own family and signature shape (`kernels`, then which kernel); each of
+these alone or with the ranked items (`+ranked`). Ranked items come only with an option that
+asks for them, so nothing reaches a prompt around the decision. Each option's value is a Beta
+posterior of the success rate of the drafts that showed it, per backend, family and draft
+context (a fresh first draft or a retry after a failed one: they succeed at very different
+rates, and the same content can lift one and sink the other, so neither informs the other).
 
-Value mode samples the posteriors and takes the best (Thompson sampling: no tuning constant;
-concurrent episodes that see the same counts before their outcomes arrive still spread over
-the close options instead of all taking one upper bound), in steps: bare against memory (its
-option of the highest posterior mean), then which memory option, then which kernel. Bare's prior on a
-fresh draft is the family's cold rate: from screening (`memory.cold_rates`), or else the run's
-own first fresh drafts of the family, which are bare until `cold_drafts` of them have measured
-it; so memory is shown where its evidence beats the cold rate. A memory option new to a family
-starts from the family's pooled memory record, and a kernel new to the slot from the pooled
-kernel record, each shrunk to a few drafts. Similarity mode shows the nearest kernel, else the
-example, with the ranked items; none shows nothing.
+Evidence moves the decision, never a prior (issue 54; the values in slot_values.py): bare starts
+from the operator's own cold rate where known, the family's otherwise; an option that shows
+memory starts at bare's posterior (no lift assumed). Online (value mode) the posteriors are
+sampled (Thompson sampling: no tuning constant; concurrent episodes that see the same counts
+before their outcomes arrive spread over the close options instead of all taking one), in steps:
+bare against memory (its option of the highest posterior mean), then which memory option, then
+which kernel. A frozen bank's evaluation (`slot_greedy`) takes the option of the highest
+posterior mean, and shows it only where that mean is above bare's and the pass@1 it costs in
+expectation under the posteriors is at most `slot_max_loss` (2 points); ties and thin evidence
+stay bare. Similarity mode shows the nearest kernel,
+else the example, with the ranked items; none shows nothing.
 """
 
 from __future__ import annotations
@@ -25,10 +28,19 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memory_actor.config import MemoryConfig
 from memory_actor.items import MemoryItem
+from memory_actor.slot_values import (
+    Beta,
+    bare_posterior,
+    beta_mean,
+    compare,
+    family_cold_record,
+    operator_cold_record,
+    untried_at,
+)
 
 SlotKind = Literal["generic", "example", "kernel"]
 SlotContext = Literal["fresh", "retry"]
@@ -37,14 +49,17 @@ BARE = "bare"  # the generic example and nothing else
 KERNELS = "kernels"  # the pooled outcomes of every kernel of a family and context
 ALL = "all"  # every draft of a family and context: the "did not show it" side of a candidate's lift
 RANKED = "+ranked"
-_CLASS = {"generic": "generic", "example": "example", "kernel": KERNELS}
+OPERATOR = "bare@"  # + task id: one operator's fresh drafts shown bare (its own cold rate)
+DEFAULT_OPTION = {"generic": "generic", "example": "example", "kernel": KERNELS}
 
 
-def option_key(kind: str, ranked: bool) -> str:
-    """The statistic key of an option: bare, generic+ranked, example[+ranked], kernels[+ranked]."""
-    if kind == "generic" and not ranked:
+def option_key(option: str, ranked: bool) -> str:
+    """The statistic key of an option: bare, generic+ranked, example[+ranked], kernels[+ranked], or
+    a bundle-declared example option (a rung) [+ranked]. `option` may also be a slot kind."""
+    option = DEFAULT_OPTION.get(option, option)
+    if option == "generic" and not ranked:
         return BARE
-    return _CLASS[kind] + (RANKED if ranked else "")
+    return option + (RANKED if ranked else "")
 
 
 class SlotRequest(BaseModel):
@@ -60,18 +75,25 @@ class SlotRequest(BaseModel):
 
 
 class SlotCandidate(BaseModel):
-    """What can fill the slot: the generic example, the family's example, or a banked kernel."""
+    """What can fill the slot: the generic example, an example of the family, or a banked kernel."""
 
     model_config = ConfigDict(extra="forbid")
 
     key: str = Field(..., description="'generic', or the example's or kernel's item id")
     kind: SlotKind
+    option: str = Field("", description="the option it belongs to: generic, kernels, or an example's declared "
+                        "option (bundle field `option`, default 'example'); filled from the kind when empty")
     similarity: float | None = None
     successes: int = 0
     trials: int = 0
     mean: float = Field(0.5, description="posterior mean of its success rate")
     lift: float | None = Field(None, description="success rate when shown minus the rate of the family's other "
                                "drafts in this context (None until both sides have drafts)")
+
+    @model_validator(mode="after")
+    def _option_of_kind(self) -> SlotCandidate:
+        self.option = self.option or DEFAULT_OPTION[self.kind]
+        return self
 
 
 class OptionValue(BaseModel):
@@ -80,10 +102,15 @@ class OptionValue(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     key: str
-    successes: int = 0
+    successes: int = Field(0, description="its drafts' successes in this bank (family and context)")
     trials: int = 0
     mean: float = 0.5
-    prior: tuple[float, float] = (1.0, 1.0)
+    prior: tuple[float, float] = Field((1.0, 1.0), description="Beta before this bank's drafts of the option")
+    posterior: tuple[float, float] = Field((1.0, 1.0), description="Beta the decision used")
+    better: float | None = Field(None, description="memory options: posterior probability that its rate is above "
+                                 "bare's")
+    loss: float | None = Field(None, description="memory options: the pass@1 showing it costs in expectation, "
+                               "E[max(bare - option, 0)] (the greedy decision's risk, against slot_max_loss)")
 
 
 class SlotChoice(BaseModel):
@@ -93,6 +120,7 @@ class SlotChoice(BaseModel):
 
     family: str
     context: SlotContext
+    task_id: str = ""
     chosen: str = GENERIC
     kind: SlotKind = "generic"
     ranked: bool = Field(False, description="the ranked items go with the slot (recalled only then)")
@@ -114,7 +142,14 @@ class SlotOutcome(BaseModel):
     context: SlotContext
     key: str
     kind: SlotKind
+    option: str = Field("", description="the option shown (filled from the kind when empty)")
+    task_id: str = Field("", description="the task drafted: a fresh bare draft also counts for its own cold rate")
     ranked: bool = Field(False, description="at least one ranked item reached the prompt")
+
+    @model_validator(mode="after")
+    def _option_of_kind(self) -> SlotOutcome:
+        self.option = self.option or DEFAULT_OPTION[self.kind]
+        return self
 
 
 def slot_kernel_key(item: MemoryItem) -> tuple[str, str, str] | None:
@@ -144,9 +179,12 @@ class SlotStats:
         self.counts[key] = [successes, trials]
 
     def record(self, outcome: SlotOutcome, success: bool) -> dict[str, list[int]]:
-        """Count one draft for its option, its kernel and the family's total; returns the changed
-        keys with their absolute counts (for the log)."""
-        keys = [option_key(outcome.kind, outcome.ranked), ALL] + ([outcome.key] if outcome.kind == "kernel" else [])
+        """Count one draft for its option, its kernel, the family's total and, fresh and bare, its
+        operator's cold record; returns the changed keys with their absolute counts (for the log)."""
+        option = option_key(outcome.option, outcome.ranked)
+        keys = [option, ALL] + ([outcome.key] if outcome.kind == "kernel" else [])
+        if option == BARE and outcome.context == "fresh" and outcome.task_id:
+            keys.append(OPERATOR + outcome.task_id)
         changed = {}
         for candidate in keys:
             key = stat_key(outcome.backend, outcome.family, outcome.context, candidate)
@@ -159,49 +197,51 @@ class SlotStats:
         return {key: list(value) for key, value in self.counts.items()}
 
 
-def _shrunk(prior: tuple[float, float], successes: float, trials: float, strength: float) -> tuple[float, float]:
-    """`prior` plus a record counted as at most `strength` drafts."""
-    weight = min(1.0, strength / trials) if trials else 0.0
-    return prior[0] + weight * successes, prior[1] + weight * (trials - successes)
-
-
-def _beta_mean(a: float, b: float) -> float:
-    return a / (a + b)
-
-
 def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotCandidate], stats: SlotStats,
            config: MemoryConfig, rng: np.random.Generator) -> SlotChoice:
     """Fill in the statistics and choose an option; `candidates` lists the generic example first,
-    then the family's example, then the kernels by similarity; `config` gives the priors
-    (slot_prior, memory_prior, cold_rates...) and slot_greedy."""
-    prior = tuple(config.slot_prior)
-
+    then the family's examples, then the kernels by similarity; `config` gives the priors
+    (slot_prior, cold_rates, option_prior_strength...), slot_greedy and slot_max_loss."""
     def counts(candidate: str) -> tuple[int, int]:
         return stats.get(stat_key(backend, request.family, request.context, candidate))
 
-    all_s, all_n = counts(ALL)
+    fresh = request.context == "fresh"
+    own = counts(OPERATOR + request.task_id) if fresh else (0, 0)
+    screened = operator_cold_record(config, backend, request.family, request.task_id) if fresh else None
+    family_record = family_cold_record(config, backend, request.family) if fresh else None
+    operator = (own[0] + (screened or (0, 0))[0], own[1] + (screened or (0, 0))[1])
+    bare_s, bare_n = counts(BARE)
+    bare_post = bare_posterior(config, family_record, (bare_s, bare_n), operator)
+    start = untried_at(bare_post, config.option_prior_strength)  # no lift assumed
+
+    def value(key: str, prior: Beta, posterior: Beta, s: int, n: int) -> OptionValue:
+        return OptionValue(key=key, successes=s, trials=n, prior=prior, posterior=posterior, mean=beta_mean(posterior))
+
+    bare = value(BARE, bare_posterior(config, family_record, (0, 0), screened or (0, 0)), bare_post, bare_s, bare_n)
+    declared = list(dict.fromkeys(c.option for c in candidates if c.kind != "generic"))  # in candidate order
+    memory: list[OptionValue] = []
+    for key in (option_key(option, ranked) for option in declared for ranked in (False, True)):
+        s, n = counts(key)
+        option = value(key, start, (start[0] + s, start[1] + n - s), s, n)
+        option.better, option.loss = compare(option.posterior, bare_post)
+        memory.append(option)
+    # a kernel new to the slot: the family's pooled kernel record, counted as `slot_pool_strength` drafts
     pool_s, pool_n = (sum(pair) for pair in zip(counts(KERNELS), counts(KERNELS + RANKED), strict=True))
-    kernel_prior = _shrunk(prior, pool_s, pool_n, config.slot_pool_strength)
+    kernel_prior = untried_at((start[0] + pool_s, start[1] + pool_n - pool_s), config.slot_pool_strength)
+    all_s, all_n = counts(ALL)
+    by_key = {o.key: o for o in [bare, *memory]}
     for candidate in candidates:
-        s, n = counts(candidate.key) if candidate.kind == "kernel" else counts(option_key(candidate.kind, False))
-        a, b = kernel_prior if candidate.kind == "kernel" else prior
-        candidate.successes, candidate.trials, candidate.mean = s, n, _beta_mean(a + s, b + n - s)
+        if candidate.kind == "kernel":
+            s, n = counts(candidate.key)
+            candidate.mean = beta_mean((kernel_prior[0] + s, kernel_prior[1] + n - s))
+        else:
+            record = by_key[option_key(candidate.option, False)]
+            s, n, candidate.mean = record.successes, record.trials, record.mean
+        candidate.successes, candidate.trials = s, n
         candidate.lift = s / n - (all_s - s) / (all_n - n) if n and all_n > n else None
-    cold = config.cold_rates.get(f"{backend}/{request.family}") if request.context == "fresh" else None
-    bare_prior = _shrunk(prior, cold[0], cold[1], config.cold_prior_strength) if cold else prior
-    kinds = {c.kind for c in candidates}
-    memory_keys = [option_key(kind, ranked) for kind in ("example", "kernel") if kind in kinds for ranked in (False, True)]
-    memory_s = sum(counts(key)[0] for key in memory_keys)
-    memory_n = sum(counts(key)[1] for key in memory_keys)
-    memory_prior = _shrunk(tuple(config.memory_prior), memory_s, memory_n, config.slot_pool_strength)
-
-    def value(key: str, option_prior: tuple[float, float], s: int, n: int) -> OptionValue:
-        return OptionValue(key=key, successes=s, trials=n, prior=option_prior,
-                           mean=_beta_mean(option_prior[0] + s, option_prior[1] + n - s))
-
-    options = [value(BARE, bare_prior, *counts(BARE))] + [value(key, memory_prior, *counts(key)) for key in memory_keys]
-    choice = SlotChoice(family=request.family, context=request.context, candidates=candidates, options=options)
-    if mode == "none" or (not memory_keys and mode != "similarity"):
+    choice = SlotChoice(family=request.family, context=request.context, task_id=request.task_id,
+                        candidates=candidates, options=[bare, *memory])
+    if mode == "none" or (not memory and mode != "similarity"):
         choice.reason = "none" if mode == "none" else "nothing but the generic example"
         return choice
     if mode == "similarity":  # the nearest kernel, else the family's example, with the ranked items
@@ -209,32 +249,41 @@ def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotC
         nearest = max(kernels, key=lambda c: c.similarity or 0.0) if kernels else None
         picked = nearest or next((c for c in candidates if c.kind == "example"), candidates[0])
         return _chosen(choice, picked, ranked=True, reason="nearest")
-    bare = options[0]
-    if not cold and request.context == "fresh" and bare.trials < config.cold_drafts:
+    if fresh and family_record is None and screened is None and bare_n < config.cold_drafts:
         return _chosen(choice, candidates[0], ranked=False, reason="cold")  # measuring the family's cold rate
+    best = max(memory, key=lambda o: o.mean)  # the first declared on ties
+    if config.slot_greedy:
+        # A frozen bank: memory only where its posterior mean beats bare's (ties go to bare) and
+        # what it may cost in expectation is within slot_max_loss.
+        if best.mean <= bare.mean or (best.loss or 0.0) > config.slot_max_loss:
+            return _chosen(choice, candidates[0], ranked=False, reason="greedy")
+        return _option(choice, best.key, candidates, kernel_prior, None, "greedy")
+
     # Thompson sampling in steps, so that several memory options (or kernels) do not each get a
     # chance against bare: bare against memory (its option of the highest posterior mean), then
-    # which memory option, then, for kernels, which kernel.
-    # Greedy (`slot_greedy`, a frozen bank's evaluation): the posterior means, no exploration.
+    # which memory option, then, for kernels, which kernel. A tie in the draws goes to bare.
     def draw(option: OptionValue) -> float:
-        if config.slot_greedy:
-            return option.mean
-        return rng.beta(option.prior[0] + option.successes, option.prior[1] + option.trials - option.successes)
+        return float(rng.beta(*option.posterior))
 
-    reason = "greedy" if config.slot_greedy else "thompson"
-    if draw(bare) >= draw(max(options[1:], key=lambda o: o.mean)):
-        return _chosen(choice, candidates[0], ranked=False, reason=reason)
-    best = max(options[1:], key=draw).key
-    ranked = best.endswith(RANKED)
-    if best.startswith("example"):
-        return _chosen(choice, next(c for c in candidates if c.kind == "example"), ranked, reason)
+    if draw(best) <= draw(bare):
+        return _chosen(choice, candidates[0], ranked=False, reason="thompson")
+    return _option(choice, max(memory, key=draw).key, candidates, kernel_prior, rng, "thompson")
+
+
+def _option(choice: SlotChoice, key: str, candidates: list[SlotCandidate], kernel_prior: Beta,
+            rng: np.random.Generator | None, reason: str) -> SlotChoice:
+    """The candidate that shows option `key` (for kernels: the best kernel by mean, or by a draw)."""
+    ranked = key.endswith(RANKED)
+    option = key.removesuffix(RANKED)
+    if option != KERNELS:
+        return _chosen(choice, next(c for c in candidates if c.option == option), ranked, reason)
     kernels = [c for c in candidates if c.kind == "kernel"]
-    picked = max(kernels, key=lambda c: c.mean if config.slot_greedy else rng.beta(
+    picked = max(kernels, key=lambda c: c.mean if rng is None else rng.beta(
         kernel_prior[0] + c.successes, kernel_prior[1] + c.trials - c.successes))
     return _chosen(choice, picked, ranked, reason)
 
 
 def _chosen(choice: SlotChoice, picked: SlotCandidate, ranked: bool, reason: str) -> SlotChoice:
     choice.chosen, choice.kind, choice.ranked, choice.reason = picked.key, picked.kind, ranked, reason
-    choice.option = option_key(picked.kind, ranked)
+    choice.option = option_key(picked.option, ranked)
     return choice

@@ -8,7 +8,7 @@ from actors.families import signature_shape
 from actors.messages import TaskBrief
 from memory_actor.items import MemoryItem
 from memory_actor.messages import Retrieval
-from memory_actor.slots import SlotChoice
+from memory_actor.slots import SlotCandidate, SlotChoice
 
 RELU = "class Model(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
 MATMUL = "class Model(nn.Module):\n    def forward(self, a, b):\n        return torch.matmul(a, b)\n"
@@ -52,3 +52,15 @@ def test_what_the_slot_showed_is_what_reached_the_prompt():
     assert slot_outcome(retrieval("example", "e1"), "cpu", ["api", "e1"]).kind == "example"
     assert slot_outcome(retrieval("generic", "generic"), "cpu", ["api"]).kind == "generic"
     assert slot_outcome(Retrieval(retrieval_id="r", stage="draft", mode="value"), "cpu", []) is None
+
+
+def test_the_outcome_names_the_examples_declared_option_and_the_task():
+    """A rung (an example whose bundle entry declares its own option) is credited under that option;
+    the task goes along, so a fresh bare draft also counts for the operator's own cold rate."""
+    choice = SlotChoice(family="elementwise", context="fresh", task_id="4_ReLU", chosen="r1", kind="example",
+                        candidates=[SlotCandidate(key="generic", kind="generic"),
+                                    SlotCandidate(key="r1", kind="example", option="rung")])
+    shown = slot_outcome(Retrieval(retrieval_id="r", stage="draft", mode="value", slot=choice), "npu-twin", ["r1"])
+    assert (shown.option, shown.task_id) == ("rung", "4_ReLU")
+    cut = slot_outcome(Retrieval(retrieval_id="r", stage="draft", mode="value", slot=choice), "npu-twin", [])
+    assert (cut.option, cut.task_id) == ("generic", "4_ReLU")
