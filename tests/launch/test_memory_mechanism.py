@@ -1,18 +1,14 @@
 """The memory's mechanism in a world fitted to the benchmarks' raw drafts, with no model.
 
-The world (tests/launch/fitted_agent.py, issue 41): nothing beyond the brief is best for a family
-the model knows (elementwise), a verified kernel or example of the same family is best where it
-does not (softmax/normalisation), another family's kernel is never right, and ranked items on
-top lower the rate.
-
-Two checks. The policy (fast): the real decision (memory_actor/slots.py) and its statistics,
-over fresh drafts of each family, a learning pass then a frozen evaluation, many seeds: value
-must reach bare's rate (the `none` arm's) in the known family and beat it in the unknown one;
-a policy that always shows memory (similarity's) loses to bare where the model knows. The
-campaigns (slow): the stand-in on the loopback OpenAI server, the real single-process campaign
-in the three retrieval modes with the real verifier, real g++ builds and real banks seeded with
-the CPU bundle, as bench/learning/ runs its arms: the plumbing (no kernel crosses families,
-ranked items only with the decision's option, statistics count every draft, near-repeats end as
+Two checks. The policy (fast): the real decision (memory_actor/slots.py) and its statistics in a
+world fitted to v2-v4's raw drafts and the facts of issue 54, with the benchmark's real evidence
+volume (screening, then a learning pass of about 2 fresh drafts and 10 retries a family, then a
+frozen evaluation of held-out operators): value must reach bare's rate (the `none` arm's) in the
+families the model knows, and never fall below it anywhere. The campaigns (slow): the stand-in
+on the loopback OpenAI server (tests/launch/fitted_agent.py), the real single-process campaign in
+the three retrieval modes with the real verifier, real g++ builds and real banks seeded with the
+CPU bundle, as bench/learning/ runs its arms: the plumbing (no kernel crosses families, ranked
+items only with the decision's option, statistics count every draft, near-repeats end as
 repeats). It says nothing about a real model and is never reported as the learning result
 (docs/memory.md, docs/learning_benchmark.md).
 """
@@ -22,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -30,67 +26,131 @@ import pytest
 
 from memory_actor.config import MemoryConfig
 from memory_actor.slots import SlotCandidate, SlotOutcome, SlotRequest, SlotStats, decide
-from tests.launch.fitted_agent import BARE_RATE, KNOWN, FittedAgent, success_probability
+from tests.launch.fitted_agent import FittedAgent
 
-# --- the policy, in the fitted world ---------------------------------------------------------
+# --- the policy, in a world fitted to the benchmarks (issue 54, points 1-4) -----------------
 
-LEARNING_DRAFTS = 24  # fresh drafts per family in the learning pass (v3: curriculum x iterations)
-EVALUATION_DRAFTS = 64  # fresh drafts per family against the frozen statistics
+
+@dataclass(frozen=True)
+class Family:
+    """One operator family in one language, as v2-v4's raw drafts describe it.
+
+    pool: the screening pool's operators' fresh bare rates (v4: most of a C family's pool is never
+    solved, its band solved often: row reductions 6 of 90 over the pool, 17 of 32 held out; no
+    Ascend C draft was ever right bare). fresh: a fresh draft's rate by what it showed, as a
+    factor of the operator's bare rate where the model knows the language (it copies what it
+    sees and drops what it does not understand: the idiomatic example sank v4's C row reductions
+    to 0 of 32 and matmuls to 5 of 48; a same-family kernel halved v2's LeakyReLU), as a rate
+    where it does not (issue 54.3: code it can finish lifts, v3's banked kernel 11 of 19; v4's
+    idiomatic examples 0 of 32, scans 4 of 32). Retries: the generic example recovered 3 of 183,
+    a same-family kernel 2 of 8; ranked items on top multiply by 0.3 (v3 C: 6/88 against 36/104).
+    """
+
+    name: str
+    known: bool
+    pool: tuple[float, ...]
+    fresh: dict[str, float]  # option (example, rung, kernels) -> factor (known) or rate (unknown)
+    retry: dict[str, float] = field(default_factory=lambda: {"bare": 3 / 183, "example": 2 / 8, "rung": 2 / 8,
+                                                             "kernels": 2 / 8})
+
+    def rate(self, option: str, ranked: bool, retry: bool, bare_rate: float) -> float:
+        if retry:
+            rate = self.retry["bare" if option == "bare" else option]
+        elif option == "bare":
+            rate = bare_rate
+        else:
+            rate = bare_rate * self.fresh[option] if self.known else self.fresh[option]
+        return rate * 0.3 if ranked else rate
+
+
+UNSOLVED, BAND = (0.0,) * 6, (0.4, 0.55, 0.7, 0.85, 0.6, 0.5)
+WORLD = [
+    Family("C elementwise", True, UNSOLVED + BAND, {"example": 0.5, "rung": 0.5, "kernels": 0.5}),
+    Family("C row reduction", True, UNSOLVED + (0.05, 0.05) + BAND[:4], {"example": 0.0, "rung": 0.5,
+                                                                          "kernels": 0.5}),
+    Family("C matmul", True, UNSOLVED + (0.2, 0.3, 0.25, 0.2), {"example": 0.4, "rung": 0.5, "kernels": 0.5}),
+    Family("Ascend C elementwise", False, (0.0,) * 10, {"example": 0.0, "rung": 11 / 19, "kernels": 11 / 19}),
+    Family("Ascend C scan", False, (0.0,) * 10, {"example": 0.125, "rung": 11 / 19, "kernels": 11 / 19}),
+]
+SCREENING_DRAFTS = 3  # v3/v4 stage 1: three cold drafts per pool operator
+CURRICULUM = 2  # operators a family in the learning pass: ~2 fresh drafts a family
+ITERATIONS = 6  # drafts an episode may take (v4: 1 fresh, then retries until feasible): ~10 retries
+HELD_OUT = 4  # held-out operators a family (v4: 1 to 14)
 SEEDS = 40
 
 
 def _candidates(has_kernel: bool) -> list[SlotCandidate]:
-    candidates = [SlotCandidate(key="generic", kind="generic"), SlotCandidate(key="example", kind="example")]
+    candidates = [SlotCandidate(key="generic", kind="generic"), SlotCandidate(key="example", kind="example"),
+                  SlotCandidate(key="rung", kind="example", option="rung")]  # a rung declared by its bundle entry
     return candidates + ([SlotCandidate(key="kernel", kind="kernel")] if has_kernel else [])
 
 
-def _draft(mode: str, family: str, stats: SlotStats, config: MemoryConfig, has_kernel: bool,
-           rng: np.random.Generator) -> tuple[SlotOutcome, float]:
-    request = SlotRequest(task_id="t", family=family, context="fresh", example=f"example_{family}")
-    choice = decide(mode, "cpu", request, _candidates(has_kernel), stats, config, rng)
-    slot = "generic" if choice.kind == "generic" else "same"  # the decision never offers another family's kernel
-    outcome = SlotOutcome(backend="cpu", family=family, context="fresh", key=choice.chosen, kind=choice.kind,
-                          ranked=choice.ranked)
-    return outcome, success_probability(family, slot, choice.ranked, retry=False)
+def _option(kind: str, key: str) -> str:
+    return {"generic": "bare", "kernel": "kernels"}.get(kind, key)
 
 
-def evaluation_rate(mode: str, family: str, seed: int, cold: bool, greedy: bool = False) -> float:
-    """A learning pass (outcomes drawn from the world, counted; a family kernel is banked at the
-    first success), then the expected pass@1 of the frozen policy's fresh drafts (sampling, or
-    with `greedy` the options of the highest posterior mean)."""
+def policy_rates(family: Family, seed: int) -> dict[str, float]:
+    """One benchmark in the fitted world: screening (three bare drafts a pool operator: the
+    family's and each operator's cold records), a learning pass on two operators outside the
+    band with value's Thompson sampling, then the expected pass@1 of the held-out (band)
+    operators' fresh drafts (exact, by the world's rates): `none` bare, `value` greedy on the frozen bank, `similarity` the
+    family's example or kernel with ranked items."""
     rng = np.random.default_rng(seed)
-    cold_rates = {}
-    if cold:  # screening: ten cold drafts of the family
-        cold_rates[f"cpu/{family}"] = (int(rng.binomial(10, BARE_RATE[family])), 10)
-    config = MemoryConfig(retrieval=mode, cold_rates=cold_rates)
+    screened = {f"op{i}": int(rng.binomial(SCREENING_DRAFTS, rate)) for i, rate in enumerate(family.pool)}
+    band = [op for op, s in screened.items() if 0 < s < SCREENING_DRAFTS]
+    if len(band) < HELD_OUT:  # v4's rule: the floor is admitted (Ascend C: nothing was ever solved)
+        band = [op for op, s in screened.items() if s < SCREENING_DRAFTS]
+    held_out = list(rng.choice(band, size=min(HELD_OUT, len(band)), replace=False))
+    curriculum = list(rng.choice([op for op in screened if op not in held_out], size=CURRICULUM, replace=False))
+    cold = {"cpu/fam": (sum(screened.values()), SCREENING_DRAFTS * len(screened))}
+    cold |= {f"cpu/fam/{op}": (s, SCREENING_DRAFTS) for op, s in screened.items()}
+    config = MemoryConfig(retrieval="value", cold_rates=cold, shipped_cold_rates=False)
     stats, has_kernel = SlotStats(), False
-    for _ in range(LEARNING_DRAFTS):
-        outcome, p = _draft(mode, family, stats, config, has_kernel, rng)
-        success = bool(rng.random() < p)
-        stats.record(outcome, success)
-        has_kernel = has_kernel or success
-    frozen = config.model_copy(update={"slot_greedy": greedy})
-    return float(np.mean([_draft(mode, family, stats, frozen, has_kernel, rng)[1] for _ in range(EVALUATION_DRAFTS)]))
+    true_rate = dict(zip(screened, family.pool, strict=True))
+    for op in curriculum:
+        for iteration in range(ITERATIONS):
+            context = "fresh" if iteration == 0 else "retry"
+            choice = decide("value", "cpu", SlotRequest(task_id=op, family="fam", context=context),
+                            _candidates(has_kernel), stats, config, rng)
+            option = _option(choice.kind, choice.chosen)
+            success = bool(rng.random() < family.rate(option, choice.ranked, context == "retry", true_rate[op]))
+            stats.record(SlotOutcome(backend="cpu", family="fam", context=context, key=choice.chosen, kind=choice.kind,
+                                     option=choice.candidates[[c.key for c in choice.candidates].index(choice.chosen)]
+                                     .option, task_id=op, ranked=choice.ranked), success)
+            if success:
+                has_kernel = True  # a feasible kernel of the family and shape is banked
+                break
+    frozen = config.model_copy(update={"slot_greedy": True})
+    rates: dict[str, list[float]] = {"none": [], "value": [], "similarity": []}
+    for op in held_out:
+        choice = decide("value", "cpu", SlotRequest(task_id=op, family="fam"), _candidates(has_kernel), stats, frozen,
+                        rng)
+        rates["value"].append(family.rate(_option(choice.kind, choice.chosen), choice.ranked, False, true_rate[op]))
+        rates["none"].append(true_rate[op])
+        rates["similarity"].append(family.rate("kernels" if has_kernel else "example", True, False, true_rate[op]))
+    return {arm: float(np.mean(values)) for arm, values in rates.items() if values}
 
 
-@pytest.mark.parametrize("cold", [True, False], ids=["screened", "own-first-drafts"])
-def test_value_reaches_bare_where_the_model_knows_and_beats_it_where_it_does_not(cold):
-    """Value, frozen after the learning pass: greedy on its posteriors it reaches bare's rate where
-    the model knows the family; still sampling (what a learning run does), it stays within the
-    exploration Thompson sampling keeps after 24 drafts (measured 2 to 4 points). Where the model
-    does not know the family, both beat bare by far more than 30 points."""
-    rates = {(mode, family): float(np.mean([evaluation_rate(mode.removesuffix("-greedy"), family, seed, cold,
-                                                            greedy=mode.endswith("-greedy")) for seed in range(SEEDS)]))
-             for mode in ("none", "similarity", "value", "value-greedy") for family in BARE_RATE}
-    print(json.dumps({f"{mode}/{family}": round(rate, 3) for (mode, family), rate in rates.items()}))
-    for family in BARE_RATE:
-        bare, value, greedy = rates["none", family], rates["value", family], rates["value-greedy", family]
-        if family in KNOWN:
-            assert greedy >= bare - 0.01, (family, rates)  # bare's rate
-            assert value >= bare - 0.05, (family, rates)  # up to the exploration left
-            assert rates["similarity", family] < bare - 0.2, (family, rates)  # memory always shown: harm
+def test_value_reaches_bare_where_the_model_knows_and_never_falls_below_it():
+    """With the benchmark's evidence volume, value frozen after the learning pass is at bare's rate
+    in every family the model knows (a memory option nobody tried, or tried once, never displaces
+    bare: v4's loss), and always showing memory (similarity) costs at least half of it there.
+    Where the model does not know the language, value is above bare: a fresh success of the rung
+    in the learning pass is evidence enough against a bare rate of zero. How far above depends on
+    how often the two fresh learning drafts of a family meet the rung (measured 7 points of the
+    rung's 58: docs/memory.md); printed, asserted only above bare."""
+    table = {}
+    for family in WORLD:
+        runs = [policy_rates(family, seed) for seed in range(SEEDS)]
+        table[family.name] = {arm: round(float(np.mean([run[arm] for run in runs])), 3) for arm in runs[0]}
+    print(json.dumps(table))
+    for family in WORLD:
+        rates = table[family.name]
+        if family.known:
+            assert rates["value"] >= rates["none"] - 0.01, (family.name, rates)  # bare's rate
+            assert rates["similarity"] < 0.5 * rates["none"], (family.name, rates)  # memory always shown: harm
         else:
-            assert min(value, greedy) >= bare + 0.3, (family, rates)  # the family's verified example is the lever
+            assert rates["value"] > rates["none"] + 0.02, (family.name, rates)  # evidence moved it, somewhere
 
 
 # --- the campaigns: the plumbing, with real builds ------------------------------------------
