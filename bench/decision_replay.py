@@ -1,22 +1,35 @@
-"""Replay of the draft decision (memory_actor/slots.py, issue 41) on v3's logged evaluation drafts:
-an estimate, before any v4 run, of what the one-decision policy would have scored.
+"""Replays of the draft decision (memory_actor/slots.py) on a benchmark's logged drafts: an
+estimate, before a run, of what the decision would have scored.
 
-Each logged draft of a v3 evaluation folder (arms/eval-*/attempts.jsonl) is classified by what
-its prompt held beyond the static brief (field `shown`): bare (core API items only), a kernel of
-the task's own family or of another family in the slot (role `example`), a template (role
-`template`), ranked items (role `context`). Per domain and family, the decision may choose only
-what it can still produce: bare, or a same-family kernel with or without ranked items (no
-cross-family kernel, no ranked items around the decision; the fragment templates are gone and the
-family examples that replace them were never logged, so they are left out: the estimate is a lower
-bound for families where an example would help). It takes, per family, the option of the highest
-posterior mean (Beta(1, 2) for memory, bare's prior the family's cold record from the `none`
-arm), as a frozen bank's greedy decision would, and scores it with that option's logged rate in
-the family. Options were not randomised over operators, so this is confounded by which operators
-showed what: an estimate, not a measurement.
+v4 folders (plan.json `"design": "v4"`; issue 54.5): the decision as it is now, on the frozen
+value bank of the run (its learning pass's slot statistics, banks/learn-value), greedy as a
+frozen evaluation is, with bare's prior from the run's screening: each held-out operator's own
+cold drafts and its family's (the benchmark's `cold_rates`, nothing shipped). Its candidates are
+the bank's: the generic example, the family's examples, the family's banked kernels (their
+signature shape left out: a kernel option nobody tried cannot beat bare, so this only adds
+options that stay unchosen without fresh evidence). Each held-out operator is scored with the
+logged rate of the option chosen for it: bare with the `none` arm's drafts of it, a memory
+option with the `value` arm's drafts of it that showed that option (none logged: counted apart,
+`unlogged`). An estimate, not a measurement: where the decision keeps what was logged it is
+exact up to sampling, elsewhere it is not defined.
 
-    python -m bench.decision_replay runs/learning-v3-cpu-wide runs/learning-v3-npu-twin
+v3 folders (issue 41): each logged draft of an evaluation folder (arms/eval-*/attempts.jsonl)
+is classified by what its prompt held beyond the static brief (field `shown`): bare (core API
+items only), a kernel of the task's own family or of another family in the slot (role
+`example`), a template (role `template`), ranked items (role `context`). Per domain and family,
+the decision may choose only what it can still produce: bare, or a same-family kernel with or
+without ranked items (no cross-family kernel, no ranked items around the decision; the fragment
+templates are gone and the family examples that replace them were never logged, so they are left
+out: the estimate is a lower bound for families where an example would help). It takes, per
+family, the option of the highest posterior mean (Beta(1, 2) for memory, bare's prior the
+family's cold record from the `none` arm), as issue 41's frozen greedy decision would, and scores
+it with that option's logged rate in the family. Options were not randomised over operators, so
+this is confounded by which operators showed what: an estimate, not a measurement.
 
-Prints one JSON line per folder (`"bench": "decision_replay"`).
+    python -m bench.decision_replay runs/learning-v4-cpu runs/learning-v4-npu-twin
+
+(after `python -m bench.learning unpack bench/results/<run> --to runs/...`). Prints one JSON line
+per folder (`"bench": "decision_replay"`).
 """
 
 from __future__ import annotations
@@ -30,7 +43,7 @@ from pathlib import Path
 from actors.families import dominant_family
 
 SUITE = Path(__file__).resolve().parents[1] / "suites" / "cpu"
-MEMORY_PRIOR = (1.0, 2.0)  # memory.memory_prior's default
+MEMORY_PRIOR = (1.0, 2.0)  # v3's and v4's memory.memory_prior (retired by issue 54)
 REPLAYED = ("bare", "kernel-same", "kernel-same+ranked")
 
 
@@ -90,15 +103,90 @@ def counts_of(counts: dict, family: str, option: str) -> list[int]:
     return [sum(counts[arm, family, option][i] for arm in ("similarity", "value")) for i in (0, 1)]
 
 
+def logged_option(draft: dict) -> str:
+    """The decision's option a v4 draft's prompt showed (its `shown` field): the slot's kind (a
+    family example, api; a banked kernel, trace; else bare) and whether ranked items came."""
+    slot = next((shown for shown in draft["shown"] if shown["role"] in ("example", "pinned", "template")), None)
+    ranked = any(shown["role"] == "context" for shown in draft["shown"])
+    if slot is None:
+        return "generic+ranked" if ranked else "bare"
+    return ("example" if slot["kind"] == "api" else "kernels") + ("+ranked" if ranked else "")
+
+
+def replay_v4(folder: Path) -> dict:
+    import numpy as np
+
+    from memory_actor.bank import MemoryBank
+    from memory_actor.config import MemoryConfig
+    from memory_actor.slots import SlotCandidate, SlotRequest, decide
+
+    plan = json.loads((folder / "plan.json").read_text())
+    backend = plan["backend"]
+    screening = json.loads((folder / "screening.json").read_text())
+    cold = {key: tuple(value) for key, value in json.loads((folder / "cold_rates.json").read_text()).items()}
+    logged: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])  # arm, task, option
+    for path in sorted(folder.glob("arms/eval-*/attempts.jsonl")):
+        arm = path.parent.name.removeprefix("eval-").rsplit("-", 1)[0]
+        for line in path.read_text().splitlines():
+            draft = json.loads(line)
+            if draft["stage"] == "draft" and draft["reward"] is not None and draft["iteration"] == 1:
+                record = logged[arm, draft["task"], logged_option(draft)]
+                record[0] += int(draft["feasible"])
+                record[1] += 1
+    heldout = screening["heldout"]
+    for task in heldout:
+        outcomes = screening["outcomes"][task]
+        cold[f"{backend}/{family_of(task)}/{task}"] = (sum(outcomes), len(outcomes))
+    config = MemoryConfig(uri=str(folder / "banks" / "learn-value"), retrieval="value", cold_rates=cold,
+                          shipped_cold_rates=False, slot_greedy=True, preload_embedder=False)
+    bank = MemoryBank(config, read_only=True)
+    families: dict[str, dict] = {}
+    rates, unlogged = [], []
+    try:
+        for task in heldout:
+            family = family_of(task)
+            candidates = [SlotCandidate(key="generic", kind="generic")]
+            for item_id in sorted(bank.slot_examples.get((backend, family), set())):
+                option = bank.items[item_id].tag_values().get("option", "example")
+                candidates.append(SlotCandidate(key=item_id, kind="example", option=option))
+            kernels = {bank.items[i].task_id: i for (b, f, _), ids in bank.slot_kernels.items() if (b, f) == (backend, family)
+                       for i in ids if bank.items[i].task_id != task}
+            candidates += [SlotCandidate(key=item_id, kind="kernel") for item_id in kernels.values()]
+            choice = decide("value", backend, SlotRequest(task_id=task, family=family), candidates, bank.slots, config,
+                            np.random.default_rng(0))
+            arm = "none" if choice.option == "bare" else "value"
+            s, n = logged[arm, task, choice.option]
+            entry = families.setdefault(family, {"operators": 0, "chosen": {}, "feasible": 0, "drafts": 0})
+            entry["operators"] += 1
+            entry["chosen"][choice.option] = entry["chosen"].get(choice.option, 0) + 1
+            entry["feasible"] += s
+            entry["drafts"] += n
+            if n:
+                rates.append(s / n)
+            else:
+                unlogged.append(task)
+    finally:
+        bank.close()
+    arms = {arm: [sum(s for (a, t, _), (s, _) in logged.items() if a == arm and t == task) /
+                  max(1, sum(n for (a, t, _), (_, n) in logged.items() if a == arm and t == task)) for task in heldout]
+            for arm in ("none", "value")}
+    return {"bench": "decision_replay", "design": "v4", "folder": str(folder), "backend": backend,
+            "operators": len(heldout), **{f"pass1_{arm}": round(float(np.mean(r)), 3) for arm, r in arms.items()},
+            "pass1_decision_estimate": round(float(np.mean(rates)), 3) if rates else None,
+            "unlogged": unlogged, "families": families}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.decision_replay", description=__doc__.splitlines()[0])
-    parser.add_argument("folders", nargs="+", type=Path, help="v3 results folders (runs/learning-v3-*)")
+    parser.add_argument("folders", nargs="+", type=Path, help="unpacked results folders (runs/learning-v3-*, -v4-*)")
     args = parser.parse_args(argv)
     for folder in args.folders:
         if not any(folder.glob("arms/eval-*/attempts.jsonl")):
             print(f"{folder}: no arms/eval-*/attempts.jsonl", file=sys.stderr)
             return 2
-        print(json.dumps(replay(folder)))
+        plan = folder / "plan.json"
+        design = json.loads(plan.read_text()).get("design", "v3") if plan.is_file() else "v3"
+        print(json.dumps(replay_v4(folder) if design == "v4" else replay(folder)))
     return 0
 
 

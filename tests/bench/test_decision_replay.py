@@ -43,3 +43,39 @@ def test_the_decision_keeps_bare_where_memory_did_worse_and_a_kernel_where_it_di
     assert result["families"]["elementwise"]["option"] == "bare"
     assert result["families"]["matmul"]["option"] == "kernel-same"
     assert result["pass1_none"] == 0.3 and result["pass1_decision_estimate"] == (0.6 + 0.5) / 2
+
+
+# -- v4 (issue 54.5): the decision as it is now, on v4's published raw state --------------------
+
+RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
+V4 = {"cpu": "2026-12-02-qwen2.5-coder-1.5b-instruct-v4-cpu", "npu-twin": "2026-12-02-qwen2.5-coder-1.5b-instruct-v4-npu-twin"}
+NEEDED = ["plan.json", "screening.json", "cold_rates.json", "arms/eval-*/attempts.jsonl", "banks/learn-value/*"]
+
+
+def test_v4_options_are_read_from_what_the_prompt_showed():
+    from bench.decision_replay import logged_option
+
+    example = {"id": "bundle-e", "kind": "api", "task": None, "q": 0.3, "role": "pinned"}
+    practice = {"id": "p", "kind": "practice", "task": None, "q": 0.3, "role": "context"}
+    assert logged_option(draft("7_Sigmoid", True)) == "bare"
+    assert logged_option(draft("82_RowSum", False, example, practice)) == "example+ranked"
+    assert logged_option(draft("82_RowSum", False, {**example, "role": "example"})) == "example"
+    assert logged_option(draft("27_MatVec", True, kernel_of("25_RectMatmul"))) == "kernels"
+
+
+def test_the_decision_replayed_on_v4_keeps_bare_on_every_held_out_operator(tmp_path):
+    """Issue 54.1's rule on v4's frozen banks: no memory option has a fresh success, so none
+    displaces bare; in C the estimate is the none arm's 58.3% (v4's value: 42.2%), on the twin 0%
+    (v4's value showed the scan example and passed 38_Cumprod 4 of 8: without a fresh success in
+    the learning pass, the decision no longer shows it)."""
+    from bench.decision_replay import replay_v4
+    from bench.learning.archive import unpack
+
+    for backend, run in V4.items():
+        folder = tmp_path / backend
+        unpack(RESULTS / run, folder, only=NEEDED)
+        result = replay_v4(folder)
+        assert result["operators"] == 24 and result["unlogged"] == []
+        assert all(set(family["chosen"]) == {"bare"} for family in result["families"].values()), result
+        assert result["pass1_decision_estimate"] == result["pass1_none"]
+        assert (result["pass1_none"], result["pass1_value"]) == ({"cpu": (0.583, 0.422), "npu-twin": (0.0, 0.021)}[backend])
