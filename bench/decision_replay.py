@@ -138,7 +138,7 @@ def replay_v4(folder: Path) -> dict:
         outcomes = screening["outcomes"][task]
         cold[f"{backend}/{family_of(task)}/{task}"] = (sum(outcomes), len(outcomes))
     config = MemoryConfig(uri=str(folder / "banks" / "learn-value"), retrieval="value", cold_rates=cold,
-                          shipped_cold_rates=False, slot_greedy=True, preload_embedder=False)
+                          shipped_rates=False, slot_greedy=True, preload_embedder=False)
     bank = MemoryBank(config, read_only=True)
     families: dict[str, dict] = {}
     rates, unlogged = [], []

@@ -96,9 +96,9 @@ class MemoryConfig(BaseModel):
         default_factory=dict, description="the decision beyond the brief: cold records [successes, drafts] of fresh "
         "drafts shown nothing (screening), keyed backend/family (the family's) and backend/family/task (one "
         "operator's); bare's prior on fresh drafts")
-    shipped_cold_rates: bool = Field(
+    shipped_rates: bool = Field(
         True, description="a family without a cold record in `cold_rates` takes the default model's measured one, "
-        "shipped in memory_actor/bundles/cold_rates.yaml (a user's run has no screening); off in benchmarks, whose "
+        "shipped in memory_actor/bundles/measured_rates.yaml (a user's run has no screening); off in benchmarks, whose "
         "screening measures their own")
     cold_prior_strength: float = Field(
         8.0, ge=0, description="a family's cold record, with the bank's bare drafts of its other operators, counts "

@@ -6,7 +6,7 @@ started at bare's, and how likely a memory option beats bare and what it costs i
 Bare (the brief and the generic example) on a fresh draft starts from the operator's own cold
 rate where it is known, the family's otherwise. The family's: `slot_prior`, the family's cold
 record (`memory.cold_rates["backend/family"]` from screening, else the default model's measured
-rate shipped in `bundles/cold_rates.yaml`) counted as at most `cold_prior_strength` drafts (a
+rate shipped in `bundles/measured_rates.yaml`) counted as at most `cold_prior_strength` drafts (a
 pool's operators solve at very different rates: v4's pool solved 7% of its row-reduction
 drafts, the held-out ones 53%), and this bank's fresh bare drafts of the family. The operator's:
 its screening drafts (`cold_rates["backend/family/task"]`) and this bank's fresh bare drafts of
@@ -15,8 +15,10 @@ retry follows a failure and recovers at a far lower rate): bare is the slot prio
 bare retries of the family.
 
 A memory option starts at bare's posterior mean, counted as at most `option_prior_strength`
-drafts: no lift assumed. Its own drafts in this family and context move it, and nothing else
-does, so an option nobody tried ties with bare, and ties go to bare.
+drafts: no lift assumed. Its own drafts in this family and context move it, and so do the default
+model's published drafts that showed it (`options` in the shipped file, counted as at most
+`cold_prior_strength` drafts, where `shipped_rates` is on): evidence, never an assumption, so an
+option nobody tried ties with bare, and ties go to bare.
 """
 
 from __future__ import annotations
@@ -68,24 +70,33 @@ def compare(x: Beta, y: Beta) -> tuple[float, float]:
 
 
 @cache
-def _shipped() -> dict[str, tuple[int, int]]:
-    text = resources.files("memory_actor").joinpath("bundles", "cold_rates.yaml").read_text()
-    return {key: (int(s), int(n)) for key, (s, n) in (yaml.safe_load(text).get("rates") or {}).items()}
+def _shipped() -> dict[str, dict[str, tuple[int, int]]]:
+    text = resources.files("memory_actor").joinpath("bundles", "measured_rates.yaml").read_text()
+    content = yaml.safe_load(text)
+    return {part: {key: (int(s), int(n)) for key, (s, n) in (content.get(part) or {}).items()}
+            for part in ("rates", "options")}
 
 
 def shipped_cold_rate(backend: str, family: str) -> tuple[int, int] | None:
-    """The default model's measured cold record of a family (bundles/cold_rates.yaml, derived from
-    the published benchmark screenings by bench/cold_rates.py); None where nothing was measured."""
-    return _shipped().get(f"{SHIPPED_ALIASES.get(backend, backend)}/{family}")
+    """The default model's measured cold record of a family (bundles/measured_rates.yaml, derived
+    from the published benchmark screenings by bench/measured_rates.py); None where nothing was
+    measured."""
+    return _shipped()["rates"].get(f"{SHIPPED_ALIASES.get(backend, backend)}/{family}")
+
+
+def shipped_option_record(backend: str, family: str, context: str, option: str) -> tuple[int, int] | None:
+    """The default model's measured record of a memory option (its published evaluation drafts
+    that showed it); None where nothing was measured."""
+    return _shipped()["options"].get(f"{SHIPPED_ALIASES.get(backend, backend)}/{family}/{context}/{option}")
 
 
 def family_cold_record(config: MemoryConfig, backend: str, family: str) -> tuple[int, int] | None:
     """[successes, drafts] of a family's fresh drafts shown nothing, before this bank: the run's
-    screening (`cold_rates`), else the shipped measurement (`shipped_cold_rates`)."""
+    screening (`cold_rates`), else the shipped measurement (with `shipped_rates`)."""
     screened = config.cold_rates.get(f"{backend}/{family}")
     if screened is not None:
         return int(screened[0]), int(screened[1])
-    return shipped_cold_rate(backend, family) if config.shipped_cold_rates else None
+    return shipped_cold_rate(backend, family) if config.shipped_rates else None
 
 
 def operator_cold_record(config: MemoryConfig, backend: str, family: str, task_id: str) -> tuple[int, int] | None:

@@ -39,6 +39,8 @@ from memory_actor.slot_values import (
     compare,
     family_cold_record,
     operator_cold_record,
+    shipped_option_record,
+    shrunk,
     untried_at,
 )
 
@@ -222,7 +224,9 @@ def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotC
     memory: list[OptionValue] = []
     for key in (option_key(option, ranked) for option in declared for ranked in (False, True)):
         s, n = counts(key)
-        option = value(key, start, (start[0] + s, start[1] + n - s), s, n)
+        measured = shipped_option_record(backend, request.family, request.context, key) if config.shipped_rates else None
+        prior = shrunk(start, *measured, config.cold_prior_strength) if measured else start
+        option = value(key, prior, (prior[0] + s, prior[1] + n - s), s, n)
         option.better, option.loss = compare(option.posterior, bare_post)
         memory.append(option)
     # a kernel new to the slot: the family's pooled kernel record, counted as `slot_pool_strength` drafts

@@ -104,7 +104,7 @@ def policy_rates(family: Family, seed: int) -> dict[str, float]:
     curriculum = list(rng.choice([op for op in screened if op not in held_out], size=CURRICULUM, replace=False))
     cold = {"cpu/fam": (sum(screened.values()), SCREENING_DRAFTS * len(screened))}
     cold |= {f"cpu/fam/{op}": (s, SCREENING_DRAFTS) for op, s in screened.items()}
-    config = MemoryConfig(retrieval="value", cold_rates=cold, shipped_cold_rates=False)
+    config = MemoryConfig(retrieval="value", cold_rates=cold, shipped_rates=False)
     stats, has_kernel = SlotStats(), False
     true_rate = dict(zip(screened, family.pool, strict=True))
     for op in curriculum:

@@ -132,7 +132,7 @@ def test_thompson_sampling_learns_which_option_helps_per_context():
             stats.record(outcome("k1", "kernel", context, ranked=True), False)
             stats.record(outcome("ex", "example", context), False)
             stats.record(outcome("ex", "example", context, ranked=True), False)
-    config = MemoryConfig(cold_drafts=0, shipped_cold_rates=False)
+    config = MemoryConfig(cold_drafts=0, shipped_rates=False)
     fresh, retry = picks(stats, "fresh", config), picks(stats, "retry", config)
     assert fresh.get("generic", 0) > 0.9 * 400 and fresh.get("k2", 0) < 0.05 * 400, fresh
     assert "generic+ranked" not in fresh  # ranked items come only with a family example or kernel
@@ -258,8 +258,8 @@ def test_a_family_without_any_cold_record_measures_it_first():
 
 def test_a_fresh_bank_takes_the_default_models_shipped_cold_rate():
     """A user's run has no screening: bare starts from the cold rate the bundle ships
-    (bundles/cold_rates.yaml, derived by bench/cold_rates.py), on the twin and on a device (the
-    twin's language); `shipped_cold_rates: false` (a benchmark) leaves it out."""
+    (bundles/measured_rates.yaml, derived by bench/measured_rates.py), on the twin and on a device (the
+    twin's language); `shipped_rates: false` (a benchmark) leaves it out."""
     shipped = shipped_cold_rate("npu-twin", "elementwise")
     assert shipped is not None and shipped[0] == 0 and shipped[1] >= 30
     assert shipped_cold_rate("npu", "elementwise") == shipped and shipped_cold_rate("cuda", "elementwise") is None
@@ -269,8 +269,25 @@ def test_a_fresh_bank_takes_the_default_models_shipped_cold_rate():
         assert choice.reason == "thompson"  # no first draft spent measuring a rate of zero
         assert choice.options[0].prior == pytest.approx((1, 1 + 8))
     off = decide("value", "npu-twin", SlotRequest(task_id="4_ReLU", family="elementwise"), four_candidates(),
-                 SlotStats(), MemoryConfig(shipped_cold_rates=False), np.random.default_rng(0))
-    assert off.reason == "cold"
+                 SlotStats(), MemoryConfig(shipped_rates=False), np.random.default_rng(0))
+    assert off.reason == "cold" and all(o.prior == off.options[1].prior for o in off.options[1:])
+
+
+def test_a_fresh_bank_starts_an_option_from_the_default_models_published_drafts_of_it():
+    """The shipped file also holds the evaluations' drafts that showed an option (v4 on the twin:
+    the scan example 4 of 32, the elementwise example 0 of 32): on a fresh bank they are the
+    option's first evidence, so the scan example starts above bare and the elementwise one below,
+    while an option never published (kernels) starts at bare's."""
+    def options(family: str, config: MemoryConfig) -> dict[str, float]:
+        choice = decide("value", "npu-twin", SlotRequest(task_id="t", family=family), four_candidates(), SlotStats(),
+                        config, np.random.default_rng(0))
+        return {o.key: o.mean for o in choice.options}
+
+    scan, elementwise = options("scan", MemoryConfig()), options("elementwise", MemoryConfig())
+    assert scan["example"] > scan["bare"] and elementwise["example"] < elementwise["bare"]
+    assert scan["kernels"] == pytest.approx(scan["bare"]) and elementwise["kernels"] == pytest.approx(elementwise["bare"])
+    benchmark = options("scan", MemoryConfig(shipped_rates=False, cold_rates={"npu-twin/scan": (0, 18)}))
+    assert benchmark["example"] == pytest.approx(benchmark["bare"])  # a benchmark measures its own
 
 
 def test_an_example_declares_its_own_option():
@@ -325,6 +342,30 @@ def test_a_bank_lists_every_example_of_the_family_under_its_declared_option(memo
     assert {c.key: c.option for c in choice.candidates} == {"generic": "generic", ids["example"]: "example",
                                                             ids["rung"]: "rung"}
     assert {o.key for o in choice.options} == {"bare", "example", "example+ranked", "rung", "rung+ranked"}
+    bank.close()
+
+
+def test_a_users_first_ascend_c_draft_on_a_fresh_bank(memory_config):
+    """`evokernel run --backend npu-twin --tasks 4_ReLU.py` on a fresh bank (issue 54.6): the
+    bank holds the twin's bundle; the first draft's decision spends nothing measuring a cold rate
+    (the default model's shipped 0 of 36 is bare's prior), lists the family's bundle examples as
+    options, and starts the elementwise example from its published 0 of 32 (below bare), every
+    option nobody published at bare's posterior."""
+    bank = MemoryBank(memory_config(retrieval="value"))
+    items = bundle_items("npu-twin")
+    vectors = unit_vectors(len(items), seed=3)
+    bank.add([item.model_copy(update={"embedding": vector.tolist()}) for item, vector in zip(items, vectors, strict=True)])
+    slot = SlotRequest(task_id="4_ReLU", family="elementwise", shape="GM_ADDR,GM_ADDR,GM_ADDR", context="fresh",
+                       example="example_elementwise")
+    retrieval = bank.retrieve(RetrievalRequest(query="relu", stage="draft", backend="npu-twin", seed=0,
+                                               query_embedding=QUERY.tolist(), family="elementwise", slot=slot))
+    choice = retrieval.slot
+    assert choice.reason == "thompson"
+    examples = [c for c in choice.candidates if c.kind == "example"]
+    assert examples and {bank.items[c.key].name for c in examples} >= {"example_elementwise"}
+    options = {o.key: o for o in choice.options}
+    assert options["bare"].prior == pytest.approx((1, 9))  # slot prior with 0 of 36 counted as 8 drafts
+    assert options["example"].mean < options["bare"].mean == pytest.approx(options["example+ranked"].mean)
     bank.close()
 
 

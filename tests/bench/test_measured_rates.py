@@ -1,5 +1,6 @@
-"""bench/cold_rates.py: the shipped cold rates (memory_actor/bundles/cold_rates.yaml) are what the
-published screenings give, and the benchmark's own computation of them."""
+"""bench/measured_rates.py: the shipped rates (memory_actor/bundles/measured_rates.yaml) are what the
+published runs give: the screenings' cold rates (the benchmark's own computation of them) and the
+evaluations' drafts that showed a memory option."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from bench.cold_rates import SHIPPED, derive, main
+from bench.measured_rates import SHIPPED, derive, main
 
 RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
 RUNS = [RESULTS / "2026-12-02-qwen2.5-coder-1.5b-instruct-v4-cpu",
@@ -16,10 +17,13 @@ RUNS = [RESULTS / "2026-12-02-qwen2.5-coder-1.5b-instruct-v4-cpu",
 
 
 def test_the_shipped_file_is_derived_from_the_published_screenings(tmp_path, capsys):
-    assert main([*map(str, RUNS), "--check"]) == 0, "run python -m bench.cold_rates ... to write it again"
+    assert main([*map(str, RUNS), "--check"]) == 0, "run python -m bench.measured_rates ... to write it again"
     shipped = yaml.safe_load(SHIPPED.read_text())
     assert shipped["model"] == "qwen2.5-coder-1.5b-instruct"
     assert set(shipped["sources"]) == {"cpu", "npu-twin"}
+    # v4's evaluations: the twin's scan example passed 4 of 32 (38_Cumprod), C's row-reduction example 0 of 32
+    assert shipped["options"]["npu-twin/scan/fresh/example"] == [4, 32]
+    assert shipped["options"]["cpu/row_reduction/fresh/example+ranked"] == [0, 32]
     # the same numbers as each run's own cold_rates.json (the value arm's, bench/learning/screening.py)
     from bench.learning.archive import unpack
 
@@ -33,8 +37,8 @@ def test_the_shipped_file_is_derived_from_the_published_screenings(tmp_path, cap
     assert main([*map(str, RUNS), "--check", "--out", str(other)]) == 1  # a hand edit is caught
 
 
-def test_two_runs_of_one_backend_are_refused():
+def test_two_screenings_of_one_backend_are_refused():
     import pytest
 
-    with pytest.raises(SystemExit, match="two runs for cpu"):
+    with pytest.raises(SystemExit, match="two screenings for cpu"):
         derive([RUNS[0], RUNS[0]])
