@@ -201,16 +201,28 @@ def cold_rates(plan: dict[str, Any], screening: dict[str, Any], backend: str) ->
     return dict(sorted(rates.items()))
 
 
+def operator_cold_rates(plan: dict[str, Any], screening: dict[str, Any], backend: str) -> dict[str, list[int]]:
+    """Each pool operator's own screening record, keyed backend/family/task: bare's prior for that
+    operator in the draft decision (issue 54: the operator's own cold rate where known)."""
+    from actors.families import dominant_family
+
+    return {f"{backend}/{dominant_family(path.read_text())}/{path.stem}": [sum(drafts), len(drafts)]
+            for path in plan["pool"] if (drafts := screening["outcomes"].get(path.stem))}
+
+
 def arm_memories(plan: dict[str, Any], screening: dict[str, Any], out: Path) -> tuple[dict, dict]:
     """The memory settings of each arm in the learning pass and in the frozen evaluation. v3: the
     arm's retrieval mode alone (ARMS). v4: the value arm also gets screening's cold rates (kept
     in cold_rates.json), and takes its posterior means when frozen (`slot_greedy`: nothing is
-    learnt from exploring a frozen bank)."""
+    learnt from exploring a frozen bank); since issue 54 each pool operator's own record too
+    (keys backend/family/task), and never the rates shipped for users."""
     learning = {arm: dict(ARMS[arm]) for arm in plan["arms"]}
     evaluation = {arm: dict(ARMS[arm]) for arm in plan["arms"]}
     if plan.get("design", "v3") == "v4" and "value" in plan["arms"]:
-        rates = cold_rates(plan, screening, plan["backend"])
+        rates = cold_rates(plan, screening, plan["backend"]) | operator_cold_rates(plan, screening, plan["backend"])
         (out / "cold_rates.json").write_text(json.dumps(rates, indent=2) + "\n")
-        learning["value"]["cold_rates"] = rates
-        evaluation["value"] |= {"cold_rates": rates, "slot_greedy": True}
+        # the benchmark measures its own rates: the ones shipped for users (memory.shipped_rates)
+        # come from earlier runs of these very operators
+        learning["value"] |= {"cold_rates": rates, "shipped_rates": False}
+        evaluation["value"] |= {"cold_rates": rates, "slot_greedy": True, "shipped_rates": False}
     return learning, evaluation
