@@ -436,3 +436,16 @@ def test_the_ray_memory_actor_serves_the_slot_and_credits_it(memory_config, ray_
     stats = ray.get(actor.stats.remote(False))
     assert stats.slots[stat_key("cpu", "elementwise", "fresh", ids["relu"])] == [0, 1]
     ray.kill(actor)
+
+
+def test_a_run_recorded_with_the_retired_memory_prior_still_loads():
+    """A summary.json written before issue 54 records `memory_prior`; a resume loads it, leaves the
+    setting out and says so; a setting that never existed is still refused."""
+    from structlog.testing import capture_logs
+
+    with capture_logs() as logs:
+        config = MemoryConfig.model_validate({"memory_prior": [1.0, 2.0], "slot_greedy": True})
+    assert config.slot_greedy and not hasattr(config, "memory_prior")
+    assert [entry["setting"] for entry in logs if entry["event"] == "retired_setting_ignored"] == ["memory_prior"]
+    with pytest.raises(ValueError):
+        MemoryConfig.model_validate({"memory_priors": [1.0, 2.0]})
