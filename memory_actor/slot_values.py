@@ -108,12 +108,14 @@ def bare_posterior(config: MemoryConfig, family_record: tuple[int, int] | None, 
                    operator_record: tuple[int, int]) -> Beta:
     """Bare's Beta posterior. The family's: the slot prior, the family's cold record counted as at
     most `cold_prior_strength` drafts (it measured a pool, often in another run), this bank's bare
-    drafts of the family in full. Where the operator's own record is known (its screening drafts,
-    the bank's bare drafts of it), that record in full over the family's mean counted as the slot
-    prior's weight (two drafts): the operator's own rate leads, the family's only anchors it."""
+    drafts of the family's other operators (`bank_family`) in full. Where the operator's own
+    record is known (its screening drafts, the bank's bare drafts of it), that record in full over
+    the family's mean counted as the slot prior's weight (two drafts): the operator's own rate
+    leads, the family's only anchors it."""
     family = shrunk(tuple(config.slot_prior), *(family_record or (0, 0)), config.cold_prior_strength)
+    family = family[0] + bank_family[0], family[1] + bank_family[1] - bank_family[0]
     if operator_record[1] == 0:
-        return family[0] + bank_family[0], family[1] + bank_family[1] - bank_family[0]
+        return family
     a, b = untried_at(family, sum(config.slot_prior))
     return a + operator_record[0], b + operator_record[1] - operator_record[0]
 

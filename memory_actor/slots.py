@@ -213,7 +213,7 @@ def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotC
     family_record = family_cold_record(config, backend, request.family) if fresh else None
     operator = (own[0] + (screened or (0, 0))[0], own[1] + (screened or (0, 0))[1])
     bare_s, bare_n = counts(BARE)
-    bare_post = bare_posterior(config, family_record, (bare_s, bare_n), operator)
+    bare_post = bare_posterior(config, family_record, (bare_s - own[0], bare_n - own[1]), operator)
     start = untried_at(bare_post, config.option_prior_strength)  # no lift assumed
 
     def value(key: str, prior: Beta, posterior: Beta, s: int, n: int) -> OptionValue:

@@ -137,8 +137,8 @@ def test_value_reaches_bare_where_the_model_knows_and_never_falls_below_it():
     bare: v4's loss), and always showing memory (similarity) costs at least half of it there.
     Where the model does not know the language, value is above bare: a fresh success of the rung
     in the learning pass is evidence enough against a bare rate of zero. How far above depends on
-    how often the two fresh learning drafts of a family meet the rung (measured 7 points of the
-    rung's 58: docs/memory.md); printed, asserted only above bare."""
+    how often the two fresh learning drafts of a family meet the rung (measured about 9 points of
+    the rung's 58: docs/memory.md); printed, asserted only above bare."""
     table = {}
     for family in WORLD:
         runs = [policy_rates(family, seed) for seed in range(SEEDS)]
