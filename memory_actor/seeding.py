@@ -109,6 +109,9 @@ def seed_fresh_bank(config: MemoryConfig, backend: str, owner: str | None = None
         bank.close()
 
 
-def example_items(backend: str) -> dict[str, MemoryItem]:
-    """The family worked examples of `backend`'s bundle, by family."""
-    return {item.tag_values()["family"]: item for item in bundle_items(backend) if "example" in item.tags}
+def example_items(backend: str, option: str = "example") -> dict[str, MemoryItem]:
+    """The family worked examples of `backend`'s bundle that belong to `option` (the verified
+    idiomatic example by default; another word for the examples a bundle declares under it, a
+    ladder's rung say), by family."""
+    return {item.tag_values()["family"]: item for item in bundle_items(backend)
+            if "example" in item.tags and item.tag_values().get("option") == option}
