@@ -97,12 +97,12 @@ class MemoryConfig(BaseModel):
         "drafts shown nothing (screening), keyed backend/family (the family's) and backend/family/task (one "
         "operator's); bare's prior on fresh drafts")
     shipped_rates: bool = Field(
-        True, description="a family without a cold record in `cold_rates` takes the default model's measured one, "
-        "shipped in memory_actor/bundles/measured_rates.yaml (a user's run has no screening); off in benchmarks, whose "
-        "screening measures their own")
+        True, description="start from the default model's measured rates shipped in "
+        "memory_actor/bundles/measured_rates.yaml (a user's run has no screening): a family's cold record where "
+        "`cold_rates` has none, and each memory option's published drafts; off in benchmarks, which measure their own")
     cold_prior_strength: float = Field(
-        8.0, ge=0, description="a family's cold record, with the bank's bare drafts of its other operators, counts "
-        "as at most this many drafts in bare's prior (the operator's own record counts in full)")
+        8.0, ge=0, description="a family's cold record counts as at most this many drafts in bare's prior (this "
+        "bank's drafts and the operator's own record count in full), and so does a shipped option record")
     cold_drafts: int = Field(
         2, ge=0, description="without any cold record, a family's first fresh drafts shown bare (they measure its "
         "cold rate) before the decision samples")

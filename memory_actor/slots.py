@@ -19,8 +19,8 @@ bare against memory (its option of the highest posterior mean), then which memor
 which kernel. A frozen bank's evaluation (`slot_greedy`) takes the option of the highest
 posterior mean, and shows it only where that mean is above bare's and the pass@1 it costs in
 expectation under the posteriors is at most `slot_max_loss` (2 points); ties and thin evidence
-stay bare. Similarity mode shows the nearest kernel,
-else the example, with the ranked items; none shows nothing.
+stay bare. Similarity mode shows the nearest kernel, else the example, with the ranked items;
+none shows nothing.
 """
 
 from __future__ import annotations
