@@ -15,7 +15,8 @@ retry follows a failure and recovers at a far lower rate): bare is the slot prio
 bare retries of the family.
 
 A memory option starts at bare's posterior mean, counted as at most `option_prior_strength`
-drafts: no lift assumed. Its own drafts in this family and context move it, and so do the default
+drafts: no lift assumed (an option with the ranked items starts where the same option without
+them stands, which is bare's while that one is untried: the ranked items add no assumed lift). Its own drafts in this family and context move it, and so do the default
 model's published drafts that showed it (`options` in the shipped file, counted as at most
 `cold_prior_strength` drafts, where `shipped_rates` is on): evidence, never an assumption, so an
 option nobody tried ties with bare, and ties go to bare.

@@ -223,9 +223,12 @@ def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotC
     declared = list(dict.fromkeys(c.option for c in candidates if c.kind != "generic"))  # in candidate order
     memory: list[OptionValue] = []
     for key in (option_key(option, ranked) for option in declared for ranked in (False, True)):
+        # X+ranked holds all that X holds: it starts where X's evidence has put X (at bare's while
+        # X is untried), so ranked items are assumed no lift either
+        base = start if not key.endswith(RANKED) else untried_at(memory[-1].posterior, config.option_prior_strength)
         s, n = counts(key)
         measured = shipped_option_record(backend, request.family, request.context, key) if config.shipped_rates else None
-        prior = shrunk(start, *measured, config.cold_prior_strength) if measured else start
+        prior = shrunk(base, *measured, config.cold_prior_strength) if measured else base
         option = value(key, prior, (prior[0] + s, prior[1] + n - s), s, n)
         option.better, option.loss = compare(option.posterior, bare_post)
         memory.append(option)
