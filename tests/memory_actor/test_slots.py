@@ -350,8 +350,7 @@ def test_a_users_first_ascend_c_draft_on_a_fresh_bank(memory_config):
     bank holds the twin's bundle; the first draft's decision spends nothing measuring a cold rate
     (the default model's shipped 0 of 36 is bare's prior), lists the family's bundle examples as
     options, and starts the elementwise example (and its ranked variant) from its published 0 of 32
-    (below bare), every
-    option nobody published at bare's posterior."""
+    (below bare), every option nobody published at bare's posterior."""
     bank = MemoryBank(memory_config(retrieval="value"))
     items = bundle_items("npu-twin")
     vectors = unit_vectors(len(items), seed=3)
