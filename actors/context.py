@@ -19,13 +19,13 @@ from pathlib import Path
 import structlog
 
 from actors.code_extraction import defines_entry_point
-from actors.families import dominant_family, example_name, signature_shape
+from actors.families import dominant_family, example_name, rung_name, signature_shape
 from actors.messages import ContextItem, Exemplar, ShownItem, Stage, TaskBrief
 from memory_actor.items import MemoryItem
 from memory_actor.messages import Retrieval
 from memory_actor.scope import in_scope
-from memory_actor.seeding import example_tasks
-from memory_actor.slots import GENERIC, SlotOutcome, SlotRequest
+from memory_actor.seeding import BUNDLE_BACKENDS, example_tasks, rung_items
+from memory_actor.slots import GENERIC, LADDER_KINDS, SlotOutcome, SlotRequest
 
 log = structlog.get_logger("evokernel.context")
 
@@ -66,11 +66,28 @@ def showable(item: MemoryItem, brief: TaskBrief, stage: Stage) -> bool:
 
 # -- the decision beyond the brief: bare, the family's example, or a kernel of the family -----
 
-def slot_request(brief: TaskBrief, retry: bool) -> SlotRequest:
-    """What the memory needs to list this draft's options (memory_actor/slots.py)."""
+def slot_request(brief: TaskBrief, retry: bool, start_from_rung: bool = False) -> SlotRequest:
+    """What the memory needs to list this draft's options (memory_actor/slots.py); with
+    `start_from_rung` the draft shows the family's first rung whatever the values say."""
     family = dominant_family(brief.reference_source)
     return SlotRequest(task_id=brief.task_id, family=family, shape=signature_shape(brief.signature),
-                       context="retry" if retry else "fresh", example=example_name(family))
+                       context="retry" if retry else "fresh", example=example_name(family), rung=rung_name(family),
+                       start="rung" if start_from_rung else None)
+
+
+def rung_fits(brief: TaskBrief) -> bool:
+    """Whether the family's first rung may be this task's start: its bundle holds one whose kernel
+    signature has the task's shape (no kernel crosses families or signature shapes)."""
+    shape = _rung_shape(brief.backend, dominant_family(brief.reference_source))
+    return shape is not None and shape == signature_shape(brief.signature)
+
+
+@cache
+def _rung_shape(backend: str, family: str) -> str | None:
+    if backend not in BUNDLE_BACKENDS:
+        return None
+    rung = rung_items(backend).get(family)
+    return signature_shape(rung.task_signature) if rung is not None else None
 
 
 def scope(brief: TaskBrief) -> dict[str, str]:
@@ -86,15 +103,15 @@ def trace_tags(brief: TaskBrief) -> list[str]:
 def slot_contents(retrieval: Retrieval, brief: TaskBrief,
                   task_path: str | None) -> tuple[Exemplar | None, MemoryItem | None]:
     """What the memory's slot choice puts in the prompt: a banked kernel or the family's example as
-    the worked example (with its own operator's task); the example also as a pinned item (shown
-    before the ranked items, never cut) for a model not shown kernels as examples: the prompt
-    shows it once. (None, None) for the generic example. A kernel that cannot be shown as a
+    the worked example (with its own operator's task); the family's example or first rung also as
+    a pinned item (shown before the ranked items, never cut) for a model not shown kernels as
+    examples: the prompt shows it once. (None, None) for the generic example. A kernel that cannot be shown as a
     worked example here (no reference source beside this task) is shown as the first context
     item instead (the episode puts it there), beside the generic example."""
     choice, item = retrieval.slot, retrieval.slot_item
     if choice is None or item is None:
         return None, None
-    if choice.kind == "example":
+    if choice.kind in LADDER_KINDS:  # the family's first rung or its example: bundle items
         if not defines_entry_point(item.content, brief.candidate_format):
             return None, None  # a kernel-format example for a model writing ModelNew files
         task = exemplar_brief(item, brief, task_path)

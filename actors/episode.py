@@ -21,6 +21,7 @@ import structlog
 from actors.config import EpisodeConfig
 from actors.context import (
     context_item,
+    rung_fits,
     scope,
     showable,
     shown_items,
@@ -136,8 +137,12 @@ class Episode:
     async def _draft(self) -> IterationOutcome:
         # One decision (memory_actor/slots.py) says what goes beyond the static brief: nothing, the
         # family's example or a kernel of the family, with or without the ranked items.
+        # With start_from_rung (the learning pass) the operator's first draft shows its family's first
+        # rung, where that kernel's signature has this task's shape.
+        start = self.config.start_from_rung and not self.attempts and rung_fits(self.brief)
         retrieval = await self._retrieve("draft", self._task_query(), list(self.config.draft_kinds),
-                                         slot=slot_request(self.brief, retry=self.previous is not None))
+                                         slot=slot_request(self.brief, retry=self.previous is not None,
+                                                           start_from_rung=start))
         # the family's example is also pinned (shown before the ranked items, never cut); a kernel is not
         exemplar, pinned = slot_contents(retrieval, self.brief, getattr(self.task, "path", None))
         if retrieval.slot is not None:  # what the user sees of the decision: one line per draft

@@ -60,6 +60,12 @@ def example_name(family: str) -> str:
     return f"example_{family}"
 
 
+def rung_name(family: str) -> str:
+    """The api item name of a family's first rung in the bundles: the simplest correct kernel of
+    the family's example task (issue 54), a separate option beside the idiomatic example."""
+    return f"rung_{family}"
+
+
 def dominant_family(reference_source: str) -> str:
     """The family the worked-example slot is judged by: the dominant one ('unknown' when the
     reference does not parse)."""
