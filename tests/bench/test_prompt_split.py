@@ -38,6 +38,15 @@ def test_options_name_the_slot_item_and_the_ranked_items():
     assert option_of(draft("7_Sigmoid", False, kernel_of("4_ReLU", "context"))) == "ranked"
 
 
+def test_a_first_rung_is_its_own_option():
+    from memory_actor.seeding import rung_items
+
+    rung = FAMILY_EXAMPLE | {"id": rung_items("npu-twin")["elementwise"].id, "kind": "api"}
+    assert option_of(draft("7_Sigmoid", True, rung)) == "rung"
+    assert option_of(draft("7_Sigmoid", True, rung | {"role": "pinned"}, kernel_of("4_ReLU", "context"))) == (
+        "rung+ranked")
+
+
 def test_counts_per_arm_and_option_leave_out_what_the_machine_failed_to_judge(tmp_path, capsys):
     write(tmp_path, "eval-none-d0", [draft("7_Sigmoid", True), draft("24_SquareMatmul", False, gate="compile"),
                                      draft("7_Sigmoid", False, gate="infra")])
