@@ -7,12 +7,12 @@ families or signature shapes, no failure record of another operator is shown.
 A scripted model on a loopback OpenAI-compatible server that can only copy: shown a rung of the
 task's family it changes the computation (a correct kernel), otherwise it writes nothing that
 compiles; its refinements break the kernel (failures whose records must stay with their operator).
-Real cpu builds and gates, a real LanceDB bank, no Ray."""
+Real cpu and npu-twin builds and gates (through the persistent test build cache), a real LanceDB
+bank, no Ray."""
 
 from __future__ import annotations
 
 import json
-import shutil
 import threading
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from bench.learning.learning_pass import LearningBenchmark
 from bench.learning.plan import ARMS, parse_args
 from bench.learning.resume import build_settings
 from memory_actor.seeding import example_items, rung_items
+from npu_pool.paths import cache_root
 from tests.actors.openai_server import OpenAITestServer, Reply, ScriptedAgent
 
 SUITE = Path(__file__).resolve().parents[3] / "suites" / "cpu" / "level1"
@@ -50,7 +51,8 @@ def _prompt(body) -> str:
 class CopyingAgent:
     """Copies a rung of the task's family when the prompt shows one; nothing it writes alone compiles."""
 
-    def __init__(self):
+    def __init__(self, rungs=RUNGS, copies=COPIES):
+        self.rungs, self.copies = rungs, copies
         self.kinds = ScriptedAgent([])
         self.prompts: list[tuple[str, str, str]] = []  # (kind, operator marker, whole prompt)
         self.lock = threading.Lock()
@@ -63,15 +65,15 @@ class CopyingAgent:
             return Reply("VERDICT: LEGITIMATE\nfine")
         prompt = _prompt(body)
         task = body["messages"][-1]["content"]
-        marker = next(m for m in COPIES if m in task)
+        marker = next(m for m in self.copies if m in task)
         with self.lock:
             self.prompts.append((kind, marker, prompt))
-        family, edits = COPIES[marker]
-        rung = RUNGS[family].content
+        family, edits = self.copies[marker]
+        rung = self.rungs[family].content
         if kind == "refine":  # a "faster" variant that does not compile
             return Reply(f"```cpp\n{BROKEN}\n{rung}\n```")
         if rung not in prompt:
-            return Reply("```cpp\nextern \"C\" void kernel() { undeclared_name(); }\n```")
+            return Reply("```cpp\nextern \"C\" void kernel() { undeclared_name(); }\n```")  # fails in either format
         for old, new in edits:
             assert old in rung
             rung = rung.replace(old, new)
@@ -81,7 +83,8 @@ class CopyingAgent:
 @pytest.fixture
 def settings(tmp_path):
     def make(*extra: str, base_url: str, model: str):
-        return build_settings(parse_args([*FAST, "--set", f"harness.build_cache_dir={tmp_path / 'build'}", *extra,
+        # the persistent test build cache: the copies are the same sources every run, compiled once
+        return build_settings(parse_args([*FAST, "--set", f"harness.build_cache_dir={cache_root() / 'test-build'}", *extra,
                                           "--llm-base-url", base_url, "--llm-model", model]))
     return make
 
@@ -155,4 +158,32 @@ def test_without_the_setting_a_first_draft_is_the_decisions_and_frozen_drafts_ne
     started = settings("--set", "episode.start_from_rung=true", base_url="http://127.0.0.1:9", model="m")
     assert started.episode.start_from_rung
     assert not draft_settings(started, ARMS["value"], tmp_path / "bank", 0).episode.start_from_rung
-    shutil.rmtree(tmp_path / "build", ignore_errors=True)
+
+
+def test_on_the_twin_a_copy_of_the_scalar_rung_is_banked_as_an_ascend_c_kernel(tmp_path, settings):
+    """The same in Ascend C on the npu-twin, where v4's learning passes banked nothing: the copy
+    of the elementwise rung (scalar GlobalTensor loops over each block's share) passes the twin's
+    gates at the task's sizes and the awkward ones, and counts for the rung."""
+    from memory_actor.bank import MemoryBank
+
+    twin_rungs = rung_items("npu-twin")
+    copies = {"torch.relu(x)": ("elementwise", [("logf(1.0f + a)", "v > 0.0f ? v : 0.0f")])}
+    with OpenAITestServer() as server:
+        agent = CopyingAgent(twin_rungs, copies)
+        server.responder = agent
+        run = settings("--set", "episode.start_from_rung=true", "--set", "episode.lessons=false",
+                       "--set", "harness.backend=npu-twin", base_url=server.base_url, model=server.model)
+        bench = LearningBenchmark(run, tmp_path / "results")
+        assert bench.run_arm("learn-value", ARMS["value"], [SUITE / "4_ReLU.py"], iterations=1, seed=0)
+    [attempt] = _attempts(bench.arm_dir("learn-value"))
+    assert attempt["feasible"], attempt["reason"]
+    assert twin_rungs["elementwise"].id in {s["id"] for s in attempt["shown"]}
+    bank = MemoryBank(run.memory.model_copy(update={"uri": str(bench.banks / "learn-value")}), read_only=True)
+    try:
+        [kernel] = [item for item in bank.items.values() if item.kind == "trace"]
+        counts = bank.slots.state()
+    finally:
+        bank.close()
+    assert kernel.task_id == "4_ReLU" and kernel.backend == "npu-twin" and kernel.verdict.gate == "ok"
+    assert kernel.tag_values()["family"] == "elementwise" and "GetValue" in kernel.content
+    assert counts["npu-twin/elementwise/fresh/rung"] == [1, 1]
