@@ -64,7 +64,7 @@ def showable(item: MemoryItem, brief: TaskBrief, stage: Stage) -> bool:
     return is_feasible_trace(item) and defines_entry_point(item.content, brief.candidate_format)
 
 
-# -- the decision beyond the brief: bare, the family's example, or a kernel of the family -----
+# -- the decision beyond the brief: bare, the family's rung or example, or a kernel of the family
 
 def slot_request(brief: TaskBrief, retry: bool, start_from_rung: bool = False) -> SlotRequest:
     """What the memory needs to list this draft's options (memory_actor/slots.py); with
@@ -102,12 +102,12 @@ def trace_tags(brief: TaskBrief) -> list[str]:
 
 def slot_contents(retrieval: Retrieval, brief: TaskBrief,
                   task_path: str | None) -> tuple[Exemplar | None, MemoryItem | None]:
-    """What the memory's slot choice puts in the prompt: a banked kernel or the family's example as
-    the worked example (with its own operator's task); the family's example or first rung also as
+    """What the memory's slot choice puts in the prompt: a banked kernel, or the family's first rung
+    or example, as the worked example (with its own operator's task); the rung or example also as
     a pinned item (shown before the ranked items, never cut) for a model not shown kernels as
-    examples: the prompt shows it once. (None, None) for the generic example. A kernel that cannot be shown as a
-    worked example here (no reference source beside this task) is shown as the first context
-    item instead (the episode puts it there), beside the generic example."""
+    examples: the prompt shows it once. (None, None) for the generic example. A kernel that cannot
+    be shown as a worked example here (no reference source beside this task) is shown as the first
+    context item instead (the episode puts it there), beside the generic example."""
     choice, item = retrieval.slot, retrieval.slot_item
     if choice is None or item is None:
         return None, None

@@ -136,7 +136,7 @@ class Episode:
 
     async def _draft(self) -> IterationOutcome:
         # One decision (memory_actor/slots.py) says what goes beyond the static brief: nothing, the
-        # family's example or a kernel of the family, with or without the ranked items.
+        # family's first rung or example, or a kernel of the family, with or without the ranked items.
         # With start_from_rung (the learning pass) the operator's first draft shows its family's first
         # rung, where that kernel's signature has this task's shape.
         start = self.config.start_from_rung and not self.attempts and rung_fits(self.brief)

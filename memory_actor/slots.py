@@ -4,8 +4,8 @@ Options (issue 41): `bare` (the brief and the generic worked example, nothing el
 family's first rung in the slot (`rung`, issue 54: the simplest correct kernel of the family's
 example task); the family's idiomatic worked example in the slot (`example`); a banked feasible
 kernel of the task's own family and signature shape in the slot (`kernels`, then which kernel);
-each of the last three alone or with the ranked items (`+ranked`). Ranked items come only with an option that asks for
-them, so nothing reaches a prompt around the decision. Each option's value is a Beta posterior
+each of the last three alone or with the ranked items (`+ranked`). Ranked items come only with
+an option that asks for them, so nothing reaches a prompt around the decision. Each option's value is a Beta posterior
 of the success rate of the drafts that showed it, per backend, family and draft context (a fresh
 first draft or a retry after a failed one: they succeed at very different rates).
 
@@ -108,7 +108,7 @@ class SlotChoice(BaseModel):
     ranked: bool = Field(False, description="the ranked items go with the slot (recalled only then)")
     option: str = BARE
     reason: str = Field("", description="why: thompson, greedy (a frozen bank), cold (measuring the family's cold rate), "
-                                             "nearest, none")
+                                             "nearest, none, start (the draft starts from the rung: SlotRequest.start)")
     options: list[OptionValue] = Field(default_factory=list)
     candidates: list[SlotCandidate] = Field(default_factory=list)
 
