@@ -19,12 +19,14 @@ from pathlib import Path
 import structlog
 
 from actors.code_extraction import defines_entry_point
-from actors.families import dominant_family, example_name, signature_shape
+from actors.families import example_name
 from actors.messages import ContextItem, Exemplar, ShownItem, Stage, TaskBrief
+from actors.renaming import InTaskTerms, in_task_terms
+from actors.signature_shape import renaming
 from memory_actor.items import MemoryItem
 from memory_actor.messages import Retrieval
 from memory_actor.scope import in_scope
-from memory_actor.seeding import example_tasks
+from memory_actor.seeding import example_items, example_tasks
 from memory_actor.slots import GENERIC, SlotOutcome, SlotRequest
 
 log = structlog.get_logger("evokernel.context")
@@ -51,58 +53,81 @@ def context_item(item: MemoryItem, stage: Stage) -> ContextItem:
                        reason=item.verdict.reason if failed and item.verdict is not None else "")
 
 
-def showable(item: MemoryItem, brief: TaskBrief, stage: Stage) -> bool:
-    """Whether a retrieved item may be shown as context: only in its scope (a trace of the task's
-    family and signature shape, a lesson of its family that teaches; memory_actor/scope.py), and
+def showable(item: MemoryItem, brief: TaskBrief, stage: Stage) -> InTaskTerms | None:
+    """A retrieved item as it may be shown as context, or None: only in its scope (a trace of the
+    task's family and signature shape, a lesson of its family that teaches; memory_actor/scope.py);
     a trace only when it is feasible and written in this episode's format (the memory already
     recalls that way; this holds against banks written before it did, and against a ModelNew
-    file shown to a model asked for a kernel function)."""
-    if not in_scope(item, dominant_family(brief.reference_source), signature_shape(brief.signature), stage):
-        return False
-    if item.kind != "trace":
-        return True
-    return is_feasible_trace(item) and defines_entry_point(item.content, brief.candidate_format)
+    file shown to a model asked for a kernel function); a kernel (a trace, a family's example)
+    only in the task's own terms (actors/renaming.py)."""
+    if not in_scope(item, brief.family, brief.shape, stage):
+        return None
+    if item.kind == "trace" and not (is_feasible_trace(item)
+                                     and defines_entry_point(item.content, brief.candidate_format)):
+        return None
+    return in_task_terms(item, brief.signature)
 
 
 # -- the decision beyond the brief: bare, the family's example, or a kernel of the family -----
 
 def slot_request(brief: TaskBrief, retry: bool) -> SlotRequest:
-    """What the memory needs to list this draft's options (memory_actor/slots.py)."""
-    family = dominant_family(brief.reference_source)
-    return SlotRequest(task_id=brief.task_id, family=family, shape=signature_shape(brief.signature),
-                       context="retry" if retry else "fresh", example=example_name(family))
+    """What the memory needs to list this draft's options (memory_actor/slots.py). The family's
+    example is an option only where it can be shown in the task's own terms (its signature has
+    the task's shape): an example the prompt would not show must not be chosen either."""
+    example = example_name(brief.family) if _example_fits(brief) else None
+    return SlotRequest(task_id=brief.task_id, family=brief.family, shape=brief.shape,
+                       context="retry" if retry else "fresh", example=example)
+
+
+def _example_fits(brief: TaskBrief) -> bool:
+    if brief.candidate_format != "kernel" or not brief.signature:
+        return True  # ModelNew files are shown as they are
+    example = _bundle_examples(brief.backend).get(brief.family)
+    return example is not None and renaming(example.task_signature, brief.signature) is not None
+
+
+@cache
+def _bundle_examples(backend: str) -> dict[str, MemoryItem]:
+    """The family examples of `backend`'s bundle (what a bank is seeded with), by family."""
+    try:
+        return example_items(backend)
+    except ValueError:  # a backend without a bundle
+        return {}
 
 
 def scope(brief: TaskBrief) -> dict[str, str]:
     """The retrieval's scope (RetrievalRequest.family, .shape): ranked items of this family only."""
-    return {"family": dominant_family(brief.reference_source), "shape": signature_shape(brief.signature)}
+    return {"family": brief.family, "shape": brief.shape}
 
 
 def trace_tags(brief: TaskBrief) -> list[str]:
     """Tags of a stored trace that make it a slot candidate for tasks of its family and shape."""
-    return [f"family:{dominant_family(brief.reference_source)}", f"shape:{signature_shape(brief.signature)}"]
+    return [f"family:{brief.family}", f"shape:{brief.shape}"]
 
 
 def slot_contents(retrieval: Retrieval, brief: TaskBrief,
                   task_path: str | None) -> tuple[Exemplar | None, MemoryItem | None]:
-    """What the memory's slot choice puts in the prompt: a banked kernel or the family's example as
-    the worked example (with its own operator's task); the example also as a pinned item (shown
-    before the ranked items, never cut) for a model not shown kernels as examples: the prompt
-    shows it once. (None, None) for the generic example. A kernel that cannot be shown as a
-    worked example here (no reference source beside this task) is shown as the first context
-    item instead (the episode puts it there), beside the generic example."""
+    """What the memory's slot choice puts in the prompt, in the task's own terms (renamed into its
+    signature, actors/renaming.py): a banked kernel or the family's example as the worked example
+    (with its own operator's task); the example also as a pinned item (shown before the ranked
+    items, never cut) for a model not shown kernels as examples: the prompt shows it once.
+    (None, None) for the generic example, and for an item that cannot be shown in the task's
+    terms. A kernel that cannot be shown as a worked example here (no reference source beside
+    this task) is shown as the first context item instead (the episode puts it there), beside
+    the generic example."""
     choice, item = retrieval.slot, retrieval.slot_item
     if choice is None or item is None:
         return None, None
-    if choice.kind == "example":
-        if not defines_entry_point(item.content, brief.candidate_format):
-            return None, None  # a kernel-format example for a model writing ModelNew files
-        task = exemplar_brief(item, brief, task_path)
-        return (Exemplar(item_id=item.id, task=task, code=item.content) if task is not None else None), item
-    if not is_feasible_trace(item) or not defines_entry_point(item.content, brief.candidate_format):
+    if choice.kind != "example" and not is_feasible_trace(item):
         return None, None
-    task = exemplar_brief(item, brief, task_path)
-    return (Exemplar(item_id=item.id, task=task, code=item.content), None) if task is not None else (None, None)
+    if not defines_entry_point(item.content, brief.candidate_format):
+        return None, None  # e.g. a kernel-format example for a model writing ModelNew files
+    shown = in_task_terms(item, brief.signature)
+    if shown is None:
+        return None, None
+    task = exemplar_brief(item, brief, task_path, shown.signature)
+    exemplar = Exemplar(item_id=item.id, task=task, code=shown.item.content) if task is not None else None
+    return exemplar, (shown.item if choice.kind == "example" else None)
 
 
 def slot_outcome(retrieval: Retrieval, backend: str, shown_ids: list[str]) -> SlotOutcome | None:
@@ -119,11 +144,14 @@ def slot_outcome(retrieval: Retrieval, backend: str, shown_ids: list[str]) -> Sl
                        ranked=ranked)
 
 
-def exemplar_brief(item: MemoryItem, brief: TaskBrief, task_path: str | None) -> TaskBrief | None:
+def exemplar_brief(item: MemoryItem, brief: TaskBrief, task_path: str | None,
+                   signature: str | None = None) -> TaskBrief | None:
     """The exemplar operator's brief: its reference source from the suite this task comes from
     (a trace item stores its code and signature, not its reference), its size constants from
-    that source, and its signature from the trace item."""
-    if brief.candidate_format == "kernel" and not item.task_signature:
+    that source, and the signature its code is written against (`signature`: the task's own
+    when the code was renamed into the task's terms; the trace item's otherwise)."""
+    signature = signature or item.task_signature or None
+    if brief.candidate_format == "kernel" and not signature:
         return None  # without its signature the example's answer would not match its question
     source = _suite_source(task_path, item.task_id) if task_path and item.task_id else None
     if source is None and item.task_id in example_tasks():  # a family's worked example: its own task
@@ -132,8 +160,7 @@ def exemplar_brief(item: MemoryItem, brief: TaskBrief, task_path: str | None) ->
         log.debug("exemplar_without_source", item_id=item.id, task=item.task_id)
         return None
     return TaskBrief(task_id=item.task_id or "", backend=brief.backend, reference_source=source,
-                     sizes=_size_constants(source), signature=item.task_signature or None,
-                     candidate_format=brief.candidate_format)
+                     sizes=_size_constants(source), signature=signature, candidate_format=brief.candidate_format)
 
 
 @cache
@@ -166,16 +193,18 @@ def _size_constants(source: str) -> dict[str, int]:
 # -- what was shown -------------------------------------------------------------------------
 
 def shown_items(shown_ids: list[str], known: dict[str, tuple[MemoryItem, str]], stage: Stage,
-                example_id: str | None) -> list[ShownItem]:
+                example_id: str | None, renamed: dict[str, dict[str, str]] | None = None) -> list[ShownItem]:
     """Provenance records of the items that reached the prompt, in prompt order; `known` maps an
-    id to its item and role (context, api, child, start)."""
+    id to its item and role (context, api, child, start), `renamed` an id to the names replaced
+    to show it in the task's terms (the record, and so the credit, stays the item's)."""
     records = []
     for item_id in shown_ids:
         if item_id not in known:
             continue
         item, role = known[item_id]
         records.append(ShownItem(id=item.id, kind=item.kind, task=item.task_id, q=stage_q(item, stage),
-                                 role="example" if item_id == example_id else role))  # type: ignore[arg-type]
+                                 role="example" if item_id == example_id else role,  # type: ignore[arg-type]
+                                 renamed=(renamed or {}).get(item_id, {})))
     return records
 
 

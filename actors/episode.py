@@ -143,10 +143,13 @@ class Episode:
         if retrieval.slot is not None:  # what the user sees of the decision: one line per draft
             self.log.info("memory_decision", family=retrieval.slot.family, context=retrieval.slot.context,
                           option=retrieval.slot.option, reason=retrieval.slot.reason)
-        in_slot = retrieval.slot_item if retrieval.slot_item is not None and showable(
-            retrieval.slot_item, self.brief, "draft") else None
-        items = [item for item in retrieval.items if showable(item, self.brief, "draft")
-                 and (in_slot is None or item.id != in_slot.id)]
+        # What may be shown, in the task's own terms (a kernel renamed into its signature)
+        slot_terms = showable(retrieval.slot_item, self.brief, "draft") if retrieval.slot_item is not None else None
+        in_slot = slot_terms.item if slot_terms is not None else None
+        ranked = [terms for item in retrieval.items if (in_slot is None or item.id != in_slot.id)
+                  and (terms := showable(item, self.brief, "draft")) is not None]
+        items = [terms.item for terms in ranked]
+        renamed = {terms.item.id: terms.renamed for terms in [*ranked, *([slot_terms] if slot_terms else [])]}
         if in_slot is not None and pinned is None:
             # The slot's kernel: the worked example, or (a model not shown kernels as examples,
             # no source for its task) the first context item. The prompt keeps it in one place.
@@ -159,7 +162,7 @@ class Episode:
         known = ({i.id: (i, "context") for i in items} | {i.id: (i, "api") for i in retrieval.api_items}
                  | ({in_slot.id: (in_slot, "pinned" if pinned else "context")} if in_slot else {}))
         outcome = IterationOutcome("draft", proposal, retrieval,
-                                   shown=shown_items(proposal.shown_ids, known, "draft", proposal.example_id),
+                                   shown=shown_items(proposal.shown_ids, known, "draft", proposal.example_id, renamed),
                                    static_ids={i.id for i in retrieval.api_items if "core" in i.tags},
                                    slot=slot_outcome(retrieval, self.brief.backend, proposal.shown_ids))
         await self.judge.judge(outcome, self.drafter, self._iteration())
@@ -189,7 +192,9 @@ class Episode:
         children = [c for c in await self.memory.children(start.id) if c.kind == "trace"][-shown:][::-1] if shown else []
         # The start point and its children have their own sections: do not show them twice.
         elsewhere = {start.id, *(c.id for c in children)}
-        items = [i for i in retrieval.items if i.id not in elsewhere and showable(i, self.brief, "refine")]
+        ranked = [terms for i in retrieval.items if i.id not in elsewhere
+                  and (terms := showable(i, self.brief, "refine")) is not None]
+        items = [terms.item for terms in ranked]
         assert self.best_ms is not None
         best_before = self.best_ms
         request = RefineRequest(
@@ -207,7 +212,8 @@ class Episode:
         start_record = ShownItem(id=start.id, kind="trace", task=self.brief.task_id, role="start",
                                  q=start_item.q_refine if start_item is not None else None)
         outcome = IterationOutcome("refine", proposal, retrieval, parent_id=start.id, start_code=start.code,
-                                   shown=[start_record, *shown_items(proposal.shown_ids, known, "refine", None)],
+                                   shown=[start_record, *shown_items(proposal.shown_ids, known, "refine", None,
+                                                                     {t.item.id: t.renamed for t in ranked})],
                                    static_ids=static_ids)
         await self.judge.judge(outcome, self.refiner, self._iteration(), improved_over=best_before)
         if outcome.proposal.llm_error is None and outcome.gate != "infra":
