@@ -15,18 +15,17 @@ from __future__ import annotations
 import ast
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 import structlog
 
 from actors.code_extraction import defines_entry_point
-from actors.families import example_name
 from actors.messages import ContextItem, Exemplar, ShownItem, Stage, TaskBrief
 from actors.renaming import InTaskTerms, in_task_terms
-from actors.signature_shape import renaming
 from memory_actor.items import MemoryItem
 from memory_actor.messages import Retrieval
 from memory_actor.scope import in_scope
-from memory_actor.seeding import example_items, example_tasks
+from memory_actor.seeding import example_tasks
 from memory_actor.slots import GENERIC, SlotOutcome, SlotRequest
 
 log = structlog.get_logger("evokernel.context")
@@ -71,28 +70,10 @@ def showable(item: MemoryItem, brief: TaskBrief, stage: Stage) -> InTaskTerms | 
 # -- the decision beyond the brief: bare, the family's example, or a kernel of the family -----
 
 def slot_request(brief: TaskBrief, retry: bool) -> SlotRequest:
-    """What the memory needs to list this draft's options (memory_actor/slots.py). The family's
-    example is an option only where it can be shown in the task's own terms (its signature has
-    the task's shape): an example the prompt would not show must not be chosen either."""
-    example = example_name(brief.family) if _example_fits(brief) else None
+    """What the memory needs to list this draft's options (memory_actor/slots.py): the family's
+    example only where the brief says a prompt of this task may show it."""
     return SlotRequest(task_id=brief.task_id, family=brief.family, shape=brief.shape,
-                       context="retry" if retry else "fresh", example=example)
-
-
-def _example_fits(brief: TaskBrief) -> bool:
-    if brief.candidate_format != "kernel" or not brief.signature:
-        return True  # ModelNew files are shown as they are
-    example = _bundle_examples(brief.backend).get(brief.family)
-    return example is not None and renaming(example.task_signature, brief.signature) is not None
-
-
-@cache
-def _bundle_examples(backend: str) -> dict[str, MemoryItem]:
-    """The family examples of `backend`'s bundle (what a bank is seeded with), by family."""
-    try:
-        return example_items(backend)
-    except ValueError:  # a backend without a bundle
-        return {}
+                       context="retry" if retry else "fresh", example=brief.example)
 
 
 def scope(brief: TaskBrief) -> dict[str, str]:
@@ -105,29 +86,39 @@ def trace_tags(brief: TaskBrief) -> list[str]:
     return [f"family:{brief.family}", f"shape:{brief.shape}"]
 
 
-def slot_contents(retrieval: Retrieval, brief: TaskBrief,
-                  task_path: str | None) -> tuple[Exemplar | None, MemoryItem | None]:
-    """What the memory's slot choice puts in the prompt, in the task's own terms (renamed into its
-    signature, actors/renaming.py): a banked kernel or the family's example as the worked example
-    (with its own operator's task); the example also as a pinned item (shown before the ranked
-    items, never cut) for a model not shown kernels as examples: the prompt shows it once.
-    (None, None) for the generic example, and for an item that cannot be shown in the task's
-    terms. A kernel that cannot be shown as a worked example here (no reference source beside
-    this task) is shown as the first context item instead (the episode puts it there), beside
-    the generic example."""
-    choice, item = retrieval.slot, retrieval.slot_item
-    if choice is None or item is None:
-        return None, None
-    if choice.kind != "example" and not is_feasible_trace(item):
-        return None, None
-    if not defines_entry_point(item.content, brief.candidate_format):
-        return None, None  # e.g. a kernel-format example for a model writing ModelNew files
-    shown = in_task_terms(item, brief.signature)
-    if shown is None:
-        return None, None
-    task = exemplar_brief(item, brief, task_path, shown.signature)
-    exemplar = Exemplar(item_id=item.id, task=task, code=shown.item.content) if task is not None else None
-    return exemplar, (shown.item if choice.kind == "example" else None)
+class DraftShown(NamedTuple):
+    """What a draft's prompt may show of a retrieval, each kernel in the task's own terms."""
+
+    exemplar: Exemplar | None  # the slot's kernel or family example as the worked example
+    pinned: MemoryItem | None  # the family example, also pinned before the ranked items
+    items: list[MemoryItem]  # the context items in order (the slot's kernel first where it is no worked example)
+    in_slot: MemoryItem | None  # what fills the slot, as shown
+    renamed: dict[str, dict[str, str]]  # item id -> the names replaced to show it (provenance)
+
+
+def draft_context(retrieval: Retrieval, brief: TaskBrief, task_path: str | None) -> DraftShown:
+    """What the memory's slot choice and its ranked items put in a draft's prompt: only what
+    `showable` allows, renamed into the task's signature (actors/renaming.py). The slot's item is
+    a banked kernel or the family's example as the worked example (with its own operator's task);
+    the example also as a pinned item (shown before the ranked items, never cut) for a model not
+    shown kernels as examples: the prompt shows it once. A kernel that cannot be shown as a
+    worked example here (no reference source beside this task) is the first context item
+    instead, beside the generic example."""
+    slot = showable(retrieval.slot_item, brief, "draft") if retrieval.slot_item is not None else None
+    in_slot = slot.item if slot is not None else None
+    ranked = [terms for item in retrieval.items if (in_slot is None or item.id != in_slot.id)
+              and (terms := showable(item, brief, "draft")) is not None]
+    exemplar, pinned = None, None
+    if slot is not None and retrieval.slot is not None and defines_entry_point(slot.item.content,
+                                                                               brief.candidate_format):
+        task = exemplar_brief(slot.item, brief, task_path, slot.signature)
+        exemplar = Exemplar(item_id=slot.item.id, task=task, code=slot.item.content) if task is not None else None
+        pinned = slot.item if retrieval.slot.kind == "example" else None
+    items = [terms.item for terms in ranked]
+    if in_slot is not None and pinned is None:
+        items.insert(0, in_slot)  # the prompt keeps it in one place
+    renamed = {terms.item.id: terms.renamed for terms in [*ranked, *([slot] if slot is not None else [])]}
+    return DraftShown(exemplar, pinned, items, in_slot, renamed)
 
 
 def slot_outcome(retrieval: Retrieval, backend: str, shown_ids: list[str]) -> SlotOutcome | None:

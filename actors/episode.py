@@ -21,10 +21,10 @@ import structlog
 from actors.config import EpisodeConfig
 from actors.context import (
     context_item,
+    draft_context,
     scope,
     showable,
     shown_items,
-    slot_contents,
     slot_outcome,
     slot_request,
 )
@@ -138,22 +138,13 @@ class Episode:
         # family's example or a kernel of the family, with or without the ranked items.
         retrieval = await self._retrieve("draft", self._task_query(), list(self.config.draft_kinds),
                                          slot=slot_request(self.brief, retry=self.previous is not None))
-        # the family's example is also pinned (shown before the ranked items, never cut); a kernel is not
-        exemplar, pinned = slot_contents(retrieval, self.brief, getattr(self.task, "path", None))
+        # What may be shown (a kernel in the task's own terms); the family's example is also
+        # pinned (shown before the ranked items, never cut), a kernel is not
+        shown = draft_context(retrieval, self.brief, getattr(self.task, "path", None))
+        exemplar, pinned, items, in_slot = shown.exemplar, shown.pinned, shown.items, shown.in_slot
         if retrieval.slot is not None:  # what the user sees of the decision: one line per draft
             self.log.info("memory_decision", family=retrieval.slot.family, context=retrieval.slot.context,
                           option=retrieval.slot.option, reason=retrieval.slot.reason)
-        # What may be shown, in the task's own terms (a kernel renamed into its signature)
-        slot_terms = showable(retrieval.slot_item, self.brief, "draft") if retrieval.slot_item is not None else None
-        in_slot = slot_terms.item if slot_terms is not None else None
-        ranked = [terms for item in retrieval.items if (in_slot is None or item.id != in_slot.id)
-                  and (terms := showable(item, self.brief, "draft")) is not None]
-        items = [terms.item for terms in ranked]
-        renamed = {terms.item.id: terms.renamed for terms in [*ranked, *([slot_terms] if slot_terms else [])]}
-        if in_slot is not None and pinned is None:
-            # The slot's kernel: the worked example, or (a model not shown kernels as examples,
-            # no source for its task) the first context item. The prompt keeps it in one place.
-            items.insert(0, in_slot)
         request = DraftRequest(task=self.brief, context=[context_item(i, "draft") for i in items],
                                api=[context_item(i, "draft") for i in retrieval.api_items], previous=self.previous,
                                exemplar=exemplar, pinned=context_item(pinned, "draft") if pinned else None,
@@ -162,7 +153,8 @@ class Episode:
         known = ({i.id: (i, "context") for i in items} | {i.id: (i, "api") for i in retrieval.api_items}
                  | ({in_slot.id: (in_slot, "pinned" if pinned else "context")} if in_slot else {}))
         outcome = IterationOutcome("draft", proposal, retrieval,
-                                   shown=shown_items(proposal.shown_ids, known, "draft", proposal.example_id, renamed),
+                                   shown=shown_items(proposal.shown_ids, known, "draft", proposal.example_id,
+                                                     shown.renamed),
                                    static_ids={i.id for i in retrieval.api_items if "core" in i.tags},
                                    slot=slot_outcome(retrieval, self.brief.backend, proposal.shown_ids))
         await self.judge.judge(outcome, self.drafter, self._iteration())

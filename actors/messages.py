@@ -38,6 +38,8 @@ class TaskBrief(BaseModel):
     family: str = Field("", description="the operator's dominant family (actors/families.py), read from the reference "
                         "when the brief is built; what memory may show it is scoped by it")
     shape: str = Field("", description="the signature's shape (actors/signature_shape.py), '' without a signature")
+    example: str | None = Field(None, description="the family's verified worked example (its api item name) where a "
+                                "prompt of this task may show it: its signature maps onto the task's (actors/briefing.py)")
 
     @model_validator(mode="after")
     def _facts_of_the_task(self) -> TaskBrief:

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
-from actors.signature_shape import renaming, tiling_fields
+from actors.signature_shape import renaming
 from memory_actor.items import MemoryItem
 
 _TOKENS = re.compile(r"""
@@ -93,12 +93,10 @@ def in_task_terms(item: MemoryItem, task_signature: str | None) -> InTaskTerms |
     if not shows_kernel(item) or not task_signature:
         return InTaskTerms(item=item, signature=item.task_signature or None)
     names = renaming(item.task_signature, task_signature)
-    if names is None:
+    code = rename_identifiers(item.content, names.names, names.fields) if names is not None else None
+    if names is None or code is None:
         return None
-    code = rename_identifiers(item.content, names, frozenset(tiling_fields(item.task_signature)))
-    if code is None:
-        return None
-    renamed = {old: new for old, new in names.items() if old != new}
+    renamed = {old: new for old, new in names.names.items() if old != new}
     if not renamed:
         return InTaskTerms(item=item, signature=item.task_signature)
     return InTaskTerms(item=item.model_copy(update={"content": code}), renamed=renamed, signature=task_signature)

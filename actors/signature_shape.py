@@ -161,20 +161,21 @@ def signature_shape(signature: str | None) -> str:
     return entry.shape if entry is not None else ""
 
 
-def renaming(source: str | None, target: str | None) -> dict[str, str] | None:
-    """The names of `source`'s entry (function, arguments, tiling fields) mapped to those of
-    `target`'s in the same places, when both signatures have one shape; None when they do not
-    (or either has no entry, or an argument without a name)."""
+class Renaming(BaseModel):
+    """The names of one entry mapped to those of another of the same shape."""
+
+    names: dict[str, str]  # function, arguments and tiling fields, in the same places
+    fields: frozenset[str] = frozenset()  # the source's KernelTiling fields: also renamed as members (t.x_d0)
+
+
+def renaming(source: str | None, target: str | None) -> Renaming | None:
+    """How `source`'s entry is renamed into `target`'s, when both signatures have one shape; None
+    when they do not (or either has no entry, or an argument without a name)."""
     a, b = read_signature(source), read_signature(target)
     if a is None or b is None or a.shape != b.shape:
         return None
     pairs = list(zip(a.names(), b.names(), strict=True))
     if any(old is None or new is None for old, new in pairs):
         return None
-    return {old: new for old, new in pairs}  # type: ignore[misc]
-
-
-def tiling_fields(signature: str | None) -> set[str]:
-    """The KernelTiling field names of a signature (member names a renaming may touch)."""
-    entry = read_signature(signature)
-    return {f.name for f in entry.fields if f.name} if entry is not None else set()
+    return Renaming(names={old: new for old, new in pairs},  # type: ignore[misc]
+                    fields=frozenset(f.name for f in a.fields if f.name))

@@ -3,6 +3,7 @@ back as shown (actors/context.py)."""
 
 from __future__ import annotations
 
+from actors.briefing import family_example
 from actors.context import slot_outcome, slot_request, trace_tags
 from actors.signature_shape import signature_shape
 from actors.messages import TaskBrief
@@ -22,27 +23,30 @@ SIG_2D = ('extern "C" void kernel(\n    const float* x,  // input, float32 [x_d0
 
 
 def test_the_request_names_family_shape_context_and_example():
-    brief = TaskBrief(task_id="19_ReLU", backend="cpu", reference_source=RELU, signature=SIG_2D)
+    brief = TaskBrief(task_id="19_ReLU", backend="cpu", reference_source=RELU, signature=SIG_2D,
+                      example=family_example("cpu", "elementwise", SIG_2D, "kernel"))
     fresh, retry = slot_request(brief, retry=False), slot_request(brief, retry=True)
     shape = "input float32[2], output float32[2], size 0.0, size 0.1, size 1.0, size 1.1"
     assert (fresh.family, fresh.shape, fresh.context, fresh.example) == (
         "elementwise", shape, "fresh", "example_elementwise")
     assert retry.context == "retry" and fresh.task_id == "19_ReLU"
     assert trace_tags(brief) == ["family:elementwise", f"shape:{shape}"]
-    matmul = slot_request(TaskBrief(task_id="mm", backend="cpu", reference_source=MATMUL, signature=SIG_2D), False)
+    matmul = slot_request(TaskBrief(task_id="mm", backend="cpu", reference_source=MATMUL, signature=SIG_2D,
+                                    example=family_example("cpu", "matmul", SIG_2D, "kernel")), False)
     assert matmul.family == "matmul" and matmul.example == "example_matmul"
 
 
 def test_the_family_example_is_an_option_only_where_its_signature_maps_onto_the_tasks():
     # LeakyReLU takes a scalar the bundle's elementwise example (log1p|x|, 2-d) has no place for:
     # the prompt could not show it in the task's terms, so the memory must not choose it
-    brief = TaskBrief(task_id="9_LeakyReLU", backend="cpu", reference_source=RELU, signature=SIG)
+    assert family_example("cpu", "elementwise", SIG, "kernel") is None
+    brief = TaskBrief(task_id="9_LeakyReLU", backend="cpu", reference_source=RELU, signature=SIG,
+                      example=family_example("cpu", "elementwise", SIG, "kernel"))
     request = slot_request(brief, retry=False)
     assert (request.family, request.shape, request.example) == ("elementwise", signature_shape(SIG), None)
     assert request.shape == "input float32[1], output float32[0], scalar double, size 0.0"
     # a ModelNew task has no signature: its examples are shown as they are
-    modelnew = TaskBrief(task_id="9_LeakyReLU", backend="cpu", reference_source=RELU, candidate_format="modelnew")
-    assert slot_request(modelnew, retry=False).example == "example_elementwise"
+    assert family_example("cpu", "elementwise", None, "modelnew") == "example_elementwise"
 
 
 def test_signature_shapes_ignore_names_and_comments_not_types():
