@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from actors.briefing import family_example
 from actors.context import slot_outcome, slot_request, trace_tags
-from actors.signature_shape import signature_shape
 from actors.messages import TaskBrief
+from actors.signature_shape import signature_shape
 from memory_actor.items import MemoryItem
 from memory_actor.messages import Retrieval
 from memory_actor.slots import SlotChoice
