@@ -52,7 +52,7 @@ def context_item(item: MemoryItem, stage: Stage) -> ContextItem:
                        reason=item.verdict.reason if failed and item.verdict is not None else "")
 
 
-def showable(item: MemoryItem, brief: TaskBrief, stage: Stage) -> InTaskTerms | None:
+def shown_as(item: MemoryItem, brief: TaskBrief, stage: Stage) -> InTaskTerms | None:
     """A retrieved item as it may be shown as context, or None: only in its scope (a trace of the
     task's family and signature shape, a lesson of its family that teaches; memory_actor/scope.py);
     a trace only when it is feasible and written in this episode's format (the memory already
@@ -98,16 +98,16 @@ class DraftShown(NamedTuple):
 
 def draft_context(retrieval: Retrieval, brief: TaskBrief, task_path: str | None) -> DraftShown:
     """What the memory's slot choice and its ranked items put in a draft's prompt: only what
-    `showable` allows, renamed into the task's signature (actors/renaming.py). The slot's item is
+    `shown_as` allows, renamed into the task's signature (actors/renaming.py). The slot's item is
     a banked kernel or the family's example as the worked example (with its own operator's task);
     the example also as a pinned item (shown before the ranked items, never cut) for a model not
     shown kernels as examples: the prompt shows it once. A kernel that cannot be shown as a
     worked example here (no reference source beside this task) is the first context item
     instead, beside the generic example."""
-    slot = showable(retrieval.slot_item, brief, "draft") if retrieval.slot_item is not None else None
+    slot = shown_as(retrieval.slot_item, brief, "draft") if retrieval.slot_item is not None else None
     in_slot = slot.item if slot is not None else None
     ranked = [terms for item in retrieval.items if (in_slot is None or item.id != in_slot.id)
-              and (terms := showable(item, brief, "draft")) is not None]
+              and (terms := shown_as(item, brief, "draft")) is not None]
     exemplar, pinned = None, None
     if slot is not None and retrieval.slot is not None and defines_entry_point(slot.item.content,
                                                                                brief.candidate_format):

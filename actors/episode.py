@@ -23,7 +23,7 @@ from actors.context import (
     context_item,
     draft_context,
     scope,
-    showable,
+    shown_as,
     shown_items,
     slot_outcome,
     slot_request,
@@ -185,7 +185,7 @@ class Episode:
         # The start point and its children have their own sections: do not show them twice.
         elsewhere = {start.id, *(c.id for c in children)}
         ranked = [terms for i in retrieval.items if i.id not in elsewhere
-                  and (terms := showable(i, self.brief, "refine")) is not None]
+                  and (terms := shown_as(i, self.brief, "refine")) is not None]
         items = [terms.item for terms in ranked]
         assert self.best_ms is not None
         best_before = self.best_ms
