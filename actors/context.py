@@ -6,8 +6,9 @@ only fenced and marked as such, never another operator's failure record; the wor
 the memory's one decision per draft (memory_actor/slots.py): the generic example alone (bare),
 or the family's verified example or a banked kernel of the task's own family and signature
 shape, shown as that operator's own task and answer, with or without the ranked items. No
-kernel or lesson of another family reaches a prompt (memory_actor/scope.py). Credit and
-provenance follow what reached the prompt.
+kernel or lesson of another family reaches a prompt (memory_actor/scope.py), and a kernel only
+in the task's own names (actors/renaming.py). The task's family and shape are the brief's
+(actors/briefing.py), never read again here. Credit and provenance follow what reached the prompt.
 """
 
 from __future__ import annotations
