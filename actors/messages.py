@@ -43,8 +43,10 @@ class TaskBrief(BaseModel):
 
     @model_validator(mode="after")
     def _facts_of_the_task(self) -> TaskBrief:
-        """The task's family and signature shape, decided once, where the brief is built: every
-        reader (the context, the slot request, the retrieval's scope, the lessons) takes them from here."""
+        """The task's family and signature shape, decided once, when the brief is built (every reader,
+        the context, the slot request, the retrieval's scope and the lessons, takes them from here):
+        actors/briefing.task_brief sets them; a brief built otherwise (a worked example's, a test's,
+        a record written before) gets them from its own reference and signature."""
         if not self.family:
             self.family = dominant_family(self.reference_source)
         if not self.shape:
