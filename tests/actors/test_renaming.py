@@ -180,3 +180,28 @@ def test_what_holds_no_kernel_or_meets_no_signature_is_shown_as_it_is():
     trace = MemoryItem(kind="trace", backend="cpu", content="class ModelNew: ...", task_signature="")
     shown = in_task_terms(trace, None)  # a ModelNew task: no signature to rename into
     assert shown is not None and shown.item is trace and shown.renamed == {}
+
+
+@pytest.mark.slow  # nvcc takes ~20 s a unit; builds are cached by source
+def test_cuda_the_family_example_in_the_tasks_names_builds_with_nvcc_and_passes_where_there_is_a_gpu(
+        values_task, tmp_path):
+    from npu_pool.backends import backend_ready, cuda_kernel
+    from npu_pool.backends import cuda as cuda_backend
+    from npu_pool.paths import cache_root
+    from npu_pool.verdict import Candidate
+    from npu_pool.verifier import verify
+    from tests.npu_pool.harness_support import harness_config as cuda_config
+
+    nvcc = cuda_backend.find_nvcc()
+    if nvcc is None or cuda_kernel.nvcc_version(nvcc) == "unknown":
+        pytest.skip("nvcc (the CUDA toolkit) is not installed")
+    shown = in_task_terms(example_items("cuda")["elementwise"], rendered("cuda", values_task))
+    assert shown is not None
+    artifact = cuda_kernel.build_kernel(shown.item.content, values_task.kernel_signature, nvcc, (9, 0), tmp_path,
+                                        cache_root() / "test-build" / "cuda-kernels")
+    assert artifact.stat().st_size > 0  # the renamed source is still CUDA (threadIdx.x and the launch intact)
+    ready, why = backend_ready("cuda", "kernel")
+    if not ready:
+        pytest.skip(f"built; not run: {why}")
+    verdict = verify(values_task, Candidate(source=shown.item.content, format="kernel"), cuda_config(backend="cuda"))
+    assert verdict.feasible, f"{verdict.gate}: {verdict.reason}\n{verdict.details}"
