@@ -60,7 +60,7 @@ class SlotRequest(BaseModel):
 
     task_id: str = Field(..., description="the task drafted: its own kernels are not candidates")
     family: str = Field(..., description="the task's dominant operator family (actors/families.py)")
-    shape: str = Field("", description="the kernel signature's shape (parameter types, names left out)")
+    shape: str = Field("", description="the kernel signature's shape (actors/signature_shape.py)")
     context: SlotContext = Field("fresh", description="fresh: no earlier attempt shown; retry: after a failed one")
     example: str | None = Field(None, description="the api item name of the family's verified worked example")
     rung: str | None = Field(None, description="the api item name of the family's first rung (the simplest correct kernel)")

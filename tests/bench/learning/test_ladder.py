@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.families import signature_shape
+from actors.signature_shape import signature_shape
 from bench.learning.evaluation import draft_settings
 from bench.learning.learning_pass import LearningBenchmark
 from bench.learning.plan import ARMS, parse_args
