@@ -47,16 +47,16 @@ def test_run_on_a_cluster_leaves_the_check_to_the_workers(monkeypatch):
     """The head of a Ray cluster may have no device: the check is for local runs only."""
     import argparse
 
-    from launch.commands.run import _check_backend
+    from launch.commands.run_prepare import check_backend
     from launch.config import Settings
 
     monkeypatch.setenv("EVOKERNEL_HARNESS__BACKEND", "cuda")
     monkeypatch.setenv("EVOKERNEL_RAY__ADDRESS", "auto")
-    _check_backend(argparse.Namespace(no_ray=False), Settings())  # no error
+    check_backend(argparse.Namespace(no_ray=False), Settings())  # no error
     from launch.cli import UsageError
 
     with pytest.raises(UsageError, match="cannot run here"):
-        _check_backend(argparse.Namespace(no_ray=True), Settings())
+        check_backend(argparse.Namespace(no_ray=True), Settings())
 
 
 @needs_no_gpu

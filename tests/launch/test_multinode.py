@@ -152,7 +152,7 @@ def test_campaign_uses_both_nodes_survives_a_memory_actor_kill_and_exports_metri
     for role, classes in started.items():
         assert classes == {ROLES[Role(role)].qualified_name.rsplit(".", 1)[1]}, (role, classes)
     # the memory actor came back (new process) with everything stored before and after the kill
-    memory = campaign.memory
+    memory = campaign.actors.memory
     assert ray.get(memory.pid.remote()) != killed[0]
     stats = ray.get(memory.stats.remote())
     assert stats.items_by_kind.get("trace") == 8
