@@ -88,9 +88,9 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
-    """Every operator as a Ray task, over device-pinned pools (launch.concurrent_campaign)."""
-    from launch.campaign_actors import BankRefused
-    from launch.concurrent_campaign import ConcurrentCampaign
+    """Every operator as a Ray task, over device-pinned pools (launch.ray_campaign.concurrent_campaign)."""
+    from launch.ray_campaign.campaign_actors import BankRefused
+    from launch.ray_campaign.concurrent_campaign import ConcurrentCampaign
     from npu_pool.devices import FakeDevices
 
     with ExitStack() as stack:
@@ -131,7 +131,7 @@ def _stop_cleanly_on_sigterm(stack: ExitStack) -> None:
     interrupted, a resume hint), instead of dying on the spot. It is handed to whatever handles
     SIGINT at that moment: asyncio.run's handler cancels the single-process campaign's task, the
     default one raises KeyboardInterrupt. The Ray campaign keeps this handler over ray.init's
-    (launch.ray_session.connect_ray)."""
+    (launch.ray_campaign.ray_session.connect_ray)."""
 
     def interrupt(signum: int, frame: Any) -> None:
         as_ctrl_c = signal.getsignal(signal.SIGINT)

@@ -21,7 +21,7 @@ def infra_stops(summary: RunSummary, again: str) -> int:
     """1 with a resume hint when infrastructure stopped operators (the LLM endpoint's faults, a node
     lost once too often: not the model's verdict, a resumed run redoes them), else 0."""
     from actors.episode_factory import INFRA
-    from launch.lost_operators import LostOperators
+    from launch.ray_campaign.lost_operators import LostOperators
 
     stopped = [op for op in summary.operators if op.stopped_by == INFRA]
     if not stopped:
@@ -62,7 +62,7 @@ def print_summary(summary: RunSummary, run_dir: Path) -> None:
     feasible = t.feasible - sum(1 for op in summary.operators if op.stopped_by == INFRA and op.feasible)
     note = f" ({'; '.join(notes)})" if notes else ""
     print(f"{feasible}/{t.operators} operators feasible{note}; {t.attempts} attempts, {t.tokens} tokens")
-    if summary.lost_tries:  # launch.lost_operators: each is run again once
+    if summary.lost_tries:  # launch.ray_campaign.lost_operators: each is run again once
         lost = ", ".join(f"{task} ({len(tries)}x)" for task, tries in sorted(summary.lost_tries.items()))
         print(f"episodes lost with their node, each run again once: {lost} (summary.json: lost_tries)")
     print(f"run folder: {run_dir}  (summary.json, attempts.jsonl, kernels/; `evokernel report {run_dir}`)")

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import launch.commands.run
-import launch.concurrent_campaign
 import launch.local_llm.server
+import launch.ray_campaign.concurrent_campaign
 from launch.cli import main
 from npu_pool import verifier
 from npu_pool.sandbox import runner as sandbox
@@ -27,8 +27,8 @@ def nothing_starts(monkeypatch):
 
     monkeypatch.setattr(launch.local_llm.server, "local_llm_server", refused("the local model server"))
     monkeypatch.setattr(launch.commands.run, "Campaign", refused("a campaign"))
-    monkeypatch.setattr(launch.concurrent_campaign, "ConcurrentCampaign", refused("a Ray campaign"))
-    monkeypatch.setattr(launch.concurrent_campaign.ray, "init", refused("Ray"))
+    monkeypatch.setattr(launch.ray_campaign.concurrent_campaign, "ConcurrentCampaign", refused("a Ray campaign"))
+    monkeypatch.setattr(launch.ray_campaign.concurrent_campaign.ray, "init", refused("Ray"))
     monkeypatch.setattr(verifier, "run_worker", refused("a sandboxed worker"))
     monkeypatch.setattr(sandbox.WarmServer, "start", refused("a sandbox server"))
 

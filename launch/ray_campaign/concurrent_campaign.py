@@ -9,11 +9,11 @@ what they did (marked `interrupted`) and flushes everything; `resume()` continue
 folder without redoing finished operators. A lost LLM endpoint fails the operator that met
 it, pauses new starts until the endpoint answers again, and stops the campaign if it stays
 away (the rest can be resumed later). An operator lost with its node is run again on the nodes
-that remain, once (launch.lost_operators), else reported as infrastructure. SIGTERM stops the run as Ctrl-C does where the caller
-made it so (`evokernel run` does; launch.ray_session keeps that handler over Ray's), also when
+that remain, once (launch.ray_campaign.lost_operators), else reported as infrastructure. SIGTERM stops the run as Ctrl-C does where the caller
+made it so (`evokernel run` does; launch.ray_campaign.ray_session keeps that handler over Ray's), also when
 the signal reaches Ray's own processes as well. The status line and the notes above it (LLM
-retries, waits) are launch.campaign_progress's; the memory actor, the run recorder and the LLM
-workers are started and stopped by launch.campaign_actors.
+retries, waits) are launch.ray_campaign.campaign_progress's; the memory actor, the run recorder and the LLM
+workers are started and stopped by launch.ray_campaign.campaign_actors.
 """
 
 from __future__ import annotations
@@ -39,19 +39,19 @@ from launch.campaign import (
     resume_plan,
     run_summary,
 )
-from launch.campaign_actors import BankRefused, CampaignActors
-from launch.campaign_progress import CtrlCRequestsStop, LLMRetryNotes, ProgressDisplay
-from launch.campaign_services import EpisodeOutcome, EpisodeServices
 from launch.config import Settings
-from launch.lost_operators import (
+from launch.ray_campaign.campaign_actors import BankRefused, CampaignActors
+from launch.ray_campaign.campaign_progress import CtrlCRequestsStop, LLMRetryNotes, ProgressDisplay
+from launch.ray_campaign.campaign_services import EpisodeOutcome, EpisodeServices
+from launch.ray_campaign.lost_operators import (
     LOST,
     LOST_RETRIES,
     LostOperators,
     ended_by_a_loss,
     lost_with_its_node,
 )
-from launch.ray_session import connect_ray, gcs_reachable
-from launch.roles import ROLES, Role, device_roles
+from launch.ray_campaign.ray_session import connect_ray, gcs_reachable
+from launch.ray_campaign.roles import ROLES, Role, device_roles
 from launch.run_summary import INTERRUPTED, Placement, RunSummary
 from npu_pool.backends import timing_kind
 from npu_pool.devices import FakeDevices
@@ -159,7 +159,7 @@ class ConcurrentCampaign:
         return summary.model_dump(mode="json")
 
     def _finish(self, pools: DevicePools | None, started_ray: bool) -> None:
-        """Flush the memory, write the final summary, then tear down (launch.campaign_actors): the
+        """Flush the memory, write the final summary, then tear down (launch.ray_campaign.campaign_actors): the
         summary comes before the teardown, whose calls may block when the GCS is gone."""
         devices, flush_failed = self.actors.flush(pools)
         self.devices = self.devices if devices is None else devices

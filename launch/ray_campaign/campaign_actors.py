@@ -1,10 +1,10 @@
 """The actors one Ray campaign starts beside its device pools, from start to teardown.
 
 The bank's memory actor (one per bank, found by name by episodes on every node), the run
-recorder (on the driver's node, launch.run_recorder) and the LLM workers (drafters and
-refiners, launch.roles), started before the first episode; at the end the memory is flushed
+recorder (on the driver's node, launch.ray_campaign.run_recorder) and the LLM workers (drafters and
+refiners, launch.ray_campaign.roles), started before the first episode; at the end the memory is flushed
 (its lease given back) before the campaign writes its final summary, and only then is the
-rest torn down. The loop over operators that uses them is launch.concurrent_campaign's.
+rest torn down. The loop over operators that uses them is launch.ray_campaign.concurrent_campaign's.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from actors.errors import error_message
 from launch.campaign import CampaignError
-from launch.campaign_services import EpisodeServices
 from launch.config import Settings
-from launch.ray_session import gcs_reachable
-from launch.roles import ROLES, Role
+from launch.ray_campaign.campaign_services import EpisodeServices
+from launch.ray_campaign.ray_session import gcs_reachable
+from launch.ray_campaign.roles import ROLES, Role
 from memory_actor.bank_errors import BankWriteFailed
 from npu_pool.pools import DevicePools
 

@@ -21,16 +21,20 @@ import ray
 from actors.llm_client import llm_reachable
 from actors.messages import Attempt, EpisodeResult
 from launch.campaign import CampaignError
-from launch.concurrent_campaign import STOP_CALL_TIMEOUT_S, ConcurrentCampaign, ProgressDisplay
 from launch.config import load_settings
 from launch.logging import configure_logging
 from launch.metrics import CampaignCounters
+from launch.ray_campaign.concurrent_campaign import (
+    STOP_CALL_TIMEOUT_S,
+    ConcurrentCampaign,
+    ProgressDisplay,
+)
 from launch.run_summary import INTERRUPTED
 from npu_pool.devices import FakeDevices
 from tests.actors.openai_server import OpenAITestServer
 from tests.launch.kernel_agent import SUITE_TASKS, ElementwiseAgent
 
-SUITE = Path(__file__).resolve().parents[2] / "suites" / "cpu" / "level1"
+SUITE = Path(__file__).resolve().parents[3] / "suites" / "cpu" / "level1"
 NAMESPACE = "evokernel-campaign-test"
 
 

@@ -1,4 +1,4 @@
-"""Operators lost with their node (launch.lost_operators): told apart from an episode's own
+"""Operators lost with their node (launch.ray_campaign.lost_operators): told apart from an episode's own
 failure by Ray's own exceptions, run again within a budget, and otherwise reported as
 infrastructure by `evokernel run` (exit 1, the resume command; not counted feasible). The
 campaign's retry on a real cluster is tests/launch/test_ray_up.py's (slow) cut-off worker."""
@@ -10,7 +10,7 @@ import ray.exceptions
 from actors.episode_factory import INFRA
 from actors.messages import EpisodeResult
 from launch.commands.run_outcome import infra_stops, print_summary
-from launch.lost_operators import LOST, LostOperators, lost_with_its_node
+from launch.ray_campaign.lost_operators import LOST, LostOperators, lost_with_its_node
 from launch.run_summary import RunSummary
 
 NODE_DIED = "Task failed because the node it was running on is dead or unavailable. Node IP: 10.0.0.12"
