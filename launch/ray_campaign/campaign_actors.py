@@ -35,6 +35,20 @@ class BankRefused(CampaignError):
     """The memory bank has another writer (or the cluster's memory actor serves another bank)."""
 
 
+def cluster_settings(settings: Settings) -> Settings:
+    """The settings the campaign's actors and episodes run with, on any node: the API key of
+    this process's environment in them, and the memory actor's name."""
+    from memory_actor.config import cluster_config
+
+    llm = settings.llm
+    if llm.api_key is None and os.environ.get("OPENAI_API_KEY"):
+        # Workers on other nodes do not see this process's environment: hand them the key.
+        llm = llm.model_copy(update={"api_key": SecretStr(os.environ["OPENAI_API_KEY"])})
+        settings = settings.model_copy(update={"llm": llm})
+    # The memory actor's name (one per bank) is fixed here: episodes on other nodes find it.
+    return settings.model_copy(update={"memory": cluster_config(settings.memory)})
+
+
 class CampaignActors:
     """The memory actor, run recorder and LLM workers of one run (`run_id`): `start` them,
     `flush` the memory at the end, then `stop` everything."""
@@ -51,19 +65,10 @@ class CampaignActors:
     def llm_workers(self) -> list[Any]:
         return self.drafters + self.refiners
 
-    def start(self, settings: Settings, pools: DevicePools, run_dir: Path,
-              planned: int) -> tuple[Settings, EpisodeServices]:
-        """The actors started; the settings the episodes run with (the API key and the memory
-        actor's name in them) and the services each episode is shipped with."""
-        from memory_actor.config import cluster_config
-
+    def start(self, settings: Settings, pools: DevicePools, run_dir: Path, planned: int) -> EpisodeServices:
+        """The actors started for `settings` (cluster_settings'); the services each episode is
+        shipped with."""
         llm, in_flight = settings.llm, settings.ray.max_in_flight
-        if llm.api_key is None and os.environ.get("OPENAI_API_KEY"):
-            # Workers on other nodes do not see this process's environment: hand them the key.
-            llm = llm.model_copy(update={"api_key": SecretStr(os.environ["OPENAI_API_KEY"])})
-            settings = settings.model_copy(update={"llm": llm})
-        # The memory actor's name (one per bank) is fixed here: episodes on other nodes find it.
-        settings = settings.model_copy(update={"memory": cluster_config(settings.memory)})
         # The driver holds the memory actor's handle for the whole campaign: a named actor whose
         # handles all go away is destroyed, and episodes would then each create it anew.
         self.memory = self._memory_actor(settings)
@@ -75,9 +80,8 @@ class CampaignActors:
         drafters = [ROLES[Role.DRAFTER].remote(run_id=self.run_id, index=i).remote(llm) for i in range(size)]
         refiners = [ROLES[Role.REFINER].remote(run_id=self.run_id, index=i).remote(llm) for i in range(size)]
         self.recorder, self.drafters, self.refiners = recorder, drafters, refiners
-        services = EpisodeServices(memory_config=settings.memory, pool=pools.pool, drafter=drafters[0],
-                                   refiner=refiners[0], recorder=recorder)
-        return settings, services
+        return EpisodeServices(memory_config=settings.memory, pool=pools.pool, drafter=drafters[0],
+                               refiner=refiners[0], recorder=recorder)
 
     def _memory_actor(self, settings: Settings) -> Any:
         """The bank's memory actor, serving this run (memory_actor.actor_handle.open_memory_actor):

@@ -40,7 +40,7 @@ from launch.campaign import (
     run_summary,
 )
 from launch.config import Settings
-from launch.ray_campaign.campaign_actors import BankRefused, CampaignActors
+from launch.ray_campaign.campaign_actors import BankRefused, CampaignActors, cluster_settings
 from launch.ray_campaign.campaign_progress import CtrlCRequestsStop, LLMRetryNotes, ProgressDisplay
 from launch.ray_campaign.campaign_services import EpisodeOutcome, EpisodeServices
 from launch.ray_campaign.lost_operators import (
@@ -129,8 +129,9 @@ class ConcurrentCampaign:
         try:
             pools = DevicePools(self.settings.harness, device_roles(), fake=self.fake, cpus_per_slot=self.cpus_per_slot,
                                 max_devices=self.max_devices).start()
+            self.settings = cluster_settings(self.settings)
             try:
-                self.settings, services = self.actors.start(self.settings, pools, self.folder.path, len(self.planned))
+                services = self.actors.start(self.settings, pools, self.folder.path, len(self.planned))
             except CampaignError as exc:  # the memory actor did not start (BankRefused: another writer)
                 self.error = str(exc)
                 raise
