@@ -1,7 +1,7 @@
 """One operator's episode, put together the same way by both campaigns, and what its end means.
 
 The single-process campaign (launch/campaign.py) and the Ray episode task
-(launch/campaign_services.py) differ only in the ports they pass: plain objects in this process,
+(launch/ray_campaign/campaign_services.py) differ only in the ports they pass: plain objects in this process,
 or actor handles. Everything else (loading and fitting the task, the backend's candidate format,
 the brief, the Episode, and how an LLM failure ends it) is here, once.
 """

@@ -10,7 +10,8 @@ Drafts the machine failed to judge (gate `infra`) are left out, as pass@1 leaves
 
 The split is by what the memory chose, so it is confounded with the operator: a description of
 the run, not a test (the test is the table's value-vs-none comparison). On a v3 folder `example`
-is v3's family template (also a bundle item): the split reproduces v3's published table.
+is v3's pinned family fragment (also a bundle item, logged with the role `template`): the split
+reproduces v3's published table.
 
     python -m bench.prompt_split runs/learning-v4-cpu [--markdown]
 

@@ -2,7 +2,7 @@
 
 Loading a task runs its file's top-level code, `get_inputs`, `get_init_inputs` and `Model(...)`
 a dozen times (fitting its sizes, choosing its second sizes). Users bring task files from
-elsewhere, so `load_task_for` (the campaign, `verify`, `profile`, `tasks check`) does it in a
+elsewhere, so `load_task_for` (the campaign, `verify`, `profile`, `tasks check`, the benchmarks) does it in a
 child process, `python -m npu_pool.sandbox.task_loader`, started once per process and kept for the
 next task: torch is imported once. The child runs with RLIMIT_DATA at `task_load_memory_mb`
 on top of what it holds after importing torch, may write no file (Landlock, where the kernel

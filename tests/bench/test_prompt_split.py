@@ -31,7 +31,8 @@ def write(folder: Path, run: str, drafts: list[dict]) -> None:
 def test_options_name_the_slot_item_and_the_ranked_items():
     assert option_of(draft("7_Sigmoid", True)) == "bare"
     assert option_of(draft("7_Sigmoid", True, FAMILY_EXAMPLE)) == "example"
-    assert option_of(draft("7_Sigmoid", True, FAMILY_EXAMPLE | {"role": "template"})) == "example"  # pinned
+    assert option_of(draft("7_Sigmoid", True, FAMILY_EXAMPLE | {"role": "pinned"})) == "example"
+    assert option_of(draft("7_Sigmoid", True, FAMILY_EXAMPLE | {"role": "template"})) == "example"  # v3's, v4's logs
     assert option_of(draft("7_Sigmoid", False, kernel_of("45_ReLU6"), kernel_of("4_ReLU", "context"))) == (
         "kernels+ranked")
     assert option_of(draft("16_MaxOverDim", False, kernel_of("45_ReLU6"))) == "kernels-cross"

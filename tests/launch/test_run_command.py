@@ -274,14 +274,14 @@ def test_endpoint_faults_stop_the_operator_as_infrastructure_not_as_a_verdict(tm
 
 def test_the_closing_lines_say_which_operators_a_stop_cut_short(tmp_path, capsys):
     from actors.messages import EpisodeResult
-    from launch.commands.run import _print_summary
+    from launch.commands.run_outcome import print_summary
     from launch.run_summary import INTERRUPTED, RunSummary
 
     summary = RunSummary(run_id="r", settings={"harness": {"backend": "cpu"}}, operators=[
         EpisodeResult(task="1_Add", feasible=True, attempts=3, best_latency_ms=1.5, speedup_vs_eager=0.7),
         EpisodeResult(task="2_Multiply", feasible=True, attempts=4, best_latency_ms=1.6, speedup_vs_eager=0.9,
                       stopped_by=INTERRUPTED, error=INTERRUPTED)])
-    _print_summary(summary, tmp_path)
+    print_summary(summary, tmp_path)
     lines = capsys.readouterr().out.splitlines()
     assert "(interrupted)" not in lines[0] and "0.90x eager (interrupted)" in lines[1]
     assert lines[2].startswith("2/2 operators feasible (1 interrupted: --resume runs them again); 7 attempts")
