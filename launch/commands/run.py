@@ -51,6 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     _check_sandbox(settings)
+    _check_host_memory(args, settings)
     _check_backend(args, settings)
     if not args.no_ray:
         return _run_concurrent(args, settings)
@@ -90,6 +91,21 @@ def _check_sandbox(settings: Settings) -> None:
         check_confinement(settings.harness.confinement)
     except SandboxUnavailable as exc:
         raise UsageError(str(exc)) from None
+
+
+def _check_host_memory(args: argparse.Namespace, settings: Settings) -> None:
+    """Warn when the machine's own memory limit cannot hold the candidates evaluated at once at
+    harness.memory_limit_mb each (issue 55): the host would then kill good kernels' compiles
+    (reported as infrastructure faults, not judged). At once: one without Ray, else
+    --max-in-flight up to the evaluation slots (ray.devices, or a slot per ray.cpus_per_device)."""
+    import os
+
+    from npu_pool.sandbox.host_memory import capacity_warning
+
+    slots = settings.ray.devices or max(1, int((os.cpu_count() or 1) // settings.ray.cpus_per_device))
+    at_once = 1 if args.no_ray else min(settings.ray.max_in_flight, slots)
+    if (line := capacity_warning(settings.harness.memory_limit_mb, at_once)) is not None:
+        print(f"evokernel run: warning: {line}", file=sys.stderr)
 
 
 def _seed_fresh_bank(settings: Settings, run_id: str, in_child: bool) -> None:

@@ -63,7 +63,7 @@ class WorkerRun:
     stderr_tail: str
     wall_s: float
     sandbox: dict = field(default_factory=dict)
-    tree_limit: str | None = None  # "process_limit" or "out_of_memory": the whole tree passed a bound
+    tree_limit: str | None = None  # "process_limit", "out_of_memory" or "host_out_of_memory" (the machine's limit)
 
 
 @functools.cache
@@ -261,7 +261,7 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
                                                                run_timeout_s, node_lock, bound)
             if exclusive is not None:
                 exclusive.release()
-        tree_hit = tree_hit or ("out_of_memory" if group is not None and group.oom_kills() else None)
+        tree_hit = tree_hit or (group.oom_verdict() if group is not None else None)
     finally:
         if group is not None:
             group.remove()
