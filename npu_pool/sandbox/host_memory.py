@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from npu_pool.sandbox import tree_limits
+
 _OWN_LIMIT_SHARE = 0.9  # a peak this close to the candidate's own limit: its own limit was hit
 _NO_LIMIT = 2**62  # v1 writes "no limit" as about 2**63, rounded down to the page size
 
@@ -39,6 +41,14 @@ def _counter(text: str, key: str) -> int:
         if len(parts) == 2 and parts[0] == key and parts[1].isdigit():
             return int(parts[1])
     return 0
+
+
+def oom_verdict(group: tree_limits.TreeGroup) -> str | None:
+    """After the run: "out_of_memory" when the OOM killer stopped the tree at its own limit,
+    "host_out_of_memory" when a limit above it, the machine's, did; else None."""
+    if not group.oom_kills():
+        return None
+    return "out_of_memory" if own_limit_hit(group.kind, group.memory, group.memory_mb) else "host_out_of_memory"
 
 
 def own_limit_hit(kind: str, folder: Path, memory_mb: int) -> bool:
@@ -81,12 +91,10 @@ def _mount_point(folder: Path) -> Path:
 def host_limit_mb() -> tuple[int, str]:
     """The least memory this process's tree may hold on this machine, and where that bound
     comes from: the smallest memory limit of our cgroups and those above them, or the RAM."""
-    from npu_pool.sandbox.tree_limits import _own_cgroups
-
     total_kib = _counter(_read(Path("/proc/meminfo")).replace(":", "").replace(" kB", ""), "MemTotal")
     best, where = total_kib // 1024 or _NO_LIMIT, "the machine's memory (MemTotal)"
     for key in ("v2", "memory"):
-        own = _own_cgroups().get(key)
+        own = tree_limits._own_cgroups().get(key)
         if own is None:
             continue
         for folder in _ancestors(own, _mount_point(own)):

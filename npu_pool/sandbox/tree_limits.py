@@ -120,15 +120,6 @@ class TreeGroup:
             return _counter_in(_read(self.memory / "memory.events"), "oom_kill")
         return _counter_in(_read(self.memory / "memory.oom_control"), "oom_kill")
 
-    def oom_verdict(self) -> str | None:
-        """After the run: "out_of_memory" when the OOM killer stopped the tree at its own limit,
-        "host_out_of_memory" when a limit above it, the machine's, did (host_memory); else None."""
-        if not self.oom_kills():
-            return None
-        from npu_pool.sandbox.host_memory import own_limit_hit
-
-        return "out_of_memory" if own_limit_hit(self.kind, self.memory, self.memory_mb) else "host_out_of_memory"
-
     def kill_all(self) -> None:
         """SIGKILL every process left in the group (v2: cgroup.kill; v1: over and over, as
         a fork may race the sweep; pids.max bounds how many there can be)."""
