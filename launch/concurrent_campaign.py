@@ -55,6 +55,7 @@ from launch.lost_operators import (
 from launch.ray_session import connect_ray, gcs_reachable
 from launch.roles import ROLES, Role, device_roles
 from launch.run_summary import INTERRUPTED, Placement, RunSummary
+from launch.stop_shield import wait_through_a_stop
 from memory_actor.bank_errors import BankWriteFailed
 from npu_pool.backends import timing_kind
 from npu_pool.devices import FakeDevices
@@ -174,12 +175,16 @@ class ConcurrentCampaign:
         wait_s = 30.0 if ray_alive else 10.0
         if ray_alive and pools is not None and pools.pool is not None:
             try:
-                self.devices = ray.get(pools.pool.stats.remote(), timeout=wait_s)["members"]
+                asked = pools.pool.stats.remote()
+                stats, stopped = wait_through_a_stop(lambda left: ray.get(asked, timeout=left), wait_s, "device stats")
+                self.devices, self.interrupted = stats["members"], self.interrupted or stopped
             except Exception as exc:  # noqa: BLE001 - placement figures only; the summary must still be written
                 log.warning("device_stats_failed", error=type(exc).__name__)
         try:
             if self.memory is not None:  # every value update durable and the bank's lease given back
-                ray.get(self.memory.close.remote(), timeout=wait_s)
+                closing = self.memory.close.remote()
+                _, stopped = wait_through_a_stop(lambda left: ray.get(closing, timeout=left), wait_s, "memory flush")
+                self.interrupted = self.interrupted or stopped  # a stop meanwhile: the summary says so
         except BankWriteFailed as exc:  # said by the actor: a full disk, in one line
             self.error = self.error or error_message(exc)
             log.error("memory_flush_failed", error=error_message(exc))
@@ -189,6 +194,12 @@ class ConcurrentCampaign:
             log.warning("memory_flush_failed", error=reason, detail="the memory's last value updates may not be "
                         "on disk (the bank stays readable)")
         self._write(finished=True)
+        try:
+            self._tear_down(pools, actors, ray_alive, started_ray)
+        except KeyboardInterrupt:  # a stop during the teardown: the summary is written, Ray's atexit ends the rest
+            log.warning("stop_during_teardown")
+
+    def _tear_down(self, pools: DevicePools | None, actors: list[Any], ray_alive: bool, started_ray: bool) -> None:
         if ray_alive:
             for handle in actors:
                 ray.kill(handle, no_restart=True)

@@ -286,6 +286,9 @@ def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
             print(f"evokernel run: stopped: {exc}{_continue_with(run_dir, f'evokernel run --resume {run_dir}')}",
                   file=sys.stderr)
             return 1
+        except KeyboardInterrupt:  # a stop the campaign could not absorb: the same line as any stop
+            print(f"interrupted: continue with  evokernel run --resume {run_dir}", file=sys.stderr)
+            return 130
     _print_summary(summary, run_dir)
     if summary.interrupted:
         print(f"interrupted: continue with  evokernel run --resume {run_dir}", file=sys.stderr)
