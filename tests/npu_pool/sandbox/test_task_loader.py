@@ -120,7 +120,7 @@ def test_a_task_has_no_network_while_it_loads(tmp_path: Path):
     port = listener.getsockname()[1]
     task = tmp_path / "phones_home.py"
     task.write_text("import socket\nimport torch\ntry:\n    socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
-                    ".sendto(b'x', ('127.0.0.1', %d))\nexcept OSError:\n    pass\n" % port + TASK_TAIL)
+                    f".sendto(b'x', ('127.0.0.1', {port}))\nexcept OSError:\n    pass\n" + TASK_TAIL)
     try:
         load_task_for(task, _config())
         with pytest.raises(TimeoutError):
