@@ -17,7 +17,7 @@ from typing import Any
 from launch.campaign import Campaign, CampaignError
 from launch.cli import UsageError, add_config_flag
 from launch.commands.run_outcome import continue_with, infra_stops, print_summary
-from launch.commands.run_prepare import check_backend, check_sandbox, prepare
+from launch.commands.run_prepare import check_backend, check_host_memory, check_sandbox, prepare
 from launch.config import Settings
 from launch.run_summary import RunSummary
 from memory_actor.lease import BankUnusable
@@ -56,6 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     check_sandbox(settings)
+    check_host_memory(args, settings)
     check_backend(args, settings)
     if not args.no_ray:
         return _run_concurrent(args, settings)
@@ -114,6 +115,9 @@ def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
             print(f"evokernel run: stopped: {exc}{continue_with(run_dir, f'evokernel run --resume {run_dir}')}",
                   file=sys.stderr)
             return 1
+        except KeyboardInterrupt:  # a stop the campaign could not absorb: the same line as any stop
+            print(f"interrupted: continue with  evokernel run --resume {run_dir}", file=sys.stderr)
+            return 130
     print_summary(summary, run_dir)
     if summary.interrupted:
         print(f"interrupted: continue with  evokernel run --resume {run_dir}", file=sys.stderr)

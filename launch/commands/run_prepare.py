@@ -1,7 +1,7 @@
 """What `evokernel run` checks and prepares before any model call.
 
-The checks: candidates can be confined here, the backend can run here, the run folder is not
-another run's, and nobody else writes the memory bank. The plan: the run's settings, task files,
+The checks: candidates can be confined here, the host's memory can hold them (a warning), the
+backend can run here, the run folder is not another run's, and nobody else writes the memory bank. The plan: the run's settings, task files,
 run id and folder, the folder locked for this process; a new run's empty bank seeded with the
 backend's bundle; a resume's settings from its run folder (launch.commands.run_resume) and the
 bank's value updates of the operators it redoes taken back.
@@ -29,6 +29,21 @@ def check_sandbox(settings: Settings) -> None:
         check_confinement(settings.harness.confinement)
     except SandboxUnavailable as exc:
         raise UsageError(str(exc)) from None
+
+
+def check_host_memory(args: argparse.Namespace, settings: Settings) -> None:
+    """Warn when the machine's own memory limit cannot hold the candidates evaluated at once at
+    harness.memory_limit_mb each (issue 55): the host would then kill good kernels' compiles
+    (reported as infrastructure faults, not judged). At once: one without Ray, else
+    --max-in-flight up to the evaluation slots (ray.devices, or a slot per ray.cpus_per_device)."""
+    import os
+
+    from npu_pool.sandbox.host_memory import capacity_warning
+
+    slots = settings.ray.devices or max(1, int((os.cpu_count() or 1) // settings.ray.cpus_per_device))
+    at_once = 1 if args.no_ray else min(settings.ray.max_in_flight, slots)
+    if (line := capacity_warning(settings.harness.memory_limit_mb, at_once)) is not None:
+        print(f"evokernel run: warning: {line}", file=sys.stderr)
 
 
 def _seed_fresh_bank(settings: Settings, run_id: str, in_child: bool) -> None:

@@ -24,6 +24,7 @@ from launch.campaign import CampaignError
 from launch.config import Settings
 from launch.ray_campaign.campaign_services import EpisodeServices
 from launch.ray_campaign.ray_session import gcs_reachable
+from launch.stop_shield import wait_through_a_stop
 from launch.ray_campaign.roles import ROLES, Role
 from memory_actor.bank_errors import BankWriteFailed
 from npu_pool.pools import DevicePools
@@ -97,9 +98,10 @@ class CampaignActors:
         except MemoryActorFailed as exc:
             raise CampaignError(str(exc)) from None
 
-    def flush(self, pools: DevicePools | None) -> tuple[list[dict[str, Any]] | None, str | None]:
-        """The devices' placement figures (None where they could not be had) and the memory's
-        flush failure that stops the run (a full disk, in one line), else None. When the stop
+    def flush(self, pools: DevicePools | None) -> tuple[list[dict[str, Any]] | None, str | None, bool]:
+        """The devices' placement figures (None where they could not be had), the memory's flush
+        failure that stops the run (a full disk, in one line) or None, and whether a stop arrived
+        meanwhile (the flush still finishes, within its bound: launch.stop_shield). When the stop
         signal also reached the GCS (a process-group signal), calls that need it would block
         until Ray's core worker ends this process: the wait is short, and `stop` skips them."""
         self.ray_alive = gcs_reachable()
@@ -108,24 +110,28 @@ class CampaignActors:
                         "process group reaches Ray's own processes too): its teardown is skipped")
         # Without the GCS, Ray's core worker ends this process about 60 s on: keep the wait short.
         wait_s = 30.0 if self.ray_alive else 10.0
-        devices = None
+        devices, stopped = None, False
         if self.ray_alive and pools is not None and pools.pool is not None:
             try:
-                devices = ray.get(pools.pool.stats.remote(), timeout=wait_s)["members"]
+                asked = pools.pool.stats.remote()
+                stats, stopped = wait_through_a_stop(lambda left: ray.get(asked, timeout=left), wait_s, "device stats")
+                devices = stats["members"]
             except Exception as exc:  # noqa: BLE001 - placement figures only; the summary must still be written
                 log.warning("device_stats_failed", error=type(exc).__name__)
         try:
             if self.memory is not None:  # every value update durable and the bank's lease given back
-                ray.get(self.memory.close.remote(), timeout=wait_s)
+                closing = self.memory.close.remote()
+                _, stopped_now = wait_through_a_stop(lambda left: ray.get(closing, timeout=left), wait_s, "memory flush")
+                stopped = stopped or stopped_now
         except BankWriteFailed as exc:  # said by the actor: a full disk, in one line
             log.error("memory_flush_failed", error=error_message(exc))
-            return devices, error_message(exc)
+            return devices, error_message(exc), stopped
         except Exception as exc:  # noqa: BLE001 - the summary must still be written
             timed_out = isinstance(exc, ray.exceptions.GetTimeoutError)
             reason = f"no answer within {wait_s:.0f} s" if timed_out else error_message(exc)
             log.warning("memory_flush_failed", error=reason, detail="the memory's last value updates may not be "
                         "on disk (the bank stays readable)")
-        return devices, None
+        return devices, None, stopped
 
     def stop(self, pools: DevicePools | None, started_ray: bool) -> None:
         """Every actor killed and the pools shut down (where the GCS still answers), and Ray

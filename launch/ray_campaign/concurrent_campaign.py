@@ -162,11 +162,15 @@ class ConcurrentCampaign:
     def _finish(self, pools: DevicePools | None, started_ray: bool) -> None:
         """Flush the memory, write the final summary, then tear down (launch.ray_campaign.campaign_actors): the
         summary comes before the teardown, whose calls may block when the GCS is gone."""
-        devices, flush_failed = self.actors.flush(pools)
+        devices, flush_failed, stopped = self.actors.flush(pools)
         self.devices = self.devices if devices is None else devices
         self.error = self.error or flush_failed
+        self.interrupted = self.interrupted or stopped  # a stop during the flush: the summary says so
         self._write(finished=True)
-        self.actors.stop(pools, started_ray)
+        try:
+            self.actors.stop(pools, started_ray)
+        except KeyboardInterrupt:  # a stop during the teardown: the summary is written, Ray's atexit ends the rest
+            log.warning("stop_during_teardown")
 
     def _loop(self, todo: deque[Path], pools: DevicePools, recorder: Any, services: EpisodeServices) -> None:
         with CtrlCRequestsStop(self):

@@ -217,8 +217,10 @@ def test_ctrl_c_keeps_finished_work_and_resume_completes_the_run(local_cluster, 
         assert finished and "interrupted" in states.values()
         # the last status line: the operators cut short are neither done nor failed
         cut = sum(1 for state in states.values() if state == "interrupted")
+        with_kernel = sum(1 for op in first["operators"] if op["stopped_by"] == "interrupted" and op["feasible"])
+        apart = f" (+{with_kernel} interrupted)" if with_kernel else ""
         assert _last_status(screen).startswith(f"{len(finished)}/3 done (0 running, {cut} interrupted) | "
-                                               f"{len(finished)} feasible, 0 failed |"), screen.getvalue()
+                                               f"{len(finished)} feasible{apart}, 0 failed |"), screen.getvalue()
         assert set(first["planned"]) == set(SUITE_TASKS[:3])
         drafts_before = agent.counts.get("draft", 0) + agent.counts.get("refine", 0)
         bank_before = ray.get(campaign.actors.memory.stats.remote()).items_by_kind.get("trace", 0)
