@@ -12,6 +12,7 @@ import pytest
 
 from launch.campaign import default_suite, select_tasks
 from launch.cli import main
+from memory_actor.seeding import bundle_items
 from tests.actors import replies
 from tests.actors.openai_server import OpenAITestServer, Reply, ScriptedAgent
 
@@ -41,7 +42,8 @@ def test_run_writes_summary_and_attempts(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert "1/1 operators feasible" in out
     # A first run starts from the backend's bundle: the drafts were shown its knowledge.
-    assert f"the memory bank {tmp_path / 'bank'} was empty: seeded 25 cpu bundle items" in err
+    seeded = len(bundle_items("cpu"))  # the bundle's examples, rungs and API items
+    assert f"the memory bank {tmp_path / 'bank'} was empty: seeded {seeded} cpu bundle items" in err
     assert any(s["id"].startswith("bundle-") for s in attempts[0]["shown"])
     assert any(s["role"] == "api" and s["kind"] == "api" for s in attempts[0]["shown"])
 
