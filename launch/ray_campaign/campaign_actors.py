@@ -24,8 +24,8 @@ from launch.campaign import CampaignError
 from launch.config import Settings
 from launch.ray_campaign.campaign_services import EpisodeServices
 from launch.ray_campaign.ray_session import gcs_reachable
-from launch.stop_shield import wait_through_a_stop
 from launch.ray_campaign.roles import ROLES, Role
+from launch.stop_shield import wait_through_a_stop
 from memory_actor.bank_errors import BankWriteFailed
 from npu_pool.pools import DevicePools
 
