@@ -208,7 +208,7 @@ uint32_t Launch(uint32_t blockDim, Fn&& body, GM_ADDR workspace = nullptr) {
     s.notes.clear();
     s.per_block.clear();
     s.profile.clear();
-    for (auto& r : s.regions) r.written.clear();
+    launch_tracking_begin();
     if (blockDim == 0 || blockDim > 65535) {
         s.fault = "twin fault [invalid-argument]: Launch at launcher.cpp:0: block_dim " + std::to_string(blockDim) +
                   " outside [1, 65535]";
@@ -275,6 +275,10 @@ extern "C" void evk_twin_register(const void* ptr, uint64_t bytes, const char* n
     r.access = writable;
     evk_twin::state().regions.push_back(std::move(r));
 }
+
+// 1: the compiler's automatic synchronisation between PIPE_S and V/MTE2/MTE3 (CANN's default);
+// 0: a kernel built without it (PIPE_S checked like every pipe).
+extern "C" void evk_twin_set_auto_sync(int on) { evk_twin::state().auto_sync = on != 0; }
 
 extern "C" const char* evk_twin_fault(void) { return evk_twin::state().fault.c_str(); }
 

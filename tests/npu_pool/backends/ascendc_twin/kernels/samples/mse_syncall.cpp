@@ -65,6 +65,8 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR y, GM_ADDR out, 
         inY.FreeTensor(b);
     }
     Duplicate(acc, sum, 8);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
     DataCopy(partialGm[GetBlockIdx() * 8], acc, 8);
     if (GetBlockIdx() == 0) {
         InitGlobalMemory(outGm, 8, 0.0f);
