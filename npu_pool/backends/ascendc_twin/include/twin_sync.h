@@ -63,8 +63,14 @@ enum class DcciDst : uint8_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, C
 namespace twin_detail {
 inline void dcci(const void* p, bool whole, evk_twin::Src src) {
     evk_twin::seen(src);
-    const uintptr_t a = reinterpret_cast<uintptr_t>(p) & ~uintptr_t(63);
-    evk_twin::gm_clean(a, a + 64, whole);
+    // cache lines counted from the tensor's start (a device's allocations are line-aligned;
+    // the twin's host buffers need not be); SINGLE_CACHE_LINE cleans from the address to the
+    // line's end, as documented
+    const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+    const evk_twin::Region* r = evk_twin::find_region(at, 1);
+    const uintptr_t base = r ? r->begin : 0;
+    const uintptr_t end = base + (at - base) / 64 * 64 + 64;
+    evk_twin::gm_clean(at, end, whole);
 }
 }  // namespace twin_detail
 
