@@ -99,7 +99,7 @@ inline void hb_barrier_all() {
 inline uint32_t line_of(Src src) { return src.file ? static_cast<uint32_t>(src.line) : static_cast<uint32_t>(state().last.line); }
 
 // The one-line repair for a race between an earlier access on pipe `a` (line la) and one now on `q`.
-inline std::string race_hint(int a, uint32_t la, int q, uint32_t lq) {
+inline std::string race_hint(int a, uint32_t la, int q, uint32_t lq, bool ub) {
     const std::string pa = std::string("PIPE_") + kPipeNames[a];
     if (a == q) {
         return "add PipeBarrier<" + pa + ">() between line " + std::to_string(la) + " and line " + std::to_string(lq) +
@@ -108,7 +108,7 @@ inline std::string race_hint(int a, uint32_t la, int q, uint32_t lq) {
     if (const char* ev = event_name(a, q)) {
         return std::string("add SetFlag<HardEvent::") + ev + ">(id) after line " + std::to_string(la) +
                " and WaitFlag<HardEvent::" + ev + ">(id) before line " + std::to_string(lq) +
-               " (or pass the tensor through a TQue, whose EnQue/DeQue carry that flag)";
+               (ub ? " (or pass the tensor through a TQue, whose EnQue/DeQue carry that flag)" : "");
     }
     return "add PipeBarrier<PIPE_ALL>() between line " + std::to_string(la) + " and line " + std::to_string(lq);
 }
@@ -134,7 +134,7 @@ inline void hb_conflict(int a, uint32_t e, uint32_t la, bool a_write, int q, boo
           std::string("PIPE_") + kPipeNames[q] + (q_write ? " writes " : " reads ") + where + " that PIPE_" +
               kPipeNames[a] + (a_write ? " wrote" : " read") + " at line " + std::to_string(la) +
               ", with nothing ordering the two (the pipes run concurrently on the device): " +
-              race_hint(a, la, q, lq));
+              race_hint(a, la, q, lq, where.compare(0, 2, "UB") == 0));
 }
 
 // --- the Unified Buffer ------------------------------------------------------------------------
