@@ -10,9 +10,13 @@
 //       Forgets registered regions, counters, the fault and the profile.
 //   extern "C" void evk_twin_register(const void* ptr, uint64_t bytes, const char* name, int writable);
 //       Declares a global-memory tensor the kernel was given. writable: 0 read-only (writes
-//       fault), 1 writable with per-block ownership (two blocks writing the same bytes fault),
-//       2 writable scratch shared by blocks (no ownership check). Accesses through the API
-//       outside every registered region fault.
+//       fault), 1 writable (an output), 2 the workspace: both checked across blocks (two
+//       blocks writing, or one reading what another writes, between two SyncAlls fault) and
+//       across pipes (twin_hb.h); the workspace's never-written bytes are uninit-read.
+//       Accesses through the API outside every registered region fault.
+//   extern "C" void evk_twin_set_auto_sync(int on);
+//       1 (the default): the compiler's --cce-auto-sync orders PIPE_S with V/MTE2/MTE3, as
+//       CANN builds; 0: PIPE_S is checked like every pipe.
 //   extern "C" const char* evk_twin_fault(void);
 //       "" when the last launch ran clean, else one line
 //       "twin fault [<rule>]: <API call> at kernel.cpp:<line>: <message> (block <b> of <n>)".
