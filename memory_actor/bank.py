@@ -41,6 +41,8 @@ from memory_actor.slots import (
     SlotRequest,
     SlotStats,
     decide,
+    example_option_of,
+    option_key,
     slot_kernel_key,
 )
 from memory_actor.values import RewardNormaliser, RewardShaper, is_feasible_trace, q_update
@@ -118,7 +120,7 @@ class MemoryBank(BankJournal):
                 self.children_of.setdefault(item.parent_id, []).append(item.id)
             if item.kind == "api":
                 self.api.add(item.backend, item.id, item.name, "core" in item.tags)
-                if "example" in item.tags and "family" in item.tag_values():  # an option of the decision
+                if example_option_of(item) and "family" in item.tag_values():  # an option of the decision
                     self.slot_examples.setdefault((item.backend, item.tag_values()["family"]), set()).add(item.id)
             if is_feasible_trace(item) and previous is None:
                 key = slot_kernel_key(item)
@@ -289,13 +291,16 @@ class MemoryBank(BankJournal):
         def similarity(item_id: str) -> float | None:
             row = self.index.row_of[item_id]
             return float(sims[row]) if sims is not None and row < len(sims) else None
-        # The family's examples, each an option by its `option:` tag (bundle field `option`, default
-        # `example`): a bundle declares a new option (a rung) without code here; sorted by name, so
-        # the order (ties between untried options) does not depend on how the bank was loaded.
-        examples = self.slot_examples.get((request.backend, slot.family), set()) | set(
-            self.api.lookup(request.backend, [slot.example]) if slot.example else [])
+        # The family's examples the brief offers (SlotRequest.example, .rung: those a prompt of this
+        # task may show), each an option by its `option:` tag (bundle field `option`, default
+        # `example`; the first rung's entries say `option: rung`): the options come from data, not
+        # from code here; sorted by name, so the order (ties between untried options) does not
+        # depend on how the bank was loaded.
+        offered = slot.offered()
+        examples = {item_id for item_id in self.slot_examples.get((request.backend, slot.family), set())
+                    if self.items[item_id].name in offered} | set(self.api.lookup(request.backend, offered))
         for item_id in sorted(examples, key=lambda i: (self.items[i].name or "", i)):
-            option = self.items[item_id].tag_values().get("option", "example")
+            option = example_option_of(self.items[item_id]) or "example"
             candidates.append(SlotCandidate(key=item_id, kind="example", option=option, similarity=similarity(item_id)))
         nearest: dict[str | None, SlotCandidate] = {}  # one kernel per operator: its nearest
         for item_id in self.slot_kernels.get((request.backend, slot.family, slot.shape), []):
@@ -307,7 +312,14 @@ class MemoryBank(BankJournal):
                 nearest[task] = candidate
         kernels = sorted(nearest.values(), key=lambda c: -(c.similarity or 0.0))[: self.config.slot_kernels]
         rng = np.random.default_rng([self.config.seed, request.seed, 1]) if request.seed is not None else self.rng
-        return decide(self.config.retrieval, request.backend, slot, candidates + kernels, self.slots, self.config, rng)
+        choice = decide(self.config.retrieval, request.backend, slot, candidates + kernels, self.slots, self.config, rng)
+        start = next((c for c in candidates if slot.start and c.option == slot.start), None)
+        if start is None:
+            return choice
+        # A draft that starts from a given option (the learning pass's first draft of an operator
+        # starts from its family's first rung): shown alone, and its verdict counts for that option.
+        return choice.model_copy(update={"chosen": start.key, "kind": start.kind, "ranked": False, "reason": "start",
+                                         "option": option_key(start.option, False)})
 
     def _remember_retrieval(self, retrieval_id: str, seq: int, stage: str, item_ids: list[str]) -> None:
         self.retrievals[retrieval_id] = (seq, stage, list(item_ids))

@@ -1,6 +1,7 @@
-"""Backend bundles (memory_actor/bundles/<backend>.yaml): API knowledge, best practices and one
-verified worked example per operator family (their tasks in bundles/examples.yaml) that seed a
-bank. Items get stable ids, so seeding twice keeps the values already learned."""
+"""Backend bundles (memory_actor/bundles/<backend>.yaml): API knowledge, best practices and, per
+operator family, a ladder of verified kernels for one example task (bundles/examples.yaml): the
+first rung (`rung_<family>`, the simplest correct kernel) and the idiomatic worked example
+(`example_<family>`). Items get stable ids, so seeding twice keeps the values already learned."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def bundle_items(backend: str) -> list[MemoryItem]:
         if backend == "npu-twin" and not _twin_supports(entry):
             continue
         key = f"{backend}/{entry['kind']}/{entry.get('name') or entry['summary']}"
-        example = entry.get("task")  # a family's worked example: its task and that task's signature
+        example = entry.get("task")  # a family's rung or worked example: its task and that task's signature
         tags = ["bundle"] + (["core"] if entry.get("core") else [])
         if example:  # an option of the draft decision (slots.py): `example`, or the one the entry declares
             tags += ["example", f"family:{example_tasks()[example][0]}", f"option:{example_option(entry)}"]
@@ -115,3 +116,9 @@ def example_items(backend: str, option: str = "example") -> dict[str, MemoryItem
     ladder's rung say), by family."""
     return {item.tag_values()["family"]: item for item in bundle_items(backend)
             if "example" in item.tags and item.tag_values().get("option") == option}
+
+
+def rung_items(backend: str) -> dict[str, MemoryItem]:
+    """The first rungs of `backend`'s bundle (the simplest correct kernel of each family, issue 54):
+    its examples declared under option `rung`, by family."""
+    return example_items(backend, "rung")

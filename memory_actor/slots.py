@@ -1,8 +1,10 @@
 """The one decision a draft's prompt takes beyond the static brief, learned from earlier drafts.
 
 Options (issues 41 and 54): `bare` (the brief and the generic worked example, nothing else); a
-verified example of the task's family in the slot (`example`, and any further example a bundle
-declares with its own `option:`, such as a simpler rung of the same family); a banked feasible
+bundle example of the task's family in the slot, each under the option its bundle entry declares
+(`option:`; the verified idiomatic example is `example`, the family's first rung, issue 54, the
+simplest correct kernel of the example's task, is `rung`), listed where the brief offers it
+(SlotRequest.example, .rung); a banked feasible
 kernel of the task's own family and signature shape (`kernels`, then which kernel); each of
 these alone or with the ranked items (`+ranked`). Ranked items come only with an option that
 asks for them, so nothing reaches a prompt around the decision. Each option's value is a Beta
@@ -20,7 +22,9 @@ which kernel. A frozen bank's evaluation (`slot_greedy`) takes the option of the
 posterior mean, and shows it only where that mean is above bare's and the pass@1 it costs in
 expectation under the posteriors is at most `slot_max_loss` (2 points); ties and thin evidence
 stay bare. Similarity mode shows the nearest kernel, else the example, with the ranked items;
-none shows nothing.
+none shows nothing. A draft that starts from an option (SlotRequest.start: the learning pass's
+first draft of an operator starts from the rung) shows it whatever the values say; its outcome
+counts for that option like any draft's.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from memory_actor.slot_values import (
     untried_at,
 )
 
-SlotKind = Literal["generic", "example", "kernel"]
+SlotKind = Literal["generic", "example", "kernel"]  # an example: a bundle item of the family (its rung too)
 SlotContext = Literal["fresh", "retry"]
 GENERIC = "generic"
 BARE = "bare"  # the generic example and nothing else
@@ -71,13 +75,23 @@ class SlotRequest(BaseModel):
 
     task_id: str = Field(..., description="the task drafted: its own kernels are not candidates")
     family: str = Field(..., description="the task's dominant operator family (actors/families.py)")
-    shape: str = Field("", description="the kernel signature's shape (parameter types, names left out)")
+    shape: str = Field("", description="the kernel signature's shape (actors/signature_shape.py)")
     context: SlotContext = Field("fresh", description="fresh: no earlier attempt shown; retry: after a failed one")
-    example: str | None = Field(None, description="the api item name of the family's verified worked example")
+    example: str | None = Field(None, description="the api item name of the family's verified worked example, where "
+                                "the brief offers it (actors/briefing.py)")
+    rung: str | None = Field(None, description="the api item name of the family's first rung (the simplest correct "
+                             "kernel), where the brief offers it")
+    start: str | None = Field(None, description="an option to show whatever the values say (`rung`: the learning "
+                              "pass's first draft of an operator, episode.start_from_rung); its outcome counts for "
+                              "the option like any draft's")
+
+    def offered(self) -> list[str]:
+        """The names of the family's bundle examples a prompt of this task may show (the brief's)."""
+        return [name for name in (self.example, self.rung) if name]
 
 
 class SlotCandidate(BaseModel):
-    """What can fill the slot: the generic example, an example of the family, or a banked kernel."""
+    """What can fill the slot: the generic example, an example of the family (its rung too), or a banked kernel."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -128,7 +142,7 @@ class SlotChoice(BaseModel):
     ranked: bool = Field(False, description="the ranked items go with the slot (recalled only then)")
     option: str = BARE
     reason: str = Field("", description="why: thompson, greedy (a frozen bank), cold (measuring the family's cold rate), "
-                                             "nearest, none")
+                                             "nearest, none, start (the draft starts from the rung: SlotRequest.start)")
     options: list[OptionValue] = Field(default_factory=list)
     candidates: list[SlotCandidate] = Field(default_factory=list)
 
@@ -152,6 +166,16 @@ class SlotOutcome(BaseModel):
     def _option_of_kind(self) -> SlotOutcome:
         self.option = self.option or DEFAULT_OPTION[self.kind]
         return self
+
+
+def example_option_of(item: MemoryItem) -> str | None:
+    """The option a family's bundle example belongs to: its `option:` tag (memory_actor/seeding.py
+    tags each example entry with its bundle field `option`, default `example`); None for an item
+    that is no family example. A bank seeded before the first rungs were declared this way holds
+    them tagged `rung`: read as option `rung`."""
+    if "example" in item.tags:
+        return item.tag_values().get("option", "example")
+    return "rung" if "rung" in item.tags else None
 
 
 def slot_kernel_key(item: MemoryItem) -> tuple[str, str, str] | None:

@@ -329,19 +329,25 @@ def test_ranked_items_are_recalled_only_when_the_decision_asks_for_them(memory_c
     bank.close()
 
 
-def test_a_bank_lists_every_example_of_the_family_under_its_declared_option(memory_config):
+def test_a_bank_lists_the_examples_the_brief_offers_under_their_declared_options(memory_config):
     """The options come from data: an example item of the family tagged `option:rung` (what a bundle
     entry's `option` field gives, memory_actor/seeding.py) is a candidate and an option beside the
-    family's example, with no code naming it; another family's examples are not."""
+    family's example, with no code naming the option; another family's examples are not, and
+    neither is an example the brief does not offer (SlotRequest.rung None: its signature does not
+    map onto the task's, actors/briefing.py)."""
     bank = MemoryBank(memory_config(retrieval="value", slot_greedy=True))
     rung = example("rung_elementwise").model_copy(update={"tags": ["bundle", "example", "family:elementwise",
                                                                    "option:rung"]})
     other = example("example_matmul").model_copy(update={"tags": ["bundle", "example", "family:matmul"]})
     ids = dict(zip(("example", "rung", "other"), bank.add([example(), rung, other]), strict=True))
-    choice = bank.retrieve(request()).slot
+    offered = request()
+    offered.slot.rung = "rung_elementwise"
+    choice = bank.retrieve(offered).slot
     assert {c.key: c.option for c in choice.candidates} == {"generic": "generic", ids["example"]: "example",
                                                             ids["rung"]: "rung"}
     assert {o.key for o in choice.options} == {"bare", "example", "example+ranked", "rung", "rung+ranked"}
+    not_offered = bank.retrieve(request()).slot
+    assert {c.key: c.option for c in not_offered.candidates} == {"generic": "generic", ids["example"]: "example"}
     bank.close()
 
 
@@ -378,7 +384,9 @@ def test_a_bundle_entry_declares_an_option_by_its_option_field():
     for bad in ("bare", "kernels", "Rung", "rung/1"):
         with pytest.raises(ValueError):
             example_option({"name": "x", "option": bad})
-    assert all("option:example" in item.tags for item in bundle_items("cpu") if "example" in item.tags)
+    # the cpu bundle's examples: the idiomatic ones under `example`, the first rungs (`option: rung`) under `rung`
+    assert all(item.tag_values()["option"] == ("rung" if item.name.startswith("rung_") else "example")
+               for item in bundle_items("cpu") if "example" in item.tags)
 
 
 def test_slot_outcomes_are_credited_by_the_update_once_each(memory_config):
