@@ -46,7 +46,7 @@ from actors.messages import (
 )
 from actors.ports import EvaluatorPort, MemoryPort, WorkerPort
 from actors.prompt_sections import profile_text
-from memory_actor.bank_errors import BankWriteFailed
+from memory_actor.disk.bank_errors import BankWriteFailed
 from memory_actor.items import MemoryItem
 from memory_actor.messages import Retrieval, RetrievalRequest, ValueUpdate
 

@@ -21,7 +21,7 @@ from actors.errors import error_message
 from actors.llm_client import LLMAuthError, LLMModelNotFound, LLMUnavailable, LLMUnreachable
 from actors.messages import Attempt, EpisodeResult
 from actors.ports import EvaluatorPort, MemoryPort, WorkerPort
-from memory_actor.bank_errors import BankWriteFailed
+from memory_actor.disk.bank_errors import BankWriteFailed
 from npu_pool.backends import Backend
 from npu_pool.config import HarnessConfig
 from npu_pool.sandbox.task_loader import load_task_for

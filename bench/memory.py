@@ -38,11 +38,11 @@ from bench.memory_client import MemoryClient  # noqa: E402
 from memory_actor.actor_handle import get_or_create_memory_actor  # noqa: E402
 from memory_actor.bank import MemoryBank  # noqa: E402
 from memory_actor.config import MemoryConfig  # noqa: E402
+from memory_actor.disk.lease import BankInUse  # noqa: E402
+from memory_actor.disk.store import BankStore  # noqa: E402
 from memory_actor.embeddings import MINILM_DIM  # noqa: E402
 from memory_actor.items import ItemVerdict, MemoryItem, items_to_arrow  # noqa: E402
-from memory_actor.lease import BankInUse  # noqa: E402
 from memory_actor.messages import RetrievalRequest, ValueUpdate  # noqa: E402
-from memory_actor.store import BankStore  # noqa: E402
 from memory_actor.values import RewardShaper, q_update  # noqa: E402
 
 BUILD_BATCH = 10_000

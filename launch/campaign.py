@@ -36,7 +36,7 @@ from launch.atomic_file import write_atomically
 from launch.config import Settings
 from launch.kernel_files import KernelFolder, kernel_task
 from launch.run_summary import INTERRUPTED, RunSummary, RunSummaryError
-from memory_actor.bank_errors import BankWriteFailed
+from memory_actor.disk.bank_errors import BankWriteFailed
 from npu_pool.backends import timing_kind
 
 log = structlog.get_logger("evokernel.campaign")

@@ -16,7 +16,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from memory_actor.lease import holder, lease_record, read_lease, release_lock, write_record
+from memory_actor.disk.lease import holder, lease_record, read_lease, release_lock, write_record
 
 LOCK_FILE = "run.lock"
 

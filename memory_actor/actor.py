@@ -20,15 +20,15 @@ from typing import Any
 import structlog
 
 from memory_actor.bank import MemoryBank
-from memory_actor.bank_errors import BankWriteFailed
 from memory_actor.config import MemoryConfig, memory_actor_name
-from memory_actor.group_commit import GroupCommit
-from memory_actor.items import MemoryItem
-from memory_actor.lease import (
+from memory_actor.disk.bank_errors import BankWriteFailed
+from memory_actor.disk.lease import (
     BankInUse,
     BankUnusable,
     lease_record,
 )
+from memory_actor.group_commit import GroupCommit
+from memory_actor.items import MemoryItem
 from memory_actor.messages import BankStats, Retrieval, RetrievalRequest, UpdateAck, ValueUpdate
 
 log = structlog.get_logger("evokernel.memory.actor")
@@ -85,7 +85,7 @@ class MemoryActor:
         self._bank: MemoryBank | None = None
         self._commits = GroupCommit(self.config, lambda: self.bank, self._metrics)  # the durable writes
         try:
-            # This process becomes the bank's one writer (memory_actor.lease).
+            # This process becomes the bank's one writer (memory_actor.disk.lease).
             self._bank = MemoryBank(self.config, owner=owner)
         except BankUnusable as exc:
             # Another process writes the bank (a race lost after `evokernel run` checked it), or

@@ -12,7 +12,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from memory_actor.actor import MemoryActor
 from memory_actor.config import MemoryConfig, memory_actor_name
-from memory_actor.lease import BankInUse, BankUnusable, in_use_message, is_local, local_path
+from memory_actor.disk.lease import BankInUse, BankUnusable, in_use_message, is_local, local_path
 
 log = structlog.get_logger("evokernel.memory.actor")
 

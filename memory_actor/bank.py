@@ -17,9 +17,9 @@ import pyarrow as pa
 import structlog
 
 from memory_actor.api_lookup import ApiNameIndex
-from memory_actor.bank_errors import open_failure
 from memory_actor.bank_open import open_store, stored_items
 from memory_actor.config import MemoryConfig
+from memory_actor.disk.bank_errors import open_failure
 from memory_actor.embeddings import Embedder, embedder_identity, make_embedder
 from memory_actor.index import STAGE_ROW, VectorIndex
 from memory_actor.items import MemoryItem, items_to_arrow, new_id, utc_now

@@ -1,4 +1,4 @@
-"""Opening a bank: its store, as the bank's one writer (the lease: memory_actor.lease) or
+"""Opening a bank: its store, as the bank's one writer (the lease: memory_actor.disk.lease) or
 read-only (no lease, nothing written), the embedding dimension it was built with, and the check
 that this config embeds the way the bank was built; then its items as MemoryBank indexes them.
 
@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from memory_actor.bank_errors import open_failure
 from memory_actor.config import MemoryConfig
+from memory_actor.disk.bank_errors import open_failure
+from memory_actor.disk.store import BankStore
 from memory_actor.embeddings import MINILM_DIM, embedder_identity
 from memory_actor.items import MemoryItem, items_from_arrow, utc_now
-from memory_actor.store import BankStore
 
 
 def open_store(config: MemoryConfig, embedder_dim: Callable[[], int], *, read_only: bool = False,

@@ -8,7 +8,7 @@ from typing import Literal
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memory_actor.lease import is_local, local_path
+from memory_actor.disk.lease import is_local, local_path
 
 # Settings a newer decision no longer reads, with why: a run recorded before (its summary.json,
 # resumed) still loads, and says what was left out.

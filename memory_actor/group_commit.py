@@ -20,8 +20,8 @@ from typing import Any
 import structlog
 
 from memory_actor.bank import MemoryBank
-from memory_actor.bank_errors import BankWriteFailed, bank_place, write_failure
 from memory_actor.config import MemoryConfig
+from memory_actor.disk.bank_errors import BankWriteFailed, bank_place, write_failure
 from memory_actor.journal import FoldJob
 
 log = structlog.get_logger("evokernel.memory.actor")

@@ -86,13 +86,13 @@ def seed_fresh_bank(config: MemoryConfig, backend: str, owner: str | None = None
     added (0: a bank in use, a run without retrieval, `seed_fresh_bank` off, or a backend
     without a bundle).
 
-    Idempotent: the bank is opened as its one writer (memory_actor.lease; BankInUse when another
+    Idempotent: the bank is opened as its one writer (memory_actor.disk.lease; BankInUse when another
     process writes it), so two runs starting at once seed it once, and only ids it lacks are added."""
     if not config.seed_fresh_bank or config.retrieval == "none" or backend not in BUNDLE_BACKENDS:
         return 0
     from memory_actor.bank import MemoryBank  # the bank imports the embedder: only when needed
-    from memory_actor.lease import is_local, local_path
-    from memory_actor.store import BankStore
+    from memory_actor.disk.lease import is_local, local_path
+    from memory_actor.disk.store import BankStore
 
     config = config.model_copy(update={"preload_embedder": False})
     if ((not is_local(config.uri) or os.path.isdir(local_path(config.uri)))

@@ -59,8 +59,8 @@ def _open_bank(settings: Settings, create: bool = False):
     so it works on a read-only file system and beside a running campaign. `import` and `seed`
     (create True) become the bank's one writer, or say who is."""
     from memory_actor.bank import MemoryBank
-    from memory_actor.lease import BankUnusable, check_writable
-    from memory_actor.store import BankStore
+    from memory_actor.disk.lease import BankUnusable, check_writable
+    from memory_actor.disk.store import BankStore
 
     config = settings.memory
     if create:
@@ -74,13 +74,13 @@ def _open_bank(settings: Settings, create: bool = False):
                          "or pick it with --memory URI)")
     try:
         return MemoryBank(config, read_only=True)
-    except BankUnusable as exc:  # damaged (memory_actor.bank_checksums): which file, and what to do
+    except BankUnusable as exc:  # damaged (memory_actor.disk.bank_checksums): which file, and what to do
         raise UsageError(str(exc)) from None
 
 
 def _is_bank(uri: str) -> bool:
     """False for a local path that is not a folder (lancedb would fail on it with a traceback)."""
-    from memory_actor.lease import is_local, local_path
+    from memory_actor.disk.lease import is_local, local_path
 
     return not is_local(uri) or os.path.isdir(local_path(uri))
 

@@ -20,7 +20,7 @@ from launch.commands.run_outcome import continue_with, infra_stops, print_summar
 from launch.commands.run_prepare import check_backend, check_host_memory, check_sandbox, prepare
 from launch.config import Settings
 from launch.run_summary import RunSummary
-from memory_actor.lease import BankUnusable
+from memory_actor.disk.lease import BankUnusable
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

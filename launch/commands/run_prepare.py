@@ -51,7 +51,7 @@ def _seed_fresh_bank(settings: Settings, run_id: str, in_child: bool) -> None:
     A Ray run seeds in a child (`run_in_child`); a single-process run opens the bank here anyway,
     so it seeds here too and the run reuses the embedding model it loaded (one load, not two:
     5-9 CPU-s)."""
-    from memory_actor.lease import BankUnusable
+    from memory_actor.disk.lease import BankUnusable
     from memory_actor.seeding import seed_fresh_bank
     from npu_pool.backends import BackendUnavailable, get_backend
 
@@ -74,7 +74,7 @@ def _take_back_discarded(settings: Settings, run_dir: Path) -> None:
     value updates those attempts made leave the bank too (memory_actor.retraction), so the bank
     learned from exactly the attempts the run folder holds."""
     from launch.campaign import resume_plan
-    from memory_actor.lease import BankUnusable
+    from memory_actor.disk.lease import BankUnusable
     from memory_actor.retraction import take_back_updates, update_prefix
 
     try:
@@ -179,10 +179,10 @@ def _check_run_folder(run_dir: Path) -> None:
 
 def _check_memory(settings: Settings, resuming: Path | None = None) -> None:
     """Before Ray starts and before any model call: the bank can be written here and nobody else
-    writes it (memory_actor.lease), else one line and exit 2. A resume keeps its run's bank:
+    writes it (memory_actor.disk.lease), else one line and exit 2. A resume keeps its run's bank:
     another bank would hold half of what the run learned (and another run's state)."""
-    from memory_actor.bank_errors import write_failure
-    from memory_actor.lease import BankInUse, BankUnusable, probe
+    from memory_actor.disk.bank_errors import write_failure
+    from memory_actor.disk.lease import BankInUse, BankUnusable, probe
 
     try:
         probe(settings.memory.uri)

@@ -39,7 +39,7 @@ def _keeps_its_bank(recorded: dict[str, Any], given: dict[str, Any], run_dir: Pa
     """A resume naming another bank than its run's, while that one is still there, is refused:
     the run would learn half in each, and take back its redone updates from the wrong one. (A
     bank that moved, its old path gone, may be named anew.)"""
-    from memory_actor.lease import is_local, local_path
+    from memory_actor.disk.lease import is_local, local_path
 
     old, new = recorded.get("memory", {}).get("uri"), given.get("memory", {}).get("uri")
     if not old or not new or old == new:

@@ -26,7 +26,7 @@ from launch.ray_campaign.campaign_services import EpisodeServices
 from launch.ray_campaign.ray_session import gcs_reachable
 from launch.ray_campaign.roles import ROLES, Role
 from launch.stop_shield import wait_through_a_stop
-from memory_actor.bank_errors import BankWriteFailed
+from memory_actor.disk.bank_errors import BankWriteFailed
 from npu_pool.pools import DevicePools
 
 log = structlog.get_logger("evokernel.campaign")
@@ -89,7 +89,7 @@ class CampaignActors:
         a bank another process writes (the lease taken after `evokernel run` checked it, or another
         campaign on this cluster) is BankRefused (exit 2), in one line naming the holder."""
         from memory_actor.actor_handle import MemoryActorFailed, open_memory_actor
-        from memory_actor.lease import BankUnusable
+        from memory_actor.disk.lease import BankUnusable
 
         try:
             return open_memory_actor(settings.memory, owner=f"evokernel run {self.run_id}")

@@ -19,7 +19,7 @@ import pytest
 
 from memory_actor.bank import MemoryBank
 from memory_actor.config import MemoryConfig
-from memory_actor.lease import LOCK_FILE
+from memory_actor.disk.lease import LOCK_FILE
 from memory_actor.retraction import RETRACT, update_rows
 from tests.actors import replies
 from tests.actors.openai_server import OpenAITestServer, Reply, ScriptedAgent

@@ -12,8 +12,8 @@ import ray
 
 from memory_actor.actor_handle import open_memory_actor
 from memory_actor.config import cluster_config, memory_actor_name
+from memory_actor.disk.lease import BankInUse, BankUnusable
 from memory_actor.items import MemoryItem
-from memory_actor.lease import BankInUse, BankUnusable
 from memory_actor.messages import ValueUpdate
 from tests.memory_actor.conftest import unit_vectors
 from tests.memory_actor.test_lease import holder

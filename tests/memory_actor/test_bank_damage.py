@@ -12,8 +12,8 @@ import pytest
 
 from launch.cli import main
 from memory_actor.bank import MemoryBank
-from memory_actor.bank_checksums import MARKER, SUMS_FILE, bank_files
-from memory_actor.bank_errors import BankDamaged
+from memory_actor.disk.bank_checksums import MARKER, SUMS_FILE, bank_files
+from memory_actor.disk.bank_errors import BankDamaged
 from memory_actor.items import MemoryItem
 from memory_actor.messages import RetrievalRequest, ValueUpdate
 from tests.memory_actor.conftest import unit_vectors

@@ -12,9 +12,9 @@ import ray
 
 from memory_actor.actor_handle import get_or_create_memory_actor
 from memory_actor.bank import MemoryBank
-from memory_actor.bank_errors import BankWriteFailed
+from memory_actor.disk.bank_errors import BankWriteFailed
+from memory_actor.disk.lease import probe
 from memory_actor.items import MemoryItem
-from memory_actor.lease import probe
 from memory_actor.messages import RetrievalRequest, ValueUpdate
 from tests.memory_actor.conftest import unit_vectors
 from tests.memory_actor.small_disk import fill, small_disk

@@ -9,11 +9,11 @@ import pyarrow as pa
 import pytest
 
 from memory_actor.bank import MemoryBank
+from memory_actor.disk.store import LOG_SCHEMA
 from memory_actor.embeddings import MINILM_DIM
 from memory_actor.items import ItemVerdict, MemoryItem, item_schema
 from memory_actor.messages import RetrievalRequest, ValueUpdate
 from memory_actor.seeding import seed_items
-from memory_actor.store import LOG_SCHEMA
 from memory_actor.values import RewardShaper, q_update
 
 from .conftest import near, unit_vectors

@@ -1,4 +1,4 @@
-"""One writer per bank (memory_actor.lease), seeding once, clear errors for unusable paths, and
+"""One writer per bank (memory_actor.disk.lease), seeding once, clear errors for unusable paths, and
 read-only inspection that writes nothing: real banks, real processes, a real read-only mount."""
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import pytest
 
 from memory_actor.bank import MemoryBank
 from memory_actor.config import MemoryConfig
+from memory_actor.disk.lease import LOCK_FILE, BankInUse, BankUnusable, check_writable, probe
+from memory_actor.disk.store import BankReadOnly
 from memory_actor.items import MemoryItem
-from memory_actor.lease import LOCK_FILE, BankInUse, BankUnusable, check_writable, probe
 from memory_actor.seeding import bundle_items, seed_fresh_bank
-from memory_actor.store import BankReadOnly
 
 HOLDER = """
 import sys

@@ -19,10 +19,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
-from memory_actor.bank_checksums import BankChecksums
-from memory_actor.bank_errors import open_failure, write_failure
+from memory_actor.disk.bank_checksums import BankChecksums
+from memory_actor.disk.bank_errors import open_failure, write_failure
+from memory_actor.disk.lease import BankLease, check_writable, is_local, local_path
 from memory_actor.items import item_schema
-from memory_actor.lease import BankLease, check_writable, is_local, local_path
 
 ITEMS, LOG, META, HISTORY = "items", "log", "meta", "history"
 HISTORY_TYPES = ("update", "slot", "retract")  # the rows a resume may still need (retraction.py)
@@ -80,7 +80,7 @@ class BankStore:
     fold took out of the log, kept so that a resume can still take them back: retraction.py).
     Not thread-safe: callers serialise writes.
 
-    A writer holds the bank's lease (memory_actor.lease: one writer per bank, across processes
+    A writer holds the bank's lease (memory_actor.disk.lease: one writer per bank, across processes
     and machines) from `open` to `close`; a read-only store takes no lease and refuses writes."""
 
     def __init__(self, uri: str, storage_options: dict[str, str] | None = None, *, read_only: bool = False,

@@ -13,7 +13,7 @@ import errno
 import os
 import re
 
-from memory_actor.lease import BankUnusable, is_local, local_path
+from memory_actor.disk.lease import BankUnusable, is_local, local_path
 
 _OS_ERROR = re.compile(r"\(os error (\d+)\)")
 _SOURCE_PATH = re.compile(r",?\s*/\S*\.rs:\d+:\d+")  # where in the library's source it was raised

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import structlog
 
-from memory_actor.bank_errors import BankDamaged, bank_place, damage, write_failure
+from memory_actor.disk.bank_errors import BankDamaged, bank_place, damage, write_failure
 
 log = structlog.get_logger("evokernel.memory.checksums")
 
