@@ -335,3 +335,5 @@ template <class...>
 constexpr bool always_false = false;
 
 }  // namespace evk_twin
+
+#include "twin_raw_gm.h"  // raw pointer accesses to global memory (TrustedGm for the API's own)

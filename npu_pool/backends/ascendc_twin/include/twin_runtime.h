@@ -13,6 +13,10 @@
 //       fault), 1 writable with per-block ownership (two blocks writing the same bytes fault),
 //       2 writable scratch shared by blocks (no ownership check). Accesses through the API
 //       outside every registered region fault.
+//   extern "C" void evk_twin_guard(const void* ptr, uint64_t before, uint64_t after);
+//       Declares the `before` bytes before and `after` bytes after a registered tensor as its
+//       guard band: allocated with it and holding nothing else, so a raw pointer access there
+//       is a gm-bounds fault (twin_raw_gm.h). Forgotten by evk_twin_reset.
 //   extern "C" const char* evk_twin_fault(void);
 //       "" when the last launch ran clean, else one line
 //       "twin fault [<rule>]: <API call> at kernel.cpp:<line>: <message> (block <b> of <n>)".
@@ -220,7 +224,9 @@ uint32_t Launch(uint32_t blockDim, Fn&& body, GM_ADDR workspace = nullptr) {
     // still works); the kernel's workspace argument starts with it
     s.sys_workspace = workspace;
     BlockRunner runner(blockDim, std::forward<Fn>(body));
+    arm_raw_watch();  // raw pointer accesses of the blocks are checked (twin_raw_gm.h)
     const uint32_t rc = runner.run(s.fault);
+    disarm_raw_watch();
     build_profile();
     return rc;
 }
@@ -265,6 +271,7 @@ extern "C" void evk_twin_reset(void) {
     s.counters = evk_twin::BlockCounters{};
     s.sys_workspace = nullptr;
     s.earlier = {};
+    evk_twin::guard_bands().clear();
 }
 
 extern "C" void evk_twin_register(const void* ptr, uint64_t bytes, const char* name, int writable) {
@@ -276,6 +283,13 @@ extern "C" void evk_twin_register(const void* ptr, uint64_t bytes, const char* n
     evk_twin::state().regions.push_back(std::move(r));
 }
 
+extern "C" void evk_twin_guard(const void* ptr, uint64_t before, uint64_t after) {
+    evk_twin::guard_bands().push_back({reinterpret_cast<uintptr_t>(ptr), before, after});
+}
+
 extern "C" const char* evk_twin_fault(void) { return evk_twin::state().fault.c_str(); }
+
+// The callbacks of the kernel's instrumented loads and stores (twin_raw_gm.h).
+EVK_TWIN_RAW_GM_CALLBACKS
 
 extern "C" const char* evk_twin_profile_json(void) { return evk_twin::state().profile.c_str(); }
