@@ -193,14 +193,22 @@ def make_ascend_module(launch: Any, signature: KernelSignature, reference: torch
 
     from npu_pool.backends.kernel_wrapper import GUARD_ELEMENTS, poisoned, still_poisoned
 
-    def banded(shape: Any, dtype: torch.dtype, leading: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """A poisoned tensor of `shape` in one buffer with poisoned guard bands after it (and before
-        it when leading): (the tensor, {"before": band, "after": band})."""
+    def banded(shape: Any, dtype: torch.dtype, leading: bool, fill: bool = True) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """A tensor of `shape` (poisoned, unless not `fill`: the caller fills it) in one buffer with
+        poisoned guard bands after it (and before it when leading): (the tensor, {"before": band,
+        "after": band})."""
         numel = int(torch.Size(shape).numel())
         lead = GUARD_ELEMENTS if leading else 0
-        buffer = poisoned([lead + numel + GUARD_ELEMENTS], dtype, device)
+        if fill:
+            buffer = poisoned([lead + numel + GUARD_ELEMENTS], dtype, device)
+        else:
+            buffer = torch.empty([lead + numel + GUARD_ELEMENTS], dtype=dtype, device=device)
         guards = {"before": buffer[:lead], "after": buffer[lead + numel:]}
-        return buffer[lead:lead + numel].view(shape), {side: band for side, band in guards.items() if band.numel()}
+        guards = {side: band for side, band in guards.items() if band.numel()}
+        if not fill:
+            for band in guards.values():
+                band.copy_(poisoned([band.numel()], dtype, device))
+        return buffer[lead:lead + numel].view(shape), guards
 
     tiling_class = tiling_type(signature)
     fields = tiling_fields(signature)
@@ -228,7 +236,7 @@ def make_ascend_module(launch: Any, signature: KernelSignature, reference: torch
                 if arg.role in ("input", "parameter"):
                     t = (call[arg.source] if arg.role == "input" else named[arg.source]).detach().contiguous()
                     if guard_inputs and self.poison_outputs:
-                        copy, bands[arg.name] = banded(t.shape, t.dtype, leading=True)
+                        copy, bands[arg.name] = banded(t.shape, t.dtype, leading=True, fill=False)
                         t = copy.copy_(t)
                 elif arg.role == "output":
                     dtype = getattr(torch, arg.dtype or "float32")

@@ -7,12 +7,20 @@
 // turns every load and store the compiled code makes into a call `__asan_load4_noabort(addr)`
 // (or store, of 1 to 16 bytes, or N). The twin defines those callbacks itself (no sanitizer
 // runtime is linked): an access that touches no registered global tensor and no tensor's
-// guard band returns at once; one that does goes through check_gm, the same bounds,
+// guard band returns at once; one that does is checked by check_gm, with the same bounds,
 // read-only, ownership (block-overlap) and race (block-race) rules as a GlobalTensor access,
 // named `raw load` / `raw store` at the kernel's source line (read from the library's line
-// tables with addr2line, only when a fault is raised). Each checked access counts as a scalar
-// global-memory access in the cost model, as a GetValue/SetValue does (except the tiling
-// argument's reads, CopyTiling's).
+// tables with addr2line, only when a fault is raised). Each such access counts as a scalar
+// global-memory access in the cost model, as GetValue/SetValue do (the tiling argument's reads,
+// CopyTiling's, excepted, as before).
+//
+// Runs: a scalar loop makes millions of accesses, so consecutive ones are gathered. The
+// running block's raw reads and its raw writes each extend a run (bytes [lo, hi) of one tensor,
+// grown by accesses that continue it either way) that is checked with one check_gm when it
+// ends: at an access that does not continue it, at SyncAll, at the block's end. No other block
+// runs before that (the blocks take turns, twin_blocks.h), so the verdict is the one checking
+// each access would give, at the line of the run's first access; only its moment moves to the
+// run's end. An access of bytes out of the tensor is checked at once.
 //
 // Guard bands: the launcher may declare bytes before and after a tensor as its guard band
 // (evk_twin_guard): memory that belongs to the tensor's allocation and holds nothing else, so
@@ -22,10 +30,9 @@
 //
 // The twin's own API code touches global memory too (a Matmul reading A element by element,
 // SetAtomicAdd's read-modify-write, GetValue): it has already checked its access with
-// check_gm, so it runs inside a TrustedGm scope, which the callbacks skip.
-//
-// Only a launch's blocks are watched (Launch arms the watch around them): the host half and a
-// direct-launch program's host code run unwatched, as on a device where they are host code.
+// check_gm, so it runs inside a TrustedGm scope, which the callbacks skip. Only a launch's
+// blocks are watched (Launch arms the watch around them): the host half and a direct-launch
+// program's host code are host code, unwatched.
 #pragma once
 
 #include <dlfcn.h>
@@ -40,18 +47,39 @@
 
 namespace evk_twin {
 
-// What the callbacks watch: each registered tensor widened by its guard band (and by 15
-// bytes before, so an access of up to 16 bytes that starts just before it is seen).
+// A watched tensor: the registered region, its guard bands, and [lo, lo + size), where an
+// access may start to touch either (from 15 bytes before: accesses are up to 16 bytes).
+struct RawSpan {
+    uintptr_t lo, size;
+    uintptr_t begin, end;    // the tensor
+    uint64_t before, after;  // its guard bands (bytes)
+    size_t region;           // index in state().regions
+};
+
+// Consecutive raw accesses of one direction by the running block, not yet checked.
+struct RawRun {
+    uintptr_t lo = 0, hi = 0;      // [lo, hi): the bytes, inside one tensor
+    uintptr_t begin = 0, end = 0;  // that tensor
+    bool atomic = false;           // writes under SetAtomicAdd (exempt from ownership)
+    const void* code = nullptr;    // the run's first access, for the fault's line
+    bool empty() const { return hi == lo; }
+    bool covers(uintptr_t a, uint64_t bytes) const { return a >= lo && a + bytes <= hi; }
+    // the access continues the run (adjacent or overlapping, inside its tensor)
+    bool continued_by(uintptr_t a, uint64_t bytes) const {
+        return !empty() && a <= hi && a + bytes >= lo && a >= begin && a + bytes <= end;
+    }
+};
+
 struct RawWatch {
-    static constexpr uint32_t kSpans = 16;
-    uint32_t spans = 0;                // 0 while no launch runs: every access returns at once
-    uintptr_t lo[kSpans] = {};
-    uintptr_t size[kSpans] = {};
-    uintptr_t all_lo = 0, all_size = 0;  // one span around them all, when there are more
-    bool many = false;
-    uintptr_t tiling = 0;              // the launch's tiling argument: read by CopyTiling, never costed
-    int trusted = 0;                   // > 0 inside the twin's own API code (TrustedGm)
-    bool checking = false;             // inside a callback's check (its own accesses are not the kernel's)
+    static constexpr uint32_t kFast = 16;
+    uint32_t fast = 0;  // spans the fast test tries; 0 while no launch runs
+    uintptr_t lo[kFast] = {}, size[kFast] = {};
+    std::vector<RawSpan> spans;
+    uintptr_t tiling = 0;  // the launch's tiling argument: read by CopyTiling, never costed
+    RawRun read, written;
+    int trusted = 0;        // > 0 inside the twin's own API code (TrustedGm)
+    bool checking = false;  // inside a check (its own loads and stores are not the kernel's)
+    void (*runner_sync_all)(Src) = nullptr;  // the launch's barrier, where a block's turn ends
 };
 
 struct GuardBand {
@@ -74,63 +102,13 @@ struct TrustedGm {
     TrustedGm& operator=(const TrustedGm&) = delete;
 };
 
-inline uint64_t guard_after(const Region& r) {
-    for (const auto& g : guard_bands())
-        if (g.begin == r.begin) return g.after;
-    return 0;
-}
-
-inline uint64_t guard_before(const Region& r) {
-    for (const auto& g : guard_bands())
-        if (g.begin == r.begin) return g.before;
-    return 0;
-}
-
-// Starts watching the registered tensors (called by Launch before the blocks run).
-inline void arm_raw_watch() {
-    RawWatch& w = raw_watch;
-    const auto& regions = state().regions;
-    w.spans = 0;
-    w.many = regions.size() > RawWatch::kSpans;
-    uintptr_t all_lo = ~uintptr_t(0), all_hi = 0;
-    w.tiling = 0;
-    for (const auto& r : regions) {
-        if (r.name == "tiling") w.tiling = r.begin;
-        const uintptr_t lo = r.begin - guard_before(r) - 15, hi = r.end + guard_after(r);
-        all_lo = std::min(all_lo, lo);
-        all_hi = std::max(all_hi, hi);
-        if (w.spans < RawWatch::kSpans) {
-            w.lo[w.spans] = lo;
-            w.size[w.spans] = hi - lo;
-            ++w.spans;
-        }
-    }
-    w.all_lo = all_lo;
-    w.all_size = all_hi > all_lo ? all_hi - all_lo : 0;
-    if (w.many) {  // too many tensors to test one by one: one span around them all
-        w.lo[0] = w.all_lo;
-        w.size[0] = w.all_size;
-        w.spans = 1;
-    }
-    w.trusted = 0;
-    w.checking = false;
-}
-
-inline void disarm_raw_watch() { raw_watch.spans = 0; }
-
-// The fast test every instrumented load and store makes: could [a, a + bytes) touch a watched tensor?
-EVK_TWIN_NO_SANITIZE __attribute__((always_inline)) inline bool raw_watched(uintptr_t a) {
-    const RawWatch& w = raw_watch;
-    for (uint32_t i = 0; i < w.spans; ++i)
-        if (a - w.lo[i] < w.size[i]) return true;
-    return false;
-}
+// --- where a fault of a raw access is reported -------------------------------------------------
 
 // The kernel's source line of a code address, from the library's line tables (g++ -g1): the
 // innermost kernel.cpp frame of addr2line's inline chain, e.g. "kernel.cpp:17"; "" if unknown.
 EVK_TWIN_NO_SANITIZE inline std::string raw_site(const void* code) {
     Dl_info info{};
-    if (!dladdr(code, &info) || !info.dli_fname || !info.dli_fbase) return "";
+    if (!code || !dladdr(code, &info) || !info.dli_fname || !info.dli_fbase) return "";
     const std::string path = info.dli_fname;
     if (path.find('\'') != std::string::npos) return "";
     char offset[32];
@@ -150,8 +128,9 @@ EVK_TWIN_NO_SANITIZE inline std::string raw_site(const void* code) {
         if (colon == std::string::npos) continue;
         const int number = std::atoi(line.c_str() + colon + 1);
         const size_t slash = line.rfind('/', colon);
-        const std::string base = line.substr(slash == std::string::npos ? 0 : slash + 1, colon - (slash == std::string::npos ? 0 : slash + 1));
-        if (found.empty() && base == "kernel.cpp" && number > 0) found = base + ":" + std::to_string(number);
+        const size_t from = slash == std::string::npos ? 0 : slash + 1;
+        if (found.empty() && line.compare(from, colon - from, "kernel.cpp") == 0 && number > 0)
+            found = "kernel.cpp:" + std::to_string(number);
     }
     pclose(pipe);
     return found;
@@ -176,78 +155,176 @@ constexpr const char* kRawSiteMark = "<raw-access>";
     throw f;
 }
 
-// The slow path: an access near a watched tensor, checked as a GlobalTensor access would be.
+// check_gm for raw bytes (a run, or an access out of its tensor), faulting at `code`'s line.
+EVK_TWIN_NO_SANITIZE inline void raw_check(uintptr_t a, uint64_t bytes, bool write, bool atomic, const void* code) {
+    RawWatch& w = raw_watch;
+    State& s = state();
+    const Src last = s.last;  // check_gm remembers its caller; the kernel's last API call stays the last
+    const bool was_atomic = s.atomic_add;
+    w.checking = true;
+    s.atomic_add = atomic;  // a run's writes as they were made
+    try {
+        check_gm(reinterpret_cast<const void*>(a), bytes, write, write ? "raw store" : "raw load", Src(kRawSiteMark, 0));
+    } catch (const Fault& f) {
+        s.last = last, s.atomic_add = was_atomic, w.checking = false;
+        raise_at_site(f, code);
+    }
+    s.last = last, s.atomic_add = was_atomic, w.checking = false;
+}
+
+EVK_TWIN_NO_SANITIZE inline void flush(RawRun& run, bool write) {
+    if (run.empty()) return;
+    const RawRun done = run;
+    run = RawRun{};
+    raw_check(done.lo, done.hi - done.lo, write, done.atomic, done.code);
+}
+
+// Checks the running block's pending runs (at SyncAll and at its end).
+EVK_TWIN_NO_SANITIZE inline void flush_runs() {
+    flush(raw_watch.written, true);
+    flush(raw_watch.read, false);
+}
+
+// --- the launch's side: which tensors, which turns ---------------------------------------------
+
+// Starts watching the registered tensors (called by Launch before the blocks run).
+inline void arm_raw_watch() {
+    RawWatch& w = raw_watch;
+    const auto& regions = state().regions;
+    w.spans.clear();
+    w.tiling = 0;
+    uintptr_t all_lo = ~uintptr_t(0), all_hi = 0;
+    for (size_t i = 0; i < regions.size(); ++i) {
+        const Region& r = regions[i];
+        RawSpan span{0, 0, r.begin, r.end, 0, 0, i};
+        for (const auto& g : guard_bands())
+            if (g.begin == r.begin) span.before = g.before, span.after = g.after;
+        span.lo = r.begin - span.before - 15;
+        span.size = r.end + span.after - span.lo;
+        all_lo = std::min(all_lo, span.lo);
+        all_hi = std::max(all_hi, span.lo + span.size);
+        if (r.name == "tiling") w.tiling = r.begin;
+        w.spans.push_back(span);
+    }
+    w.fast = 0;
+    if (w.spans.size() <= RawWatch::kFast) {
+        for (const auto& span : w.spans) w.lo[w.fast] = span.lo, w.size[w.fast++] = span.size;
+    } else if (!w.spans.empty()) {  // too many tensors to try one by one: one span around them all
+        w.lo[0] = all_lo, w.size[0] = all_hi - all_lo, w.fast = 1;
+    }
+    w.read = w.written = RawRun{};
+    w.trusted = 0;
+    w.checking = false;
+}
+
+inline void disarm_raw_watch() { raw_watch.fast = 0; }
+
+// A block's turn ends at SyncAll: its runs are checked before the other blocks run.
+inline void raw_sync_all(Src src) {
+    flush_runs();
+    raw_watch.runner_sync_all(src);
+}
+
+// Runs one block's body (Launch wraps each block in it): its runs start empty and are checked
+// when it ends; the launch's SyncAll goes through raw_sync_all.
+template <class Body>
+void raw_watched_block(Body& body) {
+    RawWatch& w = raw_watch;
+    w.read = w.written = RawRun{};
+    State& s = state();
+    if (s.sync_all != nullptr && s.sync_all != &raw_sync_all) {
+        w.runner_sync_all = s.sync_all;
+        s.sync_all = &raw_sync_all;
+    }
+    body();
+    flush_runs();
+}
+
+// --- the callbacks' two paths ------------------------------------------------------------------
+
+// The fast test every instrumented load and store makes: could an access at `a` touch a watched tensor?
+EVK_TWIN_NO_SANITIZE __attribute__((always_inline)) inline bool raw_watched(uintptr_t a) {
+    const RawWatch& w = raw_watch;
+    for (uint32_t i = 0; i < w.fast; ++i)
+        if (a - w.lo[i] < w.size[i]) return true;
+    return false;
+}
+
+// The slow path: an access near a watched tensor, gathered into a run or checked at once.
 EVK_TWIN_NO_SANITIZE __attribute__((noinline)) inline void raw_access(uintptr_t a, uint64_t bytes, bool write,
                                                                        const void* code) {
     RawWatch& w = raw_watch;
-    if (w.trusted > 0 || w.checking || w.spans == 0) return;
-    w.checking = true;  // what the check itself loads and stores is not the kernel's
+    if (w.trusted > 0 || w.checking || w.fast == 0) return;
     State& s = state();
-    const Region* inside = nullptr;
-    const Region* guarded = nullptr;
-    for (const auto& r : s.regions) {
-        if (a < r.end && a + bytes > r.begin) inside = &r;
-        if (a < r.end + guard_after(r) && a + bytes > r.begin - guard_before(r)) guarded = &r;
-    }
-    if (!inside && !guarded) {  // near a tensor, but neither in it nor in its guard band: not global memory we know
-        w.checking = false;
+    RawRun& run = write ? w.written : w.read;
+    if ((!write || run.atomic == s.atomic_add) && run.continued_by(a, bytes)) {  // the next element of a loop
+        run.lo = std::min(run.lo, a);
+        run.hi = std::max(run.hi, a + bytes);
+        if (run.begin != w.tiling) ++s.counters.gm_scalar;
         return;
     }
-    const char* api = write ? "raw store" : "raw load";
-    const Src site(kRawSiteMark, 0);
-    const Src last = s.last;  // check_gm remembers its caller; the kernel's last API call stays the last
-    try {
-        if (!inside) {
-            const Region& r = *guarded;
-            const long long offset = static_cast<long long>(a) - static_cast<long long>(r.begin);
-            fault("gm-bounds", api, site,
+    if (!write && w.written.covers(a, bytes)) {  // reading back what this block wrote
+        ++s.counters.gm_scalar;
+        return;
+    }
+    const RawSpan* inside = nullptr;
+    const RawSpan* guarded = nullptr;
+    for (const auto& span : w.spans) {
+        if (a >= span.begin && a + bytes <= span.end) inside = &span;
+        if (a < span.end + span.after && a + bytes > span.begin - span.before) guarded = &span;
+    }
+    if (!inside && !guarded) return;  // near a tensor, but neither in it nor in its guard band: not memory we know
+    flush(run, write);  // the run ends here; the access starts the next one
+    if (!inside) {  // in a guard band, or across a tensor's end
+        const Region& r = s.regions[guarded->region];
+        const long long offset = static_cast<long long>(a) - static_cast<long long>(r.begin);
+        if (offset >= 0 && a < r.end) raw_check(a, bytes, write, s.atomic_add, code);  // across the end: check_gm words it
+        const Src last = s.last;
+        w.checking = true;
+        try {
+            fault("gm-bounds", write ? "raw store" : "raw load", Src(kRawSiteMark, 0),
                   std::string(write ? "writes " : "reads ") + std::to_string(bytes) + " bytes at byte " + std::to_string(offset) +
                       " of '" + r.name + "' (" + std::to_string(r.end - r.begin) + " bytes), " +
                       (offset < 0 ? "before its start" : "past its end") +
                       ": outside every global tensor the kernel was given (bound a raw pointer's index by the "
                       "tensor's size; a device does not check it)");
+        } catch (const Fault& f) {
+            s.last = last, w.checking = false;
+            raise_at_site(f, code);
         }
-        check_gm(reinterpret_cast<const void*>(a), bytes, write, api, site);
-        // on the device a scalar access to global memory, costed as GetValue/SetValue is (reading
-        // the tiling argument is not: the cost model never charged it, whatever the kernel's form)
-        if (inside->begin != w.tiling) ++s.counters.gm_scalar;
-    } catch (const Fault& f) {
-        s.last = last;
-        w.checking = false;
-        raise_at_site(f, code);
     }
-    s.last = last;
-    w.checking = false;
+    run = RawRun{a, a + bytes, inside->begin, inside->end, s.atomic_add, code};
+    if (inside->begin != w.tiling) ++s.counters.gm_scalar;
 }
 
 }  // namespace evk_twin
 
 // The callbacks g++'s instrumentation calls (defined once per library: twin_runtime.h expands
 // this). They must not be instrumented themselves.
-#define EVK_TWIN_RAW_CALLBACK(kind, bytes, write)                                                               \
-    extern "C" EVK_TWIN_NO_SANITIZE void __asan_##kind##bytes##_noabort(uintptr_t a) {                            \
-        if (__builtin_expect(evk_twin::raw_watched(a), 0))                                                       \
-            evk_twin::raw_access(a, bytes, write, __builtin_return_address(0));                                  \
+#define EVK_TWIN_RAW_CALLBACK(kind, bytes, write)                                                  \
+    extern "C" EVK_TWIN_NO_SANITIZE void __asan_##kind##bytes##_noabort(uintptr_t a) {               \
+        if (__builtin_expect(evk_twin::raw_watched(a), 0))                                          \
+            evk_twin::raw_access(a, bytes, write, __builtin_return_address(0));                     \
     }
-#define EVK_TWIN_RAW_GM_CALLBACKS                                                                                 \
-    EVK_TWIN_RAW_CALLBACK(load, 1, false)                                                                        \
-    EVK_TWIN_RAW_CALLBACK(load, 2, false)                                                                        \
-    EVK_TWIN_RAW_CALLBACK(load, 4, false)                                                                        \
-    EVK_TWIN_RAW_CALLBACK(load, 8, false)                                                                        \
-    EVK_TWIN_RAW_CALLBACK(load, 16, false)                                                                       \
-    EVK_TWIN_RAW_CALLBACK(store, 1, true)                                                                        \
-    EVK_TWIN_RAW_CALLBACK(store, 2, true)                                                                        \
-    EVK_TWIN_RAW_CALLBACK(store, 4, true)                                                                        \
-    EVK_TWIN_RAW_CALLBACK(store, 8, true)                                                                        \
-    EVK_TWIN_RAW_CALLBACK(store, 16, true)                                                                       \
-    extern "C" EVK_TWIN_NO_SANITIZE void __asan_loadN_noabort(uintptr_t a, uintptr_t n) {                          \
-        if (evk_twin::raw_watched(a) || evk_twin::raw_watched(a + n - 1))                                          \
-            evk_twin::raw_access(a, n, false, __builtin_return_address(0));                                      \
-    }                                                                                                              \
-    extern "C" EVK_TWIN_NO_SANITIZE void __asan_storeN_noabort(uintptr_t a, uintptr_t n) {                         \
-        if (evk_twin::raw_watched(a) || evk_twin::raw_watched(a + n - 1))                                          \
-            evk_twin::raw_access(a, n, true, __builtin_return_address(0));                                       \
-    }                                                                                                              \
-    extern "C" void __asan_handle_no_return(void) {}                                                              \
-    extern "C" void __asan_before_dynamic_init(const char*) {}                                                     \
+#define EVK_TWIN_RAW_GM_CALLBACKS                                                                    \
+    EVK_TWIN_RAW_CALLBACK(load, 1, false)                                                           \
+    EVK_TWIN_RAW_CALLBACK(load, 2, false)                                                           \
+    EVK_TWIN_RAW_CALLBACK(load, 4, false)                                                           \
+    EVK_TWIN_RAW_CALLBACK(load, 8, false)                                                           \
+    EVK_TWIN_RAW_CALLBACK(load, 16, false)                                                          \
+    EVK_TWIN_RAW_CALLBACK(store, 1, true)                                                           \
+    EVK_TWIN_RAW_CALLBACK(store, 2, true)                                                           \
+    EVK_TWIN_RAW_CALLBACK(store, 4, true)                                                           \
+    EVK_TWIN_RAW_CALLBACK(store, 8, true)                                                           \
+    EVK_TWIN_RAW_CALLBACK(store, 16, true)                                                          \
+    extern "C" EVK_TWIN_NO_SANITIZE void __asan_loadN_noabort(uintptr_t a, uintptr_t n) {             \
+        if (evk_twin::raw_watched(a) || evk_twin::raw_watched(a + n - 1))                             \
+            evk_twin::raw_access(a, n, false, __builtin_return_address(0));                         \
+    }                                                                                                 \
+    extern "C" EVK_TWIN_NO_SANITIZE void __asan_storeN_noabort(uintptr_t a, uintptr_t n) {            \
+        if (evk_twin::raw_watched(a) || evk_twin::raw_watched(a + n - 1))                             \
+            evk_twin::raw_access(a, n, true, __builtin_return_address(0));                          \
+    }                                                                                                 \
+    extern "C" void __asan_handle_no_return(void) {}                                                 \
+    extern "C" void __asan_before_dynamic_init(const char*) {}                                        \
     extern "C" void __asan_after_dynamic_init(void) {}

@@ -223,8 +223,9 @@ uint32_t Launch(uint32_t blockDim, Fn&& body, GM_ADDR workspace = nullptr) {
     // the framework sets the system workspace before the kernel runs (SetSysWorkspace by hand
     // still works); the kernel's workspace argument starts with it
     s.sys_workspace = workspace;
-    BlockRunner runner(blockDim, std::forward<Fn>(body));
-    arm_raw_watch();  // raw pointer accesses of the blocks are checked (twin_raw_gm.h)
+    // raw pointer accesses of the blocks are checked (twin_raw_gm.h), per block and turn
+    BlockRunner runner(blockDim, [&body] { raw_watched_block(body); });
+    arm_raw_watch();
     const uint32_t rc = runner.run(s.fault);
     disarm_raw_watch();
     build_profile();
