@@ -228,7 +228,7 @@ class TwinLibrary:
         rc = launch(block_dim, args, 1 if framework else 0)
         fault = self.lib.evk_twin_fault().decode()
         profile = json.loads(self.lib.evk_twin_profile_json().decode())
-        for (tname, array, writable), (_, inner, _) in zip(tensors, guarded, strict=True):
+        for (_name, array, writable), (_, inner, _) in zip(tensors, guarded, strict=True):
             if writable:
                 array[...] = inner
         return Run(rc, fault, profile, {tname: array for tname, array, writable in tensors if writable})
