@@ -1,10 +1,23 @@
-"""From npu_pool's TaskSpec to what the LLM is told, and which format it writes in."""
+"""From npu_pool's TaskSpec to what the LLM is told, and which format it writes in.
+
+The facts of a task that decide what memory may show it are decided here, once, and carried in
+the brief (issue 52, point 2): its candidate format, its operator family (actors/families.py),
+its signature's shape (actors/signature_shape.py) and whether its family's ladder, the first rung
+and the worked example (issue 54), can be shown in its terms. The context, the slot request, the
+retrieval's scope, the episode's start from the rung and the lessons read them from the brief.
+"""
 
 from __future__ import annotations
 
+from functools import cache
+
 from actors.config import LLMConfig
+from actors.families import dominant_family, example_name, rung_name
 from actors.messages import CandidateFormat, TaskBrief
 from actors.prompting import resolve_candidate_format
+from actors.signature_shape import renaming, signature_shape
+from memory_actor.items import MemoryItem
+from memory_actor.seeding import example_items, rung_items
 from npu_pool.backends import Backend
 from npu_pool.tasks.spec import TaskSpec
 
@@ -27,6 +40,43 @@ def task_brief(task: TaskSpec, backend: Backend, candidate_format: CandidateForm
     signature = None
     if candidate_format == "kernel" and task.kernel_signature is not None:
         signature = backend.render_kernel_signature(task.kernel_signature)
-    family = PROMPT_FAMILIES.get(backend.kernel_language) if candidate_format == "kernel" else None
+    prompt_family = PROMPT_FAMILIES.get(backend.kernel_language) if candidate_format == "kernel" else None
+    family = dominant_family(task.source)
     return TaskBrief(task_id=task.task_id, backend=backend.name, reference_source=task.source, sizes=task.sizes,
-                     signature=signature, candidate_format=candidate_format, prompt_family=family)
+                     signature=signature, candidate_format=candidate_format, prompt_family=prompt_family,
+                     family=family, shape=signature_shape(signature),
+                     example=family_example(backend.name, family, signature, candidate_format),
+                     rung=family_rung(backend.name, family, signature, candidate_format))
+
+
+def family_example(backend: str, family: str, signature: str | None, candidate_format: CandidateFormat) -> str | None:
+    """The api item name of the family's verified worked example where a prompt of this task may
+    show it: a kernel-format task only where the example's signature maps onto its own (it is
+    shown renamed into the task's names, actors/renaming.py; another shape is not shown, so it
+    is no option of the memory's decision either); a ModelNew task as it is."""
+    return _ladder_item(_bundle_ladder(backend, "example").get(family), example_name(family), signature,
+                        candidate_format)
+
+
+def family_rung(backend: str, family: str, signature: str | None, candidate_format: CandidateFormat) -> str | None:
+    """The api item name of the family's first rung (the simplest correct kernel of the example's
+    task, issue 54) where a prompt of this task may show it: as `family_example`, a kernel-format
+    task only where the rung's signature maps onto its own."""
+    return _ladder_item(_bundle_ladder(backend, "rung").get(family), rung_name(family), signature, candidate_format)
+
+
+def _ladder_item(item: MemoryItem | None, name: str, signature: str | None,
+                 candidate_format: CandidateFormat) -> str | None:
+    if candidate_format != "kernel" or not signature:
+        return name
+    return item.name if item is not None and renaming(item.task_signature, signature) else None
+
+
+@cache
+def _bundle_ladder(backend: str, kind: str) -> dict[str, MemoryItem]:
+    """The family examples (kind 'example') or first rungs ('rung') of `backend`'s bundle (what
+    its banks are seeded with), by family."""
+    try:
+        return example_items(backend) if kind == "example" else rung_items(backend)
+    except ValueError:  # a backend without a bundle has no ladder
+        return {}

@@ -71,6 +71,10 @@ class EpisodeConfig(BaseModel):
     refine_kinds: list[Literal["experience", "trace", "practice"]] = Field(
         default_factory=lambda: ["trace", "practice", "experience"], min_length=1,
         description="memory item kinds a refinement's recall draws from")
+    start_from_rung: bool = Field(
+        False, description="an operator's first draft shows its family's first rung (the simplest correct kernel, where its "
+        "signature has the task's shape) whatever the memory's values say: the learning pass's way to bank kernels the "
+        "model can copy; the draft's verdict counts for the rung option (docs/memory.md, the ladder)")
     review_flagged: bool = Field(True, description="LLM review of attempts flagged by the harness")
     lessons: bool | None = Field(
         None, description="ask the LLM for a lesson after failed drafts and faster refinements (experience items); "

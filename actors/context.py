@@ -4,10 +4,11 @@ DESIGN.md section 3, "What a prompt may show": exemplar code only from feasible 
 1.5B model copied whatever code it was shown, broken or not); a failed attempt of this operator
 only fenced and marked as such, never another operator's failure record; the worked example is
 the memory's one decision per draft (memory_actor/slots.py): the generic example alone (bare),
-or the family's verified example or a banked kernel of the task's own family and signature
-shape, shown as that operator's own task and answer, with or without the ranked items. No
-kernel or lesson of another family reaches a prompt (memory_actor/scope.py). Credit and
-provenance follow what reached the prompt.
+or the family's first rung or verified example (its ladder, issue 54) or a banked kernel of the
+task's own family and signature shape, shown as that operator's own task and answer, with or
+without the ranked items. No kernel or lesson of another family reaches a prompt
+(memory_actor/scope.py), and a kernel only in the task's own names (actors/renaming.py). The task's family and shape are the brief's
+(actors/briefing.py), never read again here. Credit and provenance follow what reached the prompt.
 """
 
 from __future__ import annotations
@@ -15,17 +16,18 @@ from __future__ import annotations
 import ast
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 import structlog
 
 from actors.code_extraction import defines_entry_point
-from actors.families import dominant_family, example_name, signature_shape
 from actors.messages import ContextItem, Exemplar, ShownItem, Stage, TaskBrief
+from actors.renaming import InTaskTerms, in_task_terms
 from memory_actor.items import MemoryItem
 from memory_actor.messages import Retrieval
 from memory_actor.scope import in_scope
 from memory_actor.seeding import example_tasks
-from memory_actor.slots import GENERIC, SlotOutcome, SlotRequest
+from memory_actor.slots import GENERIC, LADDER_KINDS, SlotOutcome, SlotRequest
 
 log = structlog.get_logger("evokernel.context")
 
@@ -51,58 +53,82 @@ def context_item(item: MemoryItem, stage: Stage) -> ContextItem:
                        reason=item.verdict.reason if failed and item.verdict is not None else "")
 
 
-def showable(item: MemoryItem, brief: TaskBrief, stage: Stage) -> bool:
-    """Whether a retrieved item may be shown as context: only in its scope (a trace of the task's
-    family and signature shape, a lesson of its family that teaches; memory_actor/scope.py), and
+def shown_as(item: MemoryItem, brief: TaskBrief, stage: Stage) -> InTaskTerms | None:
+    """A retrieved item as it may be shown as context, or None: only in its scope (a trace of the
+    task's family and signature shape, a lesson of its family that teaches; memory_actor/scope.py);
     a trace only when it is feasible and written in this episode's format (the memory already
     recalls that way; this holds against banks written before it did, and against a ModelNew
-    file shown to a model asked for a kernel function)."""
-    if not in_scope(item, dominant_family(brief.reference_source), signature_shape(brief.signature), stage):
-        return False
-    if item.kind != "trace":
-        return True
-    return is_feasible_trace(item) and defines_entry_point(item.content, brief.candidate_format)
+    file shown to a model asked for a kernel function); a kernel (a trace, a family's rung or example)
+    only in the task's own terms (actors/renaming.py)."""
+    if not in_scope(item, brief.family, brief.shape, stage):
+        return None
+    if item.kind == "trace" and not (is_feasible_trace(item)
+                                     and defines_entry_point(item.content, brief.candidate_format)):
+        return None
+    return in_task_terms(item, brief.signature)
 
 
-# -- the decision beyond the brief: bare, the family's example, or a kernel of the family -----
+# -- the decision beyond the brief: bare, the family's rung or example, or a kernel of the family
 
-def slot_request(brief: TaskBrief, retry: bool) -> SlotRequest:
-    """What the memory needs to list this draft's options (memory_actor/slots.py)."""
-    family = dominant_family(brief.reference_source)
-    return SlotRequest(task_id=brief.task_id, family=family, shape=signature_shape(brief.signature),
-                       context="retry" if retry else "fresh", example=example_name(family))
+def slot_request(brief: TaskBrief, retry: bool, start_from_rung: bool = False) -> SlotRequest:
+    """What the memory needs to list this draft's options (memory_actor/slots.py): the family's
+    first rung and example only where the brief says a prompt of this task may show them; with
+    `start_from_rung` the draft shows the rung whatever the values say."""
+    return SlotRequest(task_id=brief.task_id, family=brief.family, shape=brief.shape,
+                       context="retry" if retry else "fresh", example=brief.example, rung=brief.rung,
+                       start="rung" if start_from_rung else None)
+
+
+def rung_fits(brief: TaskBrief) -> bool:
+    """Whether the family's first rung may be this task's start: the brief names it (its bundle
+    holds one whose signature maps onto the task's, actors/briefing.py) and the task has a kernel
+    signature it is shown in (no kernel crosses families or signature shapes)."""
+    return brief.rung is not None and bool(brief.signature)
 
 
 def scope(brief: TaskBrief) -> dict[str, str]:
     """The retrieval's scope (RetrievalRequest.family, .shape): ranked items of this family only."""
-    return {"family": dominant_family(brief.reference_source), "shape": signature_shape(brief.signature)}
+    return {"family": brief.family, "shape": brief.shape}
 
 
 def trace_tags(brief: TaskBrief) -> list[str]:
     """Tags of a stored trace that make it a slot candidate for tasks of its family and shape."""
-    return [f"family:{dominant_family(brief.reference_source)}", f"shape:{signature_shape(brief.signature)}"]
+    return [f"family:{brief.family}", f"shape:{brief.shape}"]
 
 
-def slot_contents(retrieval: Retrieval, brief: TaskBrief,
-                  task_path: str | None) -> tuple[Exemplar | None, MemoryItem | None]:
-    """What the memory's slot choice puts in the prompt: a banked kernel or the family's example as
-    the worked example (with its own operator's task); the example also as a pinned item (shown
-    before the ranked items, never cut) for a model not shown kernels as examples: the prompt
-    shows it once. (None, None) for the generic example. A kernel that cannot be shown as a
-    worked example here (no reference source beside this task) is shown as the first context
-    item instead (the episode puts it there), beside the generic example."""
-    choice, item = retrieval.slot, retrieval.slot_item
-    if choice is None or item is None:
-        return None, None
-    if choice.kind == "example":
-        if not defines_entry_point(item.content, brief.candidate_format):
-            return None, None  # a kernel-format example for a model writing ModelNew files
-        task = exemplar_brief(item, brief, task_path)
-        return (Exemplar(item_id=item.id, task=task, code=item.content) if task is not None else None), item
-    if not is_feasible_trace(item) or not defines_entry_point(item.content, brief.candidate_format):
-        return None, None
-    task = exemplar_brief(item, brief, task_path)
-    return (Exemplar(item_id=item.id, task=task, code=item.content), None) if task is not None else (None, None)
+class DraftShown(NamedTuple):
+    """What a draft's prompt may show of a retrieval, each kernel in the task's own terms."""
+
+    exemplar: Exemplar | None  # the slot's kernel, or the family's rung or example, as the worked example
+    pinned: MemoryItem | None  # the family's rung or example, also pinned before the ranked items
+    items: list[MemoryItem]  # the context items in order (the slot's kernel first where it is no worked example)
+    in_slot: MemoryItem | None  # what fills the slot, as shown
+    renamed: dict[str, dict[str, str]]  # item id -> the names replaced to show it (provenance)
+
+
+def draft_context(retrieval: Retrieval, brief: TaskBrief, task_path: str | None) -> DraftShown:
+    """What the memory's slot choice and its ranked items put in a draft's prompt: only what
+    `shown_as` allows, renamed into the task's signature (actors/renaming.py). The slot's item is
+    a banked kernel, or the family's first rung or example (LADDER_KINDS), as the worked example
+    (with its own operator's task); the rung or example also as a pinned item (shown before the
+    ranked items, never cut) for a model not shown kernels as examples: the prompt shows it once.
+    A kernel that cannot be shown as a worked example here (no reference source beside this
+    task) is the first context item instead, beside the generic example."""
+    slot = shown_as(retrieval.slot_item, brief, "draft") if retrieval.slot_item is not None else None
+    in_slot = slot.item if slot is not None else None
+    ranked = [terms for item in retrieval.items if (in_slot is None or item.id != in_slot.id)
+              and (terms := shown_as(item, brief, "draft")) is not None]
+    exemplar, pinned = None, None
+    if slot is not None and retrieval.slot is not None and defines_entry_point(slot.item.content,
+                                                                               brief.candidate_format):
+        task = exemplar_brief(slot.item, brief, task_path, slot.signature)
+        exemplar = Exemplar(item_id=slot.item.id, task=task, code=slot.item.content) if task is not None else None
+        pinned = slot.item if retrieval.slot.kind in LADDER_KINDS else None  # a bundle item, not a kernel
+    items = [terms.item for terms in ranked]
+    if in_slot is not None and pinned is None:
+        items.insert(0, in_slot)  # the prompt keeps it in one place
+    renamed = {terms.item.id: terms.renamed for terms in [*ranked, *([slot] if slot is not None else [])]}
+    return DraftShown(exemplar, pinned, items, in_slot, renamed)
 
 
 def slot_outcome(retrieval: Retrieval, backend: str, shown_ids: list[str]) -> SlotOutcome | None:
@@ -119,11 +145,14 @@ def slot_outcome(retrieval: Retrieval, backend: str, shown_ids: list[str]) -> Sl
                        ranked=ranked)
 
 
-def exemplar_brief(item: MemoryItem, brief: TaskBrief, task_path: str | None) -> TaskBrief | None:
+def exemplar_brief(item: MemoryItem, brief: TaskBrief, task_path: str | None,
+                   signature: str | None = None) -> TaskBrief | None:
     """The exemplar operator's brief: its reference source from the suite this task comes from
     (a trace item stores its code and signature, not its reference), its size constants from
-    that source, and its signature from the trace item."""
-    if brief.candidate_format == "kernel" and not item.task_signature:
+    that source, and the signature its code is written against (`signature`: the task's own
+    when the code was renamed into the task's terms; the trace item's otherwise)."""
+    signature = signature or item.task_signature or None
+    if brief.candidate_format == "kernel" and not signature:
         return None  # without its signature the example's answer would not match its question
     source = _suite_source(task_path, item.task_id) if task_path and item.task_id else None
     if source is None and item.task_id in example_tasks():  # a family's worked example: its own task
@@ -132,8 +161,7 @@ def exemplar_brief(item: MemoryItem, brief: TaskBrief, task_path: str | None) ->
         log.debug("exemplar_without_source", item_id=item.id, task=item.task_id)
         return None
     return TaskBrief(task_id=item.task_id or "", backend=brief.backend, reference_source=source,
-                     sizes=_size_constants(source), signature=item.task_signature or None,
-                     candidate_format=brief.candidate_format)
+                     sizes=_size_constants(source), signature=signature, candidate_format=brief.candidate_format)
 
 
 @cache
@@ -166,16 +194,18 @@ def _size_constants(source: str) -> dict[str, int]:
 # -- what was shown -------------------------------------------------------------------------
 
 def shown_items(shown_ids: list[str], known: dict[str, tuple[MemoryItem, str]], stage: Stage,
-                example_id: str | None) -> list[ShownItem]:
+                example_id: str | None, renamed: dict[str, dict[str, str]] | None = None) -> list[ShownItem]:
     """Provenance records of the items that reached the prompt, in prompt order; `known` maps an
-    id to its item and role (context, api, child, start)."""
+    id to its item and role (context, api, child, start), `renamed` an id to the names replaced
+    to show it in the task's terms (the record, and so the credit, stays the item's)."""
     records = []
     for item_id in shown_ids:
         if item_id not in known:
             continue
         item, role = known[item_id]
         records.append(ShownItem(id=item.id, kind=item.kind, task=item.task_id, q=stage_q(item, stage),
-                                 role="example" if item_id == example_id else role))  # type: ignore[arg-type]
+                                 role="example" if item_id == example_id else role,  # type: ignore[arg-type]
+                                 renamed=(renamed or {}).get(item_id, {})))
     return records
 
 

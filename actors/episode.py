@@ -21,10 +21,11 @@ import structlog
 from actors.config import EpisodeConfig
 from actors.context import (
     context_item,
+    draft_context,
+    rung_fits,
     scope,
-    showable,
+    shown_as,
     shown_items,
-    slot_contents,
     slot_outcome,
     slot_request,
 )
@@ -135,22 +136,20 @@ class Episode:
 
     async def _draft(self) -> IterationOutcome:
         # One decision (memory_actor/slots.py) says what goes beyond the static brief: nothing, the
-        # family's example or a kernel of the family, with or without the ranked items.
+        # family's first rung or example, or a kernel of the family, with or without the ranked items.
+        # With start_from_rung (the learning pass) the operator's first draft shows its family's first
+        # rung, where the brief says that kernel's signature maps onto this task's.
+        start = self.config.start_from_rung and not self.attempts and rung_fits(self.brief)
         retrieval = await self._retrieve("draft", self._task_query(), list(self.config.draft_kinds),
-                                         slot=slot_request(self.brief, retry=self.previous is not None))
-        # the family's example is also pinned (shown before the ranked items, never cut); a kernel is not
-        exemplar, pinned = slot_contents(retrieval, self.brief, getattr(self.task, "path", None))
+                                         slot=slot_request(self.brief, retry=self.previous is not None,
+                                                           start_from_rung=start))
+        # What may be shown (a kernel in the task's own terms); the family's rung or example is also
+        # pinned (shown before the ranked items, never cut), a kernel is not
+        shown = draft_context(retrieval, self.brief, getattr(self.task, "path", None))
+        exemplar, pinned, items, in_slot = shown.exemplar, shown.pinned, shown.items, shown.in_slot
         if retrieval.slot is not None:  # what the user sees of the decision: one line per draft
             self.log.info("memory_decision", family=retrieval.slot.family, context=retrieval.slot.context,
                           option=retrieval.slot.option, reason=retrieval.slot.reason)
-        in_slot = retrieval.slot_item if retrieval.slot_item is not None and showable(
-            retrieval.slot_item, self.brief, "draft") else None
-        items = [item for item in retrieval.items if showable(item, self.brief, "draft")
-                 and (in_slot is None or item.id != in_slot.id)]
-        if in_slot is not None and pinned is None:
-            # The slot's kernel: the worked example, or (a model not shown kernels as examples,
-            # no source for its task) the first context item. The prompt keeps it in one place.
-            items.insert(0, in_slot)
         request = DraftRequest(task=self.brief, context=[context_item(i, "draft") for i in items],
                                api=[context_item(i, "draft") for i in retrieval.api_items], previous=self.previous,
                                exemplar=exemplar, pinned=context_item(pinned, "draft") if pinned else None,
@@ -159,7 +158,8 @@ class Episode:
         known = ({i.id: (i, "context") for i in items} | {i.id: (i, "api") for i in retrieval.api_items}
                  | ({in_slot.id: (in_slot, "pinned" if pinned else "context")} if in_slot else {}))
         outcome = IterationOutcome("draft", proposal, retrieval,
-                                   shown=shown_items(proposal.shown_ids, known, "draft", proposal.example_id),
+                                   shown=shown_items(proposal.shown_ids, known, "draft", proposal.example_id,
+                                                     shown.renamed),
                                    static_ids={i.id for i in retrieval.api_items if "core" in i.tags},
                                    slot=slot_outcome(retrieval, self.brief.backend, proposal.shown_ids))
         await self.judge.judge(outcome, self.drafter, self._iteration())
@@ -189,7 +189,9 @@ class Episode:
         children = [c for c in await self.memory.children(start.id) if c.kind == "trace"][-shown:][::-1] if shown else []
         # The start point and its children have their own sections: do not show them twice.
         elsewhere = {start.id, *(c.id for c in children)}
-        items = [i for i in retrieval.items if i.id not in elsewhere and showable(i, self.brief, "refine")]
+        ranked = [terms for i in retrieval.items if i.id not in elsewhere
+                  and (terms := shown_as(i, self.brief, "refine")) is not None]
+        items = [terms.item for terms in ranked]
         assert self.best_ms is not None
         best_before = self.best_ms
         request = RefineRequest(
@@ -207,7 +209,8 @@ class Episode:
         start_record = ShownItem(id=start.id, kind="trace", task=self.brief.task_id, role="start",
                                  q=start_item.q_refine if start_item is not None else None)
         outcome = IterationOutcome("refine", proposal, retrieval, parent_id=start.id, start_code=start.code,
-                                   shown=[start_record, *shown_items(proposal.shown_ids, known, "refine", None)],
+                                   shown=[start_record, *shown_items(proposal.shown_ids, known, "refine", None,
+                                                                     {t.item.id: t.renamed for t in ranked})],
                                    static_ids=static_ids)
         await self.judge.judge(outcome, self.refiner, self._iteration(), improved_over=best_before)
         if outcome.proposal.llm_error is None and outcome.gate != "infra":

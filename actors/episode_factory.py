@@ -1,7 +1,7 @@
 """One operator's episode, put together the same way by both campaigns, and what its end means.
 
 The single-process campaign (launch/campaign.py) and the Ray episode task
-(launch/campaign_services.py) differ only in the ports they pass: plain objects in this process,
+(launch/ray_campaign/campaign_services.py) differ only in the ports they pass: plain objects in this process,
 or actor handles. Everything else (loading and fitting the task, the backend's candidate format,
 the brief, the Episode, and how an LLM failure ends it) is here, once.
 """
@@ -60,8 +60,8 @@ def build_episode(task_path: str | Path, settings: RunSettings, backend: Backend
         task = load_task_for(task_path, settings.harness)
     except Exception as exc:
         return EpisodeResult(task=Path(task_path).stem, stopped_by="error", error=f"task load: {exc}")
-    fmt = candidate_format_for(settings.llm, backend, task)
-    return Episode(task=task, brief=task_brief(task, backend, fmt), memory=memory, drafter=drafter,
+    brief = task_brief(task, backend, candidate_format_for(settings.llm, backend, task))  # the task's facts, once
+    return Episode(task=task, brief=brief, memory=memory, drafter=drafter,
                    refiner=refiner, evaluator=evaluator, config=settings.episode, run_id=run_id,
                    items_per_prompt=settings.memory.items_per_prompt, on_attempt=on_attempt)
 

@@ -60,31 +60,14 @@ def example_name(family: str) -> str:
     return f"example_{family}"
 
 
+def rung_name(family: str) -> str:
+    """The api item name of a family's first rung in the bundles: the simplest correct kernel of
+    the family's example task (issue 54), a separate option beside the idiomatic example."""
+    return f"rung_{family}"
+
+
 def dominant_family(reference_source: str) -> str:
     """The family the worked-example slot is judged by: the dominant one ('unknown' when the
     reference does not parse)."""
     families = operator_families(reference_source)
     return families[0] if families else "unknown"
-
-
-_PARAM_NAME = re.compile(r"\b[A-Za-z_]\w*\s*(\[\s*\w*\s*\])?\s*$")
-
-
-def signature_shape(signature: str | None) -> str:
-    """The parameter types of a kernel signature in order, names and comments left out
-    ('const float*,float*,int64_t,int64_t'): two kernels of one shape take the same arguments,
-    so one can be shown as the other's worked example. '' without a signature."""
-    if not signature:
-        return ""
-    text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", signature, flags=re.DOTALL)
-    start, end = text.find("("), text.rfind(")")
-    if start < 0 or end < start:
-        return ""
-    types = []
-    for param in text[start + 1:end].split(","):
-        param = " ".join(param.split())
-        if not param or param == "void":
-            continue
-        typed = _PARAM_NAME.sub("", param).strip() if re.search(r"[\w*&]\s+[A-Za-z_]\w*\s*(\[.*\])?$|[*&][A-Za-z_]\w*$", param) else param
-        types.append(re.sub(r"\s*([*&])\s*", r"\1", typed))
-    return ",".join(types)

@@ -27,7 +27,6 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from actors.families import dominant_family
 from actors.messages import Feedback, LessonRequest, Stage, TaskBrief
 from actors.ports import MemoryPort, WorkerPort
 from memory_actor.items import MemoryItem
@@ -209,7 +208,7 @@ class LessonWriter:
 
     async def fixed(self, failed: Feedback, passing_code: str, trace_id: str | None) -> str | None:
         """Store what changed between a failed draft and the draft that passed after it."""
-        family = dominant_family(self.brief.reference_source)
+        family = self.brief.family
         text = fix_lesson(self.brief.task_id, family, failed, passing_code)
         if text is None:
             return None
@@ -231,7 +230,7 @@ class LessonWriter:
     async def _store(self, stage: Stage, text: str, summary: str, trace_id: str | None, lesson: str) -> str:
         """`lesson`: failure (a record, never shown to another operator), fix or faster (shown to
         the family's operators, memory_actor/scope.py)."""
-        tags = [f"lesson:{lesson}", f"family:{dominant_family(self.brief.reference_source)}"]
+        tags = [f"lesson:{lesson}", f"family:{self.brief.family}"]
         item = MemoryItem(kind="experience", backend=self.brief.backend, task_id=self.brief.task_id,
                           task_signature=self.brief.signature or "", stage=stage, content=text, summary=summary,
                           parent_id=trace_id, run_id=self.run_id, tags=tags)

@@ -4,7 +4,8 @@ The `openai` package does the HTTP (max_retries=0); this module decides what is 
 (429, 5xx, timeouts, connection errors, and replies that are no completion: an empty `choices`,
 a body that is not JSON, a body cut short; exponential backoff with full jitter, Retry-After
 honoured), what is fatal (a wrong key, an unknown model: distinct exception types), and
-never lets the API key into an error message or a log line. A reply that is no completion is
+never lets the API key into an error message or a log line. A reply that is no completion (or
+one far beyond the max_tokens asked for: the endpoint ignored the limit) is
 the endpoint's fault, never the model's answer: when its retries run out it raises
 LLMUnavailable like a 5xx, and the episode stops the operator as infrastructure.
 """
@@ -194,7 +195,7 @@ class LLMClient:
                     last_problem = f"unparsable reply: {type(exc).__name__}: {self._scrub(str(exc))[:150]}"
                     retry_after = None
                 else:
-                    fault = _not_a_completion(response)
+                    fault = _not_a_completion(response) or _oversized(response, max_tokens or self.config.max_tokens)
                     if fault is None:
                         return self._reply(response, attempt + 1, time.monotonic() - started)
                     last_problem, retry_after = fault, None
@@ -260,6 +261,26 @@ def _not_a_completion(response: object) -> str | None:
         return "empty reply: no choices"
     if getattr(response.choices[0], "message", None) is None:
         return "empty reply: a choice without a message"
+    return None
+
+
+# A reply far beyond the max_tokens asked for is the endpoint's fault (it ignored the limit, or
+# a proxy padded the body), not the model's answer: issue 55 saw a 5 MB reply counted as 2.5
+# million tokens against max_tokens 2048. "Far": more than twice the limit by the endpoint's own
+# usage, or more characters than any tokenizer makes of that many tokens.
+_OVER_MAX_TOKENS = 2
+_MAX_CHARS_PER_TOKEN = 32
+
+
+def _oversized(response: object, max_tokens: int) -> str | None:
+    """Why a completion is an endpoint fault by its size, or None."""
+    text = response.choices[0].message.content or ""  # type: ignore[attr-defined]  # a completion
+    usage = getattr(response, "usage", None)
+    tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+    if tokens > _OVER_MAX_TOKENS * max_tokens or len(text) > _MAX_CHARS_PER_TOKEN * max_tokens:
+        counted = f", {tokens:,} tokens by its usage" if tokens else ""
+        return (f"oversized reply: {len(text):,} characters{counted} for max_tokens {max_tokens:,} "
+                "(the endpoint did not honour max_tokens)")
     return None
 
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, Field, field_validator
+from pydantic import AliasChoices, BaseModel, Field, field_validator, model_validator
+
+from actors.families import dominant_family
+from actors.signature_shape import signature_shape
 
 # Defined by the harness (what it can judge), re-exported for the agent's messages.
 from npu_pool.verdict import CandidateFormat as CandidateFormat
@@ -32,6 +35,25 @@ class TaskBrief(BaseModel):
     candidate_format: CandidateFormat = "kernel"
     prompt_family: str | None = Field(None, description="whose prompt files the kernel format uses (system_kernel_<family>, "
                                       "example_kernel_<family>): 'ascendc' on the npu and npu-twin backends; None: the backend's")
+    family: str = Field("", description="the operator's dominant family (actors/families.py), read from the reference "
+                        "when the brief is built; what memory may show it is scoped by it")
+    shape: str = Field("", description="the signature's shape (actors/signature_shape.py), '' without a signature")
+    example: str | None = Field(None, description="the family's verified worked example (its api item name) where a "
+                                "prompt of this task may show it: its signature maps onto the task's (actors/briefing.py)")
+    rung: str | None = Field(None, description="the family's first rung (its api item name, issue 54) where a prompt "
+                             "of this task may show it: its signature maps onto the task's (actors/briefing.py)")
+
+    @model_validator(mode="after")
+    def _facts_of_the_task(self) -> TaskBrief:
+        """The task's family and signature shape, decided once, when the brief is built (every reader,
+        the context, the slot request, the retrieval's scope and the lessons, takes them from here):
+        actors/briefing.task_brief sets them; a brief built otherwise (a worked example's, a test's,
+        a record written before) gets them from its own reference and signature."""
+        if not self.family:
+            self.family = dominant_family(self.reference_source)
+        if not self.shape:
+            self.shape = signature_shape(self.signature)
+        return self
 
 
 class ContextItem(BaseModel):
@@ -65,6 +87,8 @@ class ShownItem(BaseModel):
     task: str | None = None
     q: float | None = Field(None, description="Q of the attempt's stage when it was retrieved")
     role: Literal["context", "api", "pinned", "example", "child", "start"] = "context"
+    renamed: dict[str, str] = Field(default_factory=dict, description="shown in the task's own terms "
+                                    "(actors/renaming.py): the item's names -> the task's; the credit is the item's")
 
     @field_validator("role", mode="before")
     @classmethod

@@ -123,7 +123,7 @@ def renamed_entry(source: str, entry: str) -> str:
 
 def verdict_row(kernel: dict, trials: int) -> dict:
     from npu_pool.config import HarnessConfig
-    from npu_pool.tasks.spec import load_task
+    from npu_pool.sandbox.task_loader import load_task_for
     from npu_pool.verdict import Candidate
     from npu_pool.verifier import verify
 
@@ -132,7 +132,7 @@ def verdict_row(kernel: dict, trials: int) -> dict:
     if not folder.is_dir():
         return row | {"verdict": "missing", "reason": f"not fetched: {folder}"}
     source = renamed_entry(joined_unit(folder), kernel["entry"])
-    task = load_task(SUITE / kernel["task"], sizes="original")
+    task = load_task_for(SUITE / kernel["task"], HarnessConfig(backend="npu-twin", sizes="original"))  # bounded, as any task
     candidate = Candidate(source=source, format="kernel")
 
     def gates(second_size_trials: int):

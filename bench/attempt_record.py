@@ -148,13 +148,15 @@ def draft_set(runs: Path) -> list[dict]:
     from actors.messages import ContextItem, DraftRequest, Exemplar, Feedback
     from memory_actor.seeding import bundle_items
     from npu_pool.backends import get_backend
-    from npu_pool.tasks.spec import load_task
+    from npu_pool.config import HarnessConfig
+    from npu_pool.sandbox.task_loader import load_task_for
 
     suite = REPOSITORY / "suites" / "cpu" / "level1"
     rows = []
     for backend, task, traces, gates in DRAFT_SET:
         def brief(name: str, backend: str = backend):
-            return task_brief(load_task(suite / f"{name}.py"), get_backend(backend), "kernel")
+            # loaded as a campaign loads it: fitted sizes, in the bounded loader child
+            return task_brief(load_task_for(suite / f"{name}.py", HarnessConfig()), get_backend(backend), "kernel")
 
         core = [ContextItem(id=i.id, kind=i.kind, summary=i.summary, content=i.content, core=True)
                 for i in bundle_items(backend) if "core" in i.tags]

@@ -55,9 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     import ray
     from ray.cluster_utils import Cluster
 
-    from launch.concurrent_campaign import ConcurrentCampaign, ProgressDisplay
     from launch.config import load_settings
     from launch.logging import configure_logging
+    from launch.ray_campaign.concurrent_campaign import ConcurrentCampaign, ProgressDisplay
     from npu_pool.devices import FakeDevices
 
     configure_logging(True, "warning")

@@ -3,12 +3,13 @@ an estimate, before any v4 run, of what the one-decision policy would have score
 
 Each logged draft of a v3 evaluation folder (arms/eval-*/attempts.jsonl) is classified by what
 its prompt held beyond the static brief (field `shown`): bare (core API items only), a kernel of
-the task's own family or of another family in the slot (role `example`), a template (role
-`template`), ranked items (role `context`). Per domain and family, the decision may choose only
-what it can still produce: bare, or a same-family kernel with or without ranked items (no
-cross-family kernel, no ranked items around the decision; the fragment templates are gone and the
-family examples that replace them were never logged, so they are left out: the estimate is a lower
-bound for families where an example would help). It takes, per family, the option of the highest
+the task's own family or of another family in the slot (role `example`), a pinned item (role
+`pinned`; v3 pinned its family fragments and logged them with the role `template`), ranked items
+(role `context`). Per domain and family, the decision may choose only what it can still produce:
+bare, or a same-family kernel with or without ranked items (no cross-family kernel, no ranked
+items around the decision; v3's fragments are gone and the family examples that replace them
+were never logged, so they are left out: the estimate is a lower bound for families where an
+example would help). It takes, per family, the option of the highest
 posterior mean (Beta(1, 2) for memory, bare's prior the family's cold record from the `none`
 arm), as a frozen bank's greedy decision would, and scores it with that option's logged rate in
 the family. Options were not randomised over operators, so this is confounded by which operators
@@ -47,8 +48,8 @@ def option_of(draft: dict) -> str:
         example = roles["example"]
         same = example.get("task") and family_of(example["task"]) == family_of(draft["task"])
         return ("kernel-same" if same else "kernel-cross") + ranked
-    if "template" in roles or "pinned" in roles:  # v3 logged its fragment templates as "template"
-        return "template" + ranked
+    if "pinned" in roles or "template" in roles:  # v3 logged its pinned fragments with role "template"
+        return "pinned" + ranked
     return "generic" + ranked if ranked else "bare"
 
 

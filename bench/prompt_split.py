@@ -10,7 +10,8 @@ Drafts the machine failed to judge (gate `infra`) are left out, as pass@1 leaves
 
 The split is by what the memory chose, so it is confounded with the operator: a description of
 the run, not a test (the test is the table's value-vs-none comparison). On a v3 folder `example`
-is v3's family template (also a bundle item): the split reproduces v3's published table.
+is v3's pinned family fragment (also a bundle item, logged with the role `template`): the split
+reproduces v3's published table.
 
     python -m bench.prompt_split runs/learning-v4-cpu [--markdown]
 
@@ -23,13 +24,22 @@ import argparse
 import json
 import sys
 from collections import defaultdict
+from functools import cache
 from pathlib import Path
 
 from bench.decision_replay import family_of
 
 SLOT_ROLES = ("example", "pinned", "template")  # the worked example, or pinned ("template" in v3's and v4's logs)
-ORDER = ("bare", "ranked", "example", "example+ranked", "kernels", "kernels+ranked", "kernels-cross",
-         "kernels-cross+ranked")
+ORDER = ("bare", "ranked", "rung", "rung+ranked", "example", "example+ranked", "kernels", "kernels+ranked",
+         "kernels-cross", "kernels-cross+ranked")
+
+
+@cache
+def _rung_ids() -> frozenset[str]:
+    """The bundles' first rungs (issue 54), told apart from the families' idiomatic examples by id."""
+    from memory_actor.seeding import BUNDLE_BACKENDS, rung_items
+
+    return frozenset(item.id for backend in BUNDLE_BACKENDS for item in rung_items(backend).values())
 
 
 def option_of(draft: dict) -> str:
@@ -39,7 +49,9 @@ def option_of(draft: dict) -> str:
     slot = next((shown for shown in draft["shown"] if shown["role"] in SLOT_ROLES), None)
     if slot is None:
         return "ranked" if ranked else "bare"
-    if slot["id"].startswith("bundle-"):
+    if slot["id"] in _rung_ids():
+        option = "rung"
+    elif slot["id"].startswith("bundle-"):
         option = "example"
     else:
         same = slot.get("task") and family_of(slot["task"]) == family_of(draft["task"])

@@ -3,7 +3,7 @@
 The run folder holds `attempts.jsonl` (one Attempt per line, appended and flushed as each
 attempt finishes: nothing is lost on a crash) and `summary.json` (a launch.run_summary.RunSummary,
 rewritten atomically after every operator). Operators run one after another, in this process
-(`evokernel run --no-ray`, the learning benchmark); launch.concurrent_campaign runs them over Ray.
+(`evokernel run --no-ray`, the learning benchmark); launch.ray_campaign.concurrent_campaign runs them over Ray.
 Ctrl-C (and SIGTERM, which `evokernel run` turns into Ctrl-C) keeps what the operator in flight
 did, marked `interrupted`, and leaves `finished_at` empty; `evokernel run --resume` continues.
 """

@@ -33,6 +33,8 @@ class CampaignCounters(BaseModel):
                              "(a resume runs them again)")
     feasible_in_flight: int = Field(0, description="operators still running with a feasible kernel so far "
                                     "(counted feasible when they end)")
+    feasible_interrupted: int = Field(0, description="interrupted operators that had a feasible kernel (the "
+                                      "final table counts them feasible, 'interrupted')")
     attempts: int = 0
     attempts_by_gate: dict[str, int] = Field(default_factory=dict)
     tokens_prompt: int = 0
@@ -53,6 +55,7 @@ class CampaignCounters(BaseModel):
     def add_result(self, result: EpisodeResult) -> None:
         if result.stopped_by == INTERRUPTED:  # its figures so far are discarded when the run resumes
             self.interrupted += 1
+            self.feasible_interrupted += int(result.feasible)
             return
         self.done += 1
         if result.feasible:
@@ -77,7 +80,10 @@ class CampaignCounters(BaseModel):
         cut = f", {self.interrupted} interrupted" if self.interrupted else ""
         # Running operators that already have a kernel are shown apart: a stop keeps their kernels
         # (the final table counts them feasible, "interrupted"), so "0 feasible" would undersell them.
-        flying = f" (+{self.feasible_in_flight} in flight)" if self.feasible_in_flight else ""
+        # The same for operators a stop cut short with a kernel: the last line agrees with the table.
+        apart = [f"+{n} {where}" for n, where in ((self.feasible_in_flight, "in flight"),
+                                                   (self.feasible_interrupted, "interrupted")) if n]
+        flying = f" ({', '.join(apart)})" if apart else ""
         return (f"{self.done}/{self.planned} done ({self.running} running{cut}) | {self.feasible} feasible{flying}, "
                 f"{self.failed} failed | speedup{median} best {best or '-'} | {self.attempts} attempts, "
                 f"{_short(self.tokens)} tok")

@@ -1,6 +1,6 @@
 """summary.json of a run folder: one model, written by both campaigns, read by `run --resume` and `report`.
 
-The single-process campaign (launch.campaign) and the Ray campaign (launch.concurrent_campaign)
+The single-process campaign (launch.campaign) and the Ray campaign (launch.ray_campaign.concurrent_campaign)
 both write a `RunSummary`; `evokernel run --resume`, `evokernel report` and the benchmarks
 read it back. It is rewritten atomically after every operator, so a killed run leaves the
 last complete version. Fields only one mode fills (placement, timings) keep their defaults
@@ -83,7 +83,7 @@ class RunSummary(BaseModel):
     lost_tries: dict[str, list[str]] = Field(default_factory=dict, description="(Ray) operators an episode of "
                                              "which was lost with its node, with what each lost try met; one "
                                              "that ran again to its end is in `operators` as that run ended "
-                                             "(launch.lost_operators)")
+                                             "(launch.ray_campaign.lost_operators)")
     placement: Placement = Field(default_factory=Placement)
     timings: dict[str, float] = Field(default_factory=dict, description="startup_s, episodes_s (Ray)")
 

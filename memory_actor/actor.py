@@ -2,17 +2,16 @@
 
 State changes run on the actor's event loop, in arrival order (each call applies its change
 before its first await), so concurrent episodes never lose an update. Durable writes are group
-commits: a background task appends every queued log row in one LanceDB write per window and
-then releases the callers waiting for their acknowledgement. Blocking work (embedding, LanceDB
-I/O) runs in threads, one writer at a time.
+commits (memory_actor.group_commit): a background task appends every queued log row in one
+LanceDB write per window and then releases the callers waiting for their acknowledgement.
+Retrievals arriving together are served as one batch. Blocking work (embedding, LanceDB I/O)
+runs in threads, one writer at a time.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
-import math
 import os
 import threading
 import time
@@ -21,10 +20,10 @@ from typing import Any
 import structlog
 
 from memory_actor.bank import MemoryBank
-from memory_actor.bank_errors import BankWriteFailed, bank_place, write_failure
+from memory_actor.bank_errors import BankWriteFailed
 from memory_actor.config import MemoryConfig, memory_actor_name
+from memory_actor.group_commit import GroupCommit
 from memory_actor.items import MemoryItem
-from memory_actor.journal import FoldJob
 from memory_actor.lease import (
     BankInUse,
     BankUnusable,
@@ -37,8 +36,9 @@ log = structlog.get_logger("evokernel.memory.actor")
 _LATENCY_MS = [0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000]
 
 
-class _Metrics:
-    """Ray metrics for the dashboard (Prometheus names evokernel_memory_*)."""
+class ActorMetrics:
+    """Ray metrics for the dashboard (Prometheus names evokernel_memory_*); the group commit
+    records the durable writes' (flush_ms, log_rows)."""
 
     def __init__(self) -> None:
         from ray.util import metrics
@@ -79,21 +79,11 @@ class MemoryActor:
         self.config = MemoryConfig.model_validate(config)
         self.holder = lease_record(owner)
         self.refusal: tuple[str, str] | None = None  # (BankInUse or BankUnusable, its one line)
-        self._log_lock = asyncio.Lock()  # the log table: appends, trims
-        self._items_lock = asyncio.Lock()  # the items and meta tables: adds, folds
-        self._folder: asyncio.Task[None] | None = None
-        self._work = asyncio.Event()
-        self._urgent = asyncio.Event()  # a caller waits for durability
-        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
-        self._flusher: asyncio.Task[None] | None = None
         self._recalls: list[tuple[RetrievalRequest, asyncio.Future[Retrieval]]] = []
         self._recall_server: asyncio.Task[None] | None = None
-        self._metrics = _Metrics()
+        self._metrics = ActorMetrics()
         self._bank: MemoryBank | None = None
-        self.write_failure: BankWriteFailed | None = None  # the bank cannot be written: why
-        self._failing_since: float | None = None
-        self._trouble: BankWriteFailed | None = None  # the last failed write's line, while retrying
-        self._fold_failed_said = -math.inf
+        self._commits = GroupCommit(self.config, lambda: self.bank, self._metrics)  # the durable writes
         try:
             # This process becomes the bank's one writer (memory_actor.lease).
             self._bank = MemoryBank(self.config, owner=owner)
@@ -114,147 +104,19 @@ class MemoryActor:
             threading.Thread(target=self._bank.embedder.embed, args=(["warm up"],), daemon=True).start()
         log.info("memory actor ready", pid=os.getpid(), items=len(self._bank.items))
 
-    # -- background group commit -------------------------------------------------------------------
-    def _kick(self) -> None:
-        if self.write_failure is not None:
-            return  # nothing more is written (_gave_up)
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.get_running_loop().create_task(self._flush_loop())
-        self._work.set()
-
-    async def _flush_loop(self) -> None:
-        while True:
-            await self._work.wait()
-            self._work.clear()
-            if not self._waiters and len(self.bank.pending) < self.config.flush_max_rows:
-                # Only retrieval contexts queued and nobody waits for an ack: write them lazily.
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._urgent.wait(), self.config.context_flush_ms / 1000)
-            if len(self.bank.pending) < self.config.flush_max_rows:
-                await asyncio.sleep(self.config.flush_interval_ms / 1000)  # gather a group
-            self._urgent.clear()
-            try:
-                await self._flush_once()
-                self._failing_since = self._trouble = None
-            except Exception as exc:  # the rows went back to the queue: retried, for a while
-                if self._gave_up(exc):
-                    return
-                await asyncio.sleep(1.0)
-                self._work.set()
-
-    def _gave_up(self, exc: Exception) -> bool:
-        """A failed log write: the first is logged with its traceback, later ones not at all;
-        once writes have failed for memory.write_give_up_s (or one hung that long) the actor
-        stops writing: the callers waiting for an acknowledgement get BankWriteFailed, one line
-        naming the cause, and so does every later call that writes (the campaign stops with its
-        resume command)."""
-        if self.write_failure is not None:
-            return True
-        failure = write_failure(exc, self.config.uri) if not isinstance(exc, TimeoutError) else BankWriteFailed(
-            f"the memory bank {bank_place(self.config.uri)} cannot be written: a write did not return within "
-            f"{self.config.write_give_up_s:.0f} s (a stalled file system?)")
-        now = time.monotonic()
-        if self._failing_since is None:
-            self._failing_since = now
-            log.warning("memory log write failed; retrying", reason=str(failure),
-                        give_up_s=self.config.write_give_up_s, exc_info=exc)
-        self._trouble = failure
-        if not isinstance(exc, TimeoutError) and now - self._failing_since < self.config.write_give_up_s:
-            return False
-        self._stop_writing(failure)
-        return True
-
-    def _stop_writing(self, failure: BankWriteFailed) -> None:
-        self.write_failure = failure
-        log.error("memory bank write given up", reason=str(failure))
-        for _, future in self._waiters:
-            if not future.done():
-                future.set_exception(failure)
-        self._waiters = []
-
-    def _check_writable(self) -> None:
-        if self.write_failure is not None:
-            raise self.write_failure
-
-    async def _flush_once(self, fold: bool | None = None) -> None:
-        """Append the queued log rows (one write) and release the callers they acknowledge. A fold
-        due at this point runs in the background (awaited when `fold` is asked for explicitly)."""
-        self._check_writable()
-        async with self._log_lock:
-            job = self.bank.begin_flush(fold)
-            if job.rows:
-                started = time.perf_counter()
-                try:
-                    # Bounded: a write hung on a stalled file system must not hold every ack.
-                    await asyncio.wait_for(asyncio.to_thread(self.bank.write_log, job), self.config.write_give_up_s)
-                except BaseException:
-                    self.bank.pending = job.rows + self.bank.pending
-                    if job.fold is not None:
-                        self.bank.abort_fold(job.fold)
-                    raise
-                self._metrics.flush_ms.observe((time.perf_counter() - started) * 1000)
-            self.bank.end_flush(job)
-            self._metrics.log_rows.set(self.bank.log_rows)
-        self._release()
-        if job.fold is not None:
-            if fold:
-                await self._fold(job.fold)
-            else:
-                self._folder = asyncio.get_running_loop().create_task(self._fold(job.fold))
-
-    async def _fold(self, fold: FoldJob) -> None:
-        """Merge changed values into the items table, then trim the log. Log appends (and so update
-        acknowledgements) go on meanwhile; only the short trim takes the log lock."""
-        try:
-            async with self._items_lock:
-                await asyncio.to_thread(self.bank.write_fold, fold)
-            async with self._log_lock:
-                log_rows = await asyncio.to_thread(self.bank.trim_log, fold)
-                self.bank.end_fold(fold, log_rows)
-            self._metrics.log_rows.set(log_rows)
-        except Exception as exc:
-            self.bank.abort_fold(fold)
-            # The log keeps the values: nothing is lost. Said once a minute at most (a full disk
-            # fails every fold; a traceback each time flooded the log).
-            if time.monotonic() - self._fold_failed_said >= 60.0:
-                self._fold_failed_said = time.monotonic()
-                log.warning("memory fold failed; its items stay queued for the next fold",
-                            reason=str(write_failure(exc, self.config.uri)), exc_info=exc)
-
-    def _release(self) -> None:
-        durable = self.bank.durable_seq
-        still = []
-        for seq, future in self._waiters:
-            if seq <= durable:
-                if not future.done():
-                    future.set_result(None)
-            else:
-                still.append((seq, future))
-        self._waiters = still
-
-    async def _until_durable(self, seq: int) -> None:
-        if seq <= self.bank.durable_seq:
-            return
-        self._check_writable()
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append((seq, future))
-        self._kick()
-        self._urgent.set()
-        await future
-
     # -- the API ------------------------------------------------------------------------------------
     async def add(self, items: list[MemoryItem]) -> list[str]:
         """Store items (embedding those without a vector); durable when this returns."""
         if not items:
             return []
-        self._check_writable()
+        self._commits.check_writable()
         prepared, vectors = await asyncio.to_thread(self.bank.prepare_items, items)
-        async with self._items_lock:
+        async with self._commits.items_lock:
             await asyncio.to_thread(self.bank.write_items, prepared, vectors)
             ids = self.bank.index_items(prepared, vectors)
         self._metrics.count_items(self.bank)
         if self.bank.fold_due():
-            self._kick()
+            self._commits.kick()
         return ids
 
     async def retrieve(self, request: RetrievalRequest) -> Retrieval:
@@ -269,7 +131,7 @@ class MemoryActor:
         retrieval.elapsed_ms = (time.perf_counter() - arrived) * 1000
         self._metrics.retrievals.inc(tags={"stage": request.stage, "mode": retrieval.mode})
         self._metrics.retrieve_ms.observe(retrieval.elapsed_ms, tags={"stage": request.stage})
-        self._kick()
+        self._commits.kick()
         return retrieval
 
     async def _serve_recalls(self) -> None:
@@ -312,8 +174,8 @@ class MemoryActor:
         if not ack.duplicate:
             self._metrics.updates.inc(tags={"stage": update.stage})
         if len(self.bank.pending) >= self.config.flush_max_rows:
-            self._work.set()
-        await self._until_durable(ack.seq)
+            self._commits.work.set()
+        await self._commits.until_durable(ack.seq)
         self._metrics.ack_ms.observe((time.perf_counter() - started) * 1000)
         return ack.model_copy(update={"durable": True})
 
@@ -334,8 +196,8 @@ class MemoryActor:
             if ack.error is None and not ack.duplicate:
                 self._metrics.updates.inc(tags={"stage": update.stage})
         if len(self.bank.pending) >= self.config.flush_max_rows:
-            self._work.set()
-        await self._until_durable(max((ack.seq for ack in acks), default=0))
+            self._commits.work.set()
+        await self._commits.until_durable(max((ack.seq for ack in acks), default=0))
         return [ack if ack.error else ack.model_copy(update={"durable": True}) for ack in acks]
 
     async def get(self, item_id: str, with_embedding: bool = False) -> MemoryItem | None:
@@ -350,39 +212,35 @@ class MemoryActor:
     async def stats(self, disk: bool = True) -> BankStats:
         if not disk:
             return self.bank.stats(disk=False)
-        async with self._items_lock, self._log_lock:
+        async with self._commits.items_lock, self._commits.log_lock:
             return await asyncio.to_thread(self.bank.stats, True)
 
     async def flush(self) -> int:
         """Wait until everything received so far is durable; returns the durable sequence number."""
-        await self._until_durable(self.bank.seq)
+        await self._commits.until_durable(self.bank.seq)
         return self.bank.durable_seq
 
     async def close(self) -> int:
         """The campaign ends: everything durable, the log folded, and the writer lease given
         back now (a `--resume` started at once must not find the dying process holding it).
         Writes failing at this point are given up at once: nobody will wait for the disk."""
-        await self._fold_finished()
-        if self._trouble is not None and self.write_failure is None:
-            self._stop_writing(self._trouble)
+        await self._commits.fold_finished()
+        if self._commits.trouble is not None and self._commits.write_failure is None:
+            self._commits.stop_writing(self._commits.trouble)
         try:
-            await self._until_durable(self.bank.seq)
+            await self._commits.until_durable(self.bank.seq)
         except BankWriteFailed:
             self.bank.store.close()  # nothing more can be written: the lease goes back all the same
             raise
-        async with self._items_lock, self._log_lock:
+        async with self._commits.items_lock, self._commits.log_lock:
             await asyncio.to_thread(self.bank.close)
         return self.bank.durable_seq
 
     async def compact(self) -> BankStats:
         """Fold the log into the items table and compact the tables now."""
-        await self._fold_finished()
-        await self._flush_once(fold=True)
+        await self._commits.fold_finished()
+        await self._commits.flush_once(fold=True)
         return await self.stats()
-
-    async def _fold_finished(self) -> None:
-        while self._folder is not None and not self._folder.done():
-            await asyncio.sleep(0.05)  # a background fold finishes first
 
     async def pid(self) -> int:
         return os.getpid()

@@ -41,6 +41,7 @@ from memory_actor.slots import (
     SlotRequest,
     SlotStats,
     decide,
+    option_key,
     slot_kernel_key,
 )
 from memory_actor.values import RewardNormaliser, RewardShaper, is_feasible_trace, q_update
@@ -286,8 +287,9 @@ class MemoryBank(BankJournal):
         def similarity(item_id: str) -> float | None:
             row = self.index.row_of[item_id]
             return float(sims[row]) if sims is not None and row < len(sims) else None
-        example = self.api.lookup(request.backend, [slot.example]) if slot.example else []
-        candidates += [SlotCandidate(key=item_id, kind="example", similarity=similarity(item_id)) for item_id in example]
+        for kind, name in (("rung", slot.rung), ("example", slot.example)):  # the family's ladder, first rung first
+            candidates += [SlotCandidate(key=item_id, kind=kind, similarity=similarity(item_id))  # type: ignore[arg-type]
+                           for item_id in (self.api.lookup(request.backend, [name]) if name else [])]
         nearest: dict[str | None, SlotCandidate] = {}  # one kernel per operator: its nearest
         for item_id in self.slot_kernels.get((request.backend, slot.family, slot.shape), []):
             task = self.items[item_id].task_id
@@ -298,7 +300,14 @@ class MemoryBank(BankJournal):
                 nearest[task] = candidate
         kernels = sorted(nearest.values(), key=lambda c: -(c.similarity or 0.0))[: self.config.slot_kernels]
         rng = np.random.default_rng([self.config.seed, request.seed, 1]) if request.seed is not None else self.rng
-        return decide(self.config.retrieval, request.backend, slot, candidates + kernels, self.slots, self.config, rng)
+        choice = decide(self.config.retrieval, request.backend, slot, candidates + kernels, self.slots, self.config, rng)
+        start = next((c for c in candidates if slot.start and c.kind == slot.start), None)
+        if start is None:
+            return choice
+        # A draft that starts from a given option (the learning pass's first draft of an operator
+        # starts from its family's first rung): shown alone, and its verdict counts for that option.
+        return choice.model_copy(update={"chosen": start.key, "kind": start.kind, "ranked": False, "reason": "start",
+                                         "option": option_key(start.kind, False)})
 
     def _remember_retrieval(self, retrieval_id: str, seq: int, stage: str, item_ids: list[str]) -> None:
         self.retrievals[retrieval_id] = (seq, stage, list(item_ids))

@@ -11,6 +11,12 @@ The writer records new files when it opens the bank (those a killed writer left)
 fold and when it closes; files a compaction removed leave the record then. A file written
 since the last record is not covered until the next one. Object-store banks are not checked
 (their stores keep their own checksums).
+
+A deleted (or unreadable) record must not turn the checks off silently (issue 55): beside the
+record, each table folder gets a marker, `.evokernel-checksummed`, once its files are recorded.
+A bank whose tables carry the marker and whose record is gone is refused in one line. To accept
+its files as they are (recorded afresh by the next writer), delete the markers too: two
+deliberate deletions, never an accident's one.
 """
 
 from __future__ import annotations
@@ -22,11 +28,12 @@ from pathlib import Path
 
 import structlog
 
-from memory_actor.bank_errors import damage, write_failure
+from memory_actor.bank_errors import BankDamaged, bank_place, damage, write_failure
 
 log = structlog.get_logger("evokernel.memory.checksums")
 
 SUMS_FILE = "checksums.json"
+MARKER = ".evokernel-checksummed"  # in each table folder: its files were recorded once
 MUTABLE = {"latest_version_hint.json"}
 
 
@@ -59,6 +66,7 @@ class BankChecksums:
     def __init__(self, root: str | Path, uri: str):
         self.root, self.uri = Path(root), uri
         self.path = self.root / SUMS_FILE
+        self.lost: str | None = None  # why the record of a bank that had one cannot be used
         self.sums: dict[str, dict[str, int | str]] = self._load()
 
     def _load(self) -> dict[str, dict[str, int | str]]:
@@ -69,15 +77,26 @@ class BankChecksums:
                 raise ValueError("files is not a mapping")
             return files
         except FileNotFoundError:
+            self.lost = "is gone" if self._marked() else None
             return {}
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            # Only the record is lost, not the bank: its files are recorded afresh by the writer.
-            log.warning("bank checksums unreadable: recorded afresh", path=str(self.path), error=str(exc)[:200])
+            if self._marked():
+                self.lost = f"cannot be read ({type(exc).__name__})"
+            else:  # a record that never fully existed: the writer records the files afresh
+                log.warning("bank checksums unreadable: recorded afresh", path=str(self.path), error=str(exc)[:200])
             return {}
+
+    def _marked(self) -> list[Path]:
+        return sorted(self.root.glob(f"*.lance/{MARKER}"))
 
     def verify(self) -> int:
         """Check every recorded file still there; BankDamaged names the first that differs.
         Returns the number of files checked."""
+        if self.lost is not None:
+            raise BankDamaged(
+                f"the memory bank {bank_place(self.uri)} is damaged: it had checksums and its {SUMS_FILE} {self.lost}, so its files "
+                f"cannot be checked for damage; restore {SUMS_FILE} from a copy, or, to accept the files as they are "
+                f"now, delete the {MARKER} files in its *.lance folders too")
         checked = 0
         for relative, expected in sorted(self.sums.items()):
             path = self.root / relative
@@ -105,6 +124,7 @@ class BankChecksums:
                 except FileNotFoundError:
                     continue
         if sums == self.sums and self.path.exists():
+            self._mark()  # a bank recorded before the markers existed gets them too
             return
         partial = self.path.with_name(SUMS_FILE + ".tmp")
         try:
@@ -117,3 +137,13 @@ class BankChecksums:
             partial.unlink(missing_ok=True)  # no empty or half file left behind
             raise write_failure(exc, self.uri) from None
         self.sums = sums
+        self._mark()
+
+    def _mark(self) -> None:
+        """Each table folder's marker, after the record (a marker never precedes its record)."""
+        for table in self.root.glob("*.lance"):
+            if not (table / MARKER).exists():
+                try:
+                    (table / MARKER).touch()
+                except OSError as exc:
+                    raise write_failure(exc, self.uri) from None

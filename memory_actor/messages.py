@@ -38,7 +38,7 @@ class RetrievalRequest(BaseModel):
                                      "what fills the worked-example slot, and whether ranked items are recalled")
     family: str | None = Field(None, description="the task's family: ranked traces only of this family and `shape`, "
                                "lessons only of this family that teach (memory_actor/scope.py); None: unscoped")
-    shape: str = Field("", description="the task's kernel signature shape (actors/families.signature_shape)")
+    shape: str = Field("", description="the task's kernel signature shape (actors/signature_shape.py)")
 
 
 class ItemRef(BaseModel):

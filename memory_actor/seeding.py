@@ -1,6 +1,7 @@
-"""Backend bundles (memory_actor/bundles/<backend>.yaml): API knowledge, best practices and one
-verified worked example per operator family (their tasks in bundles/examples.yaml) that seed a
-bank. Items get stable ids, so seeding twice keeps the values already learned."""
+"""Backend bundles (memory_actor/bundles/<backend>.yaml): API knowledge, best practices and, per
+operator family, a ladder of verified kernels for one example task (bundles/examples.yaml): the
+first rung (`rung_<family>`, the simplest correct kernel) and the idiomatic worked example
+(`example_<family>`). Items get stable ids, so seeding twice keeps the values already learned."""
 
 from __future__ import annotations
 
@@ -45,10 +46,10 @@ def bundle_items(backend: str) -> list[MemoryItem]:
         if backend == "npu-twin" and not _twin_supports(entry):
             continue
         key = f"{backend}/{entry['kind']}/{entry.get('name') or entry['summary']}"
-        example = entry.get("task")  # a family's worked example: its task and that task's signature
+        example = entry.get("task")  # a family's rung or worked example: its task and that task's signature
         tags = ["bundle"] + (["core"] if entry.get("core") else [])
         if example:
-            tags += ["example", f"family:{example_tasks()[example][0]}"]
+            tags += ["rung" if entry.get("rung") else "example", f"family:{example_tasks()[example][0]}"]
         items.append(MemoryItem(
             id="bundle-" + hashlib.sha1(key.encode()).hexdigest()[:16],
             kind=entry["kind"], backend=backend, stage="seed", name=entry.get("name"), tags=tags,
@@ -103,3 +104,8 @@ def seed_fresh_bank(config: MemoryConfig, backend: str, owner: str | None = None
 def example_items(backend: str) -> dict[str, MemoryItem]:
     """The family worked examples of `backend`'s bundle, by family."""
     return {item.tag_values()["family"]: item for item in bundle_items(backend) if "example" in item.tags}
+
+
+def rung_items(backend: str) -> dict[str, MemoryItem]:
+    """The first rungs of `backend`'s bundle (the simplest correct kernel of each family), by family."""
+    return {item.tag_values()["family"]: item for item in bundle_items(backend) if "rung" in item.tags}

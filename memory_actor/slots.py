@@ -1,10 +1,11 @@
 """The one decision a draft's prompt takes beyond the static brief, learned from earlier drafts.
 
 Options (issue 41): `bare` (the brief and the generic worked example, nothing else); the
-family's verified worked example in the slot (`example`); a banked feasible kernel of the task's
-own family and signature shape in the slot (`kernels`, then which kernel); each of the last two
-alone or with the ranked items (`+ranked`). Ranked items come only with an option that asks for
-them, so nothing reaches a prompt around the decision. Each option's value is a Beta posterior
+family's first rung in the slot (`rung`, issue 54: the simplest correct kernel of the family's
+example task); the family's idiomatic worked example in the slot (`example`); a banked feasible
+kernel of the task's own family and signature shape in the slot (`kernels`, then which kernel);
+each of the last three alone or with the ranked items (`+ranked`). Ranked items come only with
+an option that asks for them, so nothing reaches a prompt around the decision. Each option's value is a Beta posterior
 of the success rate of the drafts that showed it, per backend, family and draft context (a fresh
 first draft or a retry after a failed one: they succeed at very different rates).
 
@@ -30,18 +31,23 @@ from pydantic import BaseModel, ConfigDict, Field
 from memory_actor.config import MemoryConfig
 from memory_actor.items import MemoryItem
 
-SlotKind = Literal["generic", "example", "kernel"]
+SlotKind = Literal["generic", "rung", "example", "kernel"]
 SlotContext = Literal["fresh", "retry"]
 GENERIC = "generic"
 BARE = "bare"  # the generic example and nothing else
 KERNELS = "kernels"  # the pooled outcomes of every kernel of a family and context
 ALL = "all"  # every draft of a family and context: the "did not show it" side of a candidate's lift
 RANKED = "+ranked"
-_CLASS = {"generic": "generic", "example": "example", "kernel": KERNELS}
+_CLASS = {"generic": "generic", "rung": "rung", "example": "example", "kernel": KERNELS}
+# The memory options, each alone or with the ranked items: the family's ladder (its first rung,
+# then its idiomatic example: one bundle item each), then the banked kernels. A new rung is one
+# more entry here, in SlotKind and _CLASS, and a candidate the bank lists.
+LADDER_KINDS = ("rung", "example")
+MEMORY_KINDS = (*LADDER_KINDS, "kernel")
 
 
 def option_key(kind: str, ranked: bool) -> str:
-    """The statistic key of an option: bare, generic+ranked, example[+ranked], kernels[+ranked]."""
+    """The statistic key of an option: bare, generic+ranked, rung[+ranked], example[+ranked], kernels[+ranked]."""
     if kind == "generic" and not ranked:
         return BARE
     return _CLASS[kind] + (RANKED if ranked else "")
@@ -54,13 +60,17 @@ class SlotRequest(BaseModel):
 
     task_id: str = Field(..., description="the task drafted: its own kernels are not candidates")
     family: str = Field(..., description="the task's dominant operator family (actors/families.py)")
-    shape: str = Field("", description="the kernel signature's shape (parameter types, names left out)")
+    shape: str = Field("", description="the kernel signature's shape (actors/signature_shape.py)")
     context: SlotContext = Field("fresh", description="fresh: no earlier attempt shown; retry: after a failed one")
     example: str | None = Field(None, description="the api item name of the family's verified worked example")
+    rung: str | None = Field(None, description="the api item name of the family's first rung (the simplest correct kernel)")
+    start: Literal["rung"] | None = Field(None, description="show this option whatever the values say (the learning "
+                                          "pass's first draft of an operator: episode.start_from_rung); its outcome "
+                                          "counts for the option like any draft's")
 
 
 class SlotCandidate(BaseModel):
-    """What can fill the slot: the generic example, the family's example, or a banked kernel."""
+    """What can fill the slot: the generic example, the family's first rung or example, or a banked kernel."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -98,7 +108,7 @@ class SlotChoice(BaseModel):
     ranked: bool = Field(False, description="the ranked items go with the slot (recalled only then)")
     option: str = BARE
     reason: str = Field("", description="why: thompson, greedy (a frozen bank), cold (measuring the family's cold rate), "
-                                             "nearest, none")
+                                             "nearest, none, start (the draft starts from the rung: SlotRequest.start)")
     options: list[OptionValue] = Field(default_factory=list)
     candidates: list[SlotCandidate] = Field(default_factory=list)
 
@@ -172,7 +182,7 @@ def _beta_mean(a: float, b: float) -> float:
 def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotCandidate], stats: SlotStats,
            config: MemoryConfig, rng: np.random.Generator) -> SlotChoice:
     """Fill in the statistics and choose an option; `candidates` lists the generic example first,
-    then the family's example, then the kernels by similarity; `config` gives the priors
+    then the family's first rung and example, then the kernels by similarity; `config` gives the priors
     (slot_prior, memory_prior, cold_rates...) and slot_greedy."""
     prior = tuple(config.slot_prior)
 
@@ -190,7 +200,7 @@ def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotC
     cold = config.cold_rates.get(f"{backend}/{request.family}") if request.context == "fresh" else None
     bare_prior = _shrunk(prior, cold[0], cold[1], config.cold_prior_strength) if cold else prior
     kinds = {c.kind for c in candidates}
-    memory_keys = [option_key(kind, ranked) for kind in ("example", "kernel") if kind in kinds for ranked in (False, True)]
+    memory_keys = [option_key(kind, ranked) for kind in MEMORY_KINDS if kind in kinds for ranked in (False, True)]
     memory_s = sum(counts(key)[0] for key in memory_keys)
     memory_n = sum(counts(key)[1] for key in memory_keys)
     memory_prior = _shrunk(tuple(config.memory_prior), memory_s, memory_n, config.slot_pool_strength)
@@ -226,8 +236,9 @@ def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotC
         return _chosen(choice, candidates[0], ranked=False, reason=reason)
     best = max(options[1:], key=draw).key
     ranked = best.endswith(RANKED)
-    if best.startswith("example"):
-        return _chosen(choice, next(c for c in candidates if c.kind == "example"), ranked, reason)
+    for kind in LADDER_KINDS:  # one candidate each
+        if best.removesuffix(RANKED) == _CLASS[kind]:
+            return _chosen(choice, next(c for c in candidates if c.kind == kind), ranked, reason)
     kernels = [c for c in candidates if c.kind == "kernel"]
     picked = max(kernels, key=lambda c: c.mean if config.slot_greedy else rng.beta(
         kernel_prior[0] + c.successes, kernel_prior[1] + c.trials - c.successes))

@@ -291,7 +291,7 @@ def _device_ids(resource: str) -> list[str]:
 class DevicePools:
     """Builds the device slots, their verifier and profiler actors and the pool actor.
 
-    `roles` names the class of each device role ("verifier", "profiler"; launch.roles has the
+    `roles` names the class of each device role ("verifier", "profiler"; launch.ray_campaign.roles has the
     campaign's table). Each asks for half of its slot: half the accelerator (so Ray pins both to
     the same device), or half the slot's CPU cores where kernels run on the CPU.
     """

@@ -116,6 +116,12 @@ def verify(task: TaskSpec, candidate: Candidate, config: HarnessConfig, node_loc
 def _interpret(run: WorkerRun, task: TaskSpec, flags: list[str]) -> tuple[Verdict, ProfileReport | None]:
     result = run.result
     common = dict(sizes=task.sizes, sandbox=run.sandbox)
+    if run.tree_limit == "host_out_of_memory":  # the machine's limit, below the candidate's: not a verdict
+        from npu_pool.sandbox.host_memory import host_fault_line
+
+        return Verdict(feasible=False, gate="infra", category="host_out_of_memory",
+                       reason=host_fault_line(run.sandbox.get("memory_limit_mb", 0), run.stage),
+                       details=_failure_details(run), flags=flags, **common), None
     if run.tree_limit is not None:  # the whole process tree passed a bound: that is the verdict
         words = {"process_limit": f"started more processes than its limit ({run.sandbox.get('process_limit')} tasks, "
                                   "threads included, all its processes together)",

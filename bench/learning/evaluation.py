@@ -97,12 +97,13 @@ class FrozenCampaign(Campaign):
 
 def draft_settings(settings, memory: dict[str, Any], bank: Path, seed: int):
     """One draft per operator, no lessons (they would only add items, which a frozen bank drops),
-    the memory of the arm on `bank`."""
+    no forced start (the memory's decision alone says what a fresh draft shows), the memory of the
+    arm on `bank`."""
     from bench.learning.plan import arm_memory
 
     return settings.model_copy(update={
         "memory": arm_memory(settings, memory, bank, seed),
-        "episode": settings.episode.model_copy(update={"iterations": 1, "lessons": False}),
+        "episode": settings.episode.model_copy(update={"iterations": 1, "lessons": False, "start_from_rung": False}),
     })
 
 

@@ -50,20 +50,20 @@ class LearningBenchmark:
         from memory_actor.seeding import seed_items
         from npu_pool.backends import get_backend
 
-        template = self.banks / "seeded"
+        seeded = self.banks / "seeded"
         done = self.banks / "seeded.done"
-        if done.exists() and template.exists():
-            return template
-        shutil.rmtree(template, ignore_errors=True)
+        if done.exists() and seeded.exists():
+            return seeded
+        shutil.rmtree(seeded, ignore_errors=True)
         self.banks.mkdir(parents=True, exist_ok=True)
         backend = get_backend(self.settings.harness.backend).name
-        bank = MemoryBank(self.settings.memory.model_copy(update={"uri": str(template)}))
+        bank = MemoryBank(self.settings.memory.model_copy(update={"uri": str(seeded)}))
         try:
             bank.add(seed_items(backend, set(bank.items)))
         finally:
             bank.close()
         done.write_text(backend + "\n")
-        return template
+        return seeded
 
     def run_arm(self, name: str, memory: dict[str, Any], tasks: list[Path], iterations: int, seed: int) -> bool:
         """Run one arm unless it finished earlier; returns whether it ran now."""

@@ -143,6 +143,17 @@ def _check_ray() -> str:
         ray.shutdown()
 
 
+def _host_memory_line(settings: Settings) -> str:
+    """What the machine may hold beside what a candidate may use (issue 55: a host limit below
+    the candidate's makes the host kill good kernels, reported as infrastructure faults)."""
+    from npu_pool.sandbox.host_memory import capacity_warning, host_limit_mb
+
+    limit, where = host_limit_mb()
+    candidate = settings.harness.memory_limit_mb
+    return capacity_warning(candidate, 1) or (f"this machine may hold {limit} MiB ({where}); a candidate "
+                                              f"{candidate} MiB (harness.memory_limit_mb)")
+
+
 def run_doctor(args: argparse.Namespace, settings: Settings) -> int:
     checks: list[tuple[str, Callable[[], str]]] = [
         ("torch", _check_torch),
@@ -163,6 +174,7 @@ def run_doctor(args: argparse.Namespace, settings: Settings) -> int:
         except Exception as exc:  # every failure is reported, none stops the others
             failures += 1
             print(f"  FAIL  {name:<11} {type(exc).__name__}: {exc}")
+    print(f"  info  {'memory':<11} {_host_memory_line(settings)}")
     if settings.llm.base_url:
         print(f"  info  {'llm':<11} endpoint {settings.llm.base_url}, model {settings.llm.model}")
     else:

@@ -205,7 +205,28 @@ def _check_asm(text: str) -> Iterator[Finding]:
             yield _finding("inline_asm", "reject", f"inline assembly with '{hit.group(0)}' (system calls, timers, file embedding) is not allowed", text, match.start())
 
 
+# glibc's own names for its public functions (`_Fork`, `__fork`, `__libc_fork`, `_IO_fopen`,
+# `_IO_new_fopen`, `__open64_2`, `__read_nocancel`): exported too, so they link like the public
+# ones. Such a name is judged as the public name it stands for.
+_LIBC_ALIAS = re.compile(r"(?<![\w.>])(_{1,2}(?:IO_(?:new_|old_)?|libc_)?([A-Za-z]\w*?)(?:64)?(?:_nocancel|_chk|_2)?)\b")
+_ALIAS_TOKEN = {name: (rule, message) for rule, message, names in _TOKEN_RULES for name in names}
+_ALIAS_CALL = {name: (rule, message) for rule, message, names in _CALL_RULES for name in names}
+
+
+def _check_libc_aliases(code: str) -> Iterator[Finding]:
+    for match in _LIBC_ALIAS.finditer(code):
+        public = match.group(2).lower()
+        called = code[match.end():match.end() + 40].lstrip().startswith(("(", ")"))
+        found = _ALIAS_TOKEN.get(public) or (_ALIAS_CALL.get(public) if called or "IO_" in match.group(1)
+                                            or "libc_" in match.group(1) else None)
+        if found is not None:
+            rule, message = found
+            yield _finding(rule, "reject", f"{match.group(1)} is glibc's own name for {public}: {message}",
+                           code, match.start())
+
+
 def _check_tokens(code: str) -> Iterator[Finding]:
+    yield from _check_libc_aliases(code)
     for rule, message, names in _TOKEN_RULES:
         pattern = re.compile(r"(?<![\w.>])(" + "|".join(map(re.escape, names)) + r")\b")
         for match in pattern.finditer(code):

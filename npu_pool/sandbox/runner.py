@@ -36,10 +36,10 @@ from typing import Any
 import structlog
 
 from npu_pool import harness_cache
-from npu_pool.sandbox import confinement, leftovers, tree_limits
 from npu_pool.node_gate import NodeLock
 from npu_pool.paths import cache_root
 from npu_pool.protocol import WorkerRequest, WorkerResult
+from npu_pool.sandbox import confinement, host_memory, leftovers, tree_limits
 from npu_pool.sandbox.warm_worker import RunOrder
 
 log = structlog.get_logger("npu_pool.sandbox.runner")
@@ -63,7 +63,7 @@ class WorkerRun:
     stderr_tail: str
     wall_s: float
     sandbox: dict = field(default_factory=dict)
-    tree_limit: str | None = None  # "process_limit" or "out_of_memory": the whole tree passed a bound
+    tree_limit: str | None = None  # "process_limit", "out_of_memory" or "host_out_of_memory" (the machine's limit)
 
 
 @functools.cache
@@ -261,7 +261,7 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
                                                                run_timeout_s, node_lock, bound)
             if exclusive is not None:
                 exclusive.release()
-        tree_hit = tree_hit or ("out_of_memory" if group is not None and group.oom_kills() else None)
+        tree_hit = tree_hit or (host_memory.oom_verdict(group) if group is not None else None)
     finally:
         if group is not None:
             group.remove()

@@ -21,6 +21,7 @@ is not bounded by it, only by RLIMIT_NPROC (not for root) and RLIMIT_DATA per pr
 
 from __future__ import annotations
 
+import atexit
 import functools
 import itertools
 import os
@@ -141,7 +142,8 @@ class TreeGroup:
             time.sleep(0.01)
 
     def remove(self) -> None:
-        """Kill what is left, then remove the folders (a folder goes once its processes are reaped)."""
+        """Kill what is left, then remove the folders (a folder goes once its processes are reaped;
+        one whose last process is still a zombie of the warm server is removed later, below)."""
         self.kill_all()
         for folder in self.folders:
             for _ in range(200):
@@ -152,6 +154,32 @@ class TreeGroup:
                     break
                 except OSError:
                     time.sleep(0.01)
+            else:
+                _unremoved.add(folder)
+
+
+# Groups of ours whose folder outlived remove() (its last process not yet reaped): retried at the
+# next create() and when this process exits, so an empty group does not linger until someone's
+# next verify (issue 55; _sweep only takes the groups of owners that died).
+_unremoved: set[Path] = set()
+
+
+@atexit.register
+def remove_unremoved(wait_s: float = 5.0) -> None:
+    """Remove the groups remove() could not, waiting up to `wait_s` for their last processes."""
+    deadline = time.monotonic() + wait_s
+    while _unremoved:
+        for folder in list(_unremoved):
+            try:
+                folder.rmdir()
+                _unremoved.discard(folder)
+            except FileNotFoundError:
+                _unremoved.discard(folder)
+            except OSError:
+                pass
+        if not _unremoved or time.monotonic() >= deadline:
+            return
+        time.sleep(0.05)
 
 
 def _make(base: Path, name: str, settings: dict[str, str]) -> Path | None:
@@ -173,6 +201,7 @@ def _make(base: Path, name: str, settings: dict[str, str]) -> Path | None:
 def create(memory_mb: int, process_limit: int) -> TreeGroup | None:
     """A control group for one candidate with both bounds, or None where none can be made here
     (then the watchdog). Stale groups of dead owners are removed on the way."""
+    remove_unremoved(wait_s=0)
     name = f"evokernel-{os.getpid()}-{next(_counter)}"
     limit = str(memory_mb * 2**20)
     if (base := _v2_base()) is not None:

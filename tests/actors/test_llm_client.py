@@ -153,3 +153,25 @@ def test_endpoint_faults_through_every_retry_are_one_failed_request(llm_server, 
         asyncio.run(chat(config(llm_server, max_retries=2)))
     assert "failed after 3 tries" in str(failed.value) and said in str(failed.value)
     assert len(llm_server.chat_requests) == 3
+
+
+def test_a_reply_far_beyond_max_tokens_is_an_endpoint_fault(llm_server):
+    """Issue 55: a 5 MB reply was counted as 2.5 million tokens against max_tokens 2048 and
+    taken as the model's answer. Retried as an endpoint fault; through every retry, one failed
+    request (the operator stops as infrastructure, resumable), never a verdict on the model."""
+    flood = "x" * (5 * 2**20)
+    llm_server.script(Reply(flood), Reply(flood, completion_tokens=2_500_200), "finally")
+    reply, client = asyncio.run(chat(config(llm_server)))
+    assert reply.text == "finally" and reply.attempts == 3
+    assert "oversized reply" in client.usage.last_retry and "max_tokens 2,048" in client.usage.last_retry
+    assert client.usage.total < 100  # the floods' usage is not counted
+    llm_server.default = Reply("y" * 20_000, completion_tokens=5000)  # by the endpoint's usage alone
+    with pytest.raises(LLMUnavailable) as failed:
+        asyncio.run(chat(config(llm_server, max_retries=1)))
+    assert "oversized reply" in str(failed.value) and "5,000 tokens by its usage" in str(failed.value)
+
+
+def test_a_reply_at_max_tokens_is_the_models_answer(llm_server):
+    llm_server.script(Reply("z" * 8000, finish_reason="length", completion_tokens=2048))
+    reply, _ = asyncio.run(chat(config(llm_server)))
+    assert reply.truncated and reply.completion_tokens == 2048

@@ -13,7 +13,8 @@ import pytest
 
 from bench import ascendc_heldout as heldout
 
-OWN_KERNEL = Path(__file__).resolve().parents[1] / "npu_pool" / "backends" / "ascendc_twin" / "kernels" / "op_project" / "add_op.cpp"
+OWN_KERNEL = (Path(__file__).resolve().parents[1] / "npu_pool" / "backends" / "ascendc_twin" / "kernels"
+              / "op_project" / "add_op.cpp")
 
 
 def test_every_manifest_entry_names_a_task_a_pinned_repository_and_an_expectation():

@@ -34,6 +34,15 @@ def test_options_are_read_from_what_the_prompt_showed():
     assert option_of(draft("7_Sigmoid", True, kernel_of("4_ReLU", "context"))) == "generic+ranked"
 
 
+def test_a_pinned_item_is_read_under_its_old_role_too():
+    """v3's and v4's logs name the pinned slot item's role `template`; later logs `pinned`."""
+    fragment = {"id": "bundle-f", "kind": "api", "task": None, "q": 0.5}
+    assert option_of(draft("7_Sigmoid", True, fragment | {"role": "template"})) == "pinned"
+    assert option_of(draft("7_Sigmoid", True, fragment | {"role": "pinned"})) == "pinned"
+    assert option_of(draft("7_Sigmoid", True, fragment | {"role": "template"}, kernel_of("4_ReLU", "context"))) == (
+        "pinned+ranked")
+
+
 def test_the_decision_keeps_bare_where_memory_did_worse_and_a_kernel_where_it_did_better(tmp_path):
     write(tmp_path, "none", [draft("7_Sigmoid", i < 6) for i in range(10)] + [draft("24_SquareMatmul", False)] * 10)
     write(tmp_path, "value", [draft("7_Sigmoid", i < 1, kernel_of("45_ReLU6")) for i in range(10)]

@@ -31,11 +31,21 @@ def write(folder: Path, run: str, drafts: list[dict]) -> None:
 def test_options_name_the_slot_item_and_the_ranked_items():
     assert option_of(draft("7_Sigmoid", True)) == "bare"
     assert option_of(draft("7_Sigmoid", True, FAMILY_EXAMPLE)) == "example"
-    assert option_of(draft("7_Sigmoid", True, FAMILY_EXAMPLE | {"role": "template"})) == "example"  # pinned
+    assert option_of(draft("7_Sigmoid", True, FAMILY_EXAMPLE | {"role": "pinned"})) == "example"
+    assert option_of(draft("7_Sigmoid", True, FAMILY_EXAMPLE | {"role": "template"})) == "example"  # v3's, v4's logs
     assert option_of(draft("7_Sigmoid", False, kernel_of("45_ReLU6"), kernel_of("4_ReLU", "context"))) == (
         "kernels+ranked")
     assert option_of(draft("16_MaxOverDim", False, kernel_of("45_ReLU6"))) == "kernels-cross"
     assert option_of(draft("7_Sigmoid", False, kernel_of("4_ReLU", "context"))) == "ranked"
+
+
+def test_a_first_rung_is_its_own_option():
+    from memory_actor.seeding import rung_items
+
+    rung = FAMILY_EXAMPLE | {"id": rung_items("npu-twin")["elementwise"].id, "kind": "api"}
+    assert option_of(draft("7_Sigmoid", True, rung)) == "rung"
+    assert option_of(draft("7_Sigmoid", True, rung | {"role": "pinned"}, kernel_of("4_ReLU", "context"))) == (
+        "rung+ranked")
 
 
 def test_counts_per_arm_and_option_leave_out_what_the_machine_failed_to_judge(tmp_path, capsys):

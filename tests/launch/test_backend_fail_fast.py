@@ -7,8 +7,8 @@ import pytest
 import torch
 
 import launch.commands.run
-import launch.concurrent_campaign
 import launch.local_llm.server
+import launch.ray_campaign.concurrent_campaign
 from launch.cli import main
 from npu_pool import verifier
 from npu_pool.sandbox import runner as sandbox
@@ -27,8 +27,8 @@ def nothing_starts(monkeypatch):
 
     monkeypatch.setattr(launch.local_llm.server, "local_llm_server", refused("the local model server"))
     monkeypatch.setattr(launch.commands.run, "Campaign", refused("a campaign"))
-    monkeypatch.setattr(launch.concurrent_campaign, "ConcurrentCampaign", refused("a Ray campaign"))
-    monkeypatch.setattr(launch.concurrent_campaign.ray, "init", refused("Ray"))
+    monkeypatch.setattr(launch.ray_campaign.concurrent_campaign, "ConcurrentCampaign", refused("a Ray campaign"))
+    monkeypatch.setattr(launch.ray_campaign.concurrent_campaign.ray, "init", refused("Ray"))
     monkeypatch.setattr(verifier, "run_worker", refused("a sandboxed worker"))
     monkeypatch.setattr(sandbox.WarmServer, "start", refused("a sandbox server"))
 
@@ -47,16 +47,16 @@ def test_run_on_a_cluster_leaves_the_check_to_the_workers(monkeypatch):
     """The head of a Ray cluster may have no device: the check is for local runs only."""
     import argparse
 
-    from launch.commands.run import _check_backend
+    from launch.commands.run_prepare import check_backend
     from launch.config import Settings
 
     monkeypatch.setenv("EVOKERNEL_HARNESS__BACKEND", "cuda")
     monkeypatch.setenv("EVOKERNEL_RAY__ADDRESS", "auto")
-    _check_backend(argparse.Namespace(no_ray=False), Settings())  # no error
+    check_backend(argparse.Namespace(no_ray=False), Settings())  # no error
     from launch.cli import UsageError
 
     with pytest.raises(UsageError, match="cannot run here"):
-        _check_backend(argparse.Namespace(no_ray=True), Settings())
+        check_backend(argparse.Namespace(no_ray=True), Settings())
 
 
 @needs_no_gpu

@@ -56,6 +56,7 @@ def test_doctor_checks_this_machine(capsys):
     out = capsys.readouterr().out
     assert "ok    compiler" in out and "cpu: available" in out
     assert "checks passed" in out
+    assert "info  memory      this machine may hold " in out and "harness.memory_limit_mb" in out  # issue 55
     reads = next(line for line in out.splitlines() if line.lstrip().startswith(("ok    reads", "FAIL  reads")))
     assert reads.lstrip().startswith("ok") and ("/usr" in reads or "no Landlock" in reads)
     assert str(Path.home()) + "," not in reads  # never the whole home folder

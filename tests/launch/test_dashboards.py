@@ -30,7 +30,7 @@ from launch.dashboards import (
     install_grafana_dashboard,
     panel_queries,
 )
-from launch.ray_session import announce_dashboard
+from launch.ray_campaign.ray_session import announce_dashboard
 
 ROOT = Path(__file__).resolve().parents[2]
 REGISTERING = [ROOT / "launch" / "metrics.py", ROOT / "npu_pool" / "pools.py", ROOT / "memory_actor" / "actor.py"]
@@ -114,11 +114,11 @@ def _query_range(base: str, expr: str, start: float, end: float) -> list:
 def test_every_panel_query_returns_series_from_a_real_campaign(tmp_path):
     import ray
 
-    from launch.concurrent_campaign import ConcurrentCampaign
+    from launch.ray_campaign.concurrent_campaign import ConcurrentCampaign
     from npu_pool.devices import FakeDevices
     from tests.actors.openai_server import OpenAITestServer
     from tests.launch.kernel_agent import SUITE_TASKS, ElementwiseAgent
-    from tests.launch.test_concurrent_campaign import SUITE, settings_for
+    from tests.launch.ray_campaign.test_concurrent_campaign import SUITE, settings_for
 
     if ray.is_initialized():
         ray.shutdown()

@@ -12,8 +12,8 @@ import pytest
 
 from actors.errors import error_line
 from actors.messages import EpisodeResult
-from launch.concurrent_campaign import ProgressDisplay
 from launch.metrics import CampaignCounters
+from launch.ray_campaign.concurrent_campaign import ProgressDisplay
 from launch.run_summary import RunSummary
 from tests.actors.openai_server import OpenAITestServer, Reply
 

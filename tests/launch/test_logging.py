@@ -73,10 +73,10 @@ def _log_in_child(detail: str) -> int:
 
 def test_a_spawned_child_logs_as_its_parent(capfd):
     # The run command seeds a fresh bank in a spawned child: its lines belong in the run's JSON log.
-    from launch.commands.run import _in_child
+    from launch.commands.run_prepare import run_in_child
 
     configure_logging(json_logs=True, level="info", secrets=["child-secret-value"])
-    assert _in_child(_log_in_child, "carries child-secret-value") == 0
+    assert run_in_child(_log_in_child, "carries child-secret-value") == 0
     event = _last_json_line(capfd.readouterr().err)
     assert event["event"] == "from the child" and event["level"] == "info"
     assert "child-secret-value" not in event["detail"] and REDACTED in event["detail"]

@@ -17,17 +17,17 @@ import pytest
 import ray
 from ray.cluster_utils import Cluster
 
-from launch.concurrent_campaign import ConcurrentCampaign, ProgressDisplay
 from launch.config import load_settings
 from launch.logging import configure_logging
 from launch.metrics import metrics_url, parse_prometheus
-from launch.roles import ROLES, Role, device_roles
+from launch.ray_campaign.concurrent_campaign import ConcurrentCampaign, ProgressDisplay
+from launch.ray_campaign.roles import ROLES, Role, device_roles
 from npu_pool.config import HarnessConfig
 from npu_pool.devices import FakeDevices
 from npu_pool.pools import DevicePools
 from tests.actors.openai_server import OpenAITestServer
 from tests.launch.kernel_agent import SUITE_TASKS, ElementwiseAgent
-from tests.launch.test_roles import actor_classes_by_role
+from tests.launch.ray_campaign.test_roles import actor_classes_by_role
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "cpu" / "level1"
 NAMESPACE = "evokernel-multinode-test"
@@ -146,13 +146,13 @@ def test_campaign_uses_both_nodes_survives_a_memory_actor_kill_and_exports_metri
     assert set(summary["placement"]["episodes"].values()) == nodes
     evaluated_on = {d["node_id"] for d in summary["placement"]["devices"] if d["evaluations"]}
     assert evaluated_on == nodes
-    # every actor the campaign started runs the class its role's row in launch/roles.py names
+    # every actor the campaign started runs the class its role's row in launch/ray_campaign/roles.py names
     started = actor_classes_by_role(NAMESPACE)
     assert set(started) >= {"verifier", "profiler", "drafter", "refiner", "run recorder"}, started
     for role, classes in started.items():
         assert classes == {ROLES[Role(role)].qualified_name.rsplit(".", 1)[1]}, (role, classes)
     # the memory actor came back (new process) with everything stored before and after the kill
-    memory = campaign.memory
+    memory = campaign.actors.memory
     assert ray.get(memory.pid.remote()) != killed[0]
     stats = ray.get(memory.stats.remote())
     assert stats.items_by_kind.get("trace") == 8

@@ -12,6 +12,7 @@ import pytest
 
 from launch.campaign import default_suite, select_tasks
 from launch.cli import main
+from memory_actor.seeding import bundle_items
 from tests.actors import replies
 from tests.actors.openai_server import OpenAITestServer, Reply, ScriptedAgent
 
@@ -41,7 +42,8 @@ def test_run_writes_summary_and_attempts(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert "1/1 operators feasible" in out
     # A first run starts from the backend's bundle: the drafts were shown its knowledge.
-    assert f"the memory bank {tmp_path / 'bank'} was empty: seeded 25 cpu bundle items" in err
+    seeded = len(bundle_items("cpu"))  # the bundle's examples, rungs and API items
+    assert f"the memory bank {tmp_path / 'bank'} was empty: seeded {seeded} cpu bundle items" in err
     assert any(s["id"].startswith("bundle-") for s in attempts[0]["shown"])
     assert any(s["role"] == "api" and s["kind"] == "api" for s in attempts[0]["shown"])
 
@@ -274,14 +276,14 @@ def test_endpoint_faults_stop_the_operator_as_infrastructure_not_as_a_verdict(tm
 
 def test_the_closing_lines_say_which_operators_a_stop_cut_short(tmp_path, capsys):
     from actors.messages import EpisodeResult
-    from launch.commands.run import _print_summary
+    from launch.commands.run_outcome import print_summary
     from launch.run_summary import INTERRUPTED, RunSummary
 
     summary = RunSummary(run_id="r", settings={"harness": {"backend": "cpu"}}, operators=[
         EpisodeResult(task="1_Add", feasible=True, attempts=3, best_latency_ms=1.5, speedup_vs_eager=0.7),
         EpisodeResult(task="2_Multiply", feasible=True, attempts=4, best_latency_ms=1.6, speedup_vs_eager=0.9,
                       stopped_by=INTERRUPTED, error=INTERRUPTED)])
-    _print_summary(summary, tmp_path)
+    print_summary(summary, tmp_path)
     lines = capsys.readouterr().out.splitlines()
     assert "(interrupted)" not in lines[0] and "0.90x eager (interrupted)" in lines[1]
     assert lines[2].startswith("2/2 operators feasible (1 interrupted: --resume runs them again); 7 attempts")

@@ -64,5 +64,8 @@ def test_an_operator_with_a_kernel_then_an_endpoint_fault_is_feasible_not_also_f
         counters.add_result(result)
     assert (counters.done, counters.feasible, counters.failed, counters.interrupted) == (2, 1, 1, 1)
     assert "2/3 done (0 running, 1 interrupted) | 1 feasible, 1 failed |" in counters.line()
+    counters.add_result(EpisodeResult(task="4_D", feasible=True, stopped_by="interrupted", error="interrupted"))
+    # issue 55: one cut short with a kernel is said apart, as the final table counts it feasible
+    assert "2/3 done (0 running, 2 interrupted) | 1 feasible (+1 interrupted), 1 failed |" in counters.line()
     assert Totals.of([EpisodeResult(task="1_A", feasible=True, stopped_by="infra", error="LLM endpoint fault"),
                       EpisodeResult(task="3_C", stopped_by="interrupted", error="interrupted")]).errors == 1

@@ -12,7 +12,7 @@ import pytest
 
 from launch.cli import main
 from memory_actor.bank import MemoryBank
-from memory_actor.bank_checksums import SUMS_FILE, bank_files
+from memory_actor.bank_checksums import MARKER, SUMS_FILE, bank_files
 from memory_actor.bank_errors import BankDamaged
 from memory_actor.items import MemoryItem
 from memory_actor.messages import RetrievalRequest, ValueUpdate
@@ -84,8 +84,10 @@ def test_truncated_and_garbled_files_are_named(bank, memory_config):
 
 
 def test_a_file_the_record_does_not_cover_is_still_one_line(bank, memory_config):
-    # A bank written before checksums (or whose record is lost): LanceDB's own complaint, in one line.
+    # A bank written before checksums (no record, no markers): LanceDB's own complaint, in one line.
     (bank / SUMS_FILE).unlink()
+    for marker in bank.glob(f"*.lance/{MARKER}"):
+        marker.unlink()
     manifests = sorted(name for name in bank_files(bank) if name.startswith("meta.lance/_versions/"))
     for name in manifests:
         (bank / name).write_bytes(b"\0" * 10)
@@ -107,3 +109,34 @@ def test_memory_stats_and_run_say_it_in_one_line(bank, memory_config, tmp_path, 
                  str(bank), "--out", str(tmp_path / "run"), "--backend", "cpu"])
     [line] = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and line.startswith(f"evokernel run: the memory bank {bank} is damaged: {name}")
+
+
+def test_a_deleted_checksum_record_is_refused_not_read_silently(bank, memory_config):
+    """Issue 55: with checksums.json deleted, flipped bytes were read silently again."""
+    (bank / SUMS_FILE).unlink()
+    [first, *_] = data_files(bank)
+    raw = bytearray((bank / first).read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    (bank / first).write_bytes(bytes(raw))
+    for read_only in (True, False):
+        with pytest.raises(BankDamaged) as refused:
+            MemoryBank(memory_config(), read_only=read_only)
+        line = str(refused.value)
+        assert "\n" not in line and line.startswith(f"the memory bank {bank} is damaged: it had checksums and its checksums.json is gone"), line
+        assert "restore checksums.json from a copy" in line and MARKER in line
+    assert not (bank / SUMS_FILE).exists()  # refusing wrote no new record over the loss
+
+
+def test_a_garbled_checksum_record_is_refused_too(bank, memory_config):
+    (bank / SUMS_FILE).write_text("{not json")
+    with pytest.raises(BankDamaged, match="its checksums.json cannot be read"):
+        MemoryBank(memory_config(), read_only=True)
+
+
+def test_deleting_the_markers_too_accepts_the_files_as_they_are(bank, memory_config):
+    (bank / SUMS_FILE).unlink()
+    for marker in bank.glob(f"*.lance/{MARKER}"):
+        marker.unlink()
+    assert MemoryBank(memory_config(), read_only=True).stats().updates == 1
+    MemoryBank(memory_config()).close()  # the writer records the files afresh, and marks them
+    assert (bank / SUMS_FILE).exists() and list(bank.glob(f"*.lance/{MARKER}"))

@@ -93,3 +93,21 @@ def test_tasks_check_reports_a_broken_task(capsys, tmp_path):
     code = main(["tasks", "check", str(tmp_path), "--json"])
     line = _last_json(capsys)
     assert code == 1 and line == {**line, "ok": 0, "total": 1, "failed": ["1_Broken"]}
+
+
+def test_tasks_check_never_runs_a_task_file_unconfined(capsys, tmp_path):
+    """Issue 55: `tasks check` ran each task's reference in its own process, so the file's
+    module-level code ran unconfined (a file write landed). Its loading and its reference now
+    run in the task loader's child only, where it may write nothing."""
+    suite, elsewhere = tmp_path / "suite", tmp_path / "elsewhere"
+    suite.mkdir()
+    elsewhere.mkdir()
+    marker = elsewhere / "written_by_a_task.txt"
+    (suite / "1_Writes.py").write_text(
+        f"import torch\ntry:\n    open({str(marker)!r}, 'a').write('x')\nexcept OSError:\n    pass\n"
+        "class Model(torch.nn.Module):\n    def forward(self, x):\n        return x * 3.0\n"
+        "def get_inputs():\n    return [torch.rand(64)]\ndef get_init_inputs():\n    return []\n")
+    code = main(["tasks", "check", str(suite), "--json"])
+    (row,) = _last_json(capsys)["tasks"]
+    assert code == 0 and row["ok"] and row["reference_ms"] >= 0
+    assert not marker.exists(), "a task file's module-level code wrote outside the loader's confinement"

@@ -42,6 +42,29 @@ def test_kernel_source_rules(body, rule):
     assert rule in _rules(findings), summarise(findings)[2]
 
 
+@pytest.mark.parametrize(("body", "rule"), [
+    ("int p = _Fork();", "process"),  # glibc 2.34's exported fork
+    ("int p = __libc_fork();", "process"),
+    ("__libc_system(\"ls\");", "process"),
+    ("FILE* f = _IO_fopen(\"/etc/passwd\", \"r\");", "file_access"),
+    ("FILE* f = _IO_new_fopen(\"/etc/passwd\", \"r\");", "file_access"),
+    ("int fd = __open64_2(\"/etc/passwd\", 0);", "file_access"),
+    ("long n = __read_nocancel(0, out, 4);", "file_access"),
+])
+def test_glibc_internal_names_are_judged_as_the_public_names_they_stand_for(body, rule):
+    findings = check_kernel_source(KERNEL_HEAD + body + "\n}\n", "cpp")
+    assert rule in _rules(findings), summarise(findings)[2]
+
+
+@pytest.mark.parametrize("body", [
+    "float _time = 1.0f; out[0] = _time;", "int __open_files = 3; out[0] = __open_files;",
+    "int _wait = 2; out[0] = _wait;", "__syncthreads();", "float _read_scale = 2.0f; out[0] = _read_scale;",
+])
+def test_underscored_names_that_are_not_glibc_aliases_are_not_flagged(body):
+    findings = check_kernel_source(KERNEL_HEAD + body + "\n}\n", "cuda")
+    assert not [f for f in findings if f.severity == "reject"], summarise(findings)[2]
+
+
 @pytest.mark.parametrize(("include", "rule"), [
     ("<sys/socket.h>", "network"), ("<netinet/in.h>", "network"), ("<dlfcn.h>", "dynamic_loading"),
     ("<fstream>", "file_access"), ("<thread>", "thread"), ("<pthread.h>", "thread"),

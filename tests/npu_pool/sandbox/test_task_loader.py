@@ -90,3 +90,76 @@ def test_a_loader_stuck_in_a_task_does_not_outlive_its_parent():
     for pid in alive:
         os.kill(pid, signal.SIGKILL)
     assert alive == []
+
+
+TASK_TAIL = """
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(8, 8)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_task_has_no_network_while_it_loads(tmp_path: Path):
+    """Issue 55: the loader child had the machine's network. A UDP listener here (Landlock's
+    TCP rules, where the kernel has them, do not cover UDP); the task's module-level code sends
+    it a datagram; nothing may arrive."""
+    import socket
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.settimeout(2.0)
+    port = listener.getsockname()[1]
+    task = tmp_path / "phones_home.py"
+    task.write_text("import socket\nimport torch\ntry:\n    socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+                    f".sendto(b'x', ('127.0.0.1', {port}))\nexcept OSError:\n    pass\n" + TASK_TAIL)
+    try:
+        load_task_for(task, _config())
+        with pytest.raises(TimeoutError):
+            listener.recvfrom(16)
+    finally:
+        listener.close()
+
+
+def test_a_task_that_forks_at_import_fails_in_one_line_and_leaves_nothing(tmp_path: Path):
+    """Issue 55: the loader had no process-tree bound. The task forks at most 200 sleeping
+    children (its own cap: never an unbounded fork bomb on a shared machine) against a
+    process_limit of 64 tasks."""
+    import os
+
+    marker = f"evkfork{os.getpid()}"
+    task = tmp_path / "forks_at_import.py"
+    task.write_text("import os, time\nimport torch\nfor _ in range(200):\n    if os.fork() == 0:\n"
+                    f"        os.execvp('sleep', ['sleep', '60'])  # {marker}\n" + TASK_TAIL)
+    config = _config(process_limit=64, task_load_timeout_s=60.0)
+    with pytest.raises(TaskLoadError) as raised:
+        load_task_for(task, config)
+    message = str(raised.value)
+    assert "more processes than allowed" in message and "64 tasks" in message and "\n" not in message, message
+    deadline = time.monotonic() + 30
+    while _sleepers() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _sleepers() == [], "the task's children outlived its loading"
+    assert load_task_for(RELU, config).task_id == "4_ReLU"  # a new child serves the next task
+
+
+def _sleepers() -> list[int]:
+    """`sleep 60` processes whose parent is a task loader (what the forking task started)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "cmdline").read_bytes() == b"sleep\x0060\x00":
+                parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
+                if b"npu_pool.sandbox.task_loader" in Path(f"/proc/{parent}/cmdline").read_bytes():
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found

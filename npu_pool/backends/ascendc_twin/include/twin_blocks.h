@@ -71,12 +71,22 @@ public:
                 rc = 1;
                 break;
             }
-            for (auto& region : s.regions) region.written.clear();  // writes before the barrier are ordered
+            // accesses before the barrier are ordered; a workspace read nothing wrote before it is uninit-read
+            const std::string unwritten = barrier_completed();
+            if (!unwritten.empty()) {
+                fault = unwritten;
+                rc = 1;
+                break;
+            }
             for (uint32_t b = 0; b < n && rc == 0; ++b) {
                 if (status_[b] != kAtBarrier) continue;
                 rc = resume(b, fault);
                 join_if_ended(threads, b);
             }
+        }
+        if (rc == 0) {  // the launch's last interval
+            const std::string unwritten = barrier_completed();
+            if (!unwritten.empty()) fault = unwritten, rc = 1;
         }
         abort_waiters(threads);
         std::sort(finished_.begin(), finished_.end(),  // the profile deals blocks to cores in block order
@@ -126,6 +136,7 @@ private:
             try {
                 fresh_ub();
                 body_();
+                hb_block_end();  // every SetFlag waited for
             } catch (const Fault& f) {
                 fault_ = f.line + " (block " + std::to_string(b) + " of " + std::to_string(status_.size()) + ")";
                 status = kFaulted;

@@ -104,8 +104,8 @@ inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const Rou
                  evk_twin::Src s = {}) {
     static_assert(!std::is_same<D, double>::value && !std::is_same<S, double>::value,
                   "Cast: double is not an Ascend C vector type (not in the EvoKernel twin)");
-    dst.check(count, "Cast", s);
     src.check(count, "Cast", s);
+    dst.check_w(count, "Cast", s);
     const evk_twin::Rounding r = evk_twin::rounding_of(mode);
     for (uint32_t i = 0; i < count; ++i) dst.data()[i] = evk_twin::convert<D>(evk_twin::widen(src.data()[i]), r);
     evk_twin::count_vector(evk_twin::kCast, evk_twin::count_repeats<typename std::conditional<(sizeof(D) > sizeof(S)), D, S>::type>(count));
@@ -121,8 +121,8 @@ inline void cast_masked(const LocalTensor<D>& dst, const LocalTensor<S>& src, Ro
     evk_twin::check_repeat(repeatTimes, "Cast", s);
     if (repeatTimes == 0) return;
     const uint32_t last = m.highest();
-    dst.check(evk_twin::strided<D>(repeatTimes - 1, last, p.dstBlkStride, p.dstRepStride) + 1, "Cast", s);
     src.check(evk_twin::strided<S>(repeatTimes - 1, last, p.srcBlkStride, p.srcRepStride) + 1, "Cast", s);
+    dst.check_w(evk_twin::strided<D>(repeatTimes - 1, last, p.dstBlkStride, p.dstRepStride) + 1, "Cast", s);
     const evk_twin::Rounding r = evk_twin::rounding_of(mode);
     for (uint32_t rep = 0; rep < repeatTimes; ++rep)
         for (uint32_t j = 0; j <= last; ++j)

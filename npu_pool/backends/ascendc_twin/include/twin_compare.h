@@ -29,7 +29,7 @@ inline void compare_into(const LocalTensor<U>& dst, const LocalTensor<T>& src0, 
     }
     src0.check(count, api, s);
     const uint32_t bytes = count / 8;
-    dst.check((bytes + sizeof(U) - 1) / sizeof(U), api, s);
+    dst.check_w((bytes + sizeof(U) - 1) / sizeof(U), api, s);
     uint8_t* out = reinterpret_cast<uint8_t*>(dst.data());
     std::memset(out, 0, bytes);
     for (uint32_t i = 0; i < count; ++i) {
@@ -66,7 +66,7 @@ inline void compare_masked(const LocalTensor<U>& dst, const LocalTensor<T>& src0
     constexpr uint32_t epr = 256 / sizeof(T);
     src0.check(evk_twin::strided_extent<T>(repeatTimes, m, blk, rep), api, s);
     const uint64_t bytes = uint64_t(repeatTimes) * epr / 8;
-    dst.check((bytes + sizeof(U) - 1) / sizeof(U), api, s);
+    dst.check_w((bytes + sizeof(U) - 1) / sizeof(U), api, s);
     uint8_t* out = reinterpret_cast<uint8_t*>(dst.data());
     using C = evk_twin::calc_t<T>;
     for (uint32_t r = 0; r < repeatTimes; ++r)
@@ -128,7 +128,7 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
     if (mode == SELMODE::VSEL_TENSOR_SCALAR_MODE) {
         evk_twin::fault("invalid-argument", "Select", s, "VSEL_TENSOR_SCALAR_MODE takes a scalar as src1");
     }
-    dst.check(count, "Select", s);
+    dst.check_w(count, "Select", s);
     src0.check(count, "Select", s);
     src1.check(count, "Select", s);
     selMask.check((count / 8 + sizeof(U) - 1) / sizeof(U), "Select", s);
@@ -140,7 +140,7 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
 template <class T, class U>
 inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
                    evk_twin::nondeduced<T> scalar, SELMODE mode, uint32_t count, evk_twin::Src s = {}) {
-    dst.check(count, "Select", s);
+    dst.check_w(count, "Select", s);
     src0.check(count, "Select", s);
     selMask.check((count / 8 + sizeof(U) - 1) / sizeof(U), "Select", s);
     (void)mode;
@@ -161,7 +161,7 @@ inline void select_masked(const LocalTensor<T>& dst, const LocalTensor<U>& selMa
                           const BinaryRepeatParams& p, Other other, evk_twin::Src s) {
     evk_twin::check_repeat(repeatTimes, "Select", s);
     constexpr uint32_t epr = 256 / sizeof(T);
-    dst.check(evk_twin::strided_extent<T>(repeatTimes, m, p.dstBlkStride, p.dstRepStride), "Select", s);
+    dst.check_w(evk_twin::strided_extent<T>(repeatTimes, m, p.dstBlkStride, p.dstRepStride), "Select", s);
     src0.check(evk_twin::strided_extent<T>(repeatTimes, m, p.src0BlkStride, p.src0RepStride), "Select", s);
     const uint64_t bits = same_bits_each_repeat ? epr : uint64_t(repeatTimes) * epr;
     selMask.check((bits / 8 + sizeof(U) - 1) / sizeof(U), "Select", s);
@@ -248,7 +248,7 @@ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uin
     evk_twin::check_repeat(repeatTimes, "Brcb", s);
     if (repeatTimes == 0) return;
     src.check(uint64_t(repeatTimes) * 8, "Brcb", s);
-    dst.check((uint64_t(repeatTimes - 1) * p.dstRepStride + 7ull * p.dstBlkStride + 1) * epb, "Brcb", s);
+    dst.check_w((uint64_t(repeatTimes - 1) * p.dstRepStride + 7ull * p.dstBlkStride + 1) * epb, "Brcb", s);
     for (uint32_t r = 0; r < repeatTimes; ++r)
         for (uint32_t k = 0; k < 8; ++k) {
             const T v = src.data()[r * 8 + k];

@@ -101,7 +101,7 @@ namespace AscendC {
 template <class T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count, evk_twin::Src s = {}) {
     const uint64_t bytes = uint64_t(count) * sizeof(T), moved = bytes / 32 * 32;
-    dst.check(moved / sizeof(T), "DataCopy(GM->UB)", s);
+    dst.check(moved / sizeof(T), "DataCopy(GM->UB)", s, true, evk_twin::kWriteMTE2);
     if (moved != bytes) evk_twin::drop_note("DataCopy(GM->UB)", s, bytes);
     evk_twin::check_gm(src.GetPhyAddr(), moved, false, "DataCopy(GM->UB)", s);
     std::memcpy(dst.data(), src.GetPhyAddr(), moved);
@@ -113,7 +113,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
 template <class T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count, evk_twin::Src s = {}) {
     const uint64_t bytes = uint64_t(count) * sizeof(T), moved = bytes / 32 * 32;
-    src.check(moved / sizeof(T), "DataCopy(UB->GM)", s);
+    src.check(moved / sizeof(T), "DataCopy(UB->GM)", s, true, evk_twin::kReadMTE3);
     if (moved != bytes) evk_twin::drop_note("DataCopy(UB->GM)", s, bytes);
     evk_twin::check_gm(dst.GetPhyAddr(), moved, true, "DataCopy(UB->GM)", s);
     evk_twin::store_gm(dst.GetPhyAddr(), src.data(), moved);
@@ -125,8 +125,8 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
 template <class T>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count, evk_twin::Src s = {}) {
     const uint64_t bytes = uint64_t(count) * sizeof(T), moved = bytes / 32 * 32;
-    dst.check(moved / sizeof(T), "DataCopy(UB->UB)", s);
     src.check(moved / sizeof(T), "DataCopy(UB->UB)", s);
+    dst.check_w(moved / sizeof(T), "DataCopy(UB->UB)", s);
     if (moved != bytes) evk_twin::drop_note("DataCopy(UB->UB)", s, bytes);
     std::memmove(dst.data(), src.data(), moved);
     auto& c = evk_twin::state().counters;
@@ -139,7 +139,7 @@ template <class T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p, evk_twin::Src s = {}) {
     const uint64_t len = uint64_t(p.blockLen) * 32, dst_gap = uint64_t(p.dstStride) * 32;
     if (p.blockCount == 0 || len == 0) return;
-    dst.check(((len + dst_gap) * (p.blockCount - 1) + len) / sizeof(T), "DataCopy(GM->UB)", s);
+    dst.check(((len + dst_gap) * (p.blockCount - 1) + len) / sizeof(T), "DataCopy(GM->UB)", s, true, evk_twin::kWriteMTE2);
     evk_twin::block_copy<T>(reinterpret_cast<uint8_t*>(dst.data()), reinterpret_cast<const uint8_t*>(src.GetPhyAddr()),
                             p.blockCount, len, uint64_t(p.srcStride) * 32, dst_gap, 0, "DataCopy(GM->UB)", s);
     auto& c = evk_twin::state().counters;
@@ -151,7 +151,7 @@ template <class T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p, evk_twin::Src s = {}) {
     const uint64_t len = uint64_t(p.blockLen) * 32, src_gap = uint64_t(p.srcStride) * 32;
     if (p.blockCount == 0 || len == 0) return;
-    src.check(((len + src_gap) * (p.blockCount - 1) + len) / sizeof(T), "DataCopy(UB->GM)", s);
+    src.check(((len + src_gap) * (p.blockCount - 1) + len) / sizeof(T), "DataCopy(UB->GM)", s, true, evk_twin::kReadMTE3);
     evk_twin::block_copy<T>(reinterpret_cast<uint8_t*>(dst.GetPhyAddr()), reinterpret_cast<const uint8_t*>(src.data()),
                             p.blockCount, len, src_gap, uint64_t(p.dstStride) * 32, 1, "DataCopy(UB->GM)", s);
     auto& c = evk_twin::state().counters;
@@ -164,7 +164,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     const uint64_t len = uint64_t(p.blockLen) * 32, src_gap = uint64_t(p.srcStride) * 32, dst_gap = uint64_t(p.dstStride) * 32;
     if (p.blockCount == 0 || len == 0) return;
     src.check(((len + src_gap) * (p.blockCount - 1) + len) / sizeof(T), "DataCopy(UB->UB)", s);
-    dst.check(((len + dst_gap) * (p.blockCount - 1) + len) / sizeof(T), "DataCopy(UB->UB)", s);
+    dst.check_w(((len + dst_gap) * (p.blockCount - 1) + len) / sizeof(T), "DataCopy(UB->UB)", s);
     evk_twin::block_copy<T>(reinterpret_cast<uint8_t*>(dst.data()), reinterpret_cast<const uint8_t*>(src.data()),
                             p.blockCount, len, src_gap, dst_gap, 2, "DataCopy(UB->UB)", s);
     auto& c = evk_twin::state().counters;
@@ -187,7 +187,8 @@ inline void pad_in(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32
     const uint64_t pitch = row + dst_gap_blocks * 32;
     // the bytes written: data and padding (the rest of the last 32-byte block is left alone, so a
     // tensor of exactly the copied length, e.g. TBuf::Get<T>(len), is enough)
-    dst.check((pitch * (count - 1) + left_b + len + (isPad ? right_b : 0) + sizeof(T) - 1) / sizeof(T), api, s);
+    dst.check((pitch * (count - 1) + left_b + len + (isPad ? right_b : 0) + sizeof(T) - 1) / sizeof(T), api, s, true,
+              evk_twin::kWriteMTE2);
     uint8_t* to = reinterpret_cast<uint8_t*>(dst.data());
     const uint8_t* from = reinterpret_cast<const uint8_t*>(src.GetPhyAddr());
     for (uint32_t i = 0; i < count; ++i) {
@@ -214,7 +215,7 @@ inline void pad_out(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint3
     if (count == 0) return;
     const uint64_t row = (len + 31) / 32 * 32;
     const uint64_t pitch = row + src_gap_blocks * 32;
-    src.check((pitch * (count - 1) + len + sizeof(T) - 1) / sizeof(T), api, s);
+    src.check((pitch * (count - 1) + len + sizeof(T) - 1) / sizeof(T), api, s, true, evk_twin::kReadMTE3);
     const uint8_t* from = reinterpret_cast<const uint8_t*>(src.data());
     uint8_t* to = reinterpret_cast<uint8_t*>(dst.GetPhyAddr());
     for (uint32_t i = 0; i < count; ++i) {

@@ -7,6 +7,7 @@
 // each block's Unified Buffer and the counters of the cost model.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -91,12 +92,67 @@ struct Fault {
 // --- global memory the kernel was given, with per-block write ownership -----------------------
 enum RegionAccess : int { kReadOnly = 0, kWritableOwned = 1, kWritableShared = 2 };
 
+// --- the pipes of one core, and what the happens-before check (twin_hb.h) keeps ---------------
+// Every API call is stamped with the pipe that runs it on a device; each pipe counts the
+// instructions issued to it, and a vector clock per pipe says which of every pipe's
+// instructions it knows to be complete (a flag carries one pipe's clock to another).
+enum Pipe : uint8_t { kPipeS = 0, kPipeV, kPipeM, kPipeMTE1, kPipeMTE2, kPipeMTE3, kPipeFIX, kPipes };
+inline const char* const kPipeNames[kPipes] = {"S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX"};
+
+struct Clock {
+    uint32_t c[kPipes] = {};
+    void join(const Clock& o) {
+        for (int i = 0; i < kPipes; ++i) c[i] = std::max(c[i], o.c[i]);
+    }
+};
+
+// One 32-byte block of the Unified Buffer: its last writer and each pipe's last reader since.
+struct UbShadow {
+    uint32_t w_epoch = 0, w_line = 0;
+    uint8_t w_pipe = 0, written = 0;
+    uint32_t r_epoch[kPipes] = {};
+    uint32_t r_line[kPipes] = {};
+};
+
+struct PendingFlag {
+    uint8_t event;
+    int8_t id;
+    Clock clock;
+    Src at;
+};
+
+// One block's pipes: issued instructions, clocks, UB shadow, flags set and not yet waited for.
+struct Hb {
+    Clock vc[kPipes];
+    uint32_t issued[kPipes] = {};
+    std::vector<UbShadow> ub;
+    std::vector<PendingFlag> flags;
+};
+
+// Who accessed a range of global memory: block, pipe, the pipe's instruction count, the line.
+struct GmAccess {
+    uint32_t block;
+    uint8_t pipe;
+    uint32_t epoch, line;
+};
+struct GmRange {
+    uintptr_t end;
+    GmAccess who;
+};
+using RangeMap = std::map<uintptr_t, GmRange>;  // non-overlapping [start, end) -> access
+
 struct Region {
     uintptr_t begin, end;
     std::string name;
     int access;
-    // written byte ranges [start, end) -> block that wrote them (coalesced per block)
-    std::map<uintptr_t, std::pair<uintptr_t, uint32_t>> written;
+    // since the last completed SyncAll: written ranges (blocks' writes never overlap, or a fault
+    // stopped the launch) and, per (block << 3 | pipe), the ranges read
+    RangeMap written;
+    std::map<uint32_t, RangeMap> reads;
+    // scalar writes (GlobalTensor::SetValue) still in a core's data cache: the whole launch
+    RangeMap dirty;
+    // the workspace: which 32-byte blocks anything wrote in this launch (uninit-read)
+    std::vector<uint64_t> init;
 };
 
 // --- the cost model's counters (per block; summed and modelled by twin_runtime.h) -------------
@@ -133,7 +189,7 @@ struct State {
     uint64_t ub_used = 0;             // bytes handed out by TPipe::InitBuffer
     uint8_t* sys_workspace = nullptr;
     bool atomic_add = false;
-    int32_t flags[64][8] = {};        // SetFlag count not yet waited for, per HardEvent and event id
+    Hb hb;                            // this block's pipes (twin_hb.h)
     BlockCounters counters;
     // the vector mask set outside instructions (SetVectorMask, SetMaskCount), used by the
     // mask/repeat forms called with isSetMask = false
@@ -143,6 +199,20 @@ struct State {
     // the launcher's barrier across blocks (SyncAll); set by evk_twin::Launch
     void (*sync_all)(Src) = nullptr;
     uint64_t tiling_key = 0;  // the host half's SetTilingKey (TILING_KEY_IS)
+    // The compiler's automatic synchronisation (--cce-auto-sync, on by default in CANN's kernel
+    // launch and custom operator projects) inserts the flags between PIPE_S and PIPE_V, MTE2,
+    // MTE3: a scalar access never races with them. Off: PIPE_S is checked like the others.
+    bool auto_sync = true;
+    // A read of workspace bytes nothing wrote yet, in a launch of several blocks: a block-race if
+    // another block writes them before the next SyncAll, else uninit-read (checked then).
+    struct Suspect {
+        uintptr_t begin, end;
+        uint32_t block;
+        std::string api;
+        Src at;
+        std::string what;
+    };
+    std::vector<Suspect> suspects;
     // A direct-launch program's launches before the running one (twin_direct.h): the profile
     // costs the whole program, as a device's stream runs its launches one after another.
     struct EarlierLaunches {
@@ -209,7 +279,7 @@ inline void fresh_ub() {
     s.ub_used = 0;
     s.atomic_add = false;
     s.last = Src(nullptr, 0);
-    std::memset(s.flags, 0, sizeof s.flags);
+    s.hb = Hb{};
     s.counters = BlockCounters{};
     s.mask_counter = false;
     s.mask_lo = s.mask_hi = ~uint64_t(0);
@@ -223,7 +293,7 @@ struct BlockSaved {
     uint64_t ub_used = 0;
     bool atomic_add = false;
     Src last{nullptr, 0};
-    int32_t flags[64][8] = {};
+    Hb hb;
     BlockCounters counters;
     bool mask_counter = false;
     uint64_t mask_lo = 0, mask_hi = 0;
@@ -236,7 +306,7 @@ inline void swap_block(State& s, BlockSaved& b) {
     std::swap(s.ub_used, b.ub_used);
     std::swap(s.atomic_add, b.atomic_add);
     std::swap(s.last, b.last);
-    std::swap(s.flags, b.flags);
+    std::swap(s.hb, b.hb);
     std::swap(s.counters, b.counters);
     std::swap(s.mask_counter, b.mask_counter);
     std::swap(s.mask_lo, b.mask_lo);
@@ -263,77 +333,10 @@ inline std::string describe_address(uintptr_t p) {
     return buf;
 }
 
-// Checks a global-memory access of `bytes` at `p`; records write ownership for the running block.
-inline void check_gm(const void* ptr, uint64_t bytes, bool write, const char* api, Src src) {
-    seen(src);
-    if (bytes == 0) return;
-    uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
-    State& s = state();
-    Region* r = find_region(p, bytes);
-    if (!r) {
-        fault("gm-bounds", api, src,
-              std::string(write ? "writes " : "reads ") + std::to_string(bytes) + " bytes at " +
-                  describe_address(p) + ": outside every global tensor the kernel was given");
-    }
-    if (!write) {
-        // reading bytes another block wrote in this launch with no SyncAll between: blocks run
-        // concurrently on a device, so the value read would be a race (a completed SyncAll
-        // forgets the writes before it: they are ordered)
-        if (r->access == kWritableOwned && !r->written.empty()) {
-            const uint32_t me = static_cast<uint32_t>(s.block_idx);
-            auto it = r->written.upper_bound(p);
-            if (it != r->written.begin()) --it;
-            for (; it != r->written.end() && it->first < p + bytes; ++it) {
-                if (it->second.first > p && it->second.second != me) {
-                    fault("block-race", api, src,
-                          "block " + std::to_string(me) + " reads byte " +
-                              std::to_string(std::max(p, it->first) - r->begin) + " of '" + r->name + "' that block " +
-                              std::to_string(it->second.second) +
-                              " wrote with no SyncAll between; blocks run concurrently on the device, so the value read is a race");
-                }
-            }
-        }
-        return;
-    }
-    if (r->access == kReadOnly) {
-        fault("gm-readonly", api, src, "writes to the input tensor '" + r->name + "'");
-    }
-    if (r->access != kWritableOwned || s.atomic_add) return;
-    const uint32_t me = static_cast<uint32_t>(s.block_idx);
-    uintptr_t b = p, e = p + bytes;
-    auto& w = r->written;
-    auto it = w.upper_bound(b);
-    if (it != w.begin()) --it;
-    while (it != w.end() && it->first < e) {
-        if (it->second.first > b && it->second.second != me) {
-            uintptr_t lo = std::max(b, it->first);
-            fault("block-overlap", api, src,
-                  "block " + std::to_string(me) + " writes byte " + std::to_string(lo - r->begin) + " of '" +
-                      r->name + "' that block " + std::to_string(it->second.second) +
-                      " also wrote; blocks run concurrently on the device, so the result would be a race");
-        }
-        ++it;
-    }
-    // merge [b, e) with this block's adjacent or overlapping ranges
-    it = w.upper_bound(b);
-    if (it != w.begin()) {
-        auto prev = std::prev(it);
-        if (prev->second.first >= b && prev->second.second == me) {
-            b = prev->first;
-            e = std::max(e, prev->second.first);
-            it = w.erase(prev);
-        }
-    }
-    while (it != w.end() && it->first <= e && it->second.second == me) {
-        e = std::max(e, it->second.first);
-        it = w.erase(it);
-    }
-    w.emplace(b, std::make_pair(e, me));
-}
-
 template <class...>
 constexpr bool always_false = false;
 
 }  // namespace evk_twin
 
+#include "twin_hb.h"  // the happens-before check and check_gm
 #include "twin_raw_gm.h"  // raw pointer accesses to global memory (TrustedGm for the API's own)

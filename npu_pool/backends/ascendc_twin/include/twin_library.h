@@ -28,7 +28,7 @@ inline void scratch(const AscendC::LocalTensor<uint8_t>& tmp, uint64_t min_bytes
               "the temporary buffer holds " + std::to_string(tmp.GetSize()) + " bytes; this call needs at least " +
                   std::to_string(min_bytes) + " (the host helper's minimum)");
     }
-    tmp.check(min_bytes, api, s);
+    tmp.check_w(min_bytes, api, s);
     std::memset(tmp.data(), 0xFF, min_bytes);
 }
 
@@ -44,7 +44,7 @@ inline void aligned_rows(uint64_t row, const char* what, const char* api, Src s)
 template <class T, class F>
 inline void rowwise(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, uint64_t count, F f,
                     const char* api, Src s) {
-    dst.check(count, api, s);
+    dst.check_w(count, api, s);
     src.check(count, api, s);
     for (uint64_t i = 0; i < count; ++i) dst.data()[i] = static_cast<T>(f(static_cast<float>(src.data()[i])));
     count_vector(kTranscendental, 3 * count_repeats<T>(count));
@@ -98,10 +98,10 @@ inline void softmax(const LocalTensor<T>& dst, const LocalTensor<U>* sum, const 
     }
     evk_twin::aligned_rows<T>(k, "a row", api, s);
     src.check(uint64_t(m) * k, api, s);
-    dst.check(uint64_t(m) * k, api, s);
+    dst.check_w(uint64_t(m) * k, api, s);
     constexpr uint32_t per_block = 32 / sizeof(U);
-    if (sum) sum->check(uint64_t(m) * per_block, api, s);
-    if (max) max->check(uint64_t(m) * per_block, api, s);
+    if (sum) sum->check_w(uint64_t(m) * per_block, api, s);
+    if (max) max->check_w(uint64_t(m) * per_block, api, s);
     if (tmp) evk_twin::scratch(*tmp, evk_twin::softmax_min_tmp(k), api, s);
     std::vector<float> row(valid);
     for (uint32_t i = 0; i < m; ++i) {
@@ -151,6 +151,7 @@ inline bool AdjustSoftMaxRes(const LocalTensor<T1>& softMaxRes, const LocalTenso
     const uint32_t k = shape.srcK, valid = shape.oriSrcK ? shape.oriSrcK : shape.srcK;
     softMaxRes.check(uint64_t(shape.srcM) * k, "AdjustSoftMaxRes", s);
     maxTensor.check(uint64_t(shape.srcM) * per_block, "AdjustSoftMaxRes", s);
+    softMaxRes.check_w(uint64_t(shape.srcM) * k, "AdjustSoftMaxRes", s);
     bool any = false;
     for (uint32_t i = 0; i < shape.srcM; ++i) {
         uint32_t bits = 0;
@@ -182,11 +183,11 @@ inline void LayerNorm(const LocalTensor<T>& output, const LocalTensor<T>& output
     if (rows == 0 || h == 0) evk_twin::fault("library-tiling", api, s, "an empty LayerNormTiling (GetLayerNormNDTilingInfo)");
     evk_twin::aligned_rows<T>(h, "hLength", api, s);
     inputX.check(rows * h, api, s);
-    output.check(rows * h, api, s);
+    output.check_w(rows * h, api, s);
     gamma.check(h, api, s);
     beta.check(h, api, s);
-    outputMean.check(rows, api, s, false);
-    outputVariance.check(rows, api, s, false);
+    outputMean.check_w(rows, api, s, false);
+    outputVariance.check_w(rows, api, s, false);
     for (uint64_t r = 0; r < rows; ++r) {
         const T* x = inputX.data() + r * h;
         float mean = 0.0f, var = 0.0f;
@@ -211,7 +212,7 @@ inline void Sum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const SumP
     if (p.n == 0 || p.n > p.inner) evk_twin::fault("invalid-argument", "Sum", s, "SumParams needs 0 < n <= inner");
     evk_twin::aligned_rows<T>(p.inner, "inner", "Sum", s);
     src.check(uint64_t(p.outter) * p.inner, "Sum", s);
-    dst.check(evk_twin::align32(uint64_t(p.outter) * sizeof(T)) / sizeof(T), "Sum", s);
+    dst.check_w(evk_twin::align32(uint64_t(p.outter) * sizeof(T)) / sizeof(T), "Sum", s);
     for (uint32_t i = 0; i < p.outter; ++i) dst.data()[i] = evk_twin::sum_by_repeats(src.data() + uint64_t(i) * p.inner, p.n);
     evk_twin::count_vector(evk_twin::kReduce, evk_twin::count_repeats<T>(uint64_t(p.outter) * p.inner) + p.outter);
 }
@@ -236,7 +237,7 @@ inline void reduce_pattern(const LocalTensor<T>& dst, const LocalTensor<T>& src,
     if (tmp) evk_twin::scratch(*tmp, evk_twin::reduce_min_tmp(static_cast<uint32_t>(inner)), api, s);
     const bool by_row = std::is_same<pattern, Pattern::Reduce::AR>::value;
     const uint64_t results = by_row ? outer : inner, length = by_row ? inner : outer;
-    dst.check(results, api, s);
+    dst.check_w(results, api, s);
     std::vector<T> line(length);
     for (uint64_t i = 0; i < results; ++i) {
         for (uint64_t j = 0; j < length; ++j) line[j] = src.data()[by_row ? i * inner + j : j * inner + i];

@@ -80,7 +80,7 @@ inline void gather_mask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, b
     for (uint32_t r = 0; r < p.repeatTimes; ++r)
         for (uint32_t j = 0; j < per_repeat; ++j)
             if (bit(r, j)) kept.push_back(src0.data()[evk_twin::strided<T>(r, j, p.src0BlockStride, p.src0RepeatStride)]);
-    dst.check(kept.size(), "GatherMask", s);
+    dst.check_w(kept.size(), "GatherMask", s);
     std::copy(kept.begin(), kept.end(), dst.data());
     rsvdCnt = kept.size();
     evk_twin::count_vector(evk_twin::kCompareSelect, p.repeatTimes);

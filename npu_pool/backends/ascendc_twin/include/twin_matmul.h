@@ -156,7 +156,7 @@ public:
     template <bool sync = true>
     void GetTensorC(const LocalTensor<C>& ub, uint8_t enAtomic = 0, bool = false, evk_twin::Src s = {}) {
         require_block(s);
-        ub.check(uint64_t(t_.baseM) * t_.baseN, "Matmul::GetTensorC", s);
+        ub.check_w(uint64_t(t_.baseM) * t_.baseN, "Matmul::GetTensorC", s);
         for (int i = 0; i < rows_; ++i)
             for (int j = 0; j < cols_; ++j) {
                 C& out = ub.data()[i * t_.baseN + j];
@@ -222,7 +222,7 @@ private:
         evk_twin::TrustedGm checked;  // each row checked before it is written (twin_raw_gm.h)
         for (int i = 0; i < rows; ++i) {
             C* row = dst + uint64_t(r0 + i) * pitch + c0;
-            evk_twin::check_gm(row, uint64_t(cols) * sizeof(C), true, api, s);
+            evk_twin::check_gm(row, uint64_t(cols) * sizeof(C), true, api, s, evk_twin::kPipeFIX);
             for (int j = 0; j < cols; ++j) {
                 const float v = acc_[size_t(i) * cols + j];
                 row[j] = atomic ? static_cast<C>(static_cast<float>(row[j]) + v) : static_cast<C>(v);

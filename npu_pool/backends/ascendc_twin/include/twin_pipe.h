@@ -46,6 +46,7 @@ public:
             evk_twin::Slot& s = slots_[i];
             if (s.state == evk_twin::kFree) {
                 s.state = evk_twin::kAllocated;
+                join(prod_, s.freed);  // the framework's flag: the last consumer of this buffer is done
                 return LocalTensor<T>(reinterpret_cast<T*>(s.base), s.bytes / sizeof(T), &s, pos_);
             }
         }
@@ -72,6 +73,7 @@ public:
                                 std::to_string(fifo_.size()) + " tensors; DeQue one first");
         }
         s->state = evk_twin::kEnqueued;
+        s->enqueued = capture(prod_);  // the framework's flag producer -> consumer (e.g. MTE2_V for VECIN)
         fifo_.push_back(s);
         auto& c = evk_twin::state().counters;
         (count_ >= 2 ? c.enque_multi : c.enque_single) += 1;
@@ -87,6 +89,7 @@ public:
         evk_twin::Slot* s = fifo_.front();
         fifo_.erase(fifo_.begin());
         s->state = evk_twin::kDequeued;
+        join(cons_, s->enqueued);
         return LocalTensor<T>(reinterpret_cast<T*>(s->base), s->bytes / sizeof(T), s, pos_);
     }
     template <class T>
@@ -105,6 +108,7 @@ public:
                             "buffer the next AllocTensor also hands out");
         }
         s->state = evk_twin::kFree;
+        s->freed = capture(cons_);  // the framework's flag consumer -> producer (e.g. V_MTE2 for VECIN)
         ++s->generation;
     }
     bool VacantInQue() const { return fifo_.size() < depth_; }
@@ -132,7 +136,36 @@ public:
     static constexpr uint32_t kMaxBuffers = 16;
 
 protected:
-    QueueBase(TPosition pos, uint32_t depth) : pos_(pos), depth_(depth == 0 ? 1 : depth) {}
+    // The pipes a queue's buffers pass between, as the framework's flags order them: a TQue at
+    // VECIN is filled by MTE2 and read by V, at VECOUT filled by V and copied out by MTE3, at
+    // VECCALC used by V alone; a TQueBind<src, dst> goes from src's producer to dst's consumer
+    // (VECIN -> VECOUT: MTE2 to MTE3). Other positions (the cube's) order every pipe (-1).
+    static int producer(TPosition src) {
+        switch (src) {
+            case TPosition::GM: case TPosition::VECIN: return evk_twin::kPipeMTE2;
+            case TPosition::VECOUT: case TPosition::VECCALC: return evk_twin::kPipeV;
+            default: return -1;
+        }
+    }
+    static int consumer(TPosition dst) {
+        switch (dst) {
+            case TPosition::VECIN: case TPosition::VECCALC: return evk_twin::kPipeV;
+            case TPosition::VECOUT: case TPosition::GM: return evk_twin::kPipeMTE3;
+            default: return -1;
+        }
+    }
+    static evk_twin::Clock capture(int pipe) {
+        if (pipe >= 0) return evk_twin::hb_capture(pipe);
+        evk_twin::Clock all;
+        for (int p = 0; p < evk_twin::kPipes; ++p) all.join(evk_twin::hb_capture(p));
+        return all;
+    }
+    static void join(int pipe, const evk_twin::Clock& c) {
+        if (pipe >= 0) return evk_twin::hb_join(pipe, c);
+        for (int p = 0; p < evk_twin::kPipes; ++p) evk_twin::hb_join(p, c);
+    }
+    QueueBase(TPosition src, TPosition pos, uint32_t depth)
+        : pos_(pos), depth_(depth == 0 ? 1 : depth), prod_(producer(src)), cons_(consumer(pos)) {}
     void require_init(const char* api, evk_twin::Src src) const {
         evk_twin::seen(src);
         if (count_ == 0) evk_twin::fault("queue-order", api, src, "queue used before TPipe::InitBuffer");
@@ -145,6 +178,7 @@ protected:
     TPosition pos_ = TPosition::VECIN;
     uint32_t depth_ = 1;
     uint32_t count_ = 0;
+    int prod_ = -1, cons_ = -1;
     evk_twin::Slot slots_[kMaxBuffers];
     std::vector<evk_twin::Slot*> fifo_;
 };
@@ -154,13 +188,16 @@ protected:
 template <TPosition pos, int32_t depth = 1, auto... rest>
 class TQue : public twin_detail::QueueBase {
 public:
-    TQue() : QueueBase(pos, static_cast<uint32_t>(depth)) {}
+    TQue() : QueueBase(pos == TPosition::VECIN ? TPosition::GM : pos, pos == TPosition::VECOUT ? TPosition::GM : pos,
+                       static_cast<uint32_t>(depth)) {
+        pos_ = pos;
+    }
 };
 
 template <TPosition src, TPosition dst, int32_t depth = 1, auto... rest>
 class TQueBind : public twin_detail::QueueBase {
 public:
-    TQueBind() : QueueBase(dst, static_cast<uint32_t>(depth)) {}
+    TQueBind() : QueueBase(src, dst, static_cast<uint32_t>(depth)) {}
 };
 
 template <TPosition pos = TPosition::VECCALC>

@@ -7,20 +7,34 @@
 // turns every load and store the compiled code makes into a call `__asan_load4_noabort(addr)`
 // (or store, of 1 to 16 bytes, or N). The twin defines those callbacks itself (no sanitizer
 // runtime is linked): an access that touches no registered global tensor and no tensor's
-// guard band returns at once; one that does is checked by check_gm, with the same bounds,
-// read-only, ownership (block-overlap) and race (block-race) rules as a GlobalTensor access,
-// named `raw load` / `raw store` at the kernel's source line (read from the library's line
-// tables with addr2line, only when a fault is raised). Each such access counts as a scalar
-// global-memory access in the cost model, as GetValue/SetValue do (the tiling argument's reads,
-// CopyTiling's, excepted, as before).
+// guard band returns at once; one that does is checked by check_gm (twin_hb.h) as a PIPE_S
+// access, as GlobalTensor::GetValue/SetValue are: bounds, read-only, ownership (block-overlap),
+// races across blocks (block-race, reads recorded), across pipes (pipe-race, e.g. a raw store
+// then a DataCopy out of the same bytes with auto-sync off), scalar stores left in the core's
+// data cache (stale-cache: a raw store is a dirty line until DataCacheCleanAndInvalid), and the
+// workspace's unwritten bytes (uninit-read). Faults are named `raw load` / `raw store` at the
+// kernel's source line (read from the library's line tables with addr2line, only when a fault
+// is raised). Each such access counts as a scalar global-memory access in the cost model, as
+// GetValue/SetValue do (the tiling argument's reads, CopyTiling's, excepted, as before).
 //
 // Runs: a scalar loop makes millions of accesses, so consecutive ones are gathered. The
 // running block's raw reads and its raw writes each extend a run (bytes [lo, hi) of one tensor,
 // grown by accesses that continue it either way) that is checked with one check_gm when it
-// ends: at an access that does not continue it, at SyncAll, at the block's end. No other block
-// runs before that (the blocks take turns, twin_blocks.h), so the verdict is the one checking
-// each access would give, at the line of the run's first access; only its moment moves to the
-// run's end. An access of bytes out of the tensor is checked at once.
+// ends: at an access that does not continue it, at the next API call that checks or orders
+// global memory (check_gm, SetFlag/WaitFlag and the queues' flags, PipeBarrier<PIPE_ALL>,
+// SyncAll, DataCacheCleanAndInvalid: raw_flush_pending), at the block's end. So a run holds
+// only accesses with no API call between them: the pipes' clocks are the same for all of them,
+// no other block runs meanwhile (the blocks take turns, twin_blocks.h), and the rules above give
+// the verdict checking each access would give, at the line of the run's first access. The one
+// order a run loses is its reads' against its writes; every rule but the workspace's
+// uninit-read is blind to that order within one block and pipe (same block: no block-race;
+// PIPE_S runs in order: no pipe-race; a core reads its own cached stores: no stale-cache), so
+// raw accesses to the workspace are not gathered: each is checked at once. An access of bytes
+// out of its tensor is checked at once too.
+//
+// A fault raised later by another access that names an earlier raw access ("that block 0 wrote
+// at line N") gives N as the line of the last API call before that raw access (the raw access's
+// own line is read only for the fault it raises itself).
 //
 // Guard bands: the launcher may declare bytes before and after a tensor as its guard band
 // (evk_twin_guard): memory that belongs to the tensor's allocation and holds nothing else, so
@@ -36,6 +50,8 @@
 #pragma once
 
 #include <dlfcn.h>
+
+#include <cctype>
 
 #include <cstdio>
 #include <string>
@@ -62,6 +78,7 @@ struct RawRun {
     uintptr_t begin = 0, end = 0;  // that tensor
     bool atomic = false;           // writes under SetAtomicAdd (exempt from ownership)
     const void* code = nullptr;    // the run's first access, for the fault's line
+    int line = 0;                  // the last API call's line before that access (check_gm records it)
     bool empty() const { return hi == lo; }
     bool covers(uintptr_t a, uint64_t bytes) const { return a >= lo && a + bytes <= hi; }
     // the access continues the run (adjacent or overlapping, inside its tensor)
@@ -138,9 +155,11 @@ EVK_TWIN_NO_SANITIZE inline std::string raw_site(const void* code) {
 
 constexpr const char* kRawSiteMark = "<raw-access>";
 
-// A fault raised for a raw access names the kernel's line instead of the mark.
-[[noreturn]] EVK_TWIN_NO_SANITIZE inline void raise_at_site(Fault f, const void* code) {
-    const std::string mark = std::string(kRawSiteMark) + ":0";
+// A fault raised for a raw access names the kernel's line instead of the mark. The access was
+// checked as Src(kRawSiteMark, `line`), `line` the last API call's (what check_gm records for
+// it); the repair hints that name it as the later access ("before line N") get the real line.
+[[noreturn]] EVK_TWIN_NO_SANITIZE inline void raise_at_site(Fault f, const void* code, int line) {
+    const std::string mark = std::string(kRawSiteMark) + ":" + std::to_string(line);
     const size_t at = f.line.find(mark);
     if (at != std::string::npos) {
         std::string site = raw_site(code);
@@ -149,25 +168,49 @@ constexpr const char* kRawSiteMark = "<raw-access>";
             const char* file = last.file ? std::strrchr(last.file, '/') : nullptr;
             site = std::string(file ? file + 1 : (last.file ? last.file : "kernel.cpp")) + ":" + std::to_string(last.line);
             f.line += " (a raw pointer access after the API call on this line)";
+        } else {
+            const std::string real = site.substr(site.rfind(':') + 1);
+            for (const char* lead : {"before line ", "and line "}) {
+                const std::string from = lead + std::to_string(line), to = lead + real;
+                for (size_t k = f.line.find(from, at); k != std::string::npos; k = f.line.find(from, k + to.size())) {
+                    const size_t past = k + from.size();
+                    if (past < f.line.size() && std::isdigit(static_cast<unsigned char>(f.line[past]))) continue;
+                    f.line.replace(k, from.size(), to);
+                }
+            }
         }
         f.line.replace(at, mark.size(), site);
     }
     throw f;
 }
 
-// check_gm for raw bytes (a run, or an access out of its tensor), faulting at `code`'s line.
-EVK_TWIN_NO_SANITIZE inline void raw_check(uintptr_t a, uint64_t bytes, bool write, bool atomic, const void* code) {
+// check_gm for raw bytes (a run, or an access out of its tensor), faulting at `code`'s line;
+// `line`: the last API call's before the access, recorded as the access's line.
+EVK_TWIN_NO_SANITIZE inline void raw_check(uintptr_t a, uint64_t bytes, bool write, bool atomic, const void* code,
+                                           int line) {
     RawWatch& w = raw_watch;
     State& s = state();
     const Src last = s.last;  // check_gm remembers its caller; the kernel's last API call stays the last
+    const size_t suspects = s.suspects.size();
     const bool was_atomic = s.atomic_add;
     w.checking = true;
     s.atomic_add = atomic;  // a run's writes as they were made
     try {
-        check_gm(reinterpret_cast<const void*>(a), bytes, write, write ? "raw store" : "raw load", Src(kRawSiteMark, 0));
+        check_gm(reinterpret_cast<const void*>(a), bytes, write, write ? "raw store" : "raw load",
+                 Src(kRawSiteMark, line), kPipeS);  // a scalar load or store
     } catch (const Fault& f) {
         s.last = last, s.atomic_add = was_atomic, w.checking = false;
-        raise_at_site(f, code);
+        raise_at_site(f, code, line);
+    }
+    if (s.suspects.size() > suspects) {  // a workspace read judged at the barrier (uninit-read): its line now
+        State::Suspect& u = s.suspects.back();
+        const std::string site = raw_site(code);
+        if (!site.empty()) {
+            u.at = Src("kernel.cpp", std::atoi(site.c_str() + site.rfind(':') + 1));
+        } else {
+            u.at = last;
+            u.what += " (a raw pointer access after the API call on this line)";
+        }
     }
     s.last = last, s.atomic_add = was_atomic, w.checking = false;
 }
@@ -176,13 +219,20 @@ EVK_TWIN_NO_SANITIZE inline void flush(RawRun& run, bool write) {
     if (run.empty()) return;
     const RawRun done = run;
     run = RawRun{};
-    raw_check(done.lo, done.hi - done.lo, write, done.atomic, done.code);
+    raw_check(done.lo, done.hi - done.lo, write, done.atomic, done.code, done.line);
 }
 
 // Checks the running block's pending runs (at SyncAll and at its end).
 EVK_TWIN_NO_SANITIZE inline void flush_runs() {
     flush(raw_watch.written, true);
     flush(raw_watch.read, false);
+}
+
+// Before an API call checks or orders global memory (twin_hb.h): the runs so far first.
+EVK_TWIN_NO_SANITIZE inline void raw_flush_pending() {
+    const RawWatch& w = raw_watch;
+    if (w.checking || (w.read.empty() && w.written.empty())) return;
+    flush_runs();
 }
 
 // --- the launch's side: which tensors, which turns ---------------------------------------------
@@ -219,7 +269,9 @@ inline void arm_raw_watch() {
 
 inline void disarm_raw_watch() { raw_watch.fast = 0; }
 
-// A block's turn ends at SyncAll: its runs are checked before the other blocks run.
+// A block's turn ends at SyncAll: its runs are checked (SyncAll's hb_barrier_all has already
+// flushed them, before the barrier orders the pipes) and recorded before the other blocks run,
+// so the runner's barrier_completed() (twin_hb.h), when every block waits, sees them and clears them.
 inline void raw_sync_all(Src src) {
     flush_runs();
     raw_watch.runner_sync_all(src);
@@ -278,7 +330,7 @@ EVK_TWIN_NO_SANITIZE __attribute__((noinline)) inline void raw_access(uintptr_t 
     if (!inside) {  // in a guard band, or across a tensor's end
         const Region& r = s.regions[guarded->region];
         const long long offset = static_cast<long long>(a) - static_cast<long long>(r.begin);
-        if (offset >= 0 && a < r.end) raw_check(a, bytes, write, s.atomic_add, code);  // across the end: check_gm words it
+        if (offset >= 0 && a < r.end) raw_check(a, bytes, write, s.atomic_add, code, s.last.line);  // across the end: check_gm words it
         const Src last = s.last;
         w.checking = true;
         try {
@@ -290,10 +342,15 @@ EVK_TWIN_NO_SANITIZE __attribute__((noinline)) inline void raw_access(uintptr_t 
                       "tensor's size; a device does not check it)");
         } catch (const Fault& f) {
             s.last = last, w.checking = false;
-            raise_at_site(f, code);
+            raise_at_site(f, code, 0);
         }
     }
-    run = RawRun{a, a + bytes, inside->begin, inside->end, s.atomic_add, code};
+    if (s.regions[inside->region].access == kWritableShared) {  // the workspace: each access at once (uninit-read)
+        ++s.counters.gm_scalar;
+        raw_check(a, bytes, write, s.atomic_add, code, s.last.line);
+        return;
+    }
+    run = RawRun{a, a + bytes, inside->begin, inside->end, s.atomic_add, code, s.last.line};
     if (inside->begin != w.tiling) ++s.counters.gm_scalar;
 }
 

@@ -42,7 +42,7 @@ inline void check_work(const AscendC::LocalTensor<T>& work, uint64_t count, bool
               "work tensor holds " + std::to_string(work.GetSize()) + " elements; " + std::to_string(count) +
                   " inputs need at least " + std::to_string(need));
     }
-    work.check(need, api, s);
+    work.check_w(need, api, s);
 }
 
 template <class T>
@@ -95,7 +95,7 @@ inline void extreme(const AscendC::LocalTensor<T>& dst, const T* x, uint64_t cou
         const auto v = static_cast<calc_t<T>>(x[i]), b = static_cast<calc_t<T>>(x[best]);
         if (is_max ? v > b : v < b) best = i;
     }
-    dst.check(calIndex ? 2 : 1, api, s, false);
+    dst.check_w(calIndex ? 2 : 1, api, s, false);
     dst.data()[0] = x[best];
     if (calIndex) store_index(dst.data() + 1, best);
 }
@@ -111,7 +111,7 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
     if (count <= 0) evk_twin::fault("invalid-argument", "ReduceSum", s, "count must be positive");
     src.check(count, "ReduceSum", s);
     evk_twin::check_work(work, count, false, "ReduceSum", s);
-    dst.check(1, "ReduceSum", s, false);
+    dst.check_w(1, "ReduceSum", s, false);
     const T total = evk_twin::sum_by_repeats(src.data(), count);
     const uint64_t repeats = evk_twin::count_repeats<T>(count);
     for (uint64_t i = 0; i < (repeats < work.GetSize() ? repeats : 0); ++i) work.data()[i] = T(0);  // scratch, like the device
@@ -151,7 +151,7 @@ inline void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
 
 #define EVK_TWIN_SUM_BODY                                                                 \
     (void)calIndex;                                                                       \
-    dst.check(1, "ReduceSum", s, false);                                                  \
+    dst.check_w(1, "ReduceSum", s, false);                                                  \
     dst.data()[0] = evk_twin::sum_by_repeats(v.data(), v.size())
 #define EVK_TWIN_EXT_BODY(IS_MAX, API)                                                    \
     evk_twin::extreme(dst, v.data(), v.size(), IS_MAX, false, API, s);                    \
@@ -162,7 +162,7 @@ inline void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
                 best = at[i];                                                             \
                 break;                                                                    \
             }                                                                             \
-        dst.check(2, API, s, false);                                                      \
+        dst.check_w(2, API, s, false);                                                      \
         evk_twin::store_index(dst.data() + 1, best);                                      \
     }
 
@@ -184,7 +184,7 @@ inline void whole_reduce(const LocalTensor<T>& dst, const LocalTensor<T>& src, c
     src.check(evk_twin::strided_extent<T>(repeat, m, srcBlkStride, srcRepStride), api, s);
     const bool pair = kind != 0 && (order == ReduceOrder::ORDER_VALUE_INDEX || order == ReduceOrder::ORDER_INDEX_VALUE);
     const uint32_t width = pair ? 2 : 1;
-    dst.check(uint64_t(repeat - 1) * dstRepStride * width + width, api, s, false);
+    dst.check_w(uint64_t(repeat - 1) * dstRepStride * width + width, api, s, false);
     constexpr uint32_t epr = 256 / sizeof(T);
     std::vector<T> v;
     for (int32_t r = 0; r < repeat; ++r) {
@@ -269,7 +269,7 @@ inline void block_reduce(const LocalTensor<T>& dst, const LocalTensor<T>& src, i
     if (repeat <= 0) return;
     constexpr uint32_t epb = 32 / sizeof(T);
     src.check(evk_twin::strided_extent<T>(repeat, m, srcBlkStride, srcRepStride), api, s);
-    dst.check(uint64_t(repeat - 1) * dstRepStride * 8 + m.highest() / epb + 1, api, s, false);
+    dst.check_w(uint64_t(repeat - 1) * dstRepStride * 8 + m.highest() / epb + 1, api, s, false);
     T v[epb];
     for (int32_t r = 0; r < repeat; ++r)
         for (uint32_t blk = 0; blk < 8; ++blk) {

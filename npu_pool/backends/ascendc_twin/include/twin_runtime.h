@@ -10,13 +10,18 @@
 //       Forgets registered regions, counters, the fault and the profile.
 //   extern "C" void evk_twin_register(const void* ptr, uint64_t bytes, const char* name, int writable);
 //       Declares a global-memory tensor the kernel was given. writable: 0 read-only (writes
-//       fault), 1 writable with per-block ownership (two blocks writing the same bytes fault),
-//       2 writable scratch shared by blocks (no ownership check). Accesses through the API
-//       outside every registered region fault.
+//       fault), 1 writable (an output), 2 the workspace: both checked across blocks (two
+//       blocks writing, or one reading what another writes, between two SyncAlls fault) and
+//       across pipes (twin_hb.h); the workspace's never-written bytes are uninit-read.
+//       Accesses through the API, and raw pointer accesses (twin_raw_gm.h), outside every
+//       registered region fault.
 //   extern "C" void evk_twin_guard(const void* ptr, uint64_t before, uint64_t after);
 //       Declares the `before` bytes before and `after` bytes after a registered tensor as its
 //       guard band: allocated with it and holding nothing else, so a raw pointer access there
 //       is a gm-bounds fault (twin_raw_gm.h). Forgotten by evk_twin_reset.
+//   extern "C" void evk_twin_set_auto_sync(int on);
+//       1 (the default): the compiler's --cce-auto-sync orders PIPE_S with V/MTE2/MTE3, as
+//       CANN builds; 0: PIPE_S is checked like every pipe.
 //   extern "C" const char* evk_twin_fault(void);
 //       "" when the last launch ran clean, else one line
 //       "twin fault [<rule>]: <API call> at kernel.cpp:<line>: <message> (block <b> of <n>)".
@@ -212,7 +217,7 @@ uint32_t Launch(uint32_t blockDim, Fn&& body, GM_ADDR workspace = nullptr) {
     s.notes.clear();
     s.per_block.clear();
     s.profile.clear();
-    for (auto& r : s.regions) r.written.clear();
+    launch_tracking_begin();
     if (blockDim == 0 || blockDim > 65535) {
         s.fault = "twin fault [invalid-argument]: Launch at launcher.cpp:0: block_dim " + std::to_string(blockDim) +
                   " outside [1, 65535]";
@@ -287,6 +292,10 @@ extern "C" void evk_twin_register(const void* ptr, uint64_t bytes, const char* n
 extern "C" void evk_twin_guard(const void* ptr, uint64_t before, uint64_t after) {
     evk_twin::guard_bands().push_back({reinterpret_cast<uintptr_t>(ptr), before, after});
 }
+
+// 1: the compiler's automatic synchronisation between PIPE_S and V/MTE2/MTE3 (CANN's default);
+// 0: a kernel built without it (PIPE_S checked like every pipe).
+extern "C" void evk_twin_set_auto_sync(int on) { evk_twin::state().auto_sync = on != 0; }
 
 extern "C" const char* evk_twin_fault(void) { return evk_twin::state().fault.c_str(); }
 

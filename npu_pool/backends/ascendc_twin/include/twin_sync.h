@@ -1,40 +1,90 @@
 // EvoKernel Ascend C twin: synchronisation between the core's pipelines.
 //
 // Blocks run their instructions in program order on the twin, so barriers and flags change no
-// data; they are still checked where a device would hang: a WaitFlag with no SetFlag before it
-// (for the same event and id) waits forever on an NPU, and faults here.
+// data: they carry the clocks of the happens-before check (twin_hb.h). A WaitFlag with no
+// SetFlag before it (for the same event and id) waits forever on an NPU and faults here; a
+// SetFlag never waited for is `sync-unpaired` at the block's end.
 #pragma once
 
 #include "twin_pipe.h"
 
 namespace AscendC {
 
+// PipeBarrier<pipe>: the pipe's issued instructions complete before its next one (V, S and M
+// already run theirs in order; MTE2 and MTE3 may overlap transfers); PIPE_ALL: every pipe's.
 template <pipe_t pipe>
-inline void PipeBarrier() {}
+inline void PipeBarrier(evk_twin::Src src = {}) {
+    evk_twin::seen(src);
+    static_assert(pipe != PIPE_S, "PipeBarrier<PIPE_S>: the scalar pipe is synchronised by the hardware; the "
+                                  "documentation says this call raises a hardware error");
+    if constexpr (pipe == PIPE_ALL) {
+        evk_twin::hb_barrier_all();
+    } else {
+        constexpr int p = pipe == PIPE_V || pipe == PIPE_V2 ? evk_twin::kPipeV : pipe == PIPE_M ? evk_twin::kPipeM
+                        : pipe == PIPE_MTE1 ? evk_twin::kPipeMTE1 : pipe == PIPE_MTE2 ? evk_twin::kPipeMTE2
+                        : pipe == PIPE_MTE3 ? evk_twin::kPipeMTE3 : evk_twin::kPipeFIX;
+        evk_twin::Hb& h = evk_twin::state().hb;
+        h.vc[p].c[p] = h.issued[p];
+    }
+}
 
 namespace twin_detail {
-inline int32_t& flag_slot(HardEvent e, int32_t id, const char* api, evk_twin::Src src) {
+inline void flag_id(int32_t id, const char* api, evk_twin::Src src) {
     if (id < 0 || id > 7) {
         evk_twin::fault("invalid-argument", api, src, "event id " + std::to_string(id) + " outside [0, 7]");
     }
-    return evk_twin::state().flags[static_cast<int>(e)][id];
 }
 }  // namespace twin_detail
 
+// SetFlag<X_Y>(id): once X's earlier instructions are complete, the flag is set; WaitFlag<X_Y>(id)
+// holds Y's next instructions until it is (twin_hb.h carries X's clock to Y).
 template <HardEvent event>
 inline void SetFlag(int32_t eventID, evk_twin::Src src = {}) {
-    ++twin_detail::flag_slot(event, eventID, "SetFlag", src);
+    evk_twin::seen(src);
+    twin_detail::flag_id(eventID, "SetFlag", src);
+    evk_twin::hb_set_flag(static_cast<int>(event), eventID, src);
 }
 
 template <HardEvent event>
 inline void WaitFlag(int32_t eventID, evk_twin::Src src = {}) {
-    int32_t& pending = twin_detail::flag_slot(event, eventID, "WaitFlag", src);
-    if (pending <= 0) {
-        evk_twin::fault("sync-order", "WaitFlag", src,
-                        "WaitFlag for event id " + std::to_string(eventID) +
-                            " with no SetFlag of the same HardEvent before it (the device would wait forever)");
-    }
-    --pending;
+    evk_twin::seen(src);
+    twin_detail::flag_id(eventID, "WaitFlag", src);
+    evk_twin::hb_wait_flag(static_cast<int>(event), eventID, src);
+}
+
+// DataCacheCleanAndInvalid: scalar writes to global memory (GlobalTensor::SetValue) sit in the
+// core's data cache; this writes them out (and drops cached lines), so DataCopy and other cores
+// read them. SINGLE_CACHE_LINE: the 64-byte line holding the tensor's first address;
+// ENTIRE_DATA_CACHE: the whole cache. The LocalTensor form keeps the cache coherent with UB
+// (nothing to model); dcciDst is accepted as documented.
+enum class CacheLine : uint8_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
+enum class DcciDst : uint8_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
+
+namespace twin_detail {
+inline void dcci(const void* p, bool whole, evk_twin::Src src) {
+    evk_twin::seen(src);
+    // cache lines counted from the tensor's start (a device's allocations are line-aligned;
+    // the twin's host buffers need not be); SINGLE_CACHE_LINE cleans from the address to the
+    // line's end, as documented
+    const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+    const evk_twin::Region* r = evk_twin::find_region(at, 1);
+    const uintptr_t base = r ? r->begin : 0;
+    const uintptr_t end = base + (at - base) / 64 * 64 + 64;
+    evk_twin::gm_clean(at, end, whole);
+}
+}  // namespace twin_detail
+
+template <class T, CacheLine entireType, DcciDst dcciDst>
+inline void DataCacheCleanAndInvalid(const GlobalTensor<T>& dst, evk_twin::Src src = {}) {
+    twin_detail::dcci(dst.GetPhyAddr(), entireType == CacheLine::ENTIRE_DATA_CACHE, src);
+}
+template <class T, CacheLine entireType, DcciDst dcciDst>
+inline void DataCacheCleanAndInvalid(const LocalTensor<T>&, evk_twin::Src src = {}) {
+    evk_twin::seen(src);
+}
+template <class T, CacheLine entireType>
+inline void DataCacheCleanAndInvalid(const GlobalTensor<T>& dst, evk_twin::Src src = {}) {
+    twin_detail::dcci(dst.GetPhyAddr(), entireType == CacheLine::ENTIRE_DATA_CACHE, src);
 }
 
 // --- across blocks: SyncAll (a real barrier: twin_blocks.h runs each block on its own thread) ----
@@ -42,6 +92,7 @@ inline void WaitFlag(int32_t eventID, evk_twin::Src src = {}) {
 namespace twin_detail {
 inline void sync_all(evk_twin::Src src) {
     evk_twin::seen(src);
+    evk_twin::hb_barrier_all();  // the barrier waits for the block's pipes, as every block's
     auto hook = evk_twin::state().sync_all;
     if (!hook) evk_twin::fault("sync-all", "SyncAll", src, "SyncAll outside a launch");
     hook(src);
@@ -61,8 +112,8 @@ inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<
                     const int32_t usedCores = 0, evk_twin::Src src = {}) {
     const int64_t blocks = GetBlockNum();
     const uint64_t need = uint64_t(blocks) * 32;
-    evk_twin::check_gm(gmWorkspace.GetPhyAddr(), need, true, "SyncAll", src);
-    ubWorkspace.check(need / sizeof(int32_t), "SyncAll", src);
+    evk_twin::check_gm_bounds(gmWorkspace.GetPhyAddr(), need, true, "SyncAll", src);  // each block its own flags
+    ubWorkspace.check(need / sizeof(int32_t), "SyncAll", src, true, evk_twin::kNoAccess);
     if (usedCores != 0 && usedCores != blocks) {
         evk_twin::fault("not-in-twin", "SyncAll", src,
                         "the twin's soft SyncAll synchronises every block: usedCores must be 0 or GetBlockNum()");

@@ -28,14 +28,22 @@ inline const char* slot_state_name(int s) {
     return names[s];
 }
 
-// One buffer of a queue or a TBuf in the Unified Buffer.
+// One buffer of a queue or a TBuf in the Unified Buffer. The queue's implicit flags: the
+// producer's clock at EnQue (the consumer's DeQue waits for it) and the consumer's at FreeTensor
+// (the producer's next AllocTensor of this buffer waits for it).
 struct Slot {
     uint8_t* base = nullptr;
     uint32_t bytes = 0;
     uint32_t generation = 1;
     int state = kFree;
     const char* kind = "TQue";
+    Clock enqueued, freed;
 };
+
+// How an API call's operand touches UB (twin_hb.h): the pipe, plus kWrite for a write.
+constexpr int kWrite = 8;
+constexpr int kReadV = kPipeV, kWriteV = kPipeV | kWrite, kWriteMTE2 = kPipeMTE2 | kWrite, kReadMTE3 = kPipeMTE3;
+constexpr int kNoAccess = -1;  // checked, not accessed (a size validated before the access)
 
 inline uint64_t ub_offset(const void* p) {
     return static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(p) - state().ub);
@@ -67,14 +75,18 @@ public:
     }
     T GetValue(uint32_t index, evk_twin::Src src = {}) const {
         check_scalar(index, "LocalTensor::GetValue", src);
+        evk_twin::hb_ub(ptr_ + index, sizeof(T), false, evk_twin::kPipeS, "LocalTensor::GetValue", src);
         return ptr_[index];
     }
     void SetValue(uint32_t index, T value, evk_twin::Src src = {}) const {
         check_scalar(index, "LocalTensor::SetValue", src);
+        evk_twin::hb_ub(ptr_ + index, sizeof(T), true, evk_twin::kPipeS, "LocalTensor::SetValue", src);
         ptr_[index] = value;
     }
+    // A reference: read or written, the twin cannot tell; recorded as a scalar write.
     T& operator()(uint32_t index) const {
         check_scalar(index, "LocalTensor::operator()", evk_twin::Src(nullptr, 0));
+        evk_twin::hb_ub(ptr_ + index, sizeof(T), true, evk_twin::kPipeS, "LocalTensor::operator()", evk_twin::Src(nullptr, 0));
         return ptr_[index];
     }
     template <class U>
@@ -102,8 +114,10 @@ public:
     uint32_t generation() const { return gen_; }
     void set_generation(uint32_t g) { gen_ = g; }
 
-    // Validates a use of `elements` elements from the start by an API call.
-    void check(uint64_t elements, const char* api, evk_twin::Src src, bool need_align = true) const {
+    // Validates a use of `elements` elements from the start by an API call and records it for
+    // the happens-before check: `role` is the pipe (plus kWrite), by default a vector read.
+    void check(uint64_t elements, const char* api, evk_twin::Src src, bool need_align = true,
+               int role = evk_twin::kReadV) const {
         evk_twin::seen(src);
         if (!slot_) evk_twin::fault("use-after-free", api, src, "a LocalTensor that was never allocated");
         if (slot_->generation != gen_) {
@@ -125,6 +139,13 @@ public:
                             "touches " + std::to_string(elements) + " elements of a local tensor holding " +
                                 std::to_string(size_));
         }
+        if (role != evk_twin::kNoAccess) {
+            evk_twin::hb_ub(ptr_, elements * sizeof(T), role & evk_twin::kWrite, role & 7, api, src);
+        }
+    }
+    // A vector instruction's destination.
+    void check_w(uint64_t elements, const char* api, evk_twin::Src src, bool need_align = true) const {
+        check(elements, api, src, need_align, evk_twin::kWriteV);
     }
 
 private:
@@ -158,20 +179,21 @@ public:
         return view;
     }
     T GetValue(uint64_t index, evk_twin::Src src = {}) const {
-        evk_twin::check_gm(ptr_ + index, sizeof(T), false, "GlobalTensor::GetValue", src);
+        evk_twin::check_gm(ptr_ + index, sizeof(T), false, "GlobalTensor::GetValue", src, evk_twin::kPipeS);
         ++evk_twin::state().counters.gm_scalar;
         evk_twin::TrustedGm checked;  // not a raw access (twin_raw_gm.h)
         return ptr_[index];
     }
     void SetValue(uint64_t index, T value, evk_twin::Src src = {}) const {
-        evk_twin::check_gm(ptr_ + index, sizeof(T), true, "GlobalTensor::SetValue", src);
+        evk_twin::check_gm(ptr_ + index, sizeof(T), true, "GlobalTensor::SetValue", src, evk_twin::kPipeS);
         ++evk_twin::state().counters.gm_scalar;
         evk_twin::TrustedGm checked;  // not a raw access (twin_raw_gm.h)
         ptr_[index] = value;
     }
     // Reference access: checked as a write (the twin cannot tell which it will be).
     T& operator()(uint64_t index) const {
-        evk_twin::check_gm(ptr_ + index, sizeof(T), true, "GlobalTensor::operator()", evk_twin::Src(nullptr, 0));
+        evk_twin::check_gm(ptr_ + index, sizeof(T), true, "GlobalTensor::operator()", evk_twin::Src(nullptr, 0),
+                           evk_twin::kPipeS);
         ++evk_twin::state().counters.gm_scalar;
         return ptr_[index];
     }

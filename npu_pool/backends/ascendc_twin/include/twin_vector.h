@@ -161,8 +161,8 @@ template <class T, class F>
 void unary_count(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, int64_t count, F f,
                  const char* api, Src s, VecClass cls) {
     if (count < 0) fault("invalid-argument", api, s, "negative count " + std::to_string(count));
-    dst.check(count, api, s);
     src.check(count, api, s);
+    dst.check_w(count, api, s);
     T* d = dst.data();
     const T* x = src.data();
     for (int64_t i = 0; i < count; ++i) d[i] = static_cast<T>(f(static_cast<calc_t<T>>(x[i])));
@@ -173,8 +173,8 @@ template <class T, class F>
 void unary_masked(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, const Mask& m, uint64_t repeat,
                   const AscendC::UnaryRepeatParams& p, F f, const char* api, Src s, VecClass cls) {
     check_repeat(repeat, api, s);
-    dst.check(strided_extent<T>(repeat, m, p.dstBlkStride, p.dstRepStride), api, s);
     src.check(strided_extent<T>(repeat, m, p.srcBlkStride, p.srcRepStride), api, s);
+    dst.check_w(strided_extent<T>(repeat, m, p.dstBlkStride, p.dstRepStride), api, s);
     constexpr uint32_t epr = 256 / sizeof(T);
     for (uint32_t r = 0; r < repeat; ++r)
         for (uint32_t j = 0; j < epr; ++j)
@@ -189,9 +189,9 @@ template <class T, class F>
 void binary_count(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& a, const AscendC::LocalTensor<T>& b,
                   int64_t count, F f, const char* api, Src s, VecClass cls) {
     if (count < 0) fault("invalid-argument", api, s, "negative count " + std::to_string(count));
-    dst.check(count, api, s);
     a.check(count, api, s);
     b.check(count, api, s);
+    dst.check_w(count, api, s);
     T* d = dst.data();
     const T* x = a.data();
     const T* y = b.data();
@@ -205,9 +205,9 @@ void binary_masked(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTenso
                    const Mask& m, uint64_t repeat, const AscendC::BinaryRepeatParams& p, F f, const char* api, Src s,
                    VecClass cls) {
     check_repeat(repeat, api, s);
-    dst.check(strided_extent<T>(repeat, m, p.dstBlkStride, p.dstRepStride), api, s);
     a.check(strided_extent<T>(repeat, m, p.src0BlkStride, p.src0RepStride), api, s);
     b.check(strided_extent<T>(repeat, m, p.src1BlkStride, p.src1RepStride), api, s);
+    dst.check_w(strided_extent<T>(repeat, m, p.dstBlkStride, p.dstRepStride), api, s);
     constexpr uint32_t epr = 256 / sizeof(T);
     for (uint32_t r = 0; r < repeat; ++r)
         for (uint32_t j = 0; j < epr; ++j)
@@ -335,6 +335,7 @@ inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const evk
                  const int32_t& count, evk_twin::Src s = {}) {
     dst.check(count, "Axpy", s);
     src.check(count, "Axpy", s);
+    dst.check_w(count, "Axpy", s);
     const float k = static_cast<float>(scalar);
     for (int32_t i = 0; i < count; ++i)
         dst.data()[i] = static_cast<T>(static_cast<float>(src.data()[i]) * k + static_cast<float>(dst.data()[i]));
@@ -348,6 +349,7 @@ inline void MulAddDst(const LocalTensor<T>& dst, const LocalTensor<T>& src0, con
     dst.check(count, "MulAddDst", s);
     src0.check(count, "MulAddDst", s);
     src1.check(count, "MulAddDst", s);
+    dst.check_w(count, "MulAddDst", s);
     for (int32_t i = 0; i < count; ++i)
         dst.data()[i] = static_cast<T>(static_cast<evk_twin::calc_t<T>>(src0.data()[i]) * static_cast<evk_twin::calc_t<T>>(src1.data()[i]) +
                                        static_cast<evk_twin::calc_t<T>>(dst.data()[i]));
@@ -359,7 +361,7 @@ template <class T, bool isSetMask = true>
 inline void Duplicate(const LocalTensor<T>& dst, const evk_twin::nondeduced<T>& scalar, const int32_t& count,
                       evk_twin::Src s = {}) {
     if (count < 0) evk_twin::fault("invalid-argument", "Duplicate", s, "negative count");
-    dst.check(count, "Duplicate", s);
+    dst.check_w(count, "Duplicate", s);
     for (int32_t i = 0; i < count; ++i) dst.data()[i] = scalar;
     evk_twin::count_vector(evk_twin::kDuplicate, evk_twin::count_repeats<T>(count));
 }
@@ -369,7 +371,7 @@ template <class T>
 inline void duplicate_masked(const LocalTensor<T>& dst, const T& scalar, const evk_twin::Mask& m, uint32_t repeatTimes,
                              uint16_t dstBlockStride, uint8_t dstRepeatStride, evk_twin::Src s) {
     evk_twin::check_repeat(repeatTimes, "Duplicate", s);
-    dst.check(evk_twin::strided_extent<T>(repeatTimes, m, dstBlockStride, dstRepeatStride), "Duplicate", s);
+    dst.check_w(evk_twin::strided_extent<T>(repeatTimes, m, dstBlockStride, dstRepeatStride), "Duplicate", s);
     for (uint32_t r = 0; r < repeatTimes; ++r)
         for (uint32_t j = 0; j < 256 / sizeof(T); ++j)
             if (m.test(j)) dst.data()[evk_twin::strided<T>(r, j, dstBlockStride, dstRepeatStride)] = scalar;

@@ -115,6 +115,18 @@ def test_mse_loss_across_blocks_with_syncall(samples):
     assert run.profile["blocks"] == 8
 
 
+def test_mse_loss_carries_every_flag_without_the_compilers_automatic_synchronisation(samples):
+    # built without --cce-auto-sync, PIPE_S needs its own flags (V_S, S_V, MTE2_S): the sample has them
+    n = 10_000
+    x, y, out = randn(n), randn(n), nan(8)
+    samples.lib.evk_twin_set_auto_sync(0)
+    try:
+        clean(samples.run_two_halves("mse_syncall", [("x", x, 0), ("y", y, 0), ("out", out, 1)], make_tiling((n,))))
+    finally:
+        samples.lib.evk_twin_set_auto_sync(1)
+    np.testing.assert_allclose(out[0], np.mean((x - y) ** 2), rtol=1e-5)
+
+
 def test_syncall_with_more_blocks_than_cores_would_hang(samples):
     # the kernel's SyncAll needs every block resident: more blocks than vector cores would hang
     # (4 AI cores of Ascend910B1's kind: 8 vector cores)

@@ -17,8 +17,12 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     pipe.InitBuffer(mb, rows * sizeof(float));
     LocalTensor<float> x = xb.Get<float>(), s = sb.Get<float>(), m = mb.Get<float>();
     DataCopy(x, aGm, rows * 8);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
     BlockReduceSum(s, x, rows / 8, 64, 1, 1, 8);
     BlockReduceMax(m, x, rows / 8, 64, 1, 1, 8);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
     DataCopy(sumGm, s, rows);
     DataCopy(maxGm, m, rows);
 }

@@ -18,8 +18,14 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     LocalTensor<float> x = xb.Get<float>();
     LocalTensor<half> h = hb.Get<half>();
     DataCopy(x, aGm, n);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
     Cast(h, x, RoundMode::CAST_RINT, 64, n / 64, {1, 1, 4, 8});
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
     DataCopy(hGm, h, n);
     Cast(x, h, RoundMode::CAST_NONE, n);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
     DataCopy(cGm, x, n);
 }

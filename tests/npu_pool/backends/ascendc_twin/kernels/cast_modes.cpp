@@ -22,8 +22,12 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     LocalTensor<half> h = hb.Get<half>();
     LocalTensor<int32_t> i = ib.Get<int32_t>();
     DataCopy(x, aGm, n);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
     Cast(h, x, mode, n);
     Cast(i, x, mode == RoundMode::CAST_ODD ? RoundMode::CAST_RINT : mode, n);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
     DataCopy(hGm, h, n);
     DataCopy(iGm, i, n);
 }

@@ -18,7 +18,11 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     LocalTensor<uint8_t> mask = mb.Get<uint8_t>();
     DataCopy(x, aGm, n);
     DataCopy(y, bGm, n);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
     Compare(mask, x, y, CMPMODE::GT, n);
     Select(y, mask, x, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
     DataCopy(cGm, y, n);
 }

@@ -26,23 +26,43 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     LocalTensor<uint8_t> bits = mb.Get<uint8_t>();
     DataCopy(x, aGm, n);
     DataCopy(y, bGm, n);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);  // the inputs are in UB before the vector unit reads them
     const BinaryRepeatParams dense(1, 1, 1, 8, 8, 8);
     uint64_t all[2] = {~0ull, 0};
 
     Compare(bits, x, y, CMPMODE::GT, 64, repeats, dense);
     Select(z, bits, x, y, SELMODE::VSEL_TENSOR_TENSOR_MODE, 64, repeats, dense);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);  // the result is complete before it is copied out
     DataCopy(cGm, z, n);
+    SetFlag<HardEvent::MTE3_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);  // copied out before the vector unit overwrites it
     Select(z, bits, x, 0.5f, SELMODE::VSEL_TENSOR_SCALAR_MODE, all, repeats, dense);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);  // the result is complete before it is copied out
     DataCopy(cGm[n], z, n);
+    SetFlag<HardEvent::MTE3_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);  // copied out before the vector unit overwrites it
     Select(z, bits, x, y, SELMODE::VSEL_CMPMASK_SPR, 64, repeats, dense);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);  // the result is complete before it is copied out
     DataCopy(cGm[2 * n], z, n);
+    SetFlag<HardEvent::MTE3_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);  // copied out before the vector unit overwrites it
 
     CompareScalar(bits, y, 0.0f, CMPMODE::GE, all, repeats, UnaryRepeatParams(1, 1, 8, 8));
     Duplicate(z, 7.0f, all, repeats, 1, 8);
     Select(z, bits, x, y, SELMODE::VSEL_TENSOR_TENSOR_MODE, 32, repeats, dense);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);  // the result is complete before it is copied out
     DataCopy(cGm[3 * n], z, n);
+    SetFlag<HardEvent::MTE3_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);  // copied out before the vector unit overwrites it
 
     Compare(bits, x, y, CMPMODE::LT, all, repeats, BinaryRepeatParams(1, 1, 1, 8, 8, 0));
     Select(z, bits, x, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64, repeats, dense);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);  // the result is complete before it is copied out
     DataCopy(cGm[4 * n], z, n);
 }

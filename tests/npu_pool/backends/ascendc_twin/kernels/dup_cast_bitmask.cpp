@@ -21,13 +21,21 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     LocalTensor<half> h = hb.Get<half>();
     DataCopy(x, aGm, n);
     DataCopy(y, aGm, n);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);  // the inputs are in UB before the vector unit reads them
     uint64_t even[2] = {0x5555555555555555ull, 0};
     Duplicate(y, 1.5f, even, repeats, 1, 8);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);  // the result is complete before it is copied out
     DataCopy(cGm, y, n);
+    SetFlag<HardEvent::MTE3_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);  // copied out before the vector unit overwrites it
 
     uint64_t first16[2] = {0xFFFFull, 0};
     Duplicate(y, -1.0f, n);
     Cast(h, x, RoundMode::CAST_RINT, first16, repeats, UnaryRepeatParams(1, 1, 4, 8));
     Cast(y, h, RoundMode::CAST_NONE, first16, repeats, UnaryRepeatParams(1, 1, 8, 4));
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);  // the result is complete before it is copied out
     DataCopy(cGm[n], y, n);
 }

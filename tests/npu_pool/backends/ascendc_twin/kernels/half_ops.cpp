@@ -23,9 +23,13 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     LocalTensor<bfloat16_t> o = ob.Get<bfloat16_t>();
     DataCopy(x, aGm, n);
     DataCopy(y, bGm, n);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
     Mul(y, x, y, n);
     Add(y, y, x, n);
     Cast(f, y, RoundMode::CAST_NONE, n);
     Cast(o, f, RoundMode::CAST_RINT, n);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
     DataCopy(cGm, o, n);
 }

@@ -28,6 +28,8 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     const int32_t mIter = M / 32;
     for (int32_t i = 0; mm.Iterate(); ++i) {
         LocalTensor<float> block = cQueue.AllocTensor<float>();
+        SetFlag<HardEvent::MTE3_V>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);
         mm.GetTensorC(block);
         cQueue.EnQue(block);
         LocalTensor<float> ready = cQueue.DeQue<float>();

@@ -14,6 +14,8 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     LocalTensor<float> y = x[256];
     DataCopy(x, aGm, 256);
     SetVectorMask<float>(0, 0x5555555555555555ull);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
     Muls<float, false>(x, x, 2.0f, MASK_PLACEHOLDER, 4, UnaryRepeatParams{1, 1, 8, 8});  // even elements doubled
     ResetMask();
     Duplicate(y, 0.0f, 256);
@@ -22,5 +24,7 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     Duplicate<float, false>(y, 7.0f, MASK_PLACEHOLDER, 1, 1, 8);  // repeatTimes 1, yet 200 elements
     SetMaskNorm();
     ResetMask();
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
     DataCopy(cGm, x, 512);
 }

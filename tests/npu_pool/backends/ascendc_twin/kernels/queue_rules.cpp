@@ -18,6 +18,8 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     switch (which) {
         case 0:  // free after compute, never enqueued: the device's release accepts it
             DataCopy(x, aGm, 64);
+            SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+            WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
             Muls(x, x, 2.0f, 64);
             in.FreeTensor(x);
             break;

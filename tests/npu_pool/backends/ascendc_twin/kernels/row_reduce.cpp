@@ -25,6 +25,8 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     DataCopyExtParams in{1, static_cast<uint32_t>(cols * sizeof(float)), 0, 0, 0};
     for (int64_t r = first; r < last; ++r) {
         DataCopyPad(row, aGm[r * cols], in, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+        SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
         ReduceSum(one, row, work, static_cast<int32_t>(cols));
         s.SetValue(r - first, one.GetValue(0));
         ReduceMax(one, row, work, static_cast<int32_t>(cols), true);

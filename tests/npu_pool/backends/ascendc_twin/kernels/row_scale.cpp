@@ -18,7 +18,11 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     LocalTensor<float> x = xb.Get<float>(), d = db.Get<float>(), wide = wb.Get<float>();
     DataCopy(x, aGm, rows * 8);
     DataCopy(d, bGm, rows);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
     Brcb(wide, d, rows / 8, {1, 8});
     Div(x, x, wide, rows * 8);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
     DataCopy(cGm, x, rows * 8);
 }

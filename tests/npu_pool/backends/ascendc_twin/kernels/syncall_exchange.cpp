@@ -12,8 +12,12 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     pipe.InitBuffer(buf, 32);
     LocalTensor<float> x = buf.Get<float>();
     Duplicate(x, static_cast<float>(me + 1), 8);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
     DataCopy(cGm[me * 16], x, 8);
     SyncAll();
     DataCopy(x, cGm[next * 16], 8);  // another block's bytes: ordered by the barrier
+    SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
     DataCopy(cGm[me * 16 + 8], x, 8);
 }

@@ -22,7 +22,15 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     const BinaryRepeatParams bin(1, 1, 1, 8, 8, 8);
     const UnaryRepeatParams un(1, 1, 8, 8);
     int32_t row = 0;
-    auto out = [&]() { DataCopy(cGm[row++ * n], z, n); };
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);  // the inputs are in UB before the vector unit reads them
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    auto out = [&]() {  // each result copied out before the next instruction overwrites it
+        SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+        DataCopy(cGm[row++ * n], z, n);
+        SetFlag<HardEvent::MTE3_V>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);
+    };
     Sub(z, x, y, 64, r, bin); out();
     Mul(z, x, y, 64, r, bin); out();
     Div(z, x, y, 64, r, bin); out();

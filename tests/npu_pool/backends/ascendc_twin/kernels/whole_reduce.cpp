@@ -17,8 +17,12 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     pipe.InitBuffer(mb, rows * sizeof(float));
     LocalTensor<float> x = xb.Get<float>(), s = sb.Get<float>(), m = mb.Get<float>();
     DataCopy(x, aGm, rows * 64);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
     WholeReduceSum(s, x, 64, rows, 1, 1, 8);
     WholeReduceMax(m, x, 64, rows, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
     DataCopy(sumGm, s, rows);
     DataCopy(maxGm, m, rows);
 }

@@ -13,6 +13,8 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     LocalTensor<float> x = xb.Get<float>();
     if (GetBlockIdx() == 0) {
         DataCopy(x, aGm, 64);
+        SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+        WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
         DataCopy(cGm, x, 64);
     } else {
         DataCopy(x, cGm, 64);  // FAULT

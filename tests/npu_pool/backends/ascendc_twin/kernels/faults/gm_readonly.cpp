@@ -12,5 +12,7 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM
     pipe.InitBuffer(xb, 1024 * sizeof(float));
     LocalTensor<float> x = xb.Get<float>();
     DataCopy(x, aGm, 1024);
+    SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
     DataCopy(aGm, x, 1024);  // FAULT
 }

@@ -1,7 +1,8 @@
 // tensors: 2
 // expect: ok
 // each block sums its share into out[1 + block] through a raw pointer; after SyncAll block 0
-// reads every partial and stores the total in out[0] (the barrier orders the stores before)
+// reads every partial and stores the total in out[0] (the barrier orders the stores before;
+// DataCacheCleanAndInvalid writes each block's scalar store out of its core's data cache)
 using namespace AscendC;
 
 extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR out, GM_ADDR workspace, GM_ADDR tiling)
@@ -15,6 +16,9 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR out, GM_ADDR wor
     float sum = 0.0f;
     for (int64_t i = begin; i < end; ++i) sum += src[i];
     dst[1 + b] = sum;
+    GlobalTensor<float> mine;
+    mine.SetGlobalBuffer(dst + 1 + b, 1);
+    DataCacheCleanAndInvalid<float, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(mine);
     SyncAll();
     if (b == 0) {
         float all = 0.0f;

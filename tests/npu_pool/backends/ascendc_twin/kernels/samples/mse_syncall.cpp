@@ -59,12 +59,18 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR y, GM_ADDR out, 
         Sub(d, a, b, padded);
         Mul(d, d, d, padded);
         ReduceSum(acc, d, work.Get<float>(), padded);
+        SetFlag<HardEvent::V_S>(EVENT_ID0);  // the scalar reads the vector unit's result
+        WaitFlag<HardEvent::V_S>(EVENT_ID0);
         sum += acc.GetValue(0);
+        SetFlag<HardEvent::S_V>(EVENT_ID0);  // read before the next tile's ReduceSum rewrites it
+        WaitFlag<HardEvent::S_V>(EVENT_ID0);
         calc.FreeTensor(d);  // allocated and computed on, never enqueued
         inX.FreeTensor(a);
         inY.FreeTensor(b);
     }
     Duplicate(acc, sum, 8);
+    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
     DataCopy(partialGm[GetBlockIdx() * 8], acc, 8);
     if (GetBlockIdx() == 0) {
         InitGlobalMemory(outGm, 8, 0.0f);
@@ -72,6 +78,8 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR y, GM_ADDR out, 
     SyncAll();
     if (GetBlockIdx() == 0) {
         DataCopy(acc, partialGm, GetBlockNum() * 8);
+        SetFlag<HardEvent::MTE2_S>(EVENT_ID0);  // the partials are in UB before the scalar reads them
+        WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
         float total = 0.0f;
         for (int64_t blk = 0; blk < GetBlockNum(); ++blk) {
             total += acc.GetValue(blk * 8);

@@ -78,7 +78,7 @@ class CtrlCRequestsStop:
     handler) also sets the campaign's stop flag, checked at least once a second, so the run stops
     cleanly even when the KeyboardInterrupt lands in a Ray call that turns it into a status."""
 
-    def __init__(self, campaign: Any):  # launch.concurrent_campaign.ConcurrentCampaign
+    def __init__(self, campaign: Any):  # launch.ray_campaign.concurrent_campaign.ConcurrentCampaign
         self.campaign = campaign
         self.previous: Any = None
 

@@ -9,16 +9,15 @@ what they did (marked `interrupted`) and flushes everything; `resume()` continue
 folder without redoing finished operators. A lost LLM endpoint fails the operator that met
 it, pauses new starts until the endpoint answers again, and stops the campaign if it stays
 away (the rest can be resumed later). An operator lost with its node is run again on the nodes
-that remain, once (launch.lost_operators), else reported as infrastructure. SIGTERM stops the run as Ctrl-C does where the caller
-made it so (`evokernel run` does; launch.ray_session keeps that handler over Ray's), also when
+that remain, once (launch.ray_campaign.lost_operators), else reported as infrastructure. SIGTERM stops the run as Ctrl-C does where the caller
+made it so (`evokernel run` does; launch.ray_campaign.ray_session keeps that handler over Ray's), also when
 the signal reaches Ray's own processes as well. The status line and the notes above it (LLM
-retries, waits) are launch.campaign_progress's.
+retries, waits) are launch.ray_campaign.campaign_progress's; the memory actor, the run recorder and the LLM
+workers are started and stopped by launch.ray_campaign.campaign_actors.
 """
 
 from __future__ import annotations
 
-import math
-import os
 import time
 from collections import deque
 from pathlib import Path
@@ -26,8 +25,6 @@ from typing import Any
 
 import ray
 import structlog
-from pydantic import SecretStr
-from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from actors.episode_factory import INFRA
 from actors.errors import error_line, error_message
@@ -42,20 +39,20 @@ from launch.campaign import (
     resume_plan,
     run_summary,
 )
-from launch.campaign_progress import CtrlCRequestsStop, LLMRetryNotes, ProgressDisplay
-from launch.campaign_services import EpisodeOutcome, EpisodeServices
 from launch.config import Settings
-from launch.lost_operators import (
+from launch.ray_campaign.campaign_actors import BankRefused, CampaignActors, cluster_settings
+from launch.ray_campaign.campaign_progress import CtrlCRequestsStop, LLMRetryNotes, ProgressDisplay
+from launch.ray_campaign.campaign_services import EpisodeOutcome, EpisodeServices
+from launch.ray_campaign.lost_operators import (
     LOST,
     LOST_RETRIES,
     LostOperators,
     ended_by_a_loss,
     lost_with_its_node,
 )
-from launch.ray_session import connect_ray, gcs_reachable
-from launch.roles import ROLES, Role, device_roles
+from launch.ray_campaign.ray_session import connect_ray, gcs_reachable
+from launch.ray_campaign.roles import ROLES, Role, device_roles
 from launch.run_summary import INTERRUPTED, Placement, RunSummary
-from memory_actor.bank_errors import BankWriteFailed
 from npu_pool.backends import timing_kind
 from npu_pool.devices import FakeDevices
 from npu_pool.pools import DevicePools, PoolError
@@ -63,10 +60,6 @@ from npu_pool.pools import DevicePools, PoolError
 STOP_CALL_TIMEOUT_S = 5.0  # a recorder call while stopping; Ray ends a driver ~60 s after losing its GCS
 
 log = structlog.get_logger("evokernel.campaign")
-
-
-class BankRefused(CampaignError):
-    """The memory bank has another writer (or the cluster's memory actor serves another bank)."""
 
 
 class ConcurrentCampaign:
@@ -91,7 +84,7 @@ class ConcurrentCampaign:
         self.interrupted = False
         self.resumed: list[str] = []
         self._stop_requested = False
-        self.memory: Any = None
+        self.actors = CampaignActors(self.run_id)  # the memory actor, run recorder, LLM workers
         self.timings: dict[str, float] = {}
         self._llm_lost = False  # the last finished episode lost the LLM endpoint
         self._recorder_lost = False  # a call to the run recorder went unanswered while stopping
@@ -132,111 +125,52 @@ class ConcurrentCampaign:
             raise CampaignError(self.error)
         clock = time.monotonic()
         started_ray = connect_ray(self.settings, self.fake, job_name=f"evokernel run {self.run_id}")
-        pools = recorder = None
-        workers: list[Any] = []
+        pools = None
         try:
             pools = DevicePools(self.settings.harness, device_roles(), fake=self.fake, cpus_per_slot=self.cpus_per_slot,
                                 max_devices=self.max_devices).start()
-            recorder, services, workers = self._services(pools)
+            self.settings = cluster_settings(self.settings)
+            try:
+                services = self.actors.start(self.settings, pools, self.folder.path, len(self.planned))
+            except CampaignError as exc:  # the memory actor did not start (BankRefused: another writer)
+                self.error = str(exc)
+                raise
             log.info("campaign_start", run_id=self.run_id, operators=len(todo), finished_before=len(done),
                      devices=[v.device for v in pools.verifiers], backend=pools.evaluating_backend,
                      max_in_flight=self.settings.ray.max_in_flight, run_dir=str(self.folder.path))
             self.timings["startup_s"] = round(time.monotonic() - clock, 2)  # Ray, pools, memory, LLM workers
             clock = time.monotonic()
-            self._loop(todo, pools, recorder, services)
+            self._loop(todo, pools, self.actors.recorder, services)
             self.timings["episodes_s"] = round(time.monotonic() - clock, 2)
         except PoolError as exc:
             self.error = str(exc)
             raise CampaignError(str(exc)) from None
         except BankRefused:
-            self.memory = None  # nothing of ours to flush
+            self.actors.memory = None  # nothing of ours to flush
             raise
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM before the episodes started (the loop has its own)
             log.warning("campaign_interrupted", in_flight=0, not_started=len(todo))
             self.interrupted = True
         finally:
             self.progress.clear()
-            self._finish(pools, workers + ([recorder] if recorder is not None else []), started_ray)
+            self._finish(pools, started_ray)
         summary = self.summary(True)
         log.info("campaign_done", run_id=self.run_id, interrupted=self.interrupted, error=self.error,
                  feasible=summary.totals.feasible, operators=summary.totals.operators)
         return summary.model_dump(mode="json")
 
-    def _finish(self, pools: DevicePools | None, actors: list[Any], started_ray: bool) -> None:
-        """Flush the memory, write the final summary, then tear down. When the stop signal also
-        reached the GCS (a process-group signal), calls that need it would block until Ray's core
-        worker ends this process: the summary comes first, and those calls are skipped."""
-        ray_alive = gcs_reachable()
-        if not ray_alive:
-            log.warning("ray_lost", detail="the cluster's GCS is gone (a stop signal sent to the whole "
-                        "process group reaches Ray's own processes too): its teardown is skipped")
-        # Without the GCS, Ray's core worker ends this process about 60 s on: keep the wait short.
-        wait_s = 30.0 if ray_alive else 10.0
-        if ray_alive and pools is not None and pools.pool is not None:
-            try:
-                self.devices = ray.get(pools.pool.stats.remote(), timeout=wait_s)["members"]
-            except Exception as exc:  # noqa: BLE001 - placement figures only; the summary must still be written
-                log.warning("device_stats_failed", error=type(exc).__name__)
-        try:
-            if self.memory is not None:  # every value update durable and the bank's lease given back
-                ray.get(self.memory.close.remote(), timeout=wait_s)
-        except BankWriteFailed as exc:  # said by the actor: a full disk, in one line
-            self.error = self.error or error_message(exc)
-            log.error("memory_flush_failed", error=error_message(exc))
-        except Exception as exc:  # noqa: BLE001 - the summary must still be written
-            timed_out = isinstance(exc, ray.exceptions.GetTimeoutError)
-            reason = f"no answer within {wait_s:.0f} s" if timed_out else error_message(exc)
-            log.warning("memory_flush_failed", error=reason, detail="the memory's last value updates may not be "
-                        "on disk (the bank stays readable)")
+    def _finish(self, pools: DevicePools | None, started_ray: bool) -> None:
+        """Flush the memory, write the final summary, then tear down (launch.ray_campaign.campaign_actors): the
+        summary comes before the teardown, whose calls may block when the GCS is gone."""
+        devices, flush_failed, stopped = self.actors.flush(pools)
+        self.devices = self.devices if devices is None else devices
+        self.error = self.error or flush_failed
+        self.interrupted = self.interrupted or stopped  # a stop during the flush: the summary says so
         self._write(finished=True)
-        if ray_alive:
-            for handle in actors:
-                ray.kill(handle, no_restart=True)
-            if pools is not None:
-                pools.shutdown()
-        if started_ray:
-            ray.shutdown()
-
-    def _services(self, pools: DevicePools) -> tuple[Any, EpisodeServices, list[Any]]:
-        from memory_actor.config import cluster_config
-
-        llm, in_flight = self.settings.llm, self.settings.ray.max_in_flight
-        if llm.api_key is None and os.environ.get("OPENAI_API_KEY"):
-            # Workers on other nodes do not see this process's environment: hand them the key.
-            llm = llm.model_copy(update={"api_key": SecretStr(os.environ["OPENAI_API_KEY"])})
-            self.settings = self.settings.model_copy(update={"llm": llm})
-        # The memory actor's name (one per bank) is fixed here: episodes on other nodes find it.
-        self.settings = self.settings.model_copy(update={"memory": cluster_config(self.settings.memory)})
-        # The driver holds the memory actor's handle for the whole campaign: a named actor whose
-        # handles all go away is destroyed, and episodes would then each create it anew.
-        self.memory = self._memory_actor()
-        on_this_node = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
-        recorder = ROLES[Role.RUN_RECORDER].remote({"scheduling_strategy": on_this_node}, run_id=self.run_id).remote(
-            str(self.folder.path), self.run_id, len(self.planned))
-        # Enough LLM workers that every episode in flight can have a request out.
-        size = max(1, math.ceil(in_flight / llm.max_concurrency))
-        drafters = [ROLES[Role.DRAFTER].remote(run_id=self.run_id, index=i).remote(llm) for i in range(size)]
-        refiners = [ROLES[Role.REFINER].remote(run_id=self.run_id, index=i).remote(llm) for i in range(size)]
-        self._llm_workers = (drafters, refiners)
-        services = EpisodeServices(memory_config=self.settings.memory, pool=pools.pool, drafter=drafters[0],
-                                   refiner=refiners[0], recorder=recorder)
-        return recorder, services, drafters + refiners
-
-    def _memory_actor(self) -> Any:
-        """The bank's memory actor, serving this run (memory_actor.actor.open_memory_actor): a
-        bank another process writes (the lease taken after `evokernel run` checked it, or another
-        campaign on this cluster) is BankRefused (exit 2), in one line naming the holder."""
-        from memory_actor.actor_handle import MemoryActorFailed, open_memory_actor
-        from memory_actor.lease import BankUnusable
-
         try:
-            return open_memory_actor(self.settings.memory, owner=f"evokernel run {self.run_id}")
-        except BankUnusable as exc:
-            self.error = str(exc)
-            raise BankRefused(self.error) from None
-        except MemoryActorFailed as exc:
-            self.error = str(exc)
-            raise CampaignError(self.error) from None
+            self.actors.stop(pools, started_ray)
+        except KeyboardInterrupt:  # a stop during the teardown: the summary is written, Ray's atexit ends the rest
+            log.warning("stop_during_teardown")
 
     def _loop(self, todo: deque[Path], pools: DevicePools, recorder: Any, services: EpisodeServices) -> None:
         with CtrlCRequestsStop(self):
@@ -244,7 +178,7 @@ class ConcurrentCampaign:
 
     def _run_episodes(self, todo: deque[Path], pools: DevicePools, recorder: Any, services: EpisodeServices) -> None:
         pending: dict[Any, Path] = {}
-        drafters, refiners = self._llm_workers
+        drafters, refiners = self.actors.drafters, self.actors.refiners
         submitted = 0
         try:
             while (todo and not self.error) or pending or (self.lost.waiting and not self.error):

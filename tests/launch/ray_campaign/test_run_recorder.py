@@ -18,11 +18,11 @@ import pytest
 import ray
 
 from actors.messages import Attempt, EpisodeResult
-from launch.concurrent_campaign import ConcurrentCampaign
 from launch.config import load_settings
 from launch.kernel_files import KernelTask
 from launch.metrics import metrics_url, parse_prometheus
-from launch.roles import ROLES, Role
+from launch.ray_campaign.concurrent_campaign import ConcurrentCampaign
+from launch.ray_campaign.roles import ROLES, Role
 from launch.run_summary import INTERRUPTED, RunSummary
 
 NAMESPACE = "evokernel-run-recorder-test"
@@ -84,7 +84,7 @@ def test_a_recorder_over_a_run_folder_starts_from_its_figures(local_ray, tmp_pat
 
 
 def test_an_operator_run_again_starts_its_figures_afresh(local_ray, tmp_path):
-    """An operator lost with its node runs again from iteration 1 (launch.lost_operators): what
+    """An operator lost with its node runs again from iteration 1 (launch.ray_campaign.lost_operators): what
     its lost try reached (6_SiLU feasible at iteration 2) no longer speaks for it, neither for a
     stop during the new try nor in the live line, and a recorder Ray restarts reads it so too."""
     run_dir = tmp_path / "run"
@@ -104,7 +104,7 @@ def test_an_operator_run_again_starts_its_figures_afresh(local_ray, tmp_path):
     ray.kill(recorder, no_restart=True)
 
 
-SUITE = Path(__file__).resolve().parents[2] / "suites" / "cpu" / "level1"
+SUITE = Path(__file__).resolve().parents[3] / "suites" / "cpu" / "level1"
 
 
 def _interrupted(recorder: ray.actor.ActorHandle, task: str) -> EpisodeResult:
@@ -135,7 +135,8 @@ def test_an_interrupted_operator_is_neither_done_nor_failed_nor_counted_twice_af
     counters = ray.get(recorder.set_running.remote(0))
     assert (counters.done, counters.feasible, counters.failed, counters.interrupted) == (1, 1, 0, 2)
     assert counters.speedups == {"1_Add": 2.0} and counters.attempts == 4
-    assert counters.line().startswith("1/3 done (0 running, 2 interrupted) | 1 feasible, 0 failed |")
+    # issue 55: the last line says what the final table counts (2_Multiply's kernel, interrupted)
+    assert counters.line().startswith("1/3 done (0 running, 2 interrupted) | 1 feasible (+1 interrupted), 0 failed |")
     # the stop's summary, then a recorder over it (Ray restarting it during the stop): the same figures
     stopped = RunSummary(run_id="r3", planned=[p.stem for p in paths], planned_paths=[str(p) for p in paths],
                          operators=[add, *cut_short], interrupted=True)

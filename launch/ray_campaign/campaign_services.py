@@ -5,7 +5,7 @@ It is built by actors.episode_factory like the single-process campaign's, and re
 memory actor through `ResilientMemory` (calls survive a memory actor restart), the device
 pools through `PoolEvaluator`, the drafter and refiner actors through `RayActor` (all in
 actors/ports.py), and streams every attempt to the run recorder (`run/<run id>`,
-launch/run_recorder.py), the single writer of attempts.jsonl, which lives on the driver's node
+launch/ray_campaign/run_recorder.py), the single writer of attempts.jsonl, which lives on the driver's node
 and keeps the live counters and metrics.
 """
 
@@ -39,7 +39,7 @@ class EpisodeServices(BaseModel):
     pool: ActorHandle  # pool/evaluator (npu_pool.pools.DevicePoolActor)
     drafter: ActorHandle  # drafter/<run id>/<i> (actors.drafter.DrafterActor)
     refiner: ActorHandle
-    recorder: ActorHandle  # run/<run id> (launch.run_recorder.RunRecorder)
+    recorder: ActorHandle  # run/<run id> (launch.ray_campaign.run_recorder.RunRecorder)
 
 
 class EpisodeOutcome(EpisodeEnd):

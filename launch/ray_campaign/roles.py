@@ -5,7 +5,7 @@ asks of Ray and the name the dashboard shows. The concurrent campaign starts its
 refiners, episodes and run recorder from their rows; the verifier and profiler rows go to
 `npu_pool.pools.DevicePools`, which gives each half of a device's placement bundle and starts
 the pool actor with them; the memory actor comes from its own factory, because episodes find it
-by name too. docs/scale_out.md prints this table; tests/launch/test_roles.py
+by name too. docs/scale_out.md prints this table; tests/launch/ray_campaign/test_roles.py
 keeps the two in step and checks the live actors of a campaign against it.
 """
 
@@ -19,8 +19,8 @@ import ray
 
 from actors.drafter import DrafterActor
 from actors.refiner import RefinerActor
-from launch.campaign_services import run_episode
-from launch.run_recorder import RunRecorder
+from launch.ray_campaign.campaign_services import run_episode
+from launch.ray_campaign.run_recorder import RunRecorder
 from npu_pool.pools import DeviceActor, DevicePoolActor, Profiler, Verifier
 
 

@@ -1,4 +1,4 @@
-"""The role table (launch/roles.py): what docs/scale_out.md prints, and what it points at.
+"""The role table (launch/ray_campaign/roles.py): what docs/scale_out.md prints, and what it points at.
 
 tests/launch/test_multinode.py checks a live two-node campaign's actors against the table.
 """
@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 import ray
 
-from launch.roles import ROLES, Role, RoleSpec, device_roles, markdown_table
+from launch.ray_campaign.roles import ROLES, Role, RoleSpec, device_roles, markdown_table
 from npu_pool.pools import Profiler, Verifier
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "scale_out.md"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "scale_out.md"
 
 
 def test_the_scale_out_guide_prints_the_role_table_as_the_code_has_it():
-    assert markdown_table() in DOCS.read_text(), "docs/scale_out.md's role table differs from launch.roles.ROLES"
+    assert markdown_table() in DOCS.read_text(), "docs/scale_out.md's role table differs from launch.ray_campaign.roles.ROLES"
 
 
 @pytest.mark.parametrize("role", list(Role))

@@ -1,4 +1,4 @@
-"""Operators lost with their node (launch.lost_operators): told apart from an episode's own
+"""Operators lost with their node (launch.ray_campaign.lost_operators): told apart from an episode's own
 failure by Ray's own exceptions, run again within a budget, and otherwise reported as
 infrastructure by `evokernel run` (exit 1, the resume command; not counted feasible). The
 campaign's retry on a real cluster is tests/launch/test_ray_up.py's (slow) cut-off worker."""
@@ -9,8 +9,8 @@ import ray.exceptions
 
 from actors.episode_factory import INFRA
 from actors.messages import EpisodeResult
-from launch.commands.run import _infra_stops, _print_summary
-from launch.lost_operators import LOST, LostOperators, lost_with_its_node
+from launch.commands.run_outcome import infra_stops, print_summary
+from launch.ray_campaign.lost_operators import LOST, LostOperators, lost_with_its_node
 from launch.run_summary import RunSummary
 
 NODE_DIED = "Task failed because the node it was running on is dead or unavailable. Node IP: 10.0.0.12"
@@ -53,7 +53,7 @@ def _summary() -> RunSummary:
 
 
 def test_operators_lost_once_too_often_exit_1_with_the_resume_command(capsys):
-    assert _infra_stops(_summary(), "evokernel run --resume runs/cut") == 1
+    assert infra_stops(_summary(), "evokernel run --resume runs/cut") == 1
     err = capsys.readouterr().err
     assert "1 operator(s) lost with their node, not judged: 6_SiLU" in err
     assert "1 operator(s) stopped by the LLM endpoint's faults, not judged: 8_Tanh" in err
@@ -62,7 +62,7 @@ def test_operators_lost_once_too_often_exit_1_with_the_resume_command(capsys):
 
 def test_the_final_table_does_not_count_an_unfinished_operator_feasible(tmp_path, capsys):
     (tmp_path / "attempts.jsonl").write_text("")
-    _print_summary(_summary(), tmp_path)
+    print_summary(_summary(), tmp_path)
     out = capsys.readouterr().out
     assert "1/3 operators feasible (2 stopped by infrastructure, not judged)" in out  # it read 2/3 before
     assert f"(not finished: {LOST}: NodeDiedError" in out
