@@ -173,18 +173,42 @@ def load_launcher(artifact: Path, signature: KernelSignature) -> Any:
 
 def make_ascend_module(launch: Any, signature: KernelSignature, reference: torch.nn.Module, device: str,
                        block_dim: int, stream_of: Any, flush_queue: bool, register: Any = None,
-                       explain: Any = None, host_tiling: Any = None) -> torch.nn.Module:
+                       explain: Any = None, host_tiling: Any = None, guard_inputs: bool = False) -> torch.nn.Module:
     """The trusted ModelNew of the Ascend kernel format (built lazily: torch is imported here).
 
     `stream_of(device)` gives the stream to launch on (None: no stream, the CPU twin).
-    `register(name, tensor, access)`, when given, is told every global-memory region of a launch
-    before it starts (access 0 read-only, 1 an output, 2 the shared workspace); `explain(status)`
-    words a nonzero launch status. `host_tiling(KernelTiling bytes)`, the candidate's host half
-    when it has one, gives (the kernel's tiling bytes, the block count, user workspace bytes)
-    before each launch, as CANN's host tiling runs before a launch."""
+    `register(name, tensor, access, guard)`, when given, is told every global-memory region of a
+    launch before it starts (access 0 read-only, 1 an output, 2 the shared workspace; guard: the
+    bytes of its guard bands before and after it); `explain(status)` words a nonzero launch
+    status. `host_tiling(KernelTiling bytes)`, the candidate's host half when it has one, gives
+    (the kernel's tiling bytes, the block count, user workspace bytes) before each launch, as
+    CANN's host tiling runs before a launch.
+
+    Guard bands, while outputs are poisoned (correctness, not profiling): as the cpu backend's
+    wrapper does, every output is followed in its buffer by GUARD_ELEMENTS poisoned elements,
+    checked after the launch, so a kernel writing past its output's end is told so; with
+    `guard_inputs` (the twin, which also tells its runtime about them) every tensor lies between
+    two such bands, inputs in a copy."""
     import torch
 
-    from npu_pool.backends.kernel_wrapper import poisoned
+    from npu_pool.backends.kernel_wrapper import GUARD_ELEMENTS, poisoned, still_poisoned
+
+    def banded(shape: Any, dtype: torch.dtype, leading: bool, fill: bool = True) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """A tensor of `shape` (poisoned, unless not `fill`: the caller fills it) in one buffer with
+        poisoned guard bands after it (and before it when leading): (the tensor, {"before": band,
+        "after": band})."""
+        numel = int(torch.Size(shape).numel())
+        lead = GUARD_ELEMENTS if leading else 0
+        if fill:
+            buffer = poisoned([lead + numel + GUARD_ELEMENTS], dtype, device)
+        else:
+            buffer = torch.empty([lead + numel + GUARD_ELEMENTS], dtype=dtype, device=device)
+        guards = {"before": buffer[:lead], "after": buffer[lead + numel:]}
+        guards = {side: band for side, band in guards.items() if band.numel()}
+        if not fill:
+            for band in guards.values():
+                band.copy_(poisoned([band.numel()], dtype, device))
+        return buffer[lead:lead + numel].view(shape), guards
 
     tiling_class = tiling_type(signature)
     fields = tiling_fields(signature)
@@ -207,13 +231,20 @@ def make_ascend_module(launch: Any, signature: KernelSignature, reference: torch
             keep: list[torch.Tensor] = []
             outputs: list[torch.Tensor] = []
             shapes: dict[str, tuple[int, ...]] = {}
+            bands: dict[str, dict[str, torch.Tensor]] = {}  # a guarded tensor's name -> its guard bands
             for arg in signature.args:
                 if arg.role in ("input", "parameter"):
                     t = (call[arg.source] if arg.role == "input" else named[arg.source]).detach().contiguous()
+                    if guard_inputs and self.poison_outputs:
+                        copy, bands[arg.name] = banded(t.shape, t.dtype, leading=True, fill=False)
+                        t = copy.copy_(t)
                 elif arg.role == "output":
                     dtype = getattr(torch, arg.dtype or "float32")
                     shape = arg.shape or []
-                    t = poisoned(shape, dtype, device) if self.poison_outputs else torch.empty(shape, dtype=dtype, device=device)
+                    if self.poison_outputs:
+                        t, bands[arg.name] = banded(shape, dtype, leading=guard_inputs)
+                    else:
+                        t = torch.empty(shape, dtype=dtype, device=device)
                     outputs.append(t)
                 else:
                     continue
@@ -245,14 +276,23 @@ def make_ascend_module(launch: Any, signature: KernelSignature, reference: torch
             if register is not None:
                 tensor_args = [a for a in signature.args if a.is_tensor]
                 for arg, t in zip(tensor_args, keep, strict=True):
-                    register(arg.name, t, 1 if arg.role == "output" else 0)
-                register("workspace", self._workspace, 2)
-                register("tiling", tiling_device, 0)
+                    guard = [g.numel() * g.element_size() if g is not None else 0
+                             for g in (bands.get(arg.name, {}).get(side) for side in ("before", "after"))]
+                    register(arg.name, t, 1 if arg.role == "output" else 0, tuple(guard))
+                register("workspace", self._workspace, 2, (0, 0))
+                register("tiling", tiling_device, 0, (0, 0))
             status = launch(blocks, stream.npu_stream if stream is not None else None, *pointers,
                             self._workspace.data_ptr(), tiling_device.data_ptr())
             if status:
                 raise RuntimeError(explain(status) if explain is not None
                                    else f"aclrtlaunch_{signature.function} returned error {status}")
+            for name, guards in bands.items():
+                for side, band in guards.items():
+                    if not still_poisoned(band):
+                        where = "past the end of" if side == "after" else "before the start of"
+                        raise RuntimeError(f"the kernel wrote {where} its tensor {name} ({list(shapes[name])}), into "
+                                           "the guard band there: take every size from the arguments, not from the "
+                                           "sizes shown")
             self._in_flight = [*keep, tiling_device]  # alive until the next call
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
 

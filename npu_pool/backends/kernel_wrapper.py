@@ -44,7 +44,7 @@ def _guarded(shape: list[int], dtype: torch.dtype, device: str) -> tuple[torch.T
     return buffer[:numel].view(shape), buffer[numel:]
 
 
-def _still_poisoned(guard: torch.Tensor) -> bool:
+def still_poisoned(guard: torch.Tensor) -> bool:
     if guard.dtype.is_floating_point:
         return bool(torch.isnan(guard).all())
     return bool((guard == poisoned([1], guard.dtype, "cpu").to(guard.device)).all())
@@ -123,7 +123,7 @@ class KernelModule(torch.nn.Module):
         if self._after_call is not None:
             self._after_call()
         for name, guard in guards:
-            if not _still_poisoned(guard):
+            if not still_poisoned(guard):
                 raise RuntimeError(f"the kernel wrote past the end of its output {name} ({list(shapes[name])}): "
                                    "take every size from the arguments, not from the sizes shown")
         # On a device the launch is asynchronous: the contiguous copies go back to torch's

@@ -10,6 +10,7 @@ from pathlib import Path
 from launch.cli import main
 from memory_actor.bank import MemoryBank
 from memory_actor.config import MemoryConfig
+from memory_actor.seeding import bundle_items
 from npu_pool.paths import cache_root
 from tests.actors.openai_server import OpenAITestServer, ScriptedAgent
 
@@ -49,7 +50,8 @@ def test_run_on_the_twin_verifies_learns_and_reports_modelled_timing(tmp_path, c
     assert operator["feasible"] and operator["first_feasible_iteration"] == 2 and operator["best_latency_ms"] > 0
     attempts = [json.loads(line) for line in (tmp_path / "run" / "attempts.jsonl").read_text().splitlines()]
     assert [(a["iteration"], a["gate"]) for a in attempts] == [(1, "correctness"), (2, "ok")]
-    assert "seeded 24 npu-twin bundle items" in err
+    seeded = len(bundle_items("npu-twin"))  # the bundle's examples, rungs and API items
+    assert f"seeded {seeded} npu-twin bundle items" in err
     assert "ms modelled" in out and "1/1 operators feasible" in out
 
     # memory learnt: the feasible kernel is a trace of the npu-twin backend, next to the bundle

@@ -34,6 +34,7 @@ from npu_pool.backends.ascendc_twin.build import (
     BUILD_TIMEOUT_S,
     DEFAULT_SOC,
     HOST_TILING_CAPACITY,
+    RAW_GM_FLAGS,
     SOC_JSON_FUNCTION,
     TWIN_CFLAGS,
     TWIN_INCLUDE,
@@ -155,7 +156,7 @@ class NpuTwinBackend(Backend):
             refuse_stray_launch(source)
             kernel = kernel_translation_unit(source, signature) + host_glue(source, signature)
         launcher = launcher_translation_unit(signature)
-        identity = [*TWIN_CFLAGS, compiler_identity(self.compiler), twin_headers_digest()]
+        identity = [*TWIN_CFLAGS, *RAW_GM_FLAGS, compiler_identity(self.compiler), twin_headers_digest()]
         key = hashlib.sha256("\0".join([kernel, launcher, *identity]).encode()).hexdigest()[:24]
 
         launcher_key = hashlib.sha256("\0".join([launcher, *identity]).encode()).hexdigest()[:24]
@@ -174,7 +175,9 @@ class NpuTwinBackend(Backend):
             # a direct-launch program's entry is its operator, and its kernels take what it passes
             entry = '#include "twin_direct.h"\n' if direct else op_dtype_macros(source, signature) + entry_declaration(signature)
             entry_check.write_text('#include "kernel_operator.h"\n' + helpers + entry)
-            jobs = [([f"-I{TWIN_INCLUDE}", "-include", str(entry_check), "-c", str(kernel_path)], work_dir / "kernel.o")]
+            # the kernel's unit is instrumented (raw pointer accesses, twin_raw_gm.h); the launcher is not
+            jobs = [([*RAW_GM_FLAGS, f"-I{TWIN_INCLUDE}", "-include", str(entry_check), "-c", str(kernel_path)],
+                     work_dir / "kernel.o")]
             if not direct and not launcher_object.exists():
                 launcher_path = work_dir / "launcher.cpp"
                 launcher_path.write_text(launcher)
@@ -213,9 +216,11 @@ class NpuTwinBackend(Backend):
 
         tensor_bytes = [0]  # the launch's tensors (inputs and outputs): the least it must move
 
-        def register(name: str, tensor: Any, access: int) -> None:
+        def register(name: str, tensor: Any, access: int, guard: tuple[int, int]) -> None:
             nbytes = tensor.numel() * tensor.element_size()
             lib.evk_twin_register(tensor.data_ptr(), nbytes, name.encode(), access)
+            if any(guard):  # its guard bands (bytes before, after): raw accesses there are gm-bounds faults
+                lib.evk_twin_guard(tensor.data_ptr(), *guard)
             if name not in ("workspace", "tiling"):
                 tensor_bytes[0] += nbytes
 
@@ -240,7 +245,7 @@ class NpuTwinBackend(Backend):
 
         return make_ascend_module(launch_and_account, signature, reference, self.device,
                                   int(self._soc_params["ai_cores"]), None, False, register=register, explain=explain,
-                                  host_tiling=_host_tiling(lib, int(self._soc_params["ai_cores"])))
+                                  host_tiling=_host_tiling(lib, int(self._soc_params["ai_cores"])), guard_inputs=True)
 
 
 def _host_tiling(lib: Any, core_num: int) -> Any:
@@ -273,6 +278,8 @@ def _bind_runtime(lib: Any) -> Any:
     lib.evk_twin_reset.restype = None
     lib.evk_twin_register.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int]
     lib.evk_twin_register.restype = None
+    lib.evk_twin_guard.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64]
+    lib.evk_twin_guard.restype = None
     lib.evk_twin_fault.restype = ctypes.c_char_p
     lib.evk_twin_profile_json.restype = ctypes.c_char_p
     lib.evk_twin_soc_json.restype = ctypes.c_char_p

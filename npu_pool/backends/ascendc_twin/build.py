@@ -22,6 +22,12 @@ if TYPE_CHECKING:
 
 TWIN_INCLUDE = Path(__file__).resolve().parent / "include"
 TWIN_CFLAGS = ("-std=c++17", "-O2", "-fPIC", "-pthread")
+# The kernel's own unit only (never the launcher): every load and store becomes a call the twin
+# answers (include/twin_raw_gm.h), so raw pointer accesses to global memory meet the GlobalTensor
+# rules; no sanitizer runtime is linked (callbacks, no shadow memory, no stack or globals
+# instrumentation); line tables (-g1) name a faulting access's line.
+RAW_GM_FLAGS = ("-fsanitize=kernel-address", "--param=asan-instrumentation-with-call-threshold=0",
+                "--param=asan-stack=0", "--param=asan-globals=0", "-fno-sanitize-address-use-after-scope", "-g1")
 DEFAULT_SOC = "Ascend910B1"
 BUILD_TIMEOUT_S = 300
 

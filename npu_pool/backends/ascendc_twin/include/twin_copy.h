@@ -59,6 +59,7 @@ namespace evk_twin {
 // UB -> GM store of `bytes` at `dst`, adding instead of storing while SetAtomicAdd is on.
 template <class T>
 inline void store_gm(T* dst, const T* src, uint64_t bytes) {
+    TrustedGm checked;  // the caller's check_gm covers these bytes (twin_raw_gm.h)
     if (!state().atomic_add) {
         std::memcpy(dst, src, bytes);
         return;

@@ -339,3 +339,4 @@ constexpr bool always_false = false;
 }  // namespace evk_twin
 
 #include "twin_hb.h"  // the happens-before check and check_gm
+#include "twin_raw_gm.h"  // raw pointer accesses to global memory (TrustedGm for the API's own)

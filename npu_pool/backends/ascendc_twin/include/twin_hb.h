@@ -32,6 +32,11 @@
 
 namespace evk_twin {
 
+// Checks the running block's pending raw pointer runs (twin_raw_gm.h) before anything that
+// orders or records global-memory accesses, so raw accesses are checked in program order with
+// the API's: every GM check, SetFlag/WaitFlag and the queues' flags, barriers, DataCacheCleanAndInvalid.
+inline void raw_flush_pending();
+
 // HardEvent's values in twin_pipe.h's order: source and destination pipe of each.
 struct EventPipes {
     uint8_t src, dst;
@@ -71,6 +76,7 @@ inline uint32_t hb_issue(int pipe) {
 
 // The clock a flag set now on `pipe` carries: everything `pipe` issued so far, complete.
 inline Clock hb_capture(int pipe) {
+    raw_flush_pending();
     Hb& h = state().hb;
     Clock c = h.vc[pipe];
     c.c[pipe] = h.issued[pipe];
@@ -79,6 +85,7 @@ inline Clock hb_capture(int pipe) {
 
 // `pipe` waits for `clock`; a wait on PIPE_S stalls the scalar unit, so every pipe learns it.
 inline void hb_join(int pipe, const Clock& clock) {
+    raw_flush_pending();
     Hb& h = state().hb;
     if (pipe == kPipeS) {
         for (auto& vc : h.vc) vc.join(clock);
@@ -89,6 +96,7 @@ inline void hb_join(int pipe, const Clock& clock) {
 
 // PipeBarrier<PIPE_ALL> (and SyncAll): every pipe's issued instructions complete before any next.
 inline void hb_barrier_all() {
+    raw_flush_pending();
     Hb& h = state().hb;
     Clock all;
     for (const auto& vc : h.vc) all.join(vc);
@@ -310,8 +318,10 @@ inline uintptr_t gm_first_uninit(const Region& r, uintptr_t b, uintptr_t e) {
 }
 
 // Checks a global-memory access of `bytes` at `ptr` by `pipe` (-1: MTE2 for a read, MTE3 for a
-// write) and records it for the running block.
+// write) and records it for the running block. Raw pointer accesses come here too, on PIPE_S
+// (twin_raw_gm.h), a run of them at a time.
 inline void check_gm(const void* ptr, uint64_t bytes, bool write, const char* api, Src src, int pipe = -1) {
+    raw_flush_pending();
     seen(src);
     if (bytes == 0) return;
     State& s = state();
@@ -338,7 +348,7 @@ inline void check_gm(const void* ptr, uint64_t bytes, bool write, const char* ap
             fault("stale-cache", api, src,
                   (pipe == kPipeS ? "block " + std::to_string(me) + " reads " : "PIPE_" + std::string(kPipeNames[pipe]) + " reads ") +
                       gm_where(r, std::max(b, start), std::min(e, d.end)) + " that block " + std::to_string(d.who.block) +
-                      " wrote with GlobalTensor::SetValue at line " + std::to_string(d.who.line) +
+                      " wrote with a scalar store (GlobalTensor::SetValue, a raw pointer) at line " + std::to_string(d.who.line) +
                       ", still in that core's data cache: add DataCacheCleanAndInvalid<T, CacheLine::SINGLE_CACHE_LINE, "
                       "DcciDst::CACHELINE_OUT>(tensor) after line " + std::to_string(d.who.line) +
                       (d.who.block == me ? "" : " (and a SyncAll before this read)"));
@@ -395,6 +405,7 @@ inline void check_gm(const void* ptr, uint64_t bytes, bool write, const char* ap
 // DataCacheCleanAndInvalid: the running core's cached scalar writes in [b, e) reach global
 // memory (every region's, for the whole data cache).
 inline void gm_clean(uintptr_t b, uintptr_t e, bool whole_cache) {
+    raw_flush_pending();
     State& s = state();
     const uint32_t me = static_cast<uint32_t>(s.block_idx);
     for (auto& r : s.regions) {

@@ -194,6 +194,7 @@ private:
             evk_twin::check_gm(b_ + uint64_t(c0 + j) * orgKb_, uint64_t(k_) * sizeof(B), false, api, s);
         if (bias_) evk_twin::check_gm(bias_ + c0, uint64_t(cols) * sizeof(Bias), false, api, s);
         std::vector<float> brow(cols);
+        evk_twin::TrustedGm checked;  // A, B and bias read as checked above (twin_raw_gm.h)
         for (int kk = 0; kk < k_; ++kk) {
             for (int j = 0; j < cols; ++j)
                 brow[j] = static_cast<float>(transB_ ? b_[uint64_t(c0 + j) * orgKb_ + kk] : b_[uint64_t(kk) * orgN_ + c0 + j]);
@@ -218,6 +219,7 @@ private:
     }
     void store(C* dst, int r0, int c0, int rows, int cols, int pitch, uint8_t enAtomic, evk_twin::Src s, const char* api) {
         const bool atomic = enAtomic || evk_twin::state().atomic_add;
+        evk_twin::TrustedGm checked;  // each row checked before it is written (twin_raw_gm.h)
         for (int i = 0; i < rows; ++i) {
             C* row = dst + uint64_t(r0 + i) * pitch + c0;
             evk_twin::check_gm(row, uint64_t(cols) * sizeof(C), true, api, s, evk_twin::kPipeFIX);

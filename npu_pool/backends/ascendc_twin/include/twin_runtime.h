@@ -13,7 +13,12 @@
 //       fault), 1 writable (an output), 2 the workspace: both checked across blocks (two
 //       blocks writing, or one reading what another writes, between two SyncAlls fault) and
 //       across pipes (twin_hb.h); the workspace's never-written bytes are uninit-read.
-//       Accesses through the API outside every registered region fault.
+//       Accesses through the API, and raw pointer accesses (twin_raw_gm.h), outside every
+//       registered region fault.
+//   extern "C" void evk_twin_guard(const void* ptr, uint64_t before, uint64_t after);
+//       Declares the `before` bytes before and `after` bytes after a registered tensor as its
+//       guard band: allocated with it and holding nothing else, so a raw pointer access there
+//       is a gm-bounds fault (twin_raw_gm.h). Forgotten by evk_twin_reset.
 //   extern "C" void evk_twin_set_auto_sync(int on);
 //       1 (the default): the compiler's --cce-auto-sync orders PIPE_S with V/MTE2/MTE3, as
 //       CANN builds; 0: PIPE_S is checked like every pipe.
@@ -223,8 +228,11 @@ uint32_t Launch(uint32_t blockDim, Fn&& body, GM_ADDR workspace = nullptr) {
     // the framework sets the system workspace before the kernel runs (SetSysWorkspace by hand
     // still works); the kernel's workspace argument starts with it
     s.sys_workspace = workspace;
-    BlockRunner runner(blockDim, std::forward<Fn>(body));
+    // raw pointer accesses of the blocks are checked (twin_raw_gm.h), per block and turn
+    BlockRunner runner(blockDim, [&body] { raw_watched_block(body); });
+    arm_raw_watch();
     const uint32_t rc = runner.run(s.fault);
+    disarm_raw_watch();
     build_profile();
     return rc;
 }
@@ -269,6 +277,7 @@ extern "C" void evk_twin_reset(void) {
     s.counters = evk_twin::BlockCounters{};
     s.sys_workspace = nullptr;
     s.earlier = {};
+    evk_twin::guard_bands().clear();
 }
 
 extern "C" void evk_twin_register(const void* ptr, uint64_t bytes, const char* name, int writable) {
@@ -280,10 +289,17 @@ extern "C" void evk_twin_register(const void* ptr, uint64_t bytes, const char* n
     evk_twin::state().regions.push_back(std::move(r));
 }
 
+extern "C" void evk_twin_guard(const void* ptr, uint64_t before, uint64_t after) {
+    evk_twin::guard_bands().push_back({reinterpret_cast<uintptr_t>(ptr), before, after});
+}
+
 // 1: the compiler's automatic synchronisation between PIPE_S and V/MTE2/MTE3 (CANN's default);
 // 0: a kernel built without it (PIPE_S checked like every pipe).
 extern "C" void evk_twin_set_auto_sync(int on) { evk_twin::state().auto_sync = on != 0; }
 
 extern "C" const char* evk_twin_fault(void) { return evk_twin::state().fault.c_str(); }
+
+// The callbacks of the kernel's instrumented loads and stores (twin_raw_gm.h).
+EVK_TWIN_RAW_GM_CALLBACKS
 
 extern "C" const char* evk_twin_profile_json(void) { return evk_twin::state().profile.c_str(); }

@@ -128,6 +128,7 @@ inline void InitGlobalMemory(const GlobalTensor<T>& gm, const uint64_t size, con
                              evk_twin::Src src = {}) {
     evk_twin::check_gm(gm.GetPhyAddr(), size * sizeof(T), true, "InitGlobalMemory", src);
     T* p = gm.GetPhyAddr();
+    evk_twin::TrustedGm checked;  // not a raw access (twin_raw_gm.h)
     for (uint64_t i = 0; i < size; ++i) p[i] = value;
     auto& c = evk_twin::state().counters;
     c.ub_to_gm += size * sizeof(T);

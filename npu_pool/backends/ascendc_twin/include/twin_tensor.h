@@ -181,11 +181,13 @@ public:
     T GetValue(uint64_t index, evk_twin::Src src = {}) const {
         evk_twin::check_gm(ptr_ + index, sizeof(T), false, "GlobalTensor::GetValue", src, evk_twin::kPipeS);
         ++evk_twin::state().counters.gm_scalar;
+        evk_twin::TrustedGm checked;  // not a raw access (twin_raw_gm.h)
         return ptr_[index];
     }
     void SetValue(uint64_t index, T value, evk_twin::Src src = {}) const {
         evk_twin::check_gm(ptr_ + index, sizeof(T), true, "GlobalTensor::SetValue", src, evk_twin::kPipeS);
         ++evk_twin::state().counters.gm_scalar;
+        evk_twin::TrustedGm checked;  // not a raw access (twin_raw_gm.h)
         ptr_[index] = value;
     }
     // Reference access: checked as a write (the twin cannot tell which it will be).

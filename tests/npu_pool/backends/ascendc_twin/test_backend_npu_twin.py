@@ -150,8 +150,53 @@ def test_raw_global_memory_access_is_charged_not_free(relu_task, backend, built)
         torch.testing.assert_close(module(x), torch.relu(x), rtol=0, atol=0)
         costs[name] = backend.last_profile
     raw = costs["relu_raw"]
-    assert raw["unseen_gm_bytes"] == 2 * x.numel() * 4 and "scalar global-memory" in raw["notes"][-1]
+    # each raw load and store is seen (twin_raw_gm.h) and costed as a scalar global-memory access
+    assert raw["gm_scalar_accesses"] == costs["relu_good"]["gm_scalar_accesses"] + 2 * x.numel()
+    assert "unseen_gm_bytes" not in raw
     assert raw["modelled_us"] > 10 * costs["relu_good"]["modelled_us"]
+
+
+def test_v3s_relu6_writing_the_whole_output_on_every_block_is_refused(relu_task, backend, built):
+    """v3's feasible 45_ReLU6 (candidates/npu_twin/relu6_v3_every_block.cpp, as published): every
+    block loops over the whole tensor through raw pointers. Its task's signature is 4_ReLU's."""
+    module = backend.wrap_kernel(built["relu6_v3_every_block"], relu_task.kernel_signature, torch.nn.ReLU6())
+    with pytest.raises(RuntimeError) as caught:
+        module(torch.randn(relu_task.inputs[0].shape))
+    line = line_of(KERNELS / "relu6_v3_every_block.cpp", "out_ptr[off] =")
+    assert re.match(rf"twin fault \[block-overlap\]: raw store at kernel\.cpp:{line}: block 1 writes byte 0 of 'out' that "
+                    r"block 0 also wrote", str(caught.value)), caught.value
+
+
+RAW_PAST_THE_END = """#include <cstring>
+using namespace AscendC;
+// past the end of the output, two ways: a raw store (seen as it happens) or a libc memcpy (not
+// instrumented: found in the guard band after the launch); the input's first element chooses
+extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR out, GM_ADDR workspace, GM_ADDR tiling)
+{
+    KernelTiling t;
+    CopyTiling(&t, tiling);
+    const int64_t total = t.x_d0 * t.x_d1;
+    __gm__ float* dst = (__gm__ float*)out;
+    if (GetBlockIdx() != 0) return;
+    if (((__gm__ float*)x)[0] > 0.0f) std::memcpy(dst + total, x, 4 + (total & 3) * 4);
+    else dst[total] = 1.0f;
+}
+"""
+
+
+def test_an_output_has_a_guard_band_past_its_end(relu_task, backend, tmp_path):
+    artifact = backend.compile_kernel(RAW_PAST_THE_END, relu_task.kernel_signature, tmp_path, kernel_cache())
+    module = backend.wrap_kernel(artifact, relu_task.kernel_signature, torch.nn.ReLU())
+    x = torch.randn(relu_task.inputs[0].shape)
+    nbytes = x.numel() * 4
+    x[0, 0] = -1.0
+    with pytest.raises(RuntimeError, match=rf"twin fault \[gm-bounds\]: raw store at kernel\.cpp:13: writes 4 bytes at "
+                                           rf"byte {nbytes} of 'out' \({nbytes} bytes\), past its end"):
+        module(x)
+    x[0, 0] = 1.0
+    with pytest.raises(RuntimeError, match=re.escape(f"the kernel wrote past the end of its tensor out ({list(x.shape)}), "
+                                                     "into the guard band")):
+        module(x)
 
 
 def test_a_host_half_sets_the_tiling_the_blocks_and_runs_before_each_launch(relu_task, backend, built):
@@ -362,6 +407,16 @@ def test_gates_in_the_sandbox(relu_task, built):
     unsupported = verify(relu_task, candidate("relu_unsupported"), config)
     assert (unsupported.gate, unsupported.category) == ("compile", "compile_error")
     assert unsupported.reason.startswith("AscendC::Tanh is not in the EvoKernel twin")
+
+
+@pytest.mark.slow  # one more -O2 build, for its own task
+def test_v3s_relu6_is_refused_on_its_task_in_the_sandbox():
+    task = load_task(SUITE / "level1" / "45_ReLU6.py", max_bytes=SMALL_BYTES // 16)
+    config = harness_config(backend="npu-twin", fit_max_bytes=SMALL_BYTES // 16, correctness_trials=1)
+    verdict = verify(task, candidate("relu6_v3_every_block"), config)
+    assert (verdict.feasible, verdict.gate, verdict.category) == (False, "runtime", "exception"), verdict
+    line = line_of(KERNELS / "relu6_v3_every_block.cpp", "out_ptr[off] =")
+    assert f"twin fault [block-overlap]: raw store at kernel.cpp:{line}: block 1 writes byte 0 of 'out'" in verdict.reason
 
 
 def test_the_ascend_c_anti_hack_rules_run_first(relu_task):

@@ -19,13 +19,16 @@ from pathlib import Path
 
 import numpy as np
 
+from npu_pool.backends.ascendc_twin.build import RAW_GM_FLAGS
 from npu_pool.paths import cache_root
 
 ROOT = Path(__file__).resolve().parents[4]
 INCLUDE = ROOT / "npu_pool" / "backends" / "ascendc_twin" / "include"
 KERNELS = Path(__file__).resolve().parent / "kernels"
 BUILD_CACHE = cache_root() / "twin-tests"  # beside the harness tests' test-build ($XDG_CACHE_HOME honoured)
-FLAGS = ["-std=c++17", "-shared", "-fPIC", "-pthread", "-w"]
+# instrumented as the backend instruments a kernel (raw pointer accesses, twin_raw_gm.h)
+FLAGS = ["-std=c++17", "-shared", "-fPIC", "-pthread", "-w", *RAW_GM_FLAGS]
+GUARD_BYTES = 1024  # each tensor's guard band on either side, as the backend's launch gives it
 FAULT_LINE = re.compile(r"^twin fault \[(?P<rule>[a-z-]+)\]: (?P<api>\S.*?) at (?P<file>[\w.]+):(?P<line>\d+): (?P<message>.+)$")
 
 # What every test kernel of kernels/ reads from its tiling argument.
@@ -170,6 +173,7 @@ class TwinLibrary:
         self.lib = ctypes.CDLL(str(path))
         self.lib.evk_twin_configure.argtypes = [ctypes.c_uint64, ctypes.c_uint32, ctypes.c_char_p]
         self.lib.evk_twin_register.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int]
+        self.lib.evk_twin_guard.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64]
         self.lib.evk_twin_fault.restype = ctypes.c_char_p
         self.lib.evk_twin_profile_json.restype = ctypes.c_char_p
 
@@ -195,15 +199,23 @@ class TwinLibrary:
             soc: str = "Ascend910B1", ub_bytes: int = 0, ai_cores: int = 0, workspace_bytes: int = 1 << 16,
             framework: bool = True) -> Run:
         """tensors: (name, array, writable) in the entry's order; writable as evk_twin_register.
-        framework: the launcher sets the system workspace (False: the kernel must)."""
+        framework: the launcher sets the system workspace (False: the kernel must). Each tensor
+        runs in a copy between two guard bands of GUARD_BYTES (0xFF bytes), declared to the twin
+        as the backend's launch does; the writable ones are copied back after the launch."""
         self.lib.evk_twin_configure(ub_bytes, ai_cores, soc.encode())
         self.lib.evk_twin_reset()
         keep = []
         pointers = []
+        guarded = []
         for tname, array, writable in tensors:
             assert array.flags.c_contiguous
-            self.lib.evk_twin_register(array.ctypes.data, array.nbytes, tname.encode(), writable)
-            pointers.append(array.ctypes.data)
+            band = np.full(array.nbytes + 2 * GUARD_BYTES, 0xFF, dtype=np.uint8)
+            inner = band[GUARD_BYTES:GUARD_BYTES + array.nbytes].view(array.dtype).reshape(array.shape)
+            inner[...] = array
+            self.lib.evk_twin_register(inner.ctypes.data, inner.nbytes, tname.encode(), writable)
+            self.lib.evk_twin_guard(inner.ctypes.data, GUARD_BYTES, GUARD_BYTES)
+            pointers.append(inner.ctypes.data)
+            guarded.append((tname, inner, writable))
         workspace = np.zeros(workspace_bytes, dtype=np.uint8)
         tiling_buffer = np.frombuffer(bytearray(tiling), dtype=np.uint8)
         self.lib.evk_twin_register(workspace.ctypes.data, workspace.nbytes, b"workspace", 2)
@@ -216,6 +228,9 @@ class TwinLibrary:
         rc = launch(block_dim, args, 1 if framework else 0)
         fault = self.lib.evk_twin_fault().decode()
         profile = json.loads(self.lib.evk_twin_profile_json().decode())
+        for (_name, array, writable), (_, inner, _) in zip(tensors, guarded, strict=True):
+            if writable:
+                array[...] = inner
         return Run(rc, fault, profile, {tname: array for tname, array, writable in tensors if writable})
 
 
