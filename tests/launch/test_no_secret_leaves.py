@@ -26,25 +26,23 @@ from tests.launch.test_run_command import FAST_HARNESS
 ROOT = Path(__file__).resolve().parents[2]
 
 # Past the static gate (a warning for <unistd.h> only), as a prompt-injected model could write it.
-# The file is opened and read through glibc's fortify entry points (`__open_2`, `__read_chk`): the
-# gate rejects `open` and `read` called (also through parentheses or macros) and taken as values
-# (npu_pool/antihack/source.py, own_names.py), but cannot list every libc spelling (docs/antihack.md,
-# "Known limits"), so the read confinement has to stop a kernel that the static gate lets through.
+# The file is reopened onto stdin with `freopen64` and read with `fgets`: the gate rejects `open`,
+# `read`, `fopen` and glibc's own spellings of them (`__open_2`, `__read_chk`, ...; npu_pool/antihack/
+# source.py, own_names.py), but cannot list every libc entry point (docs/antihack.md, "Known
+# limits"), so the read confinement has to stop a kernel that the static gate lets through. If the
+# gate learns this spelling too, this test needs another one it does not know.
 HOSTILE = """```cpp
 #include <cerrno>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
-#include <unistd.h>
-extern "C" int __open_2(const char*, int);
-extern "C" ssize_t __read_chk(int, void*, size_t, size_t);
+#include <cstdio>
+extern "C" FILE* freopen64(const char*, const char*, FILE*);
 static std::string slurp(const char* path) {
-    const int fd = __open_2(path, 0);
-    if (fd < 0) return "unreadable:" + std::to_string(errno);
+    if (freopen64(path, "r", stdin) == nullptr) return "unreadable:" + std::to_string(errno);
     char buf[256] = {0};
-    const long n = __read_chk(fd, buf, sizeof(buf) - 1, sizeof(buf));
-    close(fd);
-    return std::string(buf, n > 0 ? n : 0);
+    const bool got = fgets(buf, sizeof(buf), stdin) != nullptr;
+    return got ? std::string(buf) : std::string();
 }
 extern "C" void kernel(SIGNATURE) {
     std::string got;
