@@ -44,12 +44,13 @@ from pathlib import Path
 from actors.families import dominant_family
 
 SUITE = Path(__file__).resolve().parents[1] / "suites" / "cpu"
+PILOT_TASKS = Path(__file__).resolve().parent / "learning" / "pilot_tasks"  # the pilot's operators (pilot.py)
 MEMORY_PRIOR = (1.0, 2.0)  # v3's and v4's memory.memory_prior (retired by issue 54)
 REPLAYED = ("bare", "kernel-same", "kernel-same+ranked")
 
 
 def family_of(task: str) -> str:
-    found = list(SUITE.glob(f"level*/{task}.py"))
+    found = list(SUITE.glob(f"level*/{task}.py")) + list(PILOT_TASKS.glob(f"{task}.py"))
     return dominant_family(found[0].read_text()) if found else "unknown"
 
 

@@ -20,6 +20,7 @@ run's raw state is an archive in its bench/results/ folder (archive.py). Prints 
     python -m bench.learning unpack bench/results/<run> --to DIR   # a published run's raw state
     python -m bench.learning rederive bench/results/<run>          # its tables again, from the archive
     python -m bench.learning learn --tasks 4_ReLU,5_GELU --arms similarity --out DIR   # a learning pass alone
+    python -m bench.learning pilot --backend npu-twin --out DIR    # first rungs against the bare brief (pilot.py)
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from bench.learning.screening import ThinBand, arm_memories, screen, screening_p
 from bench.learning.summary import rederive, summarise
 from launch.campaign import CampaignError
 
-COMMANDS = ("unpack", "rederive", "pack", "learn", "checkpoint")
+COMMANDS = ("unpack", "rederive", "pack", "learn", "checkpoint", "pilot")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,6 +63,10 @@ def main(argv: list[str] | None = None) -> int:
             return learn_only(argv[1:])
         if argv[0] == "rederive":
             return rederive_command(argv[1:])
+        if argv[0] == "pilot":
+            from bench.learning.pilot import main as pilot_main
+
+            return pilot_main(argv[1:])
         if argv[0] == "checkpoint":
             from bench.learning.checkpoint import main as checkpoint_main
 

@@ -95,15 +95,17 @@ class FrozenCampaign(Campaign):
         return self.port, drafter, refiner, evaluator
 
 
-def draft_settings(settings, memory: dict[str, Any], bank: Path, seed: int):
+def draft_settings(settings, memory: dict[str, Any], bank: Path, seed: int, start_from_rung: bool = False):
     """One draft per operator, no lessons (they would only add items, which a frozen bank drops),
-    no forced start (the memory's decision alone says what a fresh draft shows), the memory of the
-    arm on `bank`."""
+    no forced start (the memory's decision alone says what a fresh draft shows; the pilot's `rung`
+    arm alone starts from the family's first rung, bench/learning/pilot.py), the memory of the arm
+    on `bank`."""
     from bench.learning.plan import arm_memory
 
     return settings.model_copy(update={
         "memory": arm_memory(settings, memory, bank, seed),
-        "episode": settings.episode.model_copy(update={"iterations": 1, "lessons": False, "start_from_rung": False}),
+        "episode": settings.episode.model_copy(update={"iterations": 1, "lessons": False,
+                                                           "start_from_rung": start_from_rung}),
     })
 
 
@@ -117,13 +119,13 @@ def finished(run_dir: Path) -> bool:
 
 
 def run_draft_pass(settings, run_dir: Path, bank: Path, memory: dict[str, Any], tasks: list[Path], seed: int,
-                   run_id: str) -> bool:
+                   run_id: str, start_from_rung: bool = False) -> bool:
     """One fresh draft of every task against the frozen `bank`; skipped when finished, resumed
     at its first unfinished operator otherwise. Returns whether it ran now. Raises
     FrozenBankChanged when the bank's content differs afterwards."""
     if finished(run_dir) and not unjudged(run_dir):
         return False
-    pass_settings = draft_settings(settings, memory, bank, seed)
+    pass_settings = draft_settings(settings, memory, bank, seed, start_from_rung)
     before = bank_digest(bank, settings)
     for round_ in range(REDRAW_ROUNDS):
         if round_:  # drafts the machine failed to judge (an episode error): drawn again after a pause
