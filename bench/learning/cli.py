@@ -35,6 +35,7 @@ from bench.learning.evaluation import FrozenBankChanged, evaluate_frozen
 from bench.learning.learning_pass import LearningBenchmark
 from bench.learning.plan import (
     ARMS,
+    COLD_RATE_DESIGNS,
     LOAD_PROOF,
     PRIMARY,
     SECONDS_PER_ATTEMPT_FAST,
@@ -49,7 +50,13 @@ from bench.learning.plan import (
 from bench.learning.publish import started_at_commit
 from bench.learning.resume import build_settings, model_meta, run_resumable
 from bench.learning.reuse import lent_drafts
-from bench.learning.screening import ThinBand, arm_memories, screen, screening_progress
+from bench.learning.screening import (
+    ThinBand,
+    arm_episodes,
+    arm_memories,
+    screen,
+    screening_progress,
+)
 from bench.learning.summary import rederive, summarise
 from launch.campaign import CampaignError
 
@@ -119,7 +126,7 @@ def _settings(args: argparse.Namespace):
     available, why = backend_status(args.backend)
     if not available:
         raise SystemExit(f"bench.learning: backend {args.backend} cannot run here: {why}")
-    load_proof = LOAD_PROOF if getattr(args, "design", "v3") == "v4" else []
+    load_proof = LOAD_PROOF if getattr(args, "design", "v3") in COLD_RATE_DESIGNS else []
     args.set = [f"harness.backend={args.backend}", "llm.candidate_format=kernel", *load_proof, *args.set]
     settings = build_settings(args)
     configure_logging(settings.log_json, settings.log_level)  # one line per attempt: progress
@@ -136,7 +143,7 @@ def run(args: argparse.Namespace, plan: dict[str, Any], settings, out: Path, mod
     print(f"[learning] held out: {', '.join(screening['heldout'])}; curriculum: {', '.join(screening['curriculum'])}",
           file=sys.stderr)
     learning, evaluation = arm_memories(plan, screening, out)
-    digests = bench.learn(plan["arms"], curriculum, args.iterations, args.seed, learning)
+    digests = bench.learn(plan["arms"], curriculum, args.iterations, args.seed, learning, arm_episodes(plan))
     evaluate_frozen(settings, out, plan["arms"], heldout, digests, args.eval_drafts, args.seed, evaluation)
     return summarise(out, plan, model, args.publish)
 

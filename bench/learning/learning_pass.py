@@ -65,17 +65,19 @@ class LearningBenchmark:
         done.write_text(backend + "\n")
         return seeded
 
-    def run_arm(self, name: str, memory: dict[str, Any], tasks: list[Path], iterations: int, seed: int) -> bool:
-        """Run one arm unless it finished earlier; returns whether it ran now."""
+    def run_arm(self, name: str, memory: dict[str, Any], tasks: list[Path], iterations: int, seed: int,
+                episode: dict[str, Any] | None = None) -> bool:
+        """Run one arm unless it finished earlier; returns whether it ran now. `episode`: the
+        arm's episode settings beyond the benchmark's (v5's value arm: start_from_rung)."""
         if self.finished(name):
             print(f"[learning] {name}: finished earlier, skipped", file=sys.stderr)
             return False
         bank = self.banks / name
         settings = self.settings.model_copy(update={
             "memory": arm_memory(self.settings, memory, bank, seed),
-            "episode": self.settings.episode.model_copy(update={"iterations": iterations}),
+            "episode": self.settings.episode.model_copy(update={**(episode or {}), "iterations": iterations}),
         })
-        print(f"[learning] {name}: {memory}, seed {seed}, {len(tasks)} operators x {iterations} iterations: "
+        print(f"[learning] {name}: {memory}{f', episode {episode}' if episode else ''}, seed {seed}, {len(tasks)} operators x {iterations} iterations: "
               + ", ".join(p.stem for p in tasks), file=sys.stderr)
         checkpoints = ArmCheckpoints(self.banks, name)
         resumed = self._resumed(name, settings, checkpoints)
@@ -127,14 +129,16 @@ class LearningBenchmark:
         return campaign
 
     def learn(self, arms: list[str], curriculum: list[Path], iterations: int, seed: int,
-              memories: dict[str, dict[str, Any]] | None = None) -> dict[str, str]:
+              memories: dict[str, dict[str, Any]] | None = None,
+              episodes: dict[str, dict[str, Any]] | None = None) -> dict[str, str]:
         """The learning pass of every arm (finished ones skipped), with its memory settings
-        (`memories`, else ARMS); each bank's digest is recorded in frozen.json when its pass ends,
+        (`memories`, else ARMS) and episode settings (`episodes`, screening.arm_episodes); each bank's digest is recorded in frozen.json when its pass ends,
         and is what the evaluation checks from then on."""
         frozen = self.out / "frozen.json"
         digests = json.loads(frozen.read_text()) if frozen.is_file() else {}
         for arm in arms:
-            self.run_arm(f"learn-{arm}", (memories or {}).get(arm, ARMS[arm]), curriculum, iterations, seed)
+            self.run_arm(f"learn-{arm}", (memories or {}).get(arm, ARMS[arm]), curriculum, iterations, seed,
+                         (episodes or {}).get(arm))
             bank = self.banks / f"learn-{arm}"
             if not bank.is_dir():
                 raise FrozenBankChanged(f"{bank} is missing: the evaluation needs the bank the learning pass built "

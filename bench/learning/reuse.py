@@ -21,8 +21,8 @@ from bench.learning.resume import portable
 
 # the plan's entries that must agree for an earlier draft to count as one of this plan's
 _SAME = ("backend", "suite", "seed")
-# designs whose screening is the same (v4 changed the memory and the targets, not the screening)
-SCREENING_DESIGNS = ("v3", "v4")
+# designs whose screening is the same (v4 and v5 changed the memory and the targets, not the screening)
+SCREENING_DESIGNS = ("v3", "v4", "v5")
 
 
 def reusable_screening(source: Path, plan: dict[str, Any], seed: int) -> dict[int, dict[str, bool]]:

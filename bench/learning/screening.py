@@ -17,7 +17,7 @@ from typing import Any
 
 from bench.learning.evaluation import draft_outcomes, run_draft_pass
 from bench.learning.learning_pass import LearningBenchmark
-from bench.learning.plan import ARMS, Rule, family
+from bench.learning.plan import ARMS, COLD_RATE_DESIGNS, Rule, family
 from bench.learning.reuse import lent_drafts, reuse_record
 
 
@@ -218,7 +218,7 @@ def arm_memories(plan: dict[str, Any], screening: dict[str, Any], out: Path) -> 
     (keys backend/family/task), and never the rates shipped for users."""
     learning = {arm: dict(ARMS[arm]) for arm in plan["arms"]}
     evaluation = {arm: dict(ARMS[arm]) for arm in plan["arms"]}
-    if plan.get("design", "v3") == "v4" and "value" in plan["arms"]:
+    if plan.get("design", "v3") in COLD_RATE_DESIGNS and "value" in plan["arms"]:
         rates = cold_rates(plan, screening, plan["backend"]) | operator_cold_rates(plan, screening, plan["backend"])
         (out / "cold_rates.json").write_text(json.dumps(rates, indent=2) + "\n")
         # the benchmark measures its own rates: the ones shipped for users (memory.shipped_rates)
@@ -226,3 +226,14 @@ def arm_memories(plan: dict[str, Any], screening: dict[str, Any], out: Path) -> 
         learning["value"] |= {"cold_rates": rates, "shipped_rates": False}
         evaluation["value"] |= {"cold_rates": rates, "slot_greedy": True, "shipped_rates": False}
     return learning, evaluation
+
+
+def arm_episodes(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Episode settings of each arm's learning pass beyond the benchmark's own. v5 (issue 54,
+    point 4): the value arm starts each curriculum operator from its family's first rung where
+    the rung maps onto it (`episode.start_from_rung`), so that its bank ends the pass with
+    same-family, same-shape kernels and its decision with fresh evidence of the rung; `none` is
+    the static brief, untouched. The frozen evaluation never starts from a rung."""
+    if plan.get("design", "v3") == "v5" and "value" in plan["arms"]:
+        return {"value": {"start_from_rung": True}}
+    return {}
