@@ -138,6 +138,10 @@ def _warn_once(words: str) -> None:
     log.warning("sandbox_unconfined", detail=words)
 
 
+class WarmServerKilled(RuntimeError):
+    """The warm server died of a signal while it started, having written nothing."""
+
+
 class WarmServer:
     """One warm sandbox server (npu_pool.sandbox.warm_worker) per backend and environment, restarted if it dies."""
 
@@ -154,6 +158,18 @@ class WarmServer:
         return self.proc is not None and self.proc.poll() is None
 
     def start(self, timeout_s: float = 120.0) -> None:
+        """Start the server; once more when something outside killed it while it started (a
+        device actor restarted by Ray: Ray's sweep of a dead worker's children can reach a new
+        worker's fresh server, seen as SIGKILL within a second of its start)."""
+        for attempt in (1, 2):
+            try:
+                return self._start(timeout_s)
+            except WarmServerKilled as exc:
+                if attempt == 2:
+                    raise RuntimeError(f"the warm sandbox server did not start: {exc}") from None
+                log.warning("warm_server_killed_at_start", backend=self.backend, detail=str(exc))
+
+    def _start(self, timeout_s: float) -> None:
         self.stop()
         self.socket_path.unlink(missing_ok=True)
         cmd = [sys.executable, "-m", "npu_pool.sandbox.warm_worker", str(self.socket_path), self.backend]
@@ -167,7 +183,10 @@ class WarmServer:
         ready = _read_line(self.proc, timeout_s)
         if ready != "ready":
             tail = _tail(self.home / "server.log")
+            code = self.proc.poll()
             self.stop()
+            if code is not None and code < 0 and not tail:  # killed from outside before it said a word
+                raise WarmServerKilled(f"killed by signal {-code} before it was ready")
             raise RuntimeError(f"the warm sandbox server did not start: {tail[-600:] or 'no output'}")
         log.debug("warm_server_started", backend=self.backend, pid=self.proc.pid)
 

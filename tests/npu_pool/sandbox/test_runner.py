@@ -222,3 +222,43 @@ def test_a_client_killed_with_its_server_leaves_no_folder(tmp_path):
     while Path(home).exists() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not Path(home).exists()
+
+
+def test_a_server_killed_from_outside_while_it_starts_is_started_once_more(tmp_path, monkeypatch):
+    """What a Ray restart of a device actor did (test_pools' dead profiler): a sweep outside us
+    SIGKILLed the new actor's fresh server within a second. The first such death is retried;
+    two in a row are an error that says so."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from npu_pool.sandbox.runner import WarmServer
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    server = WarmServer("cpu", (), False)
+    killed: list[int] = []
+
+    def kill_first(times: int) -> None:
+        seen = None
+        while len(killed) < times:
+            proc = server.proc
+            if proc is not None and proc is not seen and proc.poll() is None:
+                seen = proc
+                os.kill(proc.pid, signal.SIGKILL)
+                killed.append(proc.pid)
+            time.sleep(0.002)
+
+    killer = threading.Thread(target=kill_first, args=(1,), daemon=True)
+    killer.start()
+    try:
+        server.start()
+        assert server.alive() and len(killed) == 1 and server.proc.pid != killed[0]
+    finally:
+        server.stop()
+    killed.clear()
+    killer = threading.Thread(target=kill_first, args=(2,), daemon=True)
+    killer.start()
+    with pytest.raises(RuntimeError, match="killed by signal 9 before it was ready"):
+        server.start()
+    server.stop()
