@@ -33,7 +33,8 @@ sys.path.insert(0, str(ROOT))
 from npu_pool.backends import backend_ready, get_backend  # noqa: E402
 from npu_pool.backends.cpu import _last_level_cache_bytes  # noqa: E402
 from npu_pool.config import HarnessConfig  # noqa: E402
-from npu_pool.sandbox.runner import network_namespace_available, warm_server  # noqa: E402
+from npu_pool.sandbox.confinement import network_namespace_available  # noqa: E402
+from npu_pool.sandbox.runner import warm_server  # noqa: E402
 from npu_pool.tasks.spec import load_task  # noqa: E402
 from npu_pool.verdict import Candidate, detect_format  # noqa: E402
 from npu_pool.verifier import evaluate  # noqa: E402

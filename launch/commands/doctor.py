@@ -79,7 +79,7 @@ def _configured_backend_check(settings: Settings) -> Callable[[], str]:
 
 def _sandbox_check(policy: str) -> Callable[[], str]:
     def check() -> str:
-        from npu_pool.sandbox.runner import check_confinement
+        from npu_pool.sandbox.confinement import check_confinement
 
         support = check_confinement(policy)  # raises under `require` where a part is missing
         words = f"files: {support['filesystem'] or 'NOT CONFINED'}; reads: {support['reads'] or 'NOT CONFINED'}; "

@@ -23,7 +23,7 @@ from launch.config import Settings
 
 def check_sandbox(settings: Settings) -> None:
     """Before any model call: refuse at once where candidates could not be confined."""
-    from npu_pool.sandbox.runner import SandboxUnavailable, check_confinement
+    from npu_pool.sandbox.confinement import SandboxUnavailable, check_confinement
 
     try:
         check_confinement(settings.harness.confinement)

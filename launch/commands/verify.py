@@ -59,7 +59,7 @@ def require_backend(name: str, candidate_format: str | None) -> None:
 
 def run_gates(args: argparse.Namespace, settings: Settings, profile: bool):
     from npu_pool.backends import BackendUnavailable
-    from npu_pool.sandbox.runner import SandboxUnavailable
+    from npu_pool.sandbox.confinement import SandboxUnavailable
     from npu_pool.verifier import HarnessInternalError, evaluate
 
     task, candidate = load_inputs(args, settings)

@@ -16,8 +16,15 @@ import ctypes
 import functools
 import os
 import platform
+import shutil
 import signal
+import subprocess
 from pathlib import Path
+from typing import Any
+
+import structlog
+
+log = structlog.get_logger("npu_pool.sandbox.confinement")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -187,3 +194,46 @@ def _children(parent: int) -> list[int]:
                 if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
                     found.append(int(entry.name))
         return found
+
+
+@functools.cache
+def network_namespace_available() -> bool:
+    """Whether `unshare -rn` (an unprivileged user + network namespace) works here."""
+    if shutil.which("unshare") is None:
+        return False
+    try:
+        return subprocess.run(["unshare", "-rn", "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def confinement_support() -> dict[str, Any]:
+    """What this platform offers to confine candidates (for `doctor` and every verdict)."""
+    abi = landlock_abi()
+    userns = network_namespace_available()
+    return {"filesystem": f"landlock (ABI {abi})" if abi else None,
+            "reads": "allow-list (landlock)" if abi else None,
+            "processes": "pid namespace" if userns else "subreaper (kills every descendant)",
+            "network": "network namespace" if userns else ("landlock: no TCP" if abi >= 4 else None)}
+
+
+class SandboxUnavailable(RuntimeError):
+    """The platform cannot confine candidates and harness.confinement is `require`."""
+
+
+def check_confinement(policy: str) -> dict[str, Any]:
+    """The support record; raises SandboxUnavailable under `require` where a part is missing."""
+    support = confinement_support()
+    if support["filesystem"] is None:
+        words = ("this kernel has no Landlock (Linux 5.13+ with landlock in the lsm= list): a candidate could "
+                 "read and write anywhere this user can (verdict text is still scrubbed of known secrets)")
+        if policy == "require":
+            raise SandboxUnavailable(words + "; set harness.confinement: warn (--set harness.confinement=warn) to run "
+                                     "without file-system confinement (reads and writes)")
+        _warn_once(words)
+    return support
+
+
+@functools.cache
+def _warn_once(words: str) -> None:
+    log.warning("sandbox_unconfined", detail=words)

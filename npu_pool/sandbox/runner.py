@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import functools
 import json
 import os
 import re
@@ -66,17 +65,6 @@ class WorkerRun:
     tree_limit: str | None = None  # "process_limit", "out_of_memory" or "host_out_of_memory" (the machine's limit)
 
 
-@functools.cache
-def network_namespace_available() -> bool:
-    """Whether `unshare -rn` (an unprivileged user + network namespace) works here."""
-    if shutil.which("unshare") is None:
-        return False
-    try:
-        return subprocess.run(["unshare", "-rn", "true"], capture_output=True, timeout=10).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
-
-
 def scrubbed_env(extra_allow: tuple[str, ...], work_dir: Path, cache_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k in ENV_ALLOW + extra_allow and not _SECRET_NAME.search(k)}
     env.update(
@@ -104,38 +92,6 @@ def _read_stage(path: Path, last: str) -> str:
         return path.read_text() or last
     except OSError:
         return last
-
-
-def confinement_support() -> dict[str, Any]:
-    """What this platform offers to confine candidates (for `doctor` and every verdict)."""
-    abi = confinement.landlock_abi()
-    userns = network_namespace_available()
-    return {"filesystem": f"landlock (ABI {abi})" if abi else None,
-            "reads": "allow-list (landlock)" if abi else None,
-            "processes": "pid namespace" if userns else "subreaper (kills every descendant)",
-            "network": "network namespace" if userns else ("landlock: no TCP" if abi >= 4 else None)}
-
-
-class SandboxUnavailable(RuntimeError):
-    """The platform cannot confine candidates and harness.confinement is `require`."""
-
-
-def check_confinement(policy: str) -> dict[str, Any]:
-    """The support record; raises SandboxUnavailable under `require` where a part is missing."""
-    support = confinement_support()
-    if support["filesystem"] is None:
-        words = ("this kernel has no Landlock (Linux 5.13+ with landlock in the lsm= list): a candidate could "
-                 "read and write anywhere this user can (verdict text is still scrubbed of known secrets)")
-        if policy == "require":
-            raise SandboxUnavailable(words + "; set harness.confinement: warn (--set harness.confinement=warn) to run "
-                                     "without file-system confinement (reads and writes)")
-        _warn_once(words)
-    return support
-
-
-@functools.cache
-def _warn_once(words: str) -> None:
-    log.warning("sandbox_unconfined", detail=words)
 
 
 class WarmServerKilled(RuntimeError):
@@ -247,10 +203,10 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
                extra_env: tuple[str, ...] = (), network_isolation: bool = True, policy: str = "require",
                node_lock: NodeLock | None = None, pid_namespace: bool = True) -> WorkerRun:
     """Run npu_pool.sandbox.worker on `request` in a child of the warm server; never raises for what
-    the candidate does (SandboxUnavailable if the platform cannot confine it under `require`).
+    the candidate does (confinement.SandboxUnavailable if the platform cannot confine it under `require`).
     `pid_namespace`: False where the backend's runtime fails in one (a subreaper sweeps instead)."""
-    support = check_confinement(policy)
-    isolate = network_isolation and network_namespace_available()
+    support = confinement.check_confinement(policy)
+    isolate = network_isolation and confinement.network_namespace_available()
     server = warm_server(request.backend, extra_env, isolate)
     server.ensure_started()  # before the folder: a server that knows no order could not remove it
     work_dir = Path(tempfile.mkdtemp(prefix=leftovers.own_prefix(leftovers.SANDBOX_PREFIX)))

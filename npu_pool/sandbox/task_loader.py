@@ -46,7 +46,7 @@ class _Loader:
 
     def __init__(self, memory_mb: int, process_limit: int):
         from npu_pool.sandbox import tree_limits
-        from npu_pool.sandbox.runner import network_namespace_available
+        from npu_pool.sandbox.confinement import network_namespace_available
 
         self.memory_mb = memory_mb
         env = {k: v for k, v in os.environ.items() if not _SECRET_NAME.search(k)}

@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 
 from npu_pool.backends import get_backend
-from npu_pool.sandbox.confinement import landlock_abi
 from npu_pool.paths import build_cache_dir
-from npu_pool.sandbox.runner import network_namespace_available
+from npu_pool.sandbox.confinement import landlock_abi, network_namespace_available
 from npu_pool.sandbox.tree_limits import create as _create_group
 from npu_pool.verdict import Candidate
 from npu_pool.verifier import sandboxed_gates
@@ -236,7 +235,7 @@ class ModelNew(torch.nn.Module):
 
 def test_without_landlock_require_refuses_and_warn_runs_saying_so(monkeypatch, relu_task):
     from npu_pool.sandbox import runner as sandbox
-    from npu_pool.sandbox.runner import SandboxUnavailable, check_confinement
+    from npu_pool.sandbox.confinement import SandboxUnavailable, check_confinement
 
     monkeypatch.setattr(sandbox.confinement, "landlock_abi", lambda: 0)
     with pytest.raises(SandboxUnavailable, match="harness.confinement=warn") as refused:
