@@ -22,18 +22,18 @@ from npu_pool.backends.ascendc import (
     load_launcher,
     render_ascendc_signature,
 )
-from npu_pool.backends.base import KernelBuildError
 from npu_pool.backends.ascendc_twin.backend import (
     NpuTwinBackend,
     launcher_translation_unit,
     summarize_build_errors,
 )
 from npu_pool.backends.ascendc_twin.build import first_error
+from npu_pool.backends.base import KernelBuildError
+from npu_pool.gates.profiler import MODELLED_TIMED_CALLS
 from npu_pool.paths import build_cache_dir
 from npu_pool.tasks.spec import load_task
 from npu_pool.verdict import Candidate
 from npu_pool.verifier import evaluate, verify
-
 from tests.npu_pool.harness_support import ROOT, SMALL_BYTES, SUITE, harness_config
 
 KERNELS = Path(__file__).resolve().parents[2] / "candidates" / "npu_twin"
@@ -386,9 +386,10 @@ def candidate(name: str) -> Candidate:
 
 
 def test_gates_in_the_sandbox(relu_task, built):
-    config = harness_config(backend="npu-twin", fit_max_bytes=SMALL_BYTES // 16, correctness_trials=3)
+    config = harness_config(backend="npu-twin", fit_max_bytes=SMALL_BYTES // 16, correctness_trials=3, timed_trials=20)
     verdict, report = evaluate(relu_task, candidate("relu_good"), config, profile=True)
     assert verdict.feasible, verdict
+    assert report.trials == MODELLED_TIMED_CALLS < config.timed_trials  # a modelled cost repeats: 3 calls, not 20
     assert verdict.sandbox["network_isolated"] and verdict.timings["compile_cached"] == 1.0
     assert report.timing == "modelled" and report.median_ms > 0 and report.baseline_eager_ms > 0
     assert report.hints[0].startswith("timing modelled by the Ascend C twin")
