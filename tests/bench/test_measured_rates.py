@@ -13,7 +13,8 @@ from bench.measured_rates import SHIPPED, derive, main
 
 RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
 RUNS = [RESULTS / "2026-12-02-qwen2.5-coder-1.5b-instruct-v4-cpu",
-        RESULTS / "2026-12-02-qwen2.5-coder-1.5b-instruct-v4-npu-twin"]
+        RESULTS / "2026-12-02-qwen2.5-coder-1.5b-instruct-v4-npu-twin",
+        RESULTS / "2026-12-03-qwen2.5-coder-1.5b-instruct-pilot-cpu"]  # a pilot adds option records, no rates
 
 
 def test_the_shipped_file_is_derived_from_the_published_screenings(tmp_path, capsys):
@@ -24,10 +25,12 @@ def test_the_shipped_file_is_derived_from_the_published_screenings(tmp_path, cap
     # v4's evaluations: the twin's scan example passed 4 of 32 (38_Cumprod), C's row-reduction example 0 of 32
     assert shipped["options"]["npu-twin/scan/fresh/example"] == [4, 32]
     assert shipped["options"]["cpu/row_reduction/fresh/example+ranked"] == [0, 32]
+    # the C pilot (bench/learning/pilot.py): the first rungs' fresh drafts, 4 a pilot operator
+    assert shipped["options"]["cpu/row_reduction/fresh/rung"] == [7, 8]
     # the same numbers as each run's own cold_rates.json (the value arm's, bench/learning/screening.py)
     from bench.learning.archive import unpack
 
-    for run in RUNS:
+    for run in RUNS[:2]:  # the screenings (a pilot has none)
         folder = tmp_path / run.name
         unpack(run, folder, only=["cold_rates.json"])
         for key, value in json.loads((folder / "cold_rates.json").read_text()).items():
