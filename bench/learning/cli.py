@@ -48,7 +48,7 @@ from bench.learning.plan import (
     resolve,
 )
 from bench.learning.publish import started_at_commit
-from bench.learning.resume import build_settings, model_meta, run_resumable
+from bench.learning.resume import bench_settings, build_settings, model_meta, run_resumable
 from bench.learning.reuse import lent_drafts
 from bench.learning.screening import (
     ThinBand,
@@ -109,28 +109,16 @@ def main(argv: list[str] | None = None) -> int:
                           "primary": TARGETS[args.design, args.backend].name, "eval_drafts": args.eval_drafts,
                           "iterations": args.iterations, "rule": rule.__dict__}))
         return 0
-    settings = _settings(args)
+    settings = design_settings(args)
     out.mkdir(parents=True, exist_ok=True)
     check_same_plan(out, plan)
     return run_resumable("learning", out, settings, lambda settings, model: run(args, plan, settings, out, model),
                          (CampaignError, FrozenBankChanged, ThinBand))
 
 
-def _settings(args: argparse.Namespace):
-    """The benchmark's settings: the kernel format in both domains (plain C; Ascend C on the
-    twin), as the local model's own settings say (an endpoint would otherwise get `auto`); a
-    --set given later wins. Refused when the backend cannot run here."""
-    from launch.logging import configure_logging
-    from npu_pool.backends import backend_status
-
-    available, why = backend_status(args.backend)
-    if not available:
-        raise SystemExit(f"bench.learning: backend {args.backend} cannot run here: {why}")
-    load_proof = LOAD_PROOF if getattr(args, "design", "v3") in COLD_RATE_DESIGNS else []
-    args.set = [f"harness.backend={args.backend}", "llm.candidate_format=kernel", *load_proof, *args.set]
-    settings = build_settings(args)
-    configure_logging(settings.log_json, settings.log_level)  # one line per attempt: progress
-    return settings
+def design_settings(args: argparse.Namespace):
+    """The benchmark's settings for the design on the command line: v4's and v5's load-proof limits."""
+    return bench_settings(args, LOAD_PROOF if getattr(args, "design", "v3") in COLD_RATE_DESIGNS else [])
 
 
 def run(args: argparse.Namespace, plan: dict[str, Any], settings, out: Path, model: dict[str, Any]) -> dict[str, Any]:
@@ -192,7 +180,7 @@ def learn_only(argv: list[str]) -> int:
         raise SystemExit(f"bench.learning learn: no task matches {args.tasks!r} in {suite}, or an arm is not one "
                          f"of {', '.join(ARMS)}")
     out = Path(args.out).expanduser().resolve()
-    settings = _settings(args)
+    settings = design_settings(args)
 
     def work(settings, model: dict[str, Any]) -> dict[str, Any]:
         LearningBenchmark(settings, out).learn(arms, tasks, args.iterations, args.seed)

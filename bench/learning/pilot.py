@@ -39,7 +39,7 @@ from bench.learning.publish import (
     publish_folder,
     started_at_commit,
 )
-from bench.learning.resume import model_meta, portable, run_resumable
+from bench.learning.resume import bench_settings, model_meta, portable, run_resumable
 from bench.learning.summary import compare, eval_figures
 
 PILOT_TASKS = Path(__file__).resolve().parent / "pilot_tasks"
@@ -178,17 +178,14 @@ def main(argv: list[str]) -> int:
                    "bench/results/ (a complete pilot only)")
     args = p.parse_args(argv)
     out = Path(args.out).expanduser().resolve()
-    from bench.learning.cli import _settings
-
     if args.summary_so_far:
         plan = plan_in(out)
         args.backend = plan["backend"]
-        print(json.dumps(summarise(out, plan, model_meta(_settings(args)), args.publish)))
+        print(json.dumps(summarise(out, plan, model_meta(bench_settings(args)), args.publish)))
         return 0
     if args.drafts < 1:
         raise SystemExit("bench.learning pilot: --drafts >= 1")
-    args.set = [*LOAD_PROOF, *args.set]  # the load-proof limits of v4 and v5: a busy machine is no verdict
-    settings = _settings(args)
+    settings = bench_settings(args, LOAD_PROOF)  # v4's and v5's limits: a busy machine is no verdict
     out.mkdir(parents=True, exist_ok=True)
     entry = plan_entry(args.backend, args.drafts, args.seed)
     path = out / "plan.json"

@@ -37,6 +37,23 @@ def build_settings(args: argparse.Namespace):
     return load_settings(None, overrides)
 
 
+def bench_settings(args: argparse.Namespace, load_proof: list[str] | None = None):
+    """The benchmark's settings: the kernel format in both domains (plain C; Ascend C on the
+    twin), as the local model's own settings say (an endpoint would otherwise get `auto`), and
+    `load_proof` (plan.LOAD_PROOF where the design asks for it); a --set given later wins.
+    Refused when the backend cannot run here."""
+    from launch.logging import configure_logging
+    from npu_pool.backends import backend_status
+
+    available, why = backend_status(args.backend)
+    if not available:
+        raise SystemExit(f"bench.learning: backend {args.backend} cannot run here: {why}")
+    args.set = [f"harness.backend={args.backend}", "llm.candidate_format=kernel", *(load_proof or []), *args.set]
+    settings = build_settings(args)
+    configure_logging(settings.log_json, settings.log_level)  # one line per attempt: progress
+    return settings
+
+
 def portable(path: Path) -> str:
     """The suite as recorded in plan.json: relative to the repository when inside it, so a
     results folder resumes on another checkout."""

@@ -15,7 +15,7 @@ import pytest
 from actors.messages import EpisodeResult
 from bench.learning.archive import unpack
 from bench.learning.checkpoint import checkpoint, drop_checkpoints
-from bench.learning.cli import _settings, main
+from bench.learning.cli import design_settings, main
 from bench.learning.plan import (
     LOAD_PROOF,
     TARGETS,
@@ -112,12 +112,12 @@ def test_v4_records_its_design_and_sets_limits_that_load_cannot_trip(tmp_path):
     assert json.loads((tmp_path / "plan.json").read_text())["design"] == "v4" and plan_in(tmp_path)["design"] == "v4"
     with pytest.raises(SystemExit, match="another plan"):  # a v3 command cannot resume a v4 folder
         check_same_plan(tmp_path, plan_of(parse_args(["--backend", "cpu"])))
-    settings = _settings(args)
+    settings = design_settings(args)
     assert settings.llm.timeout_s == 7200 and settings.harness.compile_timeout_s == 3600
     assert settings.harness.call_time_limit_min_s == 300 and settings.local_llm.startup_timeout_s == 3600
     assert settings.harness.run_timeout_s == 7000  # a --set given on the command line wins
     assert all(entry.split("=")[0].split(".")[0] in ("llm", "harness", "local_llm") for entry in LOAD_PROOF)
-    assert _settings(parse_args(["--backend", "cpu"])).llm.timeout_s == 120  # v3 as it ran
+    assert design_settings(parse_args(["--backend", "cpu"])).llm.timeout_s == 120  # v3 as it ran
 
 
 def test_the_v4_dry_run_compares_value_with_none_in_both_domains(capsys):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.learning.cli import _settings, main
+from bench.learning.cli import design_settings, main
 from bench.learning.learning_pass import LearningBenchmark
 from bench.learning.plan import TARGETS, parse_args, plan_of
 from bench.learning.reuse import reusable_screening
@@ -51,7 +51,7 @@ def test_v5_gives_the_value_arm_v4s_memory_and_a_learning_pass_from_the_rungs(tm
     assert learning["value"]["cold_rates"]["cpu/elementwise/4_ReLU"] == [1, 3] and evaluation["value"]["slot_greedy"]
     assert arm_episodes(plan) == {"value": {"start_from_rung": True}}  # none untouched
     assert arm_episodes({**plan, "design": "v4"}) == {}  # v4 as it ran
-    settings = _settings(parse_args(["--design", "v5", "--backend", "cpu"]))
+    settings = design_settings(parse_args(["--design", "v5", "--backend", "cpu"]))
     assert settings.llm.timeout_s == 7200  # v4's load-proof limits
 
 
@@ -77,7 +77,7 @@ def test_the_v5_value_arms_learning_pass_starts_each_operator_from_its_rung(tmp_
     plan = {"design": "v5", "backend": "cpu", "arms": ["none", "value"], "pool": [SUITE / "4_ReLU.py"]}
     with OpenAITestServer() as server:
         server.responder = CopyingAgent()
-        settings = _settings(parse_args([*FAST, "--set", f"harness.build_cache_dir={cache_root() / 'test-build'}",
+        settings = design_settings(parse_args([*FAST, "--set", f"harness.build_cache_dir={cache_root() / 'test-build'}",
                                          "--set", "episode.lessons=false", "--design", "v5", "--llm-base-url",
                                          server.base_url, "--llm-model", server.model]))
         bench = LearningBenchmark(settings, tmp_path / "results")
