@@ -151,6 +151,7 @@ def render(meta: dict[str, Any], figures: dict[str, Any], by_family: dict[str, A
 
 def _publish(out: Path, plan: dict[str, Any], meta: dict[str, Any]) -> None:
     from bench.learning.archive import pack
+    from bench.learning.checkpoint import drop_checkpoints
 
     results = REPOSITORY / "bench" / "results"
     name = f"{meta['date'][:10]}-{str(meta['model'].get('name')).replace('/', '_')}-pilot-{plan['backend']}"
@@ -161,6 +162,7 @@ def _publish(out: Path, plan: dict[str, Any], meta: dict[str, Any]) -> None:
     for file in ("summary.md", "summary.json"):
         shutil.copyfile(out / file, target / file)
     pack(out, target, portable(out))
+    drop_checkpoints(results, out, "pilot", plan["backend"])  # the whole pilot supersedes its checkpoints
     print(f"[learning] pilot published: {target}", file=sys.stderr)
 
 
