@@ -139,7 +139,7 @@ class WarmServer:
         ready = _read_line(self.proc, timeout_s)
         if ready != "ready":
             tail = _tail(self.home / "server.log")
-            code = self.proc.poll()
+            code = _exit_code_soon(self.proc)
             self.stop()
             if code is not None and code < 0 and not tail:  # killed from outside before it said a word
                 raise WarmServerKilled(f"killed by signal {-code} before it was ready")
@@ -341,6 +341,15 @@ def _kill_pid_group(pid: int) -> None:
 def _read_line(proc: subprocess.Popen, timeout_s: float) -> str:
     ready, _, _ = select.select([proc.stdout], [], [], timeout_s)
     return proc.stdout.readline().decode().strip() if ready else ""
+
+
+def _exit_code_soon(proc: subprocess.Popen, wait_s: float = 2.0) -> int | None:
+    """The exit code of a process whose output just ended; a killed process closes its pipe a
+    moment before it can be reaped, so poll() alone can still say it runs."""
+    try:
+        return proc.wait(timeout=wait_s)
+    except subprocess.TimeoutExpired:
+        return None
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

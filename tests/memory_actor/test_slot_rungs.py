@@ -33,7 +33,8 @@ def request(start: str | None = None, context: str = "fresh") -> RetrievalReques
 
 
 def test_the_bank_lists_the_rung_beside_the_example_and_a_start_shows_it_alone(memory_config):
-    bank = MemoryBank(memory_config(retrieval="value", cold_rates={"cpu/elementwise": [9, 10]}))
+    # no shipped option records: this is about an option no draft has tried yet
+    bank = MemoryBank(memory_config(retrieval="value", cold_rates={"cpu/elementwise": [9, 10]}, shipped_rates=False))
     rung_id, example_id = bank.add([rung(), example()])
     retrieval = bank.retrieve(request())
     options = {c.key: (c.kind, c.option) for c in retrieval.slot.candidates}
