@@ -20,11 +20,11 @@ import structlog
 
 from npu_pool.backends import Backend, get_backend
 from npu_pool.config import HarnessConfig
-from npu_pool.sandbox.exit_status import describe_exit
-from npu_pool.sandbox.leftovers import SANDBOX_PREFIX
 from npu_pool.node_gate import NodeLock
 from npu_pool.paths import build_cache_dir
 from npu_pool.protocol import WorkerLimits, WorkerRequest
+from npu_pool.sandbox.exit_status import describe_exit
+from npu_pool.sandbox.leftovers import SANDBOX_PREFIX
 from npu_pool.sandbox.runner import WorkerRun, run_worker
 from npu_pool.tasks.spec import TaskSpec
 from npu_pool.verdict import Candidate, ProfileReport, Verdict

@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -57,7 +58,7 @@ def pace_s(run_dirs: list[Path]) -> float | None:
             except (ValueError, KeyError, TypeError):
                 continue  # a line being written
     latest = sorted(stamps)[-(_PACE_OF + 1):]
-    gaps = [b - a for a, b in zip(latest, latest[1:])]
+    gaps = [b - a for a, b in pairwise(latest)]
     return round(median(gaps), 1) if len(gaps) >= 2 else None
 
 
@@ -69,6 +70,12 @@ def progress(out: Path) -> dict[str, Any]:
     arms, arms_dir = plan["arms"], out / "arms"
     screening = _read(out / "screening.json")
     state: dict[str, Any] = {"results": str(out), "design": plan.get("design", "v3"), "backend": plan["backend"]}
+    if state["design"] == "pilot":  # no screening, no learning pass: drafts of each arm on its pool
+        passes = sorted(arms_dir.glob("eval-*"))
+        planned = len(arms) * len(plan["pool"]) * plan["eval_drafts"]
+        evaluated = sum(operators_done(d) for d in passes)
+        return {**state, "step": "complete" if evaluated >= planned else "drafting", "evaluation_drafts": evaluated,
+                "evaluation_planned": planned, "pace_s": pace_s(passes) if evaluated < planned else None}
     if screening is None:
         passes = sorted(arms_dir.glob("screen-d*"))
         drafted = sum(operators_done(d) for d in passes)
@@ -93,6 +100,11 @@ def line(state: dict[str, Any]) -> str:
     head = f"{state['design']} {state['backend']}: {state['step']}"
     pace = state.get("pace_s")
     lately = f"; lately {pace:.0f} s an attempt" if pace else ""
+    if state["design"] == "pilot":
+        left = state["evaluation_planned"] - state["evaluation_drafts"]
+        if pace:
+            lately += f", about {left * pace / 3600:.1f} h left at that pace"
+        return f"{head}, {state['evaluation_drafts']}/{state['evaluation_planned']} drafts{lately}"
     if "learning" not in state:
         return f"{head}, {state.get('screening_drafts', 0)} screening drafts of its own{lately}"
     learning = ", ".join(f"{arm} {done}" for arm, done in state["learning"].items())

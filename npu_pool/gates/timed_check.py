@@ -30,8 +30,8 @@ from typing import Any
 
 import torch
 
-from npu_pool.gates import correctness
 from npu_pool.backends.base import DevicePeaks
+from npu_pool.gates import correctness
 from npu_pool.protocol import WorkerOutcome
 from npu_pool.tasks.sizing import as_output_list
 

@@ -40,9 +40,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from npu_pool.paths import cache_root
 from npu_pool.sandbox import confinement
 from npu_pool.sandbox.leftovers import WARM_PREFIX
-from npu_pool.paths import cache_root
 from npu_pool.sandbox.read_allow import accelerator_nodes, read_allow_list
 
 
@@ -84,10 +84,10 @@ def _preload(backend: str) -> None:
     _import_without_driver("torch.utils.cpp_extension")
 
     from npu_pool import build_cache  # noqa: F401
+    from npu_pool.backends import REGISTRY, get_backend
     from npu_pool.gates import correctness, profiler  # noqa: F401
     from npu_pool.sandbox import worker  # noqa: F401
     from npu_pool.tasks import sizing  # noqa: F401
-    from npu_pool.backends import REGISTRY, get_backend
 
     if backend == "cpu":
         cpu = get_backend(backend)

@@ -158,8 +158,8 @@ class Worker:
         import torch
 
         from npu_pool import build_cache
-        from npu_pool.gates import correctness
         from npu_pool.backends import get_backend
+        from npu_pool.gates import correctness
         from npu_pool.tasks.sizing import exec_task
 
         backend = get_backend(req.backend)

@@ -29,7 +29,6 @@ from npu_pool.backends.ascendc import (
     make_ascend_module,
     render_ascendc_signature,
 )
-from npu_pool.backends.base import Backend, DevicePeaks, KernelBuildError, Timer, ToolchainMissing
 from npu_pool.backends.ascendc_twin.build import (
     BUILD_TIMEOUT_S,
     DEFAULT_SOC,
@@ -57,6 +56,7 @@ from npu_pool.backends.ascendc_twin.direct import (
     rewrite_launches,
 )
 from npu_pool.backends.ascendc_twin.timing import ModelledTimer, charge_unseen_traffic, peak_gflops
+from npu_pool.backends.base import Backend, DevicePeaks, KernelBuildError, Timer, ToolchainMissing
 from npu_pool.build_cache import cached_library, compiler_identity
 
 if TYPE_CHECKING:

@@ -247,3 +247,17 @@ def test_the_progress_line_gives_the_latest_pace_and_what_is_left_at_it(tmp_path
     state = {"design": "v4", "backend": "cpu", "step": "evaluation", "learning": {"none": "12/12 done"},
              "evaluation_drafts": 264, "evaluation_planned": 384, "pace_s": 30.0}
     assert line(state).endswith("evaluation 264/384 drafts; lately 30 s an attempt, about 1.0 h left at that pace")
+
+
+def test_a_pilot_folder_is_read_as_drafts_of_its_arms(tmp_path):
+    """A pilot (bench/learning/pilot.py) has no screening and no learning pass: its line counts
+    the arms' drafts against the plan's, not "screening"."""
+    (tmp_path / "plan.json").write_text(json.dumps({"design": "pilot", "backend": "npu-twin", "arms": ["none", "rung"],
+                                                    "pool": ["p1", "p2", "p3"], "eval_drafts": 2}))
+    for run, ops in (("eval-none-d0", ["p1", "p2", "p3"]), ("eval-rung-d0", ["p1"])):
+        (tmp_path / "arms" / run).mkdir(parents=True)
+        (tmp_path / "arms" / run / "summary.json").write_text(json.dumps(
+            {"operators": [{"task": op, "stopped_by": "budget"} for op in ops] + [{"task": "p9", "stopped_by": "interrupted"}]}))
+    state = progress(tmp_path)
+    assert (state["step"], state["evaluation_drafts"], state["evaluation_planned"]) == ("drafting", 4, 12)
+    assert line(state) == "pilot npu-twin: drafting, 4/12 drafts"

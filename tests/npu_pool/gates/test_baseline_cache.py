@@ -11,12 +11,12 @@ import pytest
 import torch
 
 from npu_pool import harness_cache
-from npu_pool.gates import profiler
-from npu_pool.sandbox import runner as sandbox
 from npu_pool.backends import get_backend
 from npu_pool.backends.base import DevicePeaks
-from npu_pool.sandbox.confinement import landlock_abi
+from npu_pool.gates import profiler
 from npu_pool.gates.infra_faults import fault_of, is_fault_text
+from npu_pool.sandbox import runner as sandbox
+from npu_pool.sandbox.confinement import landlock_abi
 from npu_pool.tasks.sizing import exec_task
 from npu_pool.tasks.spec import load_task
 from npu_pool.verifier import evaluate

@@ -8,12 +8,11 @@ import random
 import pytest
 import torch
 
-from npu_pool.gates import profiler
 from npu_pool.backends import get_backend
 from npu_pool.backends.base import DevicePeaks
+from npu_pool.gates import profiler
 from npu_pool.gates.profiler import stats
 from npu_pool.gates.roofline import peaks_path
-from npu_pool.tasks.sizing import exec_task
 from npu_pool.gates.timed_check import (
     ChangedUnderTiming,
     TimedCheck,
@@ -21,6 +20,7 @@ from npu_pool.gates.timed_check import (
     output_problem,
     reference_outputs,
 )
+from npu_pool.tasks.sizing import exec_task
 from npu_pool.verifier import evaluate
 
 from ..harness_support import fixture_candidate, fixture_task, harness_config

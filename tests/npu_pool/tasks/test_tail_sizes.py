@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from npu_pool.tasks.tail_sizes import awkward, describe, largest_prime_at_most
 from npu_pool.tasks.spec import load_task
+from npu_pool.tasks.tail_sizes import awkward, describe, largest_prime_at_most
 from npu_pool.verdict import Candidate
 from npu_pool.verifier import verify
 

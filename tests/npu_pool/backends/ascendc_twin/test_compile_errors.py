@@ -12,7 +12,12 @@ from typing import NamedTuple
 
 import pytest
 
-from tests.npu_pool.backends.ascendc_twin.twin_support import BUILD_CACHE, INCLUDE, compiler_version, headers_digest
+from tests.npu_pool.backends.ascendc_twin.twin_support import (
+    BUILD_CACHE,
+    INCLUDE,
+    compiler_version,
+    headers_digest,
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 

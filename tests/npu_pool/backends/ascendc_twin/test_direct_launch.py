@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from npu_pool.backends.base import KernelBuildError
 from npu_pool.backends.ascendc_twin.direct import direct_glue, is_direct_program, rewrite_launches
+from npu_pool.backends.base import KernelBuildError
 from npu_pool.tasks.spec import load_task
 from tests.npu_pool.harness_support import SUITE
 

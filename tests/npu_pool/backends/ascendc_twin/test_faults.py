@@ -8,7 +8,12 @@ import re
 import numpy as np
 import pytest
 
-from tests.npu_pool.backends.ascendc_twin.twin_support import KERNELS, kernel_files, make_tiling, marked_line
+from tests.npu_pool.backends.ascendc_twin.twin_support import (
+    KERNELS,
+    kernel_files,
+    make_tiling,
+    marked_line,
+)
 
 WRONG = kernel_files(KERNELS / "faults")
 BLOCKS = {"block_overlap": 2, "block_race": 2, "sync_all": 2}

@@ -11,8 +11,16 @@ import numpy as np
 import pytest
 
 from tests.npu_pool.backends.ascendc_twin.twin_support import (
-    KERNELS, TwinLibrary, finish_build, kernel_files, make_tiling, marked_line, start_build, unit_from_file,
-    BUILD_CACHE)
+    BUILD_CACHE,
+    KERNELS,
+    TwinLibrary,
+    finish_build,
+    kernel_files,
+    make_tiling,
+    marked_line,
+    start_build,
+    unit_from_file,
+)
 
 HAZARDS = kernel_files(KERNELS / "hazards")
 BLOCKS = {"gather_in_first_block": 4, "gather_in_last_block": 4, "scalar_write_cached": 4, "workspace_shared_slot": 2}

@@ -12,7 +12,6 @@ import pytest
 
 from npu_pool import harness_cache
 from npu_pool.backends.ascendc_twin.backend import NpuTwinBackend
-
 from tests.npu_pool.harness_support import ROOT
 
 

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from npu_pool.backends import get_backend
-from npu_pool.backends.base import KernelBuildError
 from npu_pool.backends.ascendc_twin.build import op_dtype_macros
+from npu_pool.backends.base import KernelBuildError
 from npu_pool.paths import build_cache_dir
 from npu_pool.tasks.spec import load_task
 from tests.npu_pool.harness_support import SUITE, harness_config

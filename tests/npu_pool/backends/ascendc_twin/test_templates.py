@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.npu_pool.suite_support import ATOL, RTOL
 from tests.npu_pool.backends.ascendc_twin.twin_support import run_template
+from tests.npu_pool.suite_support import ATOL, RTOL
 
 FAMILIES = ["example_elementwise", "example_row_reduction", "example_softmax_norm", "example_matmul",
             "example_window", "example_scan", "example_conv"]  # the family examples (issue 41)
