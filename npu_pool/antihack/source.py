@@ -23,7 +23,7 @@ from npu_pool.antihack.preprocessed import check_expanded, needs_expansion
 _TOKEN_RULES: list[tuple[str, str, tuple[str, ...]]] = [
     ("process", "starting processes is not allowed in a kernel", (
         "fork", "vfork", "execv", "execve", "execvp", "execvpe", "execl", "execlp", "execle",
-        "popen", "posix_spawn", "posix_spawnp", "waitpid", "ptrace", "prctl", "syscall")),
+        "execveat", "fexecve", "popen", "posix_spawn", "posix_spawnp", "waitpid", "ptrace", "prctl", "syscall")),
     ("network", "network access is not allowed in a kernel", (
         "socket", "getaddrinfo", "gethostbyname", "inet_pton", "inet_addr", "sendto", "recvfrom",
         "curl_easy_init", "curl_easy_perform")),
@@ -40,7 +40,8 @@ _TOKEN_RULES: list[tuple[str, str, tuple[str, ...]]] = [
         "unlink", "unlinkat", "rmdir", "mkdir", "chmod", "ftruncate", "symlink", "ifstream",
         "ofstream", "fstream", "filebuf", "basic_ifstream", "basic_ofstream", "basic_fstream", "basic_filebuf",
         "open64", "openat64", "creat64", "pread", "pread64", "preadv", "readv", "pwrite", "pwrite64", "pwritev",
-        "writev", "sendfile", "open_by_handle_at")),
+        "writev", "sendfile", "open_by_handle_at", "name_to_handle_at", "freopen64", "openat2", "open_tree",
+        "memfd_create")),
     ("thread", "threads are not allowed (work must run where the harness times it); use OpenMP on CPU", (
         "pthread_create", "pthread_detach", "jthread", "thrd_create")),
     ("signal", "signal handlers and signals are not allowed in a kernel", (

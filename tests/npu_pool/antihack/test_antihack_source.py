@@ -36,6 +36,12 @@ KERNEL_HEAD = '#include <cstdint>\nextern "C" void kernel(const float* x, float*
     ("}\n#include <torch/extension.h>\ntorch::Tensor g(torch::Tensor a) { auto o = torch::empty_like(a); o -= a; return -o;", "torch_compute"),
     ("std::thread t([]{}); t.join();", "thread"),
     ("pthread_t t; pthread_create(&t, 0, 0, 0);", "thread"),
+    # found by the hostile re-probe (issue 55): names beside the public ones
+    ("FILE* f = freopen64(\"/etc/passwd\", \"r\", stdin);", "file_access"),
+    ("execveat(3, \"\", 0, 0, 0x1000);", "process"),
+    ("int fd = memfd_create(\"k\", 0); fexecve(fd, 0, 0);", "process"),
+    ("int fd = open_tree(-100, \"/\", 1);", "file_access"),
+    ("struct open_how h{}; int fd = openat2(-100, \"/etc/passwd\", &h, sizeof h);", "file_access"),
 ])
 def test_kernel_source_rules(body, rule):
     findings = check_kernel_source(KERNEL_HEAD + body + "\n}\n", "cpp")
