@@ -24,8 +24,8 @@ case "$design" in
     v4) commit=78b97cb              # every v4 attempt ran here (docs: "v4 runs: where they stand")
         started=2026-11-28          # the checkpoints' date
         source_design=v3 ;;         # the folder whose screening it takes whole
-    v5) commit=V5_COMMIT            # every v5 attempt runs here (docs: "v5 runs: where they stand")
-        started=V5_STARTED
+    v5) commit=52454d8              # every v5 attempt runs here (docs: "v5 runs: where they stand")
+        started=2026-12-03
         source_design=v4 ;;
     *) sed -n 2,18p "$0"; exit 2 ;;
 esac
