@@ -14,7 +14,8 @@ from bench.measured_rates import SHIPPED, derive, main
 RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
 RUNS = [RESULTS / "2026-12-02-qwen2.5-coder-1.5b-instruct-v4-cpu",
         RESULTS / "2026-12-02-qwen2.5-coder-1.5b-instruct-v4-npu-twin",
-        RESULTS / "2026-12-03-qwen2.5-coder-1.5b-instruct-pilot-cpu"]  # a pilot adds option records, no rates
+        RESULTS / "2026-12-03-qwen2.5-coder-1.5b-instruct-pilot-cpu",  # a pilot adds option records, no rates
+        RESULTS / "2026-12-03-qwen2.5-coder-1.5b-instruct-pilot-npu-twin"]
 
 
 def test_the_shipped_file_is_derived_from_the_published_screenings(tmp_path, capsys):
@@ -27,6 +28,7 @@ def test_the_shipped_file_is_derived_from_the_published_screenings(tmp_path, cap
     assert shipped["options"]["cpu/row_reduction/fresh/example+ranked"] == [0, 32]
     # the C pilot (bench/learning/pilot.py): the first rungs' fresh drafts, 4 a pilot operator
     assert shipped["options"]["cpu/row_reduction/fresh/rung"] == [7, 8]
+    assert shipped["options"]["npu-twin/elementwise/fresh/rung"] == [4, 8]  # the twin pilot: none had 0 of 8
     # the same numbers as each run's own cold_rates.json (the value arm's, bench/learning/screening.py)
     from bench.learning.archive import unpack
 
