@@ -356,23 +356,27 @@ def test_a_users_first_ascend_c_draft_on_a_fresh_bank(memory_config):
     bank holds the twin's bundle; the first draft's decision spends nothing measuring a cold rate
     (the default model's shipped 0 of 36 is bare's prior), lists the family's bundle examples as
     options, and starts the elementwise example (and its ranked variant) from its published 0 of 32
-    (below bare), every option nobody published at bare's posterior."""
+    (below bare) and the first rung from the twin pilot's 4 of 8 (well above bare)."""
     bank = MemoryBank(memory_config(retrieval="value"))
     items = bundle_items("npu-twin")
     vectors = unit_vectors(len(items), seed=3)
     bank.add([item.model_copy(update={"embedding": vector.tolist()}) for item, vector in zip(items, vectors, strict=True)])
     slot = SlotRequest(task_id="4_ReLU", family="elementwise", shape="GM_ADDR,GM_ADDR,GM_ADDR", context="fresh",
-                       example="example_elementwise")
+                       example="example_elementwise", rung="rung_elementwise")
     retrieval = bank.retrieve(RetrievalRequest(query="relu", stage="draft", backend="npu-twin", seed=0,
                                                query_embedding=QUERY.tolist(), family="elementwise", slot=slot))
     choice = retrieval.slot
     assert choice.reason == "thompson"
     examples = [c for c in choice.candidates if c.kind == "example"]
-    assert examples and {bank.items[c.key].name for c in examples} >= {"example_elementwise"}
+    assert examples and {bank.items[c.key].name for c in examples} >= {"example_elementwise", "rung_elementwise"}
     options = {o.key: o for o in choice.options}
     assert options["bare"].prior == pytest.approx((1, 9))  # slot prior with 0 of 36 counted as 8 drafts
     assert options["example"].mean < options["bare"].mean
     assert options["example+ranked"].mean < options["bare"].mean  # it starts where the example's evidence put it
+    # bare's prior plus 4 of 8: mean 0.28 against 0.10, better than bare in about 9 of 10 draws
+    assert options["rung"].prior == pytest.approx((5, 13)) and options["rung"].better > 0.85
+    assert options["rung+ranked"].mean == pytest.approx(options["rung"].mean)  # X+ranked starts where X is
+    assert (choice.kind, choice.option) in {("example", "rung"), ("example", "rung+ranked")}  # this seed's draw
     bank.close()
 
 
