@@ -47,6 +47,11 @@ class LocalLLMConfig(BaseModel):
                                  "previous request)")
     prompt_lookup_tokens: int = Field(0, ge=0, description="prompt-lookup decoding: tokens drafted from the prompt "
                                       "per step (the server's draft_model); 0: off")
+    # llama-cpp-python derives each request's sampling seed from the previous one, starting at the
+    # server's seed: a fresh server's first reply is the same in every run with the same prompt.
+    seed: int | None = Field(None, ge=0, lt=2**32, description="the model server's sampling seed; its replies follow "
+                             "from it, so one seed gives the same drafts run after run; default: the server's own "
+                             "(fixed), another seed gives other drafts")
     startup_timeout_s: float = Field(300.0, gt=0, description="how long the server may take to answer")
     server_module: str = Field("llama_cpp.server", description="Python module run as the server (python -m)")
 

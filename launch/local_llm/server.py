@@ -63,6 +63,8 @@ def server_args(config: LocalLLMConfig, spec: LocalModelSpec, model_path: Path, 
     args += ["--logits_all", str(config.logits_all).lower()]
     if config.prompt_cache_mb:
         args += ["--cache", "true", "--cache_type", "ram", "--cache_size", str(config.prompt_cache_mb << 20)]
+    if config.seed is not None:
+        args += ["--seed", str(config.seed)]
     if config.prompt_lookup_tokens:  # llama-cpp-python then keeps every logit regardless (logits_all)
         args += ["--draft_model", "prompt-lookup-decoding", "--draft_model_num_pred_tokens", str(config.prompt_lookup_tokens)]
     return args

@@ -26,7 +26,7 @@ STANDIN_SOURCE = textwrap.dedent('''
 
     parser = argparse.ArgumentParser()
     for flag in ("--model", "--model_alias", "--host", "--port", "--n_threads", "--n_threads_batch", "--n_ctx", "--chat_format",
-                 "--logits_all", "--cache", "--cache_type", "--cache_size", "--draft_model", "--draft_model_num_pred_tokens"):
+                 "--logits_all", "--cache", "--cache_type", "--cache_size", "--draft_model", "--draft_model_num_pred_tokens", "--seed"):
         parser.add_argument(flag)
     args = parser.parse_args()
     mode = os.environ.get("STANDIN_MODE", "ready")

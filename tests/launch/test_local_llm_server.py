@@ -244,6 +244,17 @@ def test_speed_levers_reach_the_server_command_line(standin):
     assert argv["draft_model"] == "prompt-lookup-decoding" and argv["draft_model_num_pred_tokens"] == "8"
 
 
+def test_a_sampling_seed_reaches_the_server_only_when_set(standin):
+    """The server's own seed by default (a fresh server's first reply is the same run after run);
+    `local_llm.seed` gives another sequence of replies."""
+    with local_llm_server(load_settings()):
+        pass
+    assert json.loads((standin / "argv.json").read_text())["seed"] is None
+    with local_llm_server(load_settings(overrides={"local_llm": {"seed": 3}})):
+        pass
+    assert json.loads((standin / "argv.json").read_text())["seed"] == "3"
+
+
 def test_a_busy_model_server_of_another_run_keeps_its_threads(standin, monkeypatch):
     """Another run's server (a real process whose command line serves the same module) holds 2
     of 4 cores: this one takes the 2 left instead of all 4, and says so; a set value still wins."""
