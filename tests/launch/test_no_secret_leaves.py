@@ -26,22 +26,25 @@ from tests.launch.test_run_command import FAST_HARNESS
 ROOT = Path(__file__).resolve().parents[2]
 
 # Past the static gate (a warning for <unistd.h> only), as a prompt-injected model could write it.
-# The file is reopened onto stdin with `freopen64` and read with `fgets`: the gate rejects `open`,
-# `read`, `fopen` and glibc's own spellings of them (`__open_2`, `__read_chk`, ...; npu_pool/antihack/
-# source.py, own_names.py), but cannot list every libc entry point (docs/antihack.md, "Known
-# limits"), so the read confinement has to stop a kernel that the static gate lets through. If the
-# gate learns this spelling too, this test needs another one it does not know.
+# The file is opened with glibc's mount-table reader `setmntent` (an fopen of any path) and read
+# with `fgets`: the gate rejects `open`, `read`, `fopen`, `freopen64` and glibc's own spellings of
+# them (`__open_2`, `__read_chk`, ...; npu_pool/antihack/source.py, own_names.py), but cannot list
+# every libc entry point that opens a file (docs/antihack.md, "Known limits"), so the read
+# confinement has to stop a kernel that the static gate lets through. If the gate learns this
+# spelling too, this test needs another one it does not know (it used `freopen64` until the gate
+# learnt it, 2026-12-03).
 HOSTILE = """```cpp
 #include <cerrno>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <cstdio>
-extern "C" FILE* freopen64(const char*, const char*, FILE*);
+extern "C" FILE* setmntent(const char*, const char*);
 static std::string slurp(const char* path) {
-    if (freopen64(path, "r", stdin) == nullptr) return "unreadable:" + std::to_string(errno);
+    FILE* file = setmntent(path, "r");
+    if (file == nullptr) return "unreadable:" + std::to_string(errno);
     char buf[256] = {0};
-    const bool got = fgets(buf, sizeof(buf), stdin) != nullptr;
+    const bool got = fgets(buf, sizeof(buf), file) != nullptr;
     return got ? std::string(buf) : std::string();
 }
 extern "C" void kernel(SIGNATURE) {
