@@ -3,8 +3,9 @@ values and visits); durability comes from LanceDB: items are written when added,
 and retrieval context is appended to the log table, and the log is folded into the items table
 in batches. A restarted bank rebuilds its memory from the items table plus the log.
 
-Opening a bank (the writer's lease or read-only, the embedder check) is in bank_open.py; the
-durable log (replay, group commit, folds, compaction) is in journal.py.
+Opening a bank (the writer's lease or read-only, the embedder check) is in bank_open.py;
+retrieval (phase 1 and 2, the slot decision, the API items) in bank_retrieval.py; the durable log
+(replay, group commit, folds, compaction) in journal.py.
 """
 
 from __future__ import annotations
@@ -18,33 +19,17 @@ import structlog
 
 from memory_actor.api_lookup import ApiNameIndex
 from memory_actor.bank_open import open_store, stored_items
+from memory_actor.bank_retrieval import BankRetrieval
 from memory_actor.config import MemoryConfig
 from memory_actor.disk.bank_errors import open_failure
 from memory_actor.embeddings import Embedder, embedder_identity, make_embedder
 from memory_actor.index import STAGE_ROW, VectorIndex
-from memory_actor.items import MemoryItem, items_to_arrow, new_id, utc_now
+from memory_actor.items import MemoryItem, items_to_arrow, utc_now
 from memory_actor.journal import BankJournal
-from memory_actor.messages import (
-    BankStats,
-    Retrieval,
-    RetrievalRequest,
-    UpdateAck,
-    ValueUpdate,
-)
+from memory_actor.messages import BankStats, UpdateAck, ValueUpdate
 from memory_actor.provenance import ancestor_credit, shown_credit
-from memory_actor.ranking import recall_pool_size, select
-from memory_actor.scope import item_scope, scopes
-from memory_actor.slots import (
-    GENERIC,
-    SlotCandidate,
-    SlotChoice,
-    SlotRequest,
-    SlotStats,
-    decide,
-    example_option_of,
-    option_key,
-    slot_kernel_key,
-)
+from memory_actor.scope import item_scope
+from memory_actor.slots import SlotStats, example_option_of, slot_kernel_key
 from memory_actor.values import RewardNormaliser, RewardShaper, is_feasible_trace, q_update
 
 log = structlog.get_logger("evokernel.memory.bank")
@@ -52,7 +37,7 @@ log = structlog.get_logger("evokernel.memory.bank")
 SEEN_UPDATES_KEPT = 200_000
 
 
-class MemoryBank(BankJournal):
+class MemoryBank(BankRetrieval, BankJournal):
     def __init__(self, config: MemoryConfig, embedder: Embedder | None = None, *, read_only: bool = False,
                  owner: str | None = None):
         """`read_only`: inspect a bank without writing to it (no lease, nothing written on open or
@@ -202,129 +187,6 @@ class MemoryBank(BankJournal):
 
     def ids(self) -> list[str]:
         return list(self.index.ids)
-
-    # -- retrieval ---------------------------------------------------------------------------------
-    def retrieve(self, request: RetrievalRequest, record: bool = True) -> Retrieval:
-        """Two-phase retrieval for one attempt; its context is logged for the later update
-        (unless `record` is false: inspection from the command line)."""
-        return self.retrieve_many([request], record)[0]
-
-    def retrieve_many(self, requests: list[RetrievalRequest], record: bool = True) -> list[Retrieval]:
-        """Several retrievals with one pass over the embedding matrix."""
-        missing = [r for r in requests if self.needs_query_vector(r) and r.query_embedding is None]
-        if missing:
-            vectors = self.embedder.embed([r.query for r in missing])
-            filled = {id(r): v.tolist() for r, v in zip(missing, vectors, strict=True)}
-            requests = [r.model_copy(update={"query_embedding": filled[id(r)]}) if id(r) in filled else r
-                        for r in requests]
-        queries = self.query_matrix(requests)
-        sims = self.index.similarities(queries, len(self.index)) if len(queries) else queries
-        return self.finish_retrievals(requests, sims, record)
-
-    def needs_query_vector(self, request: RetrievalRequest) -> bool:
-        n = self.config.items_per_prompt if request.n is None else request.n
-        return self.config.retrieval != "none" and n > 0
-
-    def query_matrix(self, requests: list[RetrievalRequest]) -> np.ndarray:
-        """Unit query vectors of the requests that recall, one row each (all need query_embedding)."""
-        rows = []
-        for request in filter(self.needs_query_vector, requests):
-            query = np.asarray(request.query_embedding, dtype=np.float32)
-            if query.shape != (self.dim,):
-                raise ValueError(f"query embedding of {query.shape[0]} floats, bank wants {self.dim}")
-            rows.append(query / max(float(np.linalg.norm(query)), 1e-12))
-        return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
-
-    def finish_retrievals(self, requests: list[RetrievalRequest], sims: np.ndarray,
-                          record: bool = True) -> list[Retrieval]:
-        """Phase 2 and the API items, given phase 1's similarities (one row per recalling request,
-        over the first sims.shape[1] items)."""
-        rows = iter(sims)
-        return [self._finish(request, next(rows) if self.needs_query_vector(request) else None, record)
-                for request in requests]
-
-    def _finish(self, request: RetrievalRequest, sims: np.ndarray | None, record: bool) -> Retrieval:
-        mode = self.config.retrieval
-        retrieval = Retrieval(retrieval_id=new_id(), stage=request.stage, mode=mode)
-        if mode == "none":
-            # No memory, but the same static brief as the other arms: the backend's core API items.
-            retrieval.api_items = self.api_items(request.backend) if request.include_api else []
-            if request.slot is not None:
-                retrieval.slot = self._slot(request, None)
-            return retrieval
-        if request.slot is not None:  # the draft's one decision: the slot, and whether ranked items come
-            retrieval.slot = self._slot(request, sims)
-            if retrieval.slot.kind != "generic":
-                retrieval.slot_item = self._public(retrieval.slot.chosen)
-        if sims is not None and (retrieval.slot is None or retrieval.slot.ranked):
-            n = self.config.items_per_prompt if request.n is None else request.n
-            scoped = None if request.family is None else scopes(request.family, request.shape, request.stage)
-            keep = self.index.mask(request.backend, request.kinds, request.exclude_task_id, n=len(sims),
-                                   feasible_traces_only=request.trace_verdicts == "feasible", scopes=scoped)
-            k = recall_pool_size(n, len(self.index), self.config) if mode == "value" else n
-            rows, pool_sims = self.index.top_k(sims, keep, k)
-            rng = np.random.default_rng([self.config.seed, request.seed]) if request.seed is not None else self.rng
-            positions, scores = select(pool_sims, self.index.value(request.stage, rows), n, mode, self.config.ranker,
-                                       self.config, rng)
-            retrieval.pool_size = len(rows)
-            retrieval.items = [self._public(self.index.ids[rows[pos]]) for pos in positions]
-            retrieval.scores = [float(scores[pos]) for pos in positions]
-            retrieval.similarities = [float(pool_sims[pos]) for pos in positions]
-        if request.include_api:
-            names = list(request.api_names)
-            names += self.api.names_in(request.backend, (item.content for item in retrieval.items))
-            retrieval.api_items = self.api_items(
-                request.backend, names[: len(request.api_names) + self.config.api_name_lookup_max])
-        if record:
-            self.seq += 1
-            self._remember_retrieval(retrieval.retrieval_id, self.seq, request.stage, retrieval.item_ids)
-            self.pending.append(self._log_row("retrieval", retrieval.retrieval_id, request.stage,
-                                              item_ids=retrieval.item_ids))
-        return retrieval
-
-    def _slot(self, request: RetrievalRequest, sims: np.ndarray | None) -> SlotChoice:
-        """The worked-example slot's candidates (slots.py) and the mode's choice among them."""
-        slot: SlotRequest = request.slot  # type: ignore[assignment]
-        candidates = [SlotCandidate(key=GENERIC, kind="generic")]
-        if self.config.retrieval == "none":
-            return decide("none", request.backend, slot, candidates, self.slots, self.config, self.rng)
-        def similarity(item_id: str) -> float | None:
-            row = self.index.row_of[item_id]
-            return float(sims[row]) if sims is not None and row < len(sims) else None
-        # The family's examples the brief offers (SlotRequest.example, .rung: those a prompt of this
-        # task may show), each an option by its `option:` tag (bundle field `option`, default
-        # `example`; the first rung's entries say `option: rung`): the options come from data, not
-        # from code here; sorted by name, so the order (ties between untried options) does not
-        # depend on how the bank was loaded.
-        offered = slot.offered()
-        examples = {item_id for item_id in self.slot_examples.get((request.backend, slot.family), set())
-                    if self.items[item_id].name in offered} | set(self.api.lookup(request.backend, offered))
-        for item_id in sorted(examples, key=lambda i: (self.items[i].name or "", i)):
-            option = example_option_of(self.items[item_id]) or "example"
-            candidates.append(SlotCandidate(key=item_id, kind="example", option=option, similarity=similarity(item_id)))
-        nearest: dict[str | None, SlotCandidate] = {}  # one kernel per operator: its nearest
-        for item_id in self.slot_kernels.get((request.backend, slot.family, slot.shape), []):
-            task = self.items[item_id].task_id
-            if task == slot.task_id or (request.exclude_task_id and task == request.exclude_task_id):
-                continue
-            candidate = SlotCandidate(key=item_id, kind="kernel", similarity=similarity(item_id))
-            if task not in nearest or (candidate.similarity or 0.0) > (nearest[task].similarity or 0.0):
-                nearest[task] = candidate
-        kernels = sorted(nearest.values(), key=lambda c: -(c.similarity or 0.0))[: self.config.slot_kernels]
-        rng = np.random.default_rng([self.config.seed, request.seed, 1]) if request.seed is not None else self.rng
-        choice = decide(self.config.retrieval, request.backend, slot, candidates + kernels, self.slots, self.config, rng)
-        start = next((c for c in candidates if slot.start and c.option == slot.start), None)
-        if start is None:
-            return choice
-        # A draft that starts from a given option (the learning pass's first draft of an operator
-        # starts from its family's first rung): shown alone, and its verdict counts for that option.
-        return choice.model_copy(update={"chosen": start.key, "kind": start.kind, "ranked": False, "reason": "start",
-                                         "option": option_key(start.option, False)})
-
-    def _remember_retrieval(self, retrieval_id: str, seq: int, stage: str, item_ids: list[str]) -> None:
-        self.retrievals[retrieval_id] = (seq, stage, list(item_ids))
-        while len(self.retrievals) > max(self.config.retrieval_log_keep, 1000):
-            self.retrievals.popitem(last=False)
 
     def _remember_update(self, ack: UpdateAck) -> None:
         self.seen_updates[ack.update_id] = ack
