@@ -18,7 +18,7 @@ Modules: `findings` (`Finding`, `summarise`; what every checker imports), `pytho
 ModelNew file), `module_rules` (rules that hold anywhere in the file), `program` (its
 functions, classes and entry points), `forward`, `exprs` and `calls` (the forward-path
 analysis), `values` (its abstract values), `torch_names` (the name tables), `source`
-(C/C++/CUDA/Ascend C).
+(C/C++/CUDA/Ascend C) and `tensor_operators` (its torch::Tensor operator rule).
 
 May import: nothing of ours outside npu_pool.antihack.
 """

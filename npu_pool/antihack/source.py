@@ -15,6 +15,7 @@ from npu_pool.antihack.findings import Finding
 from npu_pool.antihack.lexing import _line, blank_comments_and_strings, read_digraphs, splice_lines
 from npu_pool.antihack.own_names import declares, taken_as_value
 from npu_pool.antihack.preprocessed import check_expanded, needs_expansion
+from npu_pool.antihack.tensor_operators import check_tensor_operators
 
 # --- rule tables -------------------------------------------------------------------------
 
@@ -162,7 +163,7 @@ def check_source(source: str, language: str) -> list[Finding]:
     findings += _check_tokens(_INCLUDE.sub(lambda m: " " * len(m.group(0)), code))
     if language in ("cpp", "cuda") and _TORCH_SOURCE.search(code):
         findings += _check_aten(code)
-        findings += _check_tensor_operators(code)
+        findings += check_tensor_operators(code)
     findings += _check_static_caches(code)
     if trigger := needs_expansion(code):  # a macro can assemble or wrap a name: look again after expansion
         findings += check_expanded(no_comments, language, findings, trigger,
@@ -341,61 +342,3 @@ def _check_static_caches(code: str) -> Iterator[Finding]:
                 # compared with a real value: lazy initialisation (== nullptr) is fine
                 yield _finding("static_cache", "warn", f"static '{name}' compared with a value: results must not be cached across calls", code, match.start())
                 break
-
-
-# --- operators on torch::Tensor values in extension C++ ------------------------------------
-
-_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|::|->|<<=|>>=|<<|>>|[-+*/%^&|<>=!]=|&&|\|\||[-+*/%^&|<>=!~?:;,.(){}\[\]]")
-_BINARY = {"+", "-", "*", "/", "%", "^", "|", "&", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&&", "||",
-           "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
-_TENSOR_FUNCTION = re.compile(r"\(([^()]*\bTensor\b[^()]*)\)\s*(?:const\s*)?(?:->\s*[\w:<>, ]+)?\s*\{")
-_TENSOR_PARAM = re.compile(r"^(?:const\s+)?(?:(?:torch|at)\s*::\s*)?Tensor\s*&?\s*(\w+)$")
-_TENSOR_LOCAL = re.compile(r"\b(?:torch|at)\s*::\s*Tensor\s+(\w+)|\bauto\s+(\w+)\s*=\s*(?:torch|at)\s*::\s*\w+\s*\(")
-_METADATA = {"size", "numel", "stride", "dim", "item", "data_ptr", "scalar_type", "options", "device", "sizes",
-             "strides", "is_contiguous", "is_cuda", "defined", "element_size", "get_device", "nbytes",
-             "storage_offset", "ndimension", "dtype", "const_data_ptr", "mutable_data_ptr"}
-
-
-def _check_tensor_operators(code: str) -> Iterator[Finding]:
-    """`a + b`, `x > 0`, `-x` on torch::Tensor values inside functions that take tensors:
-    ATen computes these; the kernel must."""
-    for match in _TENSOR_FUNCTION.finditer(code):
-        params = [p.strip() for p in match.group(1).split(",")]
-        names = {m.group(1) for p in params if (m := _TENSOR_PARAM.match(re.sub(r"\s+", " ", p)))}
-        start = match.end()
-        depth, end = 1, start
-        while end < len(code) and depth:
-            depth += {"{": 1, "}": -1}.get(code[end], 0)
-            end += 1
-        body = code[start:end]
-        names |= {m.group(1) or m.group(2) for m in _TENSOR_LOCAL.finditer(body)}
-        names |= _derived_tensors(body, names)
-        tokens = [(m.group(0), m.start()) for m in _TOKEN.finditer(body)]
-        for i, (token, offset) in enumerate(tokens):
-            if token not in names:
-                continue
-            after = tokens[i + 1][0] if i + 1 < len(tokens) else ""
-            before = tokens[i - 1][0] if i > 0 else ""
-            before2 = tokens[i - 2][0] if i > 1 else ""
-            if after in (".", "->", "[", "(", "::"):
-                continue
-            operand_before = bool(re.match(r"[\w)\]]", before2))
-            binary_after = after in _BINARY
-            binary_before = before in _BINARY and operand_before
-            unary_before = before in ("-", "~", "!") and not operand_before
-            if binary_after or binary_before or unary_before:
-                op = after if binary_after else before
-                yield _finding("torch_compute", "reject", f"the operator {op} on the tensor '{token}' is ATen compute; compute in your own kernel",
-                               code, start + offset)
-                break  # one finding per function is enough to act on
-
-
-def _derived_tensors(body: str, names: set[str]) -> set[str]:
-    """Locals assigned from a tensor by a method that returns a tensor (`auto y = x.contiguous()`)."""
-    derived: set[str] = set()
-    for _ in range(3):
-        known = names | derived
-        for m in re.finditer(r"\bauto\s*&?\s+(\w+)\s*=\s*(\w+)\s*\.\s*(\w+)", body):
-            if m.group(2) in known and m.group(3) not in _METADATA:
-                derived.add(m.group(1))
-    return derived
