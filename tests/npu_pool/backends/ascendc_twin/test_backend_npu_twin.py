@@ -1,22 +1,21 @@
 """The npu-twin backend: the npu backend's Ascend C kernel format built with g++ against the CPU
-twin and launched through CANN's host ABI, every gate run in the sandbox, timing modelled.
+twin and launched through CANN's host ABI, timing modelled (every gate in the sandbox:
+test_sandbox_gates.py).
 
-Real builds throughout: the kernels of candidates/npu_twin/ are compiled once per session (and
-across sessions, by the persistent test build cache the sandboxed worker also reads), side by
-side; the sandboxed verifications then find them built."""
+Real builds throughout: the kernels of candidates/npu_twin/ are compiled once per session by the
+`built` fixture (conftest.py; and across sessions, by the persistent test build cache the
+sandboxed worker also reads), side by side."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import torch
 
-from npu_pool.backends import DETECTION_ORDER, get_backend, timing_kind
+from npu_pool.backends import DETECTION_ORDER, timing_kind
 from npu_pool.backends.ascendc import (
     kernel_translation_unit,
     load_launcher,
@@ -29,59 +28,12 @@ from npu_pool.backends.ascendc_twin.backend import (
 )
 from npu_pool.backends.ascendc_twin.build import first_error
 from npu_pool.backends.base import KernelBuildError
-from npu_pool.gates.profiler import MODELLED_TIMED_CALLS
 from npu_pool.paths import build_cache_dir
-from npu_pool.tasks.spec import load_task
-from npu_pool.verdict import Candidate
-from npu_pool.verifier import evaluate, verify
-from tests.npu_pool.harness_support import ROOT, SMALL_BYTES, SUITE, harness_config
+from tests.npu_pool.backends.ascendc_twin.twin_support import CANDIDATE_KERNELS as KERNELS
+from tests.npu_pool.backends.ascendc_twin.twin_support import kernel_cache, line_of
+from tests.npu_pool.harness_support import ROOT, harness_config
 
-KERNELS = Path(__file__).resolve().parents[2] / "candidates" / "npu_twin"
-UNDECLARED = (KERNELS / "relu_good.cpp").read_text().replace(
-    "Relu(yLocal, xIn,", "Frobnicate(yLocal, xIn,")
-OTHER_SIGNATURE = (KERNELS / "relu_good.cpp").read_text().replace("(GM_ADDR x, GM_ADDR out,", "(GM_ADDR x, GM_ADDR y, GM_ADDR out,")
 EXAMPLE = ROOT / "actors" / "prompts" / "example_kernel_ascendc.md"
-
-
-def line_of(path: Path, text: str) -> int:
-    return next(n for n, line in enumerate(path.read_text().splitlines(), start=1) if text in line)
-
-
-@pytest.fixture(scope="module")
-def relu_task():
-    return load_task(SUITE / "level1" / "4_ReLU.py", max_bytes=SMALL_BYTES // 16)
-
-
-@pytest.fixture(scope="module")
-def backend() -> NpuTwinBackend:
-    return get_backend("npu-twin")
-
-
-def kernel_cache() -> Path:
-    """The persistent test build cache the sandboxed worker also reads (a rerun compiles nothing)."""
-    return build_cache_dir(harness_config().build_cache_dir) / "kernels"
-
-
-@pytest.fixture(scope="module")
-def built(relu_task, backend, tmp_path_factory):
-    """name -> artifact path or KernelBuildError, for every kernel of candidates/npu_twin/."""
-    cache = kernel_cache()
-    sources = {p.stem: p.read_text() for p in sorted(KERNELS.glob("*.cpp"))} | {
-        "relu_undeclared": UNDECLARED, "relu_other_signature": OTHER_SIGNATURE}
-
-    def build(name: str):
-        work = tmp_path_factory.mktemp(name)
-        try:
-            return backend.compile_kernel(sources[name], relu_task.kernel_signature, work, cache)
-        except KernelBuildError as exc:
-            return exc
-
-    # relu_good first: it builds the signature's launcher object, which the others then link
-    # (built side by side, each would compile its own); then two at a time, one per core.
-    first = {"relu_good": build("relu_good")}
-    rest = [name for name in sources if name not in first]
-    with ThreadPoolExecutor(min(2, os.cpu_count() or 1)) as pool:
-        return first | dict(zip(rest, pool.map(build, rest), strict=True))
 
 
 def test_npu_twin_is_registered_by_name_never_detected(backend):
@@ -376,80 +328,3 @@ def test_a_cached_kernel_is_not_built_again(relu_task, backend, built, tmp_path,
     cache = build_cache_dir(harness_config().build_cache_dir) / "kernels"
     again = backend.compile_kernel((KERNELS / "relu_good.cpp").read_text(), relu_task.kernel_signature, tmp_path, cache)
     assert again == built["relu_good"]
-
-
-# --- every gate, in the sandbox ----------------------------------------------------------------
-
-
-def candidate(name: str) -> Candidate:
-    return Candidate(source=(KERNELS / f"{name}.cpp").read_text(), format="kernel")
-
-
-def test_gates_in_the_sandbox(relu_task, built):
-    config = harness_config(backend="npu-twin", fit_max_bytes=SMALL_BYTES // 16, correctness_trials=3, timed_trials=20)
-    verdict, report = evaluate(relu_task, candidate("relu_good"), config, profile=True)
-    assert verdict.feasible, verdict
-    assert report.trials == MODELLED_TIMED_CALLS < config.timed_trials  # a modelled cost repeats: 3 calls, not 20
-    assert verdict.sandbox["network_isolated"] and verdict.timings["compile_cached"] == 1.0
-    assert report.timing == "modelled" and report.median_ms > 0 and report.baseline_eager_ms > 0
-    assert report.hints[0].startswith("timing modelled by the Ascend C twin")
-    assert report.baseline_compile_error == "timings are modelled: torch.compile's code does not run on the Ascend C twin"
-
-    two_halves = verify(relu_task, candidate("relu_host"), config)  # the host half runs in the sandbox too
-    assert two_halves.feasible, two_halves
-
-    wrong = verify(relu_task, candidate("relu_wrong"), config)
-    assert (wrong.feasible, wrong.gate) == (False, "correctness"), wrong
-
-    overrun = verify(relu_task, candidate("relu_overrun"), config)
-    assert (overrun.gate, overrun.category) == ("runtime", "exception"), overrun
-    assert "twin fault [gm-bounds]: DataCopyPad(UB->GM) at kernel.cpp:" in overrun.reason
-
-    unsupported = verify(relu_task, candidate("relu_unsupported"), config)
-    assert (unsupported.gate, unsupported.category) == ("compile", "compile_error")
-    assert unsupported.reason.startswith("AscendC::Tanh is not in the EvoKernel twin")
-
-
-@pytest.mark.slow  # one more -O2 build, for its own task
-def test_v3s_relu6_is_refused_on_its_task_in_the_sandbox():
-    task = load_task(SUITE / "level1" / "45_ReLU6.py", max_bytes=SMALL_BYTES // 16)
-    config = harness_config(backend="npu-twin", fit_max_bytes=SMALL_BYTES // 16, correctness_trials=1)
-    verdict = verify(task, candidate("relu6_v3_every_block"), config)
-    assert (verdict.feasible, verdict.gate, verdict.category) == (False, "runtime", "exception"), verdict
-    line = line_of(KERNELS / "relu6_v3_every_block.cpp", "out_ptr[off] =")
-    assert f"twin fault [block-overlap]: raw store at kernel.cpp:{line}: block 1 writes byte 0 of 'out'" in verdict.reason
-
-
-def test_the_ascend_c_anti_hack_rules_run_first(relu_task):
-    config = harness_config(backend="npu-twin", fit_max_bytes=SMALL_BYTES // 16)
-    source = (KERNELS / "relu_good.cpp").read_text().replace(
-        "    if (length == 0) {", "    evk_twin_reset();  // clears the twin's regions\n    if (length == 0) {")
-    verdict = verify(relu_task, Candidate(source=source, format="kernel"), config)
-    assert (verdict.gate, verdict.category) == ("hack", "harness_internals"), verdict
-    modelnew = verify(relu_task, Candidate(source="class ModelNew: pass\n", format="modelnew"), config)
-    assert (modelnew.gate, modelnew.category) == ("compile", "unsupported_format")
-
-
-RUNAWAYS = {  # inserted at the top of relu_good's body: what a broken or hostile kernel does
-    "hang": "    volatile int keep_going = 1;\n    while (keep_going) {}\n",
-    "crash": "    volatile float* nowhere = nullptr;\n    *nowhere = 1.0f;\n",
-    # takes and touches 128 MiB blocks until the sandbox's memory cap makes malloc fail (a trap);
-    # gives up by itself after 8 GiB, so a missing cap shows as a wrong verdict, not a dead machine
-    "memory_bomb": ("    for (int i = 0; i < 64; ++i) {\n        char* p = static_cast<char*>(malloc(size_t(128) << 20));\n"
-                    "        if (p == nullptr) __builtin_trap();\n        memset(p, 1, size_t(128) << 20);\n    }\n"),
-}
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("runaway", sorted(RUNAWAYS))
-def test_a_runaway_twin_kernel_is_stopped_by_the_sandbox(relu_task, runaway):
-    source = "#include <cstdlib>\n#include <cstring>\n" + (KERNELS / "relu_good.cpp").read_text().replace(
-        "    if (length == 0) {", RUNAWAYS[runaway] + "    if (length == 0) {", 1)
-    config = harness_config(backend="npu-twin", fit_max_bytes=SMALL_BYTES // 16, run_timeout_s=5.0,
-                            memory_limit_mb=1024)
-    verdict = verify(relu_task, Candidate(source=source, format="kernel"), config)
-    # the memory cap makes malloc fail, and the kernel's own trap ends it (SIGILL)
-    expected = {"hang": ("timeout", "wall-clock limit"), "crash": ("crash", "SIGSEGV"),
-                "memory_bomb": ("crash", "SIGILL")}[runaway]
-    assert (verdict.feasible, verdict.gate, verdict.category) == (False, "runtime", expected[0]), verdict
-    assert expected[1] in verdict.reason, verdict.reason

@@ -20,11 +20,14 @@ from pathlib import Path
 import numpy as np
 
 from npu_pool.backends.ascendc_twin.build import RAW_GM_FLAGS
-from npu_pool.paths import cache_root
+from npu_pool.paths import build_cache_dir, cache_root
+from tests.npu_pool.harness_support import harness_config
 
 ROOT = Path(__file__).resolve().parents[4]
 INCLUDE = ROOT / "npu_pool" / "backends" / "ascendc_twin" / "include"
 KERNELS = Path(__file__).resolve().parent / "kernels"
+# the npu-twin backend's candidate kernels (test_backend_npu_twin.py, test_sandbox_gates.py)
+CANDIDATE_KERNELS = ROOT / "tests" / "npu_pool" / "candidates" / "npu_twin"
 BUILD_CACHE = cache_root() / "twin-tests"  # beside the harness tests' test-build ($XDG_CACHE_HOME honoured)
 # instrumented as the backend instruments a kernel (raw pointer accesses, twin_raw_gm.h)
 FLAGS = ["-std=c++17", "-shared", "-fPIC", "-pthread", "-w", *RAW_GM_FLAGS]
@@ -336,3 +339,13 @@ def run_template(library: TwinLibrary, case: TemplateCase, block_dim: int) -> Ru
         setattr(tiling, arg.name, int(value) if ctype == "int64_t" else float(value))
     tiling.block_dim = block_dim
     return library.run(case.unit.name, block_dim, tensors, bytes(tiling))
+
+
+def line_of(path: Path, text: str) -> int:
+    """The first line of `path` holding `text` (1-based): where a fault message must point."""
+    return next(n for n, line in enumerate(path.read_text().splitlines(), start=1) if text in line)
+
+
+def kernel_cache() -> Path:
+    """The persistent test build cache the sandboxed worker also reads (a rerun compiles nothing)."""
+    return build_cache_dir(harness_config().build_cache_dir) / "kernels"
