@@ -79,10 +79,11 @@ struct RawRun {
     bool atomic = false;           // writes under SetAtomicAdd (exempt from ownership)
     const void* code = nullptr;    // the run's first access, for the fault's line
     int line = 0;                  // the last API call's line before that access (check_gm records it)
-    bool empty() const { return hi == lo; }
-    bool covers(uintptr_t a, uint64_t bytes) const { return a >= lo && a + bytes <= hi; }
+    // Called from the callbacks' slow path: never instrumented (at -O0 they are not inlined).
+    EVK_TWIN_NO_SANITIZE bool empty() const { return hi == lo; }
+    EVK_TWIN_NO_SANITIZE bool covers(uintptr_t a, uint64_t bytes) const { return a >= lo && a + bytes <= hi; }
     // the access continues the run (adjacent or overlapping, inside its tensor)
-    bool continued_by(uintptr_t a, uint64_t bytes) const {
+    EVK_TWIN_NO_SANITIZE bool continued_by(uintptr_t a, uint64_t bytes) const {
         return !empty() && a <= hi && a + bytes >= lo && a >= begin && a + bytes <= end;
     }
 };
@@ -96,6 +97,11 @@ struct RawWatch {
     RawRun read, written;
     int trusted = 0;        // > 0 inside the twin's own API code (TrustedGm)
     bool checking = false;  // inside a check (its own loads and stores are not the kernel's)
+    // Inside raw_access: the loads and stores of what it calls are the twin's own. Without it, a
+    // helper the compiler did not inline (-O0) is instrumented, and where the watch's own memory
+    // lies near a watched tensor (address layout varies from run to run) its access re-enters
+    // raw_access without end (a stack overflow, seen as a flaky SIGSEGV).
+    bool in_access = false;
     void (*runner_sync_all)(Src) = nullptr;  // the launch's barrier, where a block's turn ends
 };
 
@@ -306,7 +312,12 @@ EVK_TWIN_NO_SANITIZE __attribute__((always_inline)) inline bool raw_watched(uint
 EVK_TWIN_NO_SANITIZE __attribute__((noinline)) inline void raw_access(uintptr_t a, uint64_t bytes, bool write,
                                                                        const void* code) {
     RawWatch& w = raw_watch;
-    if (w.trusted > 0 || w.checking || w.fast == 0) return;
+    if (w.trusted > 0 || w.checking || w.in_access || w.fast == 0) return;
+    struct InAccess {  // set for the call, cleared on return and when a fault unwinds it
+        RawWatch& w;
+        EVK_TWIN_NO_SANITIZE explicit InAccess(RawWatch& watch) : w(watch) { w.in_access = true; }
+        EVK_TWIN_NO_SANITIZE ~InAccess() { w.in_access = false; }
+    } in_access(w);
     State& s = state();
     RawRun& run = write ? w.written : w.read;
     if ((!write || run.atomic == s.atomic_add) && run.continued_by(a, bytes)) {  // the next element of a loop

@@ -94,3 +94,27 @@ def test_correct_raw_kernels_split_over_blocks_are_accepted(raw, path, blocks):
     result = run(raw, path.stem, blocks, x, out)
     assert result.rc == 0 and result.fault == "", result.fault
     np.testing.assert_array_equal(out, relu6(x))
+
+
+
+def test_the_callbacks_helpers_are_not_instrumented(raw):
+    """The callbacks' slow path calls the twin's own helpers, which at -O0 are not inlined: were
+    they instrumented, an access of theirs to the watch's own memory, where that lies near a
+    watched tensor (the address layout varies from run to run), would re-enter the slow path
+    without end (a flaky SIGSEGV in the twin tests until 2026-12-03). raw_access also refuses to
+    re-enter itself (RawWatch::in_access); this checks the run helpers' code."""
+    import shutil
+    import subprocess
+
+    if shutil.which("objdump") is None:
+        pytest.skip("needs objdump")
+    listing = subprocess.run(["objdump", "-d", "-C", "--no-show-raw-insn", str(raw.path)], capture_output=True,
+                             text=True, check=True, timeout=120).stdout
+    bodies = {}
+    for block in listing.split("\n\n"):
+        head = re.match(r"[0-9a-f]+ <(evk_twin::RawRun::(\w+)\(.*?\) const)>:", block.strip())
+        if head:
+            bodies[head.group(2)] = block
+    assert {"empty", "covers", "continued_by"} <= set(bodies), sorted(bodies)
+    for name, body in bodies.items():
+        assert "__asan_" not in body, f"RawRun::{name} is instrumented"

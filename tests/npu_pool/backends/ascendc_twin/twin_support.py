@@ -173,6 +173,7 @@ class TwinLibrary:
     """A built library: run one of its kernels on numpy arrays."""
 
     def __init__(self, path: Path):
+        self.path = path
         self.lib = ctypes.CDLL(str(path))
         self.lib.evk_twin_configure.argtypes = [ctypes.c_uint64, ctypes.c_uint32, ctypes.c_char_p]
         self.lib.evk_twin_register.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int]
