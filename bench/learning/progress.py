@@ -5,7 +5,9 @@ only: cheap enough for a status line beside a running benchmark, on any machine)
 
 One line: the design and domain, the step it is on, and per step what is done (screening
 drafts; learning-pass operators per arm; evaluation drafts of every arm against the planned ones),
-then the pace of the step's latest attempts and, in the evaluation, about how long is left at it.
+then the pace of the step's latest attempts and about how long is left at it: in the evaluation its
+drafts left (one attempt each); in the learning step also the passes' operators left, at the mean
+attempts an operator of theirs has taken so far.
 """
 
 from __future__ import annotations
@@ -35,6 +37,14 @@ def operators_done(run_dir: Path) -> int:
     """Operators of one pass (a campaign's run folder) that a resume keeps."""
     summary = _read(run_dir / "summary.json") or {}
     return sum(1 for op in summary.get("operators", []) if op.get("stopped_by") not in _REDONE)
+
+
+def attempts_in(run_dir: Path) -> int:
+    """Attempts a pass has recorded (complete lines of its attempts.jsonl)."""
+    try:
+        return (run_dir / "attempts.jsonl").read_text().count("\n")
+    except OSError:
+        return 0
 
 
 def pass_finished(run_dir: Path) -> bool:
@@ -92,7 +102,24 @@ def progress(out: Path) -> dict[str, Any]:
     passes = sorted(arms_dir.glob("eval-*" if step == "evaluation" else "learn-*"))
     return {**state, "step": step, "heldout": len(heldout), "curriculum": len(curriculum), "learning": learning,
             "evaluation_drafts": evaluated, "evaluation_planned": planned,
-            "pace_s": pace_s(passes) if step in ("learning", "evaluation") else None}
+            "pace_s": pace_s(passes) if step in ("learning", "evaluation") else None,
+            "attempts_left": _attempts_left(step, [arms_dir / f"learn-{arm}" for arm in arms], len(curriculum),
+                                            planned - evaluated)}
+
+
+def _attempts_left(step: str, learning: list[Path], curriculum: int, drafts_left: int) -> int | None:
+    """About how many attempts the run has left: its evaluation drafts (one attempt each) and, in the
+    learning step, the passes' operators left at the mean attempts an operator has taken so far
+    (None before any learning operator is done: there is no mean yet)."""
+    if step == "evaluation":
+        return drafts_left
+    if step != "learning":
+        return None
+    done = sum(operators_done(d) for d in learning)
+    if not done:
+        return None
+    operators_left = sum(max(curriculum - operators_done(d), 0) for d in learning)
+    return round(operators_left * sum(attempts_in(d) for d in learning) / done) + drafts_left
 
 
 def line(state: dict[str, Any]) -> str:
@@ -108,9 +135,13 @@ def line(state: dict[str, Any]) -> str:
     if "learning" not in state:
         return f"{head}, {state.get('screening_drafts', 0)} screening drafts of its own{lately}"
     learning = ", ".join(f"{arm} {done}" for arm, done in state["learning"].items())
-    left = state["evaluation_planned"] - state["evaluation_drafts"]
-    if pace and state["step"] == "evaluation":
+    left = state.get("attempts_left")
+    if state["step"] == "evaluation" and left is None:  # a state recorded before attempts_left existed
+        left = state["evaluation_planned"] - state["evaluation_drafts"]
+    if pace and left is not None:
         lately += f", about {left * pace / 3600:.1f} h left at that pace"
+        if state["step"] == "learning":
+            lately += f" ({left} attempts, the evaluation's included)"
     return (f"{head}; learning (operators) {learning}; evaluation {state['evaluation_drafts']}/"
             f"{state['evaluation_planned']} drafts{lately}")
 

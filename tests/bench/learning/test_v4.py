@@ -249,6 +249,28 @@ def test_the_progress_line_gives_the_latest_pace_and_what_is_left_at_it(tmp_path
     assert line(state).endswith("evaluation 264/384 drafts; lately 30 s an attempt, about 1.0 h left at that pace")
 
 
+def test_in_the_learning_step_the_line_counts_the_operators_left_at_their_mean_attempts(tmp_path):
+    """Learning passes take a varying number of attempts an operator: what is left is the passes'
+    operators left at the mean so far, then every evaluation draft (one attempt each)."""
+    (tmp_path / "plan.json").write_text(json.dumps({"design": "v5", "backend": "npu-twin", "arms": ["none", "value"],
+                                                    "eval_drafts": 2}))
+    (tmp_path / "screening.json").write_text(json.dumps({"heldout": ["h1", "h2", "h3"], "curriculum": ["c1", "c2", "c3"]}))
+    for run, ops, attempts, finished in (("learn-none", ["c1", "c2", "c3"], 7, True), ("learn-value", ["c1"], 5, False)):
+        (tmp_path / "arms" / run).mkdir(parents=True)
+        (tmp_path / "arms" / run / "summary.json").write_text(json.dumps(
+            {"operators": [{"task": op, "stopped_by": "budget"} for op in ops], "finished_at": "x" if finished else None}))
+        (tmp_path / "arms" / run / "attempts.jsonl").write_text(
+            "".join(json.dumps({"task": "c", "timestamp": f"2026-12-03T10:{i:02d}:00+00:00"}) + "\n"
+                    for i in range(attempts)) + '{"task": "c')  # a line being written is not counted
+    state = progress(tmp_path)
+    # 12 attempts over 4 operators done: 2 operators left at 3 each, then 3 x 2 x 2 = 12 drafts
+    assert (state["step"], state["attempts_left"], state["pace_s"]) == ("learning", 18, 60.0)
+    assert line(state).endswith("lately 60 s an attempt, about 0.3 h left at that pace (18 attempts, the evaluation's included)")
+    for run in ("learn-none", "learn-value"):  # no operator done yet: no mean, no estimate
+        (tmp_path / "arms" / run / "summary.json").write_text(json.dumps({"operators": []}))
+    assert progress(tmp_path)["attempts_left"] is None and "left" not in line(progress(tmp_path))
+
+
 def test_a_pilot_folder_is_read_as_drafts_of_its_arms(tmp_path):
     """A pilot (bench/learning/pilot.py) has no screening and no learning pass: its line counts
     the arms' drafts against the plan's, not "screening"."""
