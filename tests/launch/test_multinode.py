@@ -110,6 +110,11 @@ def _kill_memory_after_first_attempt(run_dir: Path, name: str, killed: list) -> 
         time.sleep(0.2)
 
 
+@pytest.mark.slow  # about 2 minutes on 2 cores, mostly Ray workers starting on two nodes. By default its
+# parts run one at a time: two-node pinning (the test above), device actors killed mid-campaign
+# (ray_campaign/test_concurrent_campaign.py), the memory actor SIGKILLed mid-stream
+# (memory_actor/test_actor.py), the metrics (ray_campaign/test_run_recorder.py); a campaign
+# riding out the memory actor's restart is checked here only, in the slow suite.
 def test_campaign_uses_both_nodes_survives_a_memory_actor_kill_and_exports_metrics(two_nodes, tmp_path):
     run_dir = tmp_path / "run"
     tasks = [SUITE / f"{task}.py" for task in SUITE_TASKS]
