@@ -1,7 +1,7 @@
 """Replays of the draft decision (memory_actor/slots.py) on a benchmark's logged drafts: an
 estimate, before a run, of what the decision would have scored.
 
-v4 folders (plan.json `"design": "v4"`; issue 54.5): the decision as it is now, on the frozen
+v4 and v5 folders (plan.json `"design"`; issue 54.5): the decision as it is now, on the frozen
 value bank of the run (its learning pass's slot statistics, banks/learn-value), greedy as a
 frozen evaluation is, with bare's prior from the run's screening: each held-out operator's own
 cold drafts and its family's (the benchmark's `cold_rates`, nothing shipped). Its candidates are
@@ -11,7 +11,11 @@ options that stay unchosen without fresh evidence). Each held-out operator is sc
 logged rate of the option chosen for it: bare with the `none` arm's drafts of it, a memory
 option with the `value` arm's drafts of it that showed that option (none logged: counted apart,
 `unlogged`). An estimate, not a measurement: where the decision keeps what was logged it is
-exact up to sampling, elsewhere it is not defined.
+exact up to sampling, elsewhere it is not defined. On a v5 folder, whose evaluation ran this
+decision, it reproduces the logged choices and says why, per family: the frozen bank's fresh
+record of each option, on how many operators a memory option's posterior mean was above bare's,
+and on how many of those its expected cost was above `slot_max_loss` (which kept bare). Its
+candidates are not filtered by signature shape as a run's are, so those counts are an upper bound.
 
 v3 folders (issue 41): each logged draft of an evaluation folder (arms/eval-*/attempts.jsonl)
 is classified by what its prompt held beyond the static brief (field `shown`): bare (core API
@@ -39,6 +43,7 @@ import argparse
 import json
 import sys
 from collections import defaultdict
+from functools import cache
 from pathlib import Path
 
 from actors.families import dominant_family
@@ -105,14 +110,23 @@ def counts_of(counts: dict, family: str, option: str) -> list[int]:
     return [sum(counts[arm, family, option][i] for arm in ("similarity", "value")) for i in (0, 1)]
 
 
+@cache
+def rung_ids() -> frozenset[str]:
+    """The bundles' first rungs (issue 54), told apart from the families' idiomatic examples by id."""
+    from memory_actor.seeding import BUNDLE_BACKENDS, rung_items
+
+    return frozenset(item.id for backend in BUNDLE_BACKENDS for item in rung_items(backend).values())
+
+
 def logged_option(draft: dict) -> str:
-    """The decision's option a v4 draft's prompt showed (its `shown` field): the slot's kind (a
-    family example, api; a banked kernel, trace; else bare) and whether ranked items came."""
+    """The decision's option a v4 or v5 draft's prompt showed (its `shown` field): the slot's kind
+    (a first rung, a family example, a banked kernel; else bare) and whether ranked items came."""
     slot = next((shown for shown in draft["shown"] if shown["role"] in ("example", "pinned", "template")), None)
     ranked = any(shown["role"] == "context" for shown in draft["shown"])
     if slot is None:
         return "generic+ranked" if ranked else "bare"
-    return ("example" if slot["kind"] == "api" else "kernels") + ("+ranked" if ranked else "")
+    kind = "rung" if slot["id"] in rung_ids() else "example" if slot["kind"] == "api" else "kernels"
+    return kind + ("+ranked" if ranked else "")
 
 
 def replay_v4(folder: Path) -> dict:
@@ -158,9 +172,16 @@ def replay_v4(folder: Path) -> dict:
                             np.random.default_rng(0))
             arm = "none" if choice.option == "bare" else "value"
             s, n = logged[arm, task, choice.option]
-            entry = families.setdefault(family, {"operators": 0, "chosen": {}, "feasible": 0, "drafts": 0})
+            entry = families.setdefault(family, {"operators": 0, "chosen": {}, "feasible": 0, "drafts": 0,
+                                                 "fresh_record": fresh_record(bank.slots.counts, backend, family),
+                                                 "memory_above_bare": 0, "kept_bare_by_max_loss": 0})
             entry["operators"] += 1
             entry["chosen"][choice.option] = entry["chosen"].get(choice.option, 0) + 1
+            bare, *memory = choice.options
+            best = max(memory, key=lambda o: o.mean, default=None)
+            if best is not None and best.mean > bare.mean:
+                entry["memory_above_bare"] += 1
+                entry["kept_bare_by_max_loss"] += int(choice.option == "bare" and (best.loss or 0.0) > config.slot_max_loss)
             entry["feasible"] += s
             entry["drafts"] += n
             if n:
@@ -172,10 +193,17 @@ def replay_v4(folder: Path) -> dict:
     arms = {arm: [sum(s for (a, t, _), (s, _) in logged.items() if a == arm and t == task) /
                   max(1, sum(n for (a, t, _), (_, n) in logged.items() if a == arm and t == task)) for task in heldout]
             for arm in ("none", "value")}
-    return {"bench": "decision_replay", "design": "v4", "folder": str(folder), "backend": backend,
+    return {"bench": "decision_replay", "design": plan.get("design", "v4"), "folder": str(folder), "backend": backend,
             "operators": len(heldout), **{f"pass1_{arm}": round(float(np.mean(r)), 3) for arm, r in arms.items()},
             "pass1_decision_estimate": round(float(np.mean(rates)), 3) if rates else None,
             "unlogged": unlogged, "families": families}
+
+
+def fresh_record(counts: dict[str, list[int]], backend: str, family: str) -> dict[str, list[int]]:
+    """The frozen bank's fresh drafts per option in one family (successes, drafts)."""
+    prefix = f"{backend}/{family}/fresh/"
+    return {key.removeprefix(prefix): list(value) for key, value in sorted(counts.items())
+            if key.startswith(prefix) and key.removeprefix(prefix) != "all" and "@" not in key}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -188,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         plan = folder / "plan.json"
         design = json.loads(plan.read_text()).get("design", "v3") if plan.is_file() else "v3"
-        print(json.dumps(replay_v4(folder) if design == "v4" else replay(folder)))
+        print(json.dumps(replay(folder) if design == "v3" else replay_v4(folder)))
     return 0
 
 

@@ -24,22 +24,13 @@ import argparse
 import json
 import sys
 from collections import defaultdict
-from functools import cache
 from pathlib import Path
 
-from bench.decision_replay import family_of
+from bench.decision_replay import family_of, rung_ids
 
 SLOT_ROLES = ("example", "pinned", "template")  # the worked example, or pinned ("template" in v3's and v4's logs)
 ORDER = ("bare", "ranked", "rung", "rung+ranked", "example", "example+ranked", "kernels", "kernels+ranked",
          "kernels-cross", "kernels-cross+ranked")
-
-
-@cache
-def _rung_ids() -> frozenset[str]:
-    """The bundles' first rungs (issue 54), told apart from the families' idiomatic examples by id."""
-    from memory_actor.seeding import BUNDLE_BACKENDS, rung_items
-
-    return frozenset(item.id for backend in BUNDLE_BACKENDS for item in rung_items(backend).values())
 
 
 def option_of(draft: dict) -> str:
@@ -49,7 +40,7 @@ def option_of(draft: dict) -> str:
     slot = next((shown for shown in draft["shown"] if shown["role"] in SLOT_ROLES), None)
     if slot is None:
         return "ranked" if ranked else "bare"
-    if slot["id"] in _rung_ids():
+    if slot["id"] in rung_ids():
         option = "rung"
     elif slot["id"].startswith("bundle-"):
         option = "example"

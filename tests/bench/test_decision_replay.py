@@ -88,3 +88,26 @@ def test_the_decision_replayed_on_v4_keeps_bare_on_every_held_out_operator(tmp_p
         assert all(set(family["chosen"]) == {"bare"} for family in result["families"].values()), result
         assert result["pass1_decision_estimate"] == result["pass1_none"]
         assert (result["pass1_none"], result["pass1_value"]) == ({"cpu": (0.583, 0.422), "npu-twin": (0.0, 0.021)}[backend])
+
+
+def test_on_v5s_c_half_the_replay_reproduces_bare_everywhere_and_says_what_kept_it(tmp_path, capsys):
+    """v5's evaluation ran this decision: replayed on its frozen value bank it chooses bare for all
+    24 operators as the run did. The elementwise rung had one fresh success in two drafts, enough
+    for a posterior mean above bare's on some operators but not to put its expected cost under
+    slot_max_loss; every other family's memory options were untried."""
+    from bench.decision_replay import main, replay_v4
+    from bench.learning.archive import unpack
+
+    folder = tmp_path / "cpu"
+    unpack(RESULTS / "2026-12-04-qwen2.5-coder-1.5b-instruct-v5-cpu", folder, only=NEEDED)
+    result = replay_v4(folder)
+    assert result["design"] == "v5" and result["operators"] == 24 and result["unlogged"] == []
+    assert (result["pass1_none"], result["pass1_value"], result["pass1_decision_estimate"]) == (0.583, 0.589, 0.583)
+    families = result["families"]
+    assert all(set(family["chosen"]) == {"bare"} for family in families.values()), families
+    assert families["elementwise"]["fresh_record"] == {"rung": [1, 2]}
+    assert families["row_reduction"]["fresh_record"] == {"bare": [0, 2]}
+    assert 0 < families["elementwise"]["memory_above_bare"] == families["elementwise"]["kept_bare_by_max_loss"]
+    assert families["matmul"]["memory_above_bare"] == 0  # untried options start at bare's posterior: a tie
+    assert main([str(folder)]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["design"] == "v5"
