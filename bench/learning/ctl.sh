@@ -125,6 +125,7 @@ case "$cmd" in
     status)
         for d in "${domains[@]}"; do
             state=paused; running_pid "$d" > /dev/null && state=running
+            [ "$state" = paused ] && complete "$d" && state=complete
             printf '%s (%s): ' "$d" "$state"
             python3 "$repo/bench/learning/progress.py" "$root/$d/runs/learning-$design-$d" 2>&1 || true
         done ;;
