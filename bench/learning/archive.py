@@ -32,6 +32,15 @@ from bench.learning.publish import file_sha256
 ARCHIVE = "raw.tar.xz"
 MANIFEST = "raw.json"
 EXCLUDED = "report"  # arms/<run>/report/: derived, `evokernel report` writes it again
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def as_named(result: Path) -> Path:
+    """A published run's folder as a checkout names it (bench/results/<run>), wherever this one is."""
+    try:
+        return result.resolve().relative_to(REPOSITORY)
+    except ValueError:  # outside the repository (a test's folder): named as given
+        return result
 
 
 def _members(folder: Path) -> list[Path]:
@@ -66,7 +75,7 @@ def pack(folder: Path, result: Path, source: str | None = None) -> dict[str, Any
     manifest = {"archive": ARCHIVE, "sha256": file_sha256(target), "bytes": target.stat().st_size, "files": files,
                 "unpacked_bytes": size, "from": source or str(folder),
                 "excluded": f"arms/*/{EXCLUDED}/ (evokernel report <run folder> writes it again)",
-                "unpack": f"python -m bench.learning unpack {result} --to DIR"}
+                "unpack": f"python -m bench.learning unpack {as_named(result)} --to DIR"}
     (result / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
 

@@ -96,6 +96,16 @@ def test_every_published_run_keeps_its_raw_state_with_a_digest_that_holds():
     assert sum((RESULTS / name / "raw.tar.xz").stat().st_size for name in kept) < 3_000_000
     for name in kept:
         verified_archive(RESULTS / name)
+    for manifest in RESULTS.glob("*/raw.json"):  # the command works from any checkout, wherever it is
+        assert json.loads(manifest.read_text())["unpack"] == (
+            f"python -m bench.learning unpack bench/results/{manifest.parent.name} --to DIR")
+
+
+def test_a_folder_inside_the_checkout_is_named_as_the_checkout_names_it(tmp_path):
+    from bench.learning.archive import as_named
+
+    assert as_named(RESULTS / "some-run") == Path("bench/results/some-run")
+    assert as_named(tmp_path / "run") == tmp_path / "run"
 
 
 @pytest.mark.parametrize("run", V3_RUNS + V4_RUNS + V5_RUNS)
