@@ -134,7 +134,11 @@ def replay_v4(folder: Path) -> dict:
 
     from memory_actor.bank import MemoryBank
     from memory_actor.config import MemoryConfig
-    from memory_actor.slots import SlotCandidate, SlotRequest, decide
+    from actors.briefing import task_brief
+    from actors.context import slot_request
+    from memory_actor.slots import decide
+    from npu_pool.backends import get_backend
+    from npu_pool.tasks.spec import load_task
 
     plan = json.loads((folder / "plan.json").read_text())
     backend = plan["backend"]
@@ -156,20 +160,17 @@ def replay_v4(folder: Path) -> dict:
     config = MemoryConfig(uri=str(folder / "banks" / "learn-value"), retrieval="value", cold_rates=cold,
                           shipped_rates=False, slot_greedy=True, preload_embedder=False)
     bank = MemoryBank(config, read_only=True)
+    target = get_backend(backend)
     families: dict[str, dict] = {}
     rates, unlogged = [], []
     try:
         for task in heldout:
             family = family_of(task)
-            candidates = [SlotCandidate(key="generic", kind="generic")]
-            for item_id in sorted(bank.slot_examples.get((backend, family), set())):
-                option = bank.items[item_id].tag_values().get("option", "example")
-                candidates.append(SlotCandidate(key=item_id, kind="example", option=option))
-            kernels = {bank.items[i].task_id: i for (b, f, _), ids in bank.slot_kernels.items() if (b, f) == (backend, family)
-                       for i in ids if bank.items[i].task_id != task}
-            candidates += [SlotCandidate(key=item_id, kind="kernel") for item_id in kernels.values()]
-            choice = decide("value", backend, SlotRequest(task_id=task, family=family), candidates, bank.slots, config,
-                            np.random.default_rng(0))
+            # the options a fresh draft of the task had: its brief's (the family's rung and example
+            # only where their signature maps onto the task's), listed as the live bank lists them
+            slot = slot_request(task_brief(load_task(suite_file(folder, plan, task)), target, "kernel"), retry=False)
+            candidates, kernels = bank.slot_candidates(backend, slot)
+            choice = decide("value", backend, slot, candidates + kernels, bank.slots, config, np.random.default_rng(0))
             arm = "none" if choice.option == "bare" else "value"
             s, n = logged[arm, task, choice.option]
             entry = families.setdefault(family, {"operators": 0, "chosen": {}, "feasible": 0, "drafts": 0,
@@ -197,6 +198,16 @@ def replay_v4(folder: Path) -> dict:
             "operators": len(heldout), **{f"pass1_{arm}": round(float(np.mean(r)), 3) for arm, r in arms.items()},
             "pass1_decision_estimate": round(float(np.mean(rates)), 3) if rates else None,
             "unlogged": unlogged, "families": families}
+
+
+def suite_file(folder: Path, plan: dict, task: str) -> Path:
+    """A held-out task's file: in the run's suite (`plan.json`'s, relative to the checkout the run
+    ran in, which is the folder's parent's parent), else in this checkout's copy of that suite."""
+    for root in (folder.parent.parent / plan["suite"], Path(__file__).resolve().parents[1] / plan["suite"]):
+        found = sorted(root.glob(f"**/{task}.py"))
+        if found:
+            return found[0]
+    raise FileNotFoundError(f"{task}.py is in neither the run's suite nor this checkout's {plan['suite']}")
 
 
 def fresh_record(counts: dict[str, list[int]], backend: str, family: str) -> dict[str, list[int]]:

@@ -105,32 +105,14 @@ class BankRetrieval:
     def _slot(self, request: RetrievalRequest, sims: np.ndarray | None) -> SlotChoice:
         """The worked-example slot's candidates (slots.py) and the mode's choice among them."""
         slot: SlotRequest = request.slot  # type: ignore[assignment]
-        candidates = [SlotCandidate(key=GENERIC, kind="generic")]
         if self.config.retrieval == "none":
-            return decide("none", request.backend, slot, candidates, self.slots, self.config, self.rng)
+            return decide("none", request.backend, slot, [SlotCandidate(key=GENERIC, kind="generic")], self.slots,
+                          self.config, self.rng)
+
         def similarity(item_id: str) -> float | None:
             row = self.index.row_of[item_id]
             return float(sims[row]) if sims is not None and row < len(sims) else None
-        # The family's examples the brief offers (SlotRequest.example, .rung: those a prompt of this
-        # task may show), each an option by its `option:` tag (bundle field `option`, default
-        # `example`; the first rung's entries say `option: rung`): the options come from data, not
-        # from code here; sorted by name, so the order (ties between untried options) does not
-        # depend on how the bank was loaded.
-        offered = slot.offered()
-        examples = {item_id for item_id in self.slot_examples.get((request.backend, slot.family), set())
-                    if self.items[item_id].name in offered} | set(self.api.lookup(request.backend, offered))
-        for item_id in sorted(examples, key=lambda i: (self.items[i].name or "", i)):
-            option = example_option_of(self.items[item_id]) or "example"
-            candidates.append(SlotCandidate(key=item_id, kind="example", option=option, similarity=similarity(item_id)))
-        nearest: dict[str | None, SlotCandidate] = {}  # one kernel per operator: its nearest
-        for item_id in self.slot_kernels.get((request.backend, slot.family, slot.shape), []):
-            task = self.items[item_id].task_id
-            if task == slot.task_id or (request.exclude_task_id and task == request.exclude_task_id):
-                continue
-            candidate = SlotCandidate(key=item_id, kind="kernel", similarity=similarity(item_id))
-            if task not in nearest or (candidate.similarity or 0.0) > (nearest[task].similarity or 0.0):
-                nearest[task] = candidate
-        kernels = sorted(nearest.values(), key=lambda c: -(c.similarity or 0.0))[: self.config.slot_kernels]
+        candidates, kernels = self.slot_candidates(request.backend, slot, similarity, request.exclude_task_id)
         rng = np.random.default_rng([self.config.seed, request.seed, 1]) if request.seed is not None else self.rng
         choice = decide(self.config.retrieval, request.backend, slot, candidates + kernels, self.slots, self.config, rng)
         start = next((c for c in candidates if slot.start and c.option == slot.start), None)
@@ -140,6 +122,35 @@ class BankRetrieval:
         # starts from its family's first rung): shown alone, and its verdict counts for that option.
         return choice.model_copy(update={"chosen": start.key, "kind": start.kind, "ranked": False, "reason": "start",
                                          "option": option_key(start.option, False)})
+
+    def slot_candidates(self, backend: str, slot: SlotRequest, similarity=lambda item_id: None,
+                        exclude_task_id: str | None = None) -> tuple[list[SlotCandidate], list[SlotCandidate]]:
+        """What may fill a draft's slot (bench.decision_replay lists them the same way): the generic
+        example and the family's examples the brief offers, then at most `slot_kernels` banked
+        kernels of the family and signature shape (one per operator, the nearest, never the
+        task's own); `similarity(item_id)` orders the kernels (None: unordered)."""
+        candidates = [SlotCandidate(key=GENERIC, kind="generic")]
+        # The family's examples the brief offers (SlotRequest.example, .rung: those a prompt of this
+        # task may show), each an option by its `option:` tag (bundle field `option`, default
+        # `example`; the first rung's entries say `option: rung`): the options come from data, not
+        # from code here; sorted by name, so the order (ties between untried options) does not
+        # depend on how the bank was loaded.
+        offered = slot.offered()
+        examples = {item_id for item_id in self.slot_examples.get((backend, slot.family), set())
+                    if self.items[item_id].name in offered} | set(self.api.lookup(backend, offered))
+        for item_id in sorted(examples, key=lambda i: (self.items[i].name or "", i)):
+            option = example_option_of(self.items[item_id]) or "example"
+            candidates.append(SlotCandidate(key=item_id, kind="example", option=option, similarity=similarity(item_id)))
+        nearest: dict[str | None, SlotCandidate] = {}  # one kernel per operator: its nearest
+        for item_id in self.slot_kernels.get((backend, slot.family, slot.shape), []):
+            task = self.items[item_id].task_id
+            if task == slot.task_id or (exclude_task_id and task == exclude_task_id):
+                continue
+            candidate = SlotCandidate(key=item_id, kind="kernel", similarity=similarity(item_id))
+            if task not in nearest or (candidate.similarity or 0.0) > (nearest[task].similarity or 0.0):
+                nearest[task] = candidate
+        kernels = sorted(nearest.values(), key=lambda c: -(c.similarity or 0.0))[: self.config.slot_kernels]
+        return candidates, kernels
 
     def _remember_retrieval(self, retrieval_id: str, seq: int, stage: str, item_ids: list[str]) -> None:
         self.retrievals[retrieval_id] = (seq, stage, list(item_ids))

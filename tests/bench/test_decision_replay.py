@@ -111,3 +111,25 @@ def test_on_v5s_c_half_the_replay_reproduces_bare_everywhere_and_says_what_kept_
     assert families["matmul"]["memory_above_bare"] == 0  # untried options start at bare's posterior: a tie
     assert main([str(folder)]) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["design"] == "v5"
+
+
+def test_on_v5s_twin_half_the_replay_lists_each_tasks_own_options_and_reproduces_every_choice(tmp_path):
+    """The twin's frozen value bank had the elementwise rung at 1 of 2 fresh drafts, and bare's
+    prior is near zero there (the held-out operators' screening: 0 of 3): the rung is shown to the
+    three elementwise operators its signature maps onto, not to 9_LeakyReLU (a constructor-given
+    slope: the rung has no such argument, so its brief offers no rung and the run logged bare).
+    The softmax rung's one fresh draft failed: bare there, as everywhere else."""
+    from bench.decision_replay import replay_v4
+    from bench.learning.archive import unpack
+
+    folder = tmp_path / "npu-twin"
+    unpack(RESULTS / "2026-12-04-qwen2.5-coder-1.5b-instruct-v5-npu-twin", folder, only=NEEDED)
+    result = replay_v4(folder)
+    assert result["unlogged"] == [] and result["operators"] == 24
+    assert (result["pass1_none"], result["pass1_value"], result["pass1_decision_estimate"]) == (0.0, 0.026, 0.026)
+    families = result["families"]
+    assert families["elementwise"]["chosen"] == {"rung": 3, "bare": 1}
+    assert families["elementwise"]["fresh_record"] == {"bare": [0, 1], "rung": [1, 2]}
+    assert families["softmax_norm"]["fresh_record"] == {"rung": [0, 1]}
+    assert all(set(family["chosen"]) == {"bare"} for name, family in families.items() if name != "elementwise")
+

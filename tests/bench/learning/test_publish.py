@@ -18,7 +18,7 @@ from bench.learning.summary import differences, rederived
 RESULTS = Path(__file__).resolve().parents[3] / "bench" / "results"
 V3_RUNS = ["2026-11-28-qwen2.5-coder-1.5b-instruct-v3-cpu", "2026-11-28-qwen2.5-coder-1.5b-instruct-v3-npu-twin"]
 V4_RUNS = ["2026-12-02-qwen2.5-coder-1.5b-instruct-v4-cpu", "2026-12-02-qwen2.5-coder-1.5b-instruct-v4-npu-twin"]
-V5_RUNS = ["2026-12-04-qwen2.5-coder-1.5b-instruct-v5-cpu"]  # the twin half is still running
+V5_RUNS = ["2026-12-04-qwen2.5-coder-1.5b-instruct-v5-cpu", "2026-12-04-qwen2.5-coder-1.5b-instruct-v5-npu-twin"]
 PILOT_RUNS = ["2026-12-03-qwen2.5-coder-1.5b-instruct-pilot-cpu", "2026-12-03-qwen2.5-coder-1.5b-instruct-pilot-npu-twin"]  # bench/learning/pilot.py
 
 
@@ -87,12 +87,12 @@ def test_every_published_run_keeps_its_raw_state_with_a_digest_that_holds():
 
     kept = sorted(p.parent.name for p in RESULTS.glob("*/raw.json")
                   if not json.loads(p.read_text()).get("in_progress"))  # checkpoints of running benchmarks apart
-    assert set(V3_RUNS + V4_RUNS + V5_RUNS + PILOT_RUNS) <= set(kept) and len(kept) == 9
+    assert set(V3_RUNS + V4_RUNS + V5_RUNS + PILOT_RUNS) <= set(kept) and len(kept) == 10
     for manifest in RESULTS.glob("*/raw.json"):
         if json.loads(manifest.read_text()).get("in_progress"):  # never read as a result: no table beside it
             assert not (manifest.parent / "summary.json").exists()
             verified_archive(manifest.parent)
-    # a guard on the clone's size: a full benchmark run packs to about 0.4 MB (v5's twin half will make 2.5 MB)
+    # a guard on the clone's size: a full benchmark run packs to about 0.4 MB
     assert sum((RESULTS / name / "raw.tar.xz").stat().st_size for name in kept) < 3_000_000
     for name in kept:
         verified_archive(RESULTS / name)
