@@ -163,6 +163,10 @@ def test_without_the_setting_a_first_draft_is_the_decisions_and_frozen_drafts_ne
     assert not draft_settings(started, ARMS["value"], tmp_path / "bank", 0).episode.start_from_rung
 
 
+# slow (about a minute here: a twin attempt at the task's sizes and the awkward ones, then its
+# profile); by default the C copy above covers the pass, and tests/memory_actor/test_family_rungs.py
+# runs every twin rung through the twin's gates
+@pytest.mark.slow
 def test_on_the_twin_a_copy_of_the_scalar_rung_is_banked_as_an_ascend_c_kernel(tmp_path, settings):
     """The same in Ascend C on the npu-twin, where v4's learning passes banked nothing: the copy
     of the elementwise rung (scalar GlobalTensor loops over each block's share) passes the twin's
