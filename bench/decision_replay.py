@@ -160,7 +160,7 @@ def replay_v4(folder: Path) -> dict:
     config = MemoryConfig(uri=str(folder / "banks" / "learn-value"), retrieval="value", cold_rates=cold,
                           shipped_rates=False, slot_greedy=True, preload_embedder=False)
     bank = MemoryBank(config, read_only=True)
-    target = get_backend(backend)
+    target, files = get_backend(backend), suite_files(folder, plan, heldout)
     families: dict[str, dict] = {}
     rates, unlogged = [], []
     try:
@@ -168,7 +168,7 @@ def replay_v4(folder: Path) -> dict:
             family = family_of(task)
             # the options a fresh draft of the task had: its brief's (the family's rung and example
             # only where their signature maps onto the task's), listed as the live bank lists them
-            slot = slot_request(task_brief(load_task(suite_file(folder, plan, task)), target, "kernel"), retry=False)
+            slot = slot_request(task_brief(load_task(files[task]), target, "kernel"), retry=False)
             candidates, kernels = bank.slot_candidates(backend, slot)
             choice = decide("value", backend, slot, candidates + kernels, bank.slots, config, np.random.default_rng(0))
             arm = "none" if choice.option == "bare" else "value"
@@ -200,14 +200,20 @@ def replay_v4(folder: Path) -> dict:
             "unlogged": unlogged, "families": families}
 
 
-def suite_file(folder: Path, plan: dict, task: str) -> Path:
-    """A held-out task's file: in the run's suite (`plan.json`'s, relative to the checkout the run
-    ran in, which is the folder's parent's parent), else in this checkout's copy of that suite."""
-    for root in (folder.parent.parent / plan["suite"], Path(__file__).resolve().parents[1] / plan["suite"]):
-        found = sorted(root.glob(f"**/{task}.py"))
-        if found:
-            return found[0]
-    raise FileNotFoundError(f"{task}.py is in neither the run's suite nor this checkout's {plan['suite']}")
+def suite_files(folder: Path, plan: dict, tasks: list[str]) -> dict[str, Path]:
+    """The held-out tasks' files, found as the benchmark finds them (`plan.resolve`): in the run's
+    suite (`plan.json`'s, relative to the checkout the run ran in, the folder's parent's parent),
+    else in this checkout's copy of that suite."""
+    from bench.learning.archive import REPOSITORY
+    from bench.learning.plan import resolve
+
+    files: dict[str, Path] = {}
+    for root in (REPOSITORY / plan["suite"], folder.parent.parent / plan["suite"]):  # the run's own last: it wins
+        files |= {path.stem: path for path in resolve(root, tasks)}
+    missing = [task for task in tasks if task not in files]
+    if missing:
+        raise FileNotFoundError(f"{', '.join(missing)}: in neither the run's suite nor this checkout's {plan['suite']}")
+    return files
 
 
 def fresh_record(counts: dict[str, list[int]], backend: str, family: str) -> dict[str, list[int]]:
