@@ -132,10 +132,10 @@ def logged_option(draft: dict) -> str:
 def replay_v4(folder: Path) -> dict:
     import numpy as np
 
-    from memory_actor.bank import MemoryBank
-    from memory_actor.config import MemoryConfig
     from actors.briefing import task_brief
     from actors.context import slot_request
+    from memory_actor.bank import MemoryBank
+    from memory_actor.config import MemoryConfig
     from memory_actor.slots import decide
     from npu_pool.backends import get_backend
     from npu_pool.tasks.spec import load_task
