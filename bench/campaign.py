@@ -26,6 +26,7 @@ sys.path.insert(0, str(REPOSITORY))
 
 from tests.actors.openai_server import OpenAITestServer  # noqa: E402 - reuse the scripted HTTP LLM
 from tests.launch.kernel_agent import SUITE_TASKS, ElementwiseAgent  # noqa: E402
+from tests.launch.local_ports import head_node_args  # noqa: E402
 
 
 def build_suite(folder: Path, operators: int) -> list[Path]:
@@ -64,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="evokernel-bench-campaign-"))
     (work / "suite").mkdir()
     tasks = build_suite(work / "suite", args.operators)
-    cluster = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": args.cpus_per_node, "resources": {"NPU": args.npus_per_node}})
+    cluster = Cluster(initialize_head=True, head_node_args=head_node_args(
+        num_cpus=args.cpus_per_node, resources={"NPU": args.npus_per_node}))
     for _ in range(args.nodes - 1):
         cluster.add_node(num_cpus=args.cpus_per_node, resources={"NPU": args.npus_per_node})
     cluster.wait_for_nodes()

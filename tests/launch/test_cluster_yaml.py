@@ -23,6 +23,7 @@ import yaml
 from ray.autoscaler._private.util import prepare_config, validate_config
 
 from launch.config import load_settings
+from tests.launch.local_ports import free_port
 
 # The `ray` command of this interpreter's environment: PATH need not hold the venv.
 RAY = str(Path(sys.executable).with_name("ray"))
@@ -214,12 +215,6 @@ def test_the_cpu_file_is_cluster_yaml_without_cann():
             assert cpu[key] == npu[key], key
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _http_status(url: str, token: str | None = None) -> int:
     request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
     try:
@@ -261,7 +256,7 @@ def test_start_commands_bring_up_an_authenticated_two_node_cluster(tmp_path):
     token_file.write_text(secrets.token_hex(32))
     env = {**os.environ, "RAY_AUTH_MODE": node_env["RAY_AUTH_MODE"], "RAY_AUTH_TOKEN_PATH": str(token_file)}
     env.pop("RAY_AUTH_TOKEN", None)
-    gcs_port, dashboard_port = _free_port(), _free_port()
+    gcs_port, dashboard_port = free_port(), free_port()
     # (the address the launcher reached a node at: loopback here, given below)
     head_start = _ray_start_args(_the_ray_start(config["head_start_ray_commands"]))
     worker_start = _ray_start_args(_the_ray_start(config["worker_start_ray_commands"]))
@@ -278,7 +273,7 @@ def test_start_commands_bring_up_an_authenticated_two_node_cluster(tmp_path):
         nodes[head_log] = _start_node([*head_args, *local, f"--dashboard-port={dashboard_port}"], env, head_log)
         _wait_for(lambda: _http_status(f"http://127.0.0.1:{dashboard_port}/api/version") == 401, nodes, 90,
                   "the dashboard")
-        nodes[worker_log] = _start_node([*worker_args, *local, f"--dashboard-agent-listen-port={_free_port()}"],
+        nodes[worker_log] = _start_node([*worker_args, *local, f"--dashboard-agent-listen-port={free_port()}"],
                                         env, worker_log)
 
         def status(extra_env: dict[str, str]) -> subprocess.CompletedProcess:

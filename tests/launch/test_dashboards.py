@@ -13,7 +13,6 @@ import io
 import json
 import re
 import shutil
-import socket
 import subprocess
 import time
 import urllib.parse
@@ -31,6 +30,7 @@ from launch.dashboards import (
     panel_queries,
 )
 from launch.ray_campaign.ray_session import announce_dashboard
+from tests.launch.local_ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 REGISTERING = [ROOT / "launch" / "metrics.py", ROOT / "npu_pool" / "pools.py", ROOT / "memory_actor" / "actor.py"]
@@ -94,12 +94,6 @@ def test_the_dashboard_address_comes_with_how_to_sign_in(tmp_path, monkeypatch):
 # -- against a real Prometheus (slow) -------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _query_range(base: str, expr: str, start: float, end: float) -> list:
     params = urllib.parse.urlencode({"query": expr, "start": start, "end": end, "step": "2"})
     with urllib.request.urlopen(f"{base}/api/v1/query_range?{params}", timeout=30) as reply:
@@ -133,7 +127,7 @@ def test_every_panel_query_returns_series_from_a_real_campaign(tmp_path):
         # engineer's session may own the shared service-discovery file).
         config.write_text("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n"
                           f"- job_name: ray\n  static_configs:\n  - targets: {json.dumps(targets)}\n")
-        port = _free_port()
+        port = free_port()
         base = f"http://127.0.0.1:{port}"
         prometheus = subprocess.Popen(["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'data'}",
                                        f"--web.listen-address=127.0.0.1:{port}"],

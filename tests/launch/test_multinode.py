@@ -27,6 +27,7 @@ from npu_pool.devices import FakeDevices
 from npu_pool.pools import DevicePools
 from tests.actors.openai_server import OpenAITestServer
 from tests.launch.kernel_agent import SUITE_TASKS, ElementwiseAgent
+from tests.launch.local_ports import head_node_args
 from tests.launch.ray_campaign.test_roles import actor_classes_by_role
 
 SUITE = Path(__file__).resolve().parents[2] / "suites" / "cpu" / "level1"
@@ -43,8 +44,8 @@ def logs_to_this_tests_stderr():
 def two_nodes():
     if ray.is_initialized():
         ray.shutdown()
-    cluster = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": 1, "resources": {"NPU": 2}, "_system_config": {"metrics_report_interval_ms": 1000}})
+    cluster = Cluster(initialize_head=True, head_node_args=head_node_args(
+        num_cpus=1, resources={"NPU": 2}, _system_config={"metrics_report_interval_ms": 1000}))
     cluster.add_node(num_cpus=1, resources={"NPU": 2})
     cluster.wait_for_nodes()
     ray.init(address=cluster.address, namespace=NAMESPACE, log_to_driver=False)

@@ -163,7 +163,9 @@ def test_two_campaigns_with_their_own_banks_share_a_cluster(tmp_path):
     # are named per namespace), the memory actors in one shared namespace: one actor per bank.
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(initialize_head=True, connect=False, head_node_args={"num_cpus": 4})
+    from tests.launch.local_ports import head_node_args
+
+    cluster = Cluster(initialize_head=True, connect=False, head_node_args=head_node_args(num_cpus=4))
     shared = ["--ray-address", cluster.address, "--set", "memory.actor_namespace=evokernel-memories",
               "--set", "ray.devices=1", "--set", "llm.timeout_s=900", "--iterations", "1"]
     release = threading.Event()
