@@ -6,6 +6,8 @@ whose state it reads; a recorded retrieval is appended to the bank's log (journa
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from memory_actor.items import new_id
@@ -123,7 +125,8 @@ class BankRetrieval:
         return choice.model_copy(update={"chosen": start.key, "kind": start.kind, "ranked": False, "reason": "start",
                                          "option": option_key(start.option, False)})
 
-    def slot_candidates(self, backend: str, slot: SlotRequest, similarity=lambda item_id: None,
+    def slot_candidates(self, backend: str, slot: SlotRequest,
+                        similarity: Callable[[str], float | None] = lambda item_id: None,
                         exclude_task_id: str | None = None) -> tuple[list[SlotCandidate], list[SlotCandidate]]:
         """What may fill a draft's slot (bench.decision_replay lists them the same way): the generic
         example and the family's examples the brief offers, then at most `slot_kernels` banked

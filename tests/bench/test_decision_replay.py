@@ -132,4 +132,3 @@ def test_on_v5s_twin_half_the_replay_lists_each_tasks_own_options_and_reproduces
     assert families["elementwise"]["fresh_record"] == {"bare": [0, 1], "rung": [1, 2]}
     assert families["softmax_norm"]["fresh_record"] == {"rung": [0, 1]}
     assert all(set(family["chosen"]) == {"bare"} for name, family in families.items() if name != "elementwise")
-
