@@ -120,8 +120,13 @@ _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:<([^>\n]*)>|"([^"\n]*)"|(\
 _EMBED = re.compile(r"^[ \t]*#[ \t]*embed\b", re.MULTILINE)
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define\b.*$", re.MULTILINE)
 _ASM = re.compile(r"\b(?:asm|__asm__|__asm)\b\s*(?:volatile|__volatile__|goto|inline)?\s*(?:volatile|__volatile__)?\s*\(")
-_ASM_FORBIDDEN = re.compile(r"syscall|sysenter|int\s*\$?0x80|\bsvc\b|rdtsc|rdpmc|incbin|globaltimer|%%?clock"
-                            r"|\.(?:byte|short|word|long|quad|octa|inst)\b", re.IGNORECASE)  # raw machine code too
+_ASM_FORBIDDEN = re.compile(r"syscall|sysenter|int\s*\$?0x80|\bsvc\b|rdtsc|rdpmc|incbin|globaltimer|%%?clock", re.IGNORECASE)
+# Assembler directives that emit bytes: raw machine code (`.2byte 0x050f` is `syscall`), in
+# any spelling GNU as accepts, and the fill and alignment directives that take a fill value.
+_ASM_DATA = re.compile(r"\.(?:\d*byte|short|word|long|quad|octa|int|inst|insn|ascii|asciz|string\d*|value|hword|"
+                       r"dc|dcb|ds|fill|space|skip|zero|org|b?align[wl]?|p2align[wl]?|align|float|single|double|"
+                       r"[su]leb128|reloc|base64)\b", re.IGNORECASE)
+_STRING_LITERAL = re.compile(r'(?:\b(?:u8|u|U|L|R|LR|u8R|uR|UR))?"((?:[^"\\\n]|\\.)*)"')
 
 # torch/ATen functions a load_inline wrapper may call: allocation, options, streams, threads.
 _ATEN_ALLOWED = {
@@ -196,6 +201,28 @@ def _check_includes(text: str) -> Iterator[Finding]:
         yield _finding("file_access", "reject", "#embed reads a file into the kernel; not allowed", text, match.start())
 
 
+def asm_text(body: str) -> str:
+    """What the assembler reads from an asm statement's body: its string literals joined as the
+    compiler joins adjacent ones (`"sys" "call"`) and their escapes decoded (`"\\x0f\\x05"`,
+    `"sys\\143all"`)."""
+    return "".join(_decode_escapes(m.group(1)) for m in _STRING_LITERAL.finditer(body))
+
+
+def _decode_escapes(literal: str) -> str:
+    simple = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'", "a": "\a", "b": "\b",
+              "f": "\f", "v": "\v", "?": "?"}
+
+    def one(match: re.Match[str]) -> str:
+        code = match.group(1)
+        if code[0] in "xX":
+            return chr(int(code[1:], 16) & 0xFF) if len(code) > 1 else ""
+        if code[0] in "01234567" and len(code) > 1 or code.isdigit():
+            return chr(int(code, 8) & 0xFF)
+        return simple.get(code, code)
+
+    return re.sub(r"\\(x[0-9a-fA-F]+|[0-7]{1,3}|.)", one, literal)
+
+
 def _check_asm(text: str) -> Iterator[Finding]:
     for match in _ASM.finditer(text):
         depth, i = 1, match.end()
@@ -203,8 +230,14 @@ def _check_asm(text: str) -> Iterator[Finding]:
             depth += {"(": 1, ")": -1}.get(text[i], 0)
             i += 1
         body = text[match.end():i]
-        if hit := _ASM_FORBIDDEN.search(body):
+        assembled = asm_text(body)
+        if hit := _ASM_FORBIDDEN.search(body) or _ASM_FORBIDDEN.search(assembled):
             yield _finding("inline_asm", "reject", f"inline assembly with '{hit.group(0)}' (system calls, timers, file embedding) is not allowed", text, match.start())
+        elif hit := _ASM_DATA.search(assembled) or _ASM_DATA.search(body):
+            yield _finding("inline_asm", "reject", f"inline assembly with the data directive '{hit.group(0)}' "
+                           "(raw machine code: a system call the gate cannot read) is not allowed", text, match.start())
+        elif "\x0f" in assembled or "\x05" in assembled:  # an opcode byte smuggled as a character
+            yield _finding("inline_asm", "reject", "inline assembly with raw bytes is not allowed", text, match.start())
 
 
 # glibc's own names for its public functions (`_Fork`, `__fork`, `__libc_fork`, `_IO_fopen`,
@@ -215,7 +248,16 @@ _ALIAS_TOKEN = {name: (rule, message) for rule, message, names in _TOKEN_RULES f
 _ALIAS_CALL = {name: (rule, message) for rule, message, names in _CALL_RULES for name in names}
 
 
+# glibc's libio internals (`_IO_proc_open` is popen's body and starts /bin/sh; `_IO_file_fopen`,
+# `_IO_file_open`, `_IO_new_file_fopen` open files): exported, never needed by a kernel, and too
+# many to list one by one, so every `_IO_` name but the FILE type is refused.
+_LIBIO_NAME = re.compile(r"(?<![\w.>])_IO_(?!FILE\b)\w+")
+
+
 def _check_libc_aliases(code: str) -> Iterator[Finding]:
+    for match in _LIBIO_NAME.finditer(code):
+        yield _finding("process", "reject", f"{match.group(0)}: glibc's internal stdio entry points (_IO_*) start "
+                       "programs and open files; not allowed in a kernel", code, match.start())
     for match in _LIBC_ALIAS.finditer(code):
         public = match.group(2).lower()
         called = code[match.end():match.end() + 40].lstrip().startswith(("(", ")"))

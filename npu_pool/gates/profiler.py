@@ -67,6 +67,48 @@ def stats(samples: list[float]) -> tuple[float, float]:
     return statistics.median(samples), q[2] - q[0]
 
 
+# torch.compile builds C++ (g++ on the CPU, Triton on CUDA): it must run before the seal, after
+# which the sandbox executes no program. prepare_compile_baseline builds it there; the profiler
+# times what it built. Keyed like the cache.
+_prepared: dict[str, Any] = {}
+
+
+def baseline_key(backend: Backend, spec: TaskSpec, config: HarnessConfig) -> str:
+    return f"{backend.name}:{backend.device}:{spec.source_hash}:{config.timed_trials}"
+
+
+def _input_sets(task_module: Any, device: Any, config: HarnessConfig) -> list[list[Any]]:
+    sets = []
+    for k in range(config.profile_input_sets):
+        torch.manual_seed(config.seed + 1000 + k)
+        sets.append([x.to(device) if isinstance(x, torch.Tensor) else x for x in task_module.get_inputs()])
+    return sets
+
+
+def compile_baseline_wanted(backend: Backend, spec: TaskSpec, config: HarnessConfig, cache_dir: Path) -> bool:
+    """Whether this run must build the torch.compile baseline (profiling, enabled, measured
+    timing, not cached yet)."""
+    if not config.compile_baseline or backend.timing_kind == "modelled":
+        return False
+    cached = harness_cache.load(cache_dir / "compile_baselines.json").get(baseline_key(backend, spec, config))
+    return cached is None or is_fault_text(cached.get("error"))
+
+
+def prepare_compile_baseline(task_module: Any, spec: TaskSpec, backend: Backend, config: HarnessConfig) -> None:
+    """Build the reference under torch.compile (its first call compiles), before the seal; the
+    profiler times it later. A failure is kept and reported there."""
+    key = baseline_key(backend, spec, config)
+    try:
+        torch.manual_seed(config.seed)
+        compiled = torch.compile(task_module.Model(*task_module.get_init_inputs()).to(backend.device).eval())
+        with torch.no_grad():
+            compiled(*_input_sets(task_module, backend.device, config)[0])
+        backend.synchronize()
+        _prepared[key] = compiled
+    except Exception as exc:
+        _prepared[key] = exc
+
+
 def _compile_baseline(task_module: Any, backend: Backend, config: HarnessConfig, input_sets: list[list[Any]],
                       cache_path: Path, cache_key: str) -> tuple[float | None, str | None]:
     cached = harness_cache.load(cache_path).get(cache_key)
@@ -75,9 +117,12 @@ def _compile_baseline(task_module: Any, backend: Backend, config: HarnessConfig,
     # Recorded first: if this worker is killed while compiling, later ones do not retry.
     _store(cache_path, cache_key, None, "torch.compile did not finish within the run limit")
     ms, error, fault = None, None, None
+    prepared = _prepared.pop(cache_key, None)
     try:
+        if isinstance(prepared, Exception):
+            raise prepared
         torch.manual_seed(config.seed)
-        compiled = torch.compile(task_module.Model(*task_module.get_init_inputs()).to(backend.device).eval())
+        compiled = prepared if prepared is not None else torch.compile(task_module.Model(*task_module.get_init_inputs()).to(backend.device).eval())
         with torch.no_grad():
             for i in range(max(config.warmup_trials, 1)):
                 compiled(*input_sets[i % len(input_sets)])
@@ -113,10 +158,7 @@ def measure(
 ) -> ProfileReport:
     """Time a (verified) candidate and the reference baselines on this backend."""
     device = backend.device
-    input_sets = []
-    for k in range(config.profile_input_sets):
-        torch.manual_seed(config.seed + 1000 + k)
-        input_sets.append([x.to(device) if isinstance(x, torch.Tensor) else x for x in task_module.get_inputs()])
+    input_sets = _input_sets(task_module, device, config)
     torch.manual_seed(config.seed)
     reference = task_module.Model(*task_module.get_init_inputs()).to(device).eval()
     candidate = make_candidate(reference, config.seed)
@@ -191,7 +233,7 @@ def measure(
     # Kept if the worker is killed while torch.compile builds: the verdict survives.
     on_partial(report.model_copy(update={"baseline_compile_error": "torch.compile did not finish within the run limit"}))
     on_stage("profile: torch.compile baseline")
-    key = f"{backend.name}:{device}:{spec.source_hash}:{config.timed_trials}"
+    key = baseline_key(backend, spec, config)
     compile_ms, compile_error = _compile_baseline(task_module, backend, config, input_sets,
                                                   cache_dir / "compile_baselines.json", key)
     return report.model_copy(update={

@@ -33,7 +33,7 @@ _SYS_LANDLOCK_CREATE_RULESET, _SYS_LANDLOCK_ADD_RULE, _SYS_LANDLOCK_RESTRICT_SEL
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS, _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 38, 1, 36
-CLONE_NEWNS, CLONE_NEWPID = 0x00020000, 0x20000000
+CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
 
 # Landlock file-system rights (uapi/linux/landlock.h).
 _EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
@@ -79,24 +79,28 @@ def _write_rights(abi: int) -> int:
     return rights
 
 
-def restrict_writes(writable: list[Path], writable_files: tuple[str, ...] = ("/dev/null",)) -> dict[str, object]:
+def restrict_writes(writable: list[Path], writable_files: tuple[str, ...] = ("/dev/null",),
+                    executable: bool = True) -> dict[str, object]:
     """Make everything but `writable` (folders, with what is beneath) read-only for this
-    process and all it starts, for good; reading stays as the layers before allowed. Layers
-    stack: a later call can only narrow. Returns what was applied; raises ConfinementError."""
-    return restrict(writable, None, writable_files)
+    process and all it starts, for good; reading stays as the layers before allowed; with
+    `executable` False, no program may be executed any more, anywhere. Layers stack: a later
+    call can only narrow. Returns what was applied; raises ConfinementError."""
+    return restrict(writable, None, writable_files, executable)
 
 
 def restrict(writable: list[Path], readable: list[Path] | None,
-             writable_files: tuple[str, ...] = ("/dev/null",)) -> dict[str, object]:
+             writable_files: tuple[str, ...] = ("/dev/null",), executable: bool = True) -> dict[str, object]:
     """One Landlock layer for this process and all it starts, for good: `writable` folders
     (and `writable_files`) may be written, and where `readable` is given, nothing outside it
     and `writable` may be read, listed or executed (files or folders; missing ones are
-    skipped). Returns what was applied; raises ConfinementError."""
+    skipped); with `executable` False nothing may be executed at all (execve; mapping a
+    library is not execution to Landlock). Returns what was applied; raises ConfinementError."""
     abi = landlock_abi()
     if abi < 1:
         raise ConfinementError("Landlock is not available on this kernel")
     write = _write_rights(abi)
-    handled = write | (_READ if readable is not None else 0)
+    handled = write | (_READ if readable is not None else 0) | (0 if executable else _EXECUTE)
+    granted = handled & ~(0 if executable else _EXECUTE)  # what a rule may give: never execution when withheld
     attr = _RulesetAttr(handled_access_fs=handled)
     size = 8
     if abi >= 4:
@@ -108,13 +112,13 @@ def restrict(writable: list[Path], readable: list[Path] | None,
         raise ConfinementError(ctypes.get_errno(), "landlock_create_ruleset failed")
     try:
         for folder in writable:
-            _add_rule(ruleset, str(folder), handled)
+            _add_rule(ruleset, str(folder), granted)
         for path in readable or ():
             if os.path.exists(path):
-                _add_rule(ruleset, str(path), _READ)
+                _add_rule(ruleset, str(path), _READ & granted)
         for file in writable_files:
             if os.path.exists(file):
-                _add_rule(ruleset, file, (_WRITE_FILE | (_TRUNCATE if abi >= 3 else 0)) | (handled & _READ))
+                _add_rule(ruleset, file, (_WRITE_FILE | (_TRUNCATE if abi >= 3 else 0)) | (granted & _READ))
         if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise ConfinementError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
         if _libc.syscall(_SYS_LANDLOCK_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) != 0:
@@ -123,7 +127,7 @@ def restrict(writable: list[Path], readable: list[Path] | None,
         os.close(ruleset)
     applied: dict[str, object] = {"filesystem": f"landlock (ABI {abi})", "writable": [str(p) for p in writable],
                                   "tcp": "forbidden" if abi >= 4 else "not handled by landlock",
-                                  "signals_scoped": abi >= 6}
+                                  "signals_scoped": abi >= 6, "execution": "allowed" if executable else "forbidden"}
     if readable is not None:
         applied["readable_paths"] = sum(1 for p in readable if os.path.exists(p))  # `doctor` lists them
     return applied
@@ -146,6 +150,12 @@ def enter_pid_namespace() -> bool:
     """unshare(CLONE_NEWPID): the next child is init of a new PID namespace. Needs a user
     namespace of ours (the sandbox server runs in one) or CAP_SYS_ADMIN; False if refused."""
     return _libc.unshare(ctypes.c_int(CLONE_NEWPID)) == 0
+
+
+def enter_network_namespace() -> bool:
+    """unshare(CLONE_NEWNET): this process and its children get a network namespace of their
+    own (only loopback, down). Needs the server's user namespace; False if refused."""
+    return _libc.unshare(ctypes.c_int(CLONE_NEWNET)) == 0
 
 
 def become_subreaper() -> None:

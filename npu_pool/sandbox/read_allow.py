@@ -77,11 +77,28 @@ def toolkit_folders(env: Mapping[str, str] | None = None) -> list[Path]:
     return _real([env[name] for name in TOOLKIT_ENV if env.get(name)])
 
 
+# Entries of the process's own /proc folder left unreadable: `net` lists the network
+# namespace's sockets with their paths (how a candidate once found the warm server's socket).
+OWN_PROC_HIDDEN = ("net",)
+
+
+def own_proc_entries() -> list[Path]:
+    """This process's own /proc folder, entry by entry, less OWN_PROC_HIDDEN (Landlock only
+    allows: a hidden entry is one never listed). /proc/self as it resolves here: the processes
+    it starts get no /proc/self of their own."""
+    own = Path(os.path.realpath("/proc/self"))
+    try:  # never a link (cwd, exe, root): a rule follows it, and `root` would allow all of /
+        return sorted(own / name for name in os.listdir(own)
+                      if name not in OWN_PROC_HIDDEN and not os.path.islink(own / name))
+    except OSError:
+        return []
+
+
 def read_allow_list(extra: Iterable[str | Path] = (), modules: Mapping[str, ModuleType | None] | None = None) -> list[Path]:
     """Every path the candidate may read (`extra`: its own folder, the caches), minimal:
     a path beneath another listed one is left out. Includes this process's own /proc folder
-    (/proc/self as it resolves here: the processes it starts get no /proc/self of their own)."""
-    paths = [*_real(SYSTEM_FOLDERS), *_real(ETC_FILES), *_real(KERNEL_VIEWS), *_real(["/proc/self"]),
+    but its `net` and its links (own_proc_entries)."""
+    paths = [*_real(SYSTEM_FOLDERS), *_real(ETC_FILES), *_real(KERNEL_VIEWS), *own_proc_entries(),
              *device_files(), *interpreter_folders(), *toolkit_folders(), *imported_package_roots(modules),
              *_real(extra)]
     return _outermost(paths)

@@ -39,7 +39,7 @@ from npu_pool.node_gate import NodeLock
 from npu_pool.paths import cache_root
 from npu_pool.protocol import WorkerRequest, WorkerResult
 from npu_pool.sandbox import confinement, host_memory, leftovers, tree_limits
-from npu_pool.sandbox.warm_worker import RunOrder
+from npu_pool.sandbox.warm_worker import RunOrder, ServerConfinement
 
 log = structlog.get_logger("npu_pool.sandbox.runner")
 
@@ -99,15 +99,22 @@ class WarmServerKilled(RuntimeError):
 
 
 class WarmServer:
-    """One warm sandbox server (npu_pool.sandbox.warm_worker) per backend and environment, restarted if it dies."""
+    """One warm sandbox server (npu_pool.sandbox.warm_worker) per backend, environment and
+    confinement, restarted if it dies. It talks over a socket pair only this object holds the
+    other end of (no path: nothing else can reach the server), and how it confines candidates
+    is fixed on its command line, never by an order."""
 
-    def __init__(self, backend: str, extra_env: tuple[str, ...], isolate_network: bool):
+    def __init__(self, backend: str, extra_env: tuple[str, ...], isolate_network: bool, filesystem: bool = True,
+                 pid_namespace: bool = True):
         self.backend, self.extra_env, self.isolate_network = backend, extra_env, isolate_network
+        self.confinement = ServerConfinement(filesystem=filesystem, pid_namespace=isolate_network and pid_namespace,
+                                             network_namespace=isolate_network)
         self.proc: subprocess.Popen | None = None
+        self.channel: socket.socket | None = None
+        self._pending = b""
         leftovers.sweep()  # folders of clients killed outright with their servers
         leftovers.start_janitor()  # and ours, once we are gone, however we go
         self.home = Path(tempfile.mkdtemp(prefix=leftovers.own_prefix(leftovers.WARM_PREFIX)))
-        self.socket_path = self.home / "server.sock"
         self._lock = threading.Lock()  # callers in threads must not start two servers
 
     def alive(self) -> bool:
@@ -127,16 +134,22 @@ class WarmServer:
 
     def _start(self, timeout_s: float) -> None:
         self.stop()
-        self.socket_path.unlink(missing_ok=True)
-        cmd = [sys.executable, "-m", "npu_pool.sandbox.warm_worker", str(self.socket_path), self.backend]
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        cmd = [sys.executable, "-m", "npu_pool.sandbox.warm_worker", str(theirs.fileno()), str(self.home),
+               self.backend, *self.confinement.argv()]
         if self.isolate_network:
             cmd = ["unshare", "-rn", *cmd]
         (self.home / "tmp").mkdir(parents=True, exist_ok=True)
         env = scrubbed_env(self.extra_env, self.home, self.home)
-        with (self.home / "server.log").open("ab") as err:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
-                                         cwd=self.home, env=env, start_new_session=True, close_fds=True)
-        ready = _read_line(self.proc, timeout_s)
+        try:
+            with (self.home / "server.log").open("ab") as err:
+                self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                             cwd=self.home, env=env, start_new_session=True, close_fds=True,
+                                             pass_fds=(theirs.fileno(),))
+        finally:
+            theirs.close()  # the server's end lives in the server alone
+        self.channel, self._pending = ours, b""
+        ready = self._read_line(timeout_s)
         if ready != "ready":
             tail = _tail(self.home / "server.log")
             code = _exit_code_soon(self.proc)
@@ -145,6 +158,20 @@ class WarmServer:
                 raise WarmServerKilled(f"killed by signal {-code} before it was ready")
             raise RuntimeError(f"the warm sandbox server did not start: {tail[-600:] or 'no output'}")
         log.debug("warm_server_started", backend=self.backend, pid=self.proc.pid)
+
+    def _read_line(self, timeout_s: float) -> str:
+        """One line from the server, or "" at its end or after `timeout_s`."""
+        deadline = time.monotonic() + timeout_s
+        while b"\n" not in self._pending:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.channel], [], [], left)[0]:
+                return ""
+            chunk = self.channel.recv(65536)
+            if not chunk:
+                return ""
+            self._pending += chunk
+        line, self._pending = self._pending.split(b"\n", 1)
+        return line.decode(errors="replace").strip()
 
     def ensure_started(self) -> None:
         with self._lock:
@@ -161,11 +188,9 @@ class WarmServer:
             if not self.alive():
                 self.start()
             try:
-                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-                    conn.settimeout(30)
-                    conn.connect(str(self.socket_path))
-                    conn.sendall(order.model_dump_json().encode() + b"\n")
-                    answer = json.loads(conn.makefile().readline() or "{}")
+                self.channel.settimeout(30)
+                self.channel.sendall(order.model_dump_json().encode() + b"\n")
+                answer = json.loads(self._read_line(30) or "{}")
                 if "pid" in answer:
                     return int(answer["pid"])
                 raise RuntimeError(answer.get("error", "no answer"))
@@ -175,16 +200,20 @@ class WarmServer:
         raise RuntimeError("the warm sandbox server failed twice")
 
     def stop(self) -> None:
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
         if self.proc is not None:
             _kill_group(self.proc)
             self.proc = None
 
 
-_servers: dict[tuple[str, tuple[str, ...], bool], WarmServer] = {}
+_servers: dict[tuple[str, tuple[str, ...], bool, bool, bool], WarmServer] = {}
 
 
-def warm_server(backend: str, extra_env: tuple[str, ...], isolate_network: bool) -> WarmServer:
-    key = (backend, extra_env, isolate_network)
+def warm_server(backend: str, extra_env: tuple[str, ...], isolate_network: bool, filesystem: bool = True,
+                pid_namespace: bool = True) -> WarmServer:
+    key = (backend, extra_env, isolate_network, filesystem, pid_namespace)
     if key not in _servers:
         _servers[key] = WarmServer(*key)
     return _servers[key]
@@ -207,7 +236,7 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
     `pid_namespace`: False where the backend's runtime fails in one (a subreaper sweeps instead)."""
     support = confinement.check_confinement(policy)
     isolate = network_isolation and confinement.network_namespace_available()
-    server = warm_server(request.backend, extra_env, isolate)
+    server = warm_server(request.backend, extra_env, isolate, support["filesystem"] is not None, pid_namespace)
     server.ensure_started()  # before the folder: a server that knows no order could not remove it
     work_dir = Path(tempfile.mkdtemp(prefix=leftovers.own_prefix(leftovers.SANDBOX_PREFIX)))
     (work_dir / "tmp").mkdir()
@@ -222,7 +251,6 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
                      processes=limits.processes, tree_groups=group.join_files() if group else [],
                      compile_writable=[str(cache_dir)],
                      readable=[str(cache_root()), request.task.path],  # torch.compile reads the task's source
-                     filesystem=support["filesystem"] is not None, pid_namespace=isolate and pid_namespace,
                      env={"TMPDIR": str(work_dir / "tmp"), "TORCH_EXTENSIONS_DIR": str(cache_dir / "torch_extensions"),
                           "TORCHINDUCTOR_CACHE_DIR": str(work_dir / "inductor"),
                           # Triton writes its cache under ~/.triton, which the candidate may not write
@@ -252,6 +280,7 @@ def run_worker(request: WorkerRequest, compile_timeout_s: float, run_timeout_s: 
                              "wall_limit_s": {"compile": compile_timeout_s, "run": run_timeout_s},
                              "wall_limit_hit": limit_hit,
                              "env": "allowlist", "network_namespace": isolate,
+                             "own_network_namespace": exit_record.get("own_network_namespace"),
                              "network_isolated": result.network_isolated if result else None,
                              "filesystem": support["filesystem"] or "NOT CONFINED (no Landlock on this kernel)",
                              "reads": support["reads"] or "NOT CONFINED (no Landlock on this kernel)",
@@ -336,11 +365,6 @@ def _kill_pid_group(pid: int) -> None:
     end = time.monotonic() + 10
     while _exists(pid) and time.monotonic() < end:
         time.sleep(0.01)
-
-
-def _read_line(proc: subprocess.Popen, timeout_s: float) -> str:
-    ready, _, _ = select.select([proc.stdout], [], [], timeout_s)
-    return proc.stdout.readline().decode().strip() if ready else ""
 
 
 def _exit_code_soon(proc: subprocess.Popen, wait_s: float = 2.0) -> int | None:

@@ -15,9 +15,18 @@ sweeps whatever is left elsewhere and writes `exit.json` in the sandbox folder. 
 writes with Landlock (npu_pool.sandbox.read_allow says what it may read), sets its resource limits
 and runs npu_pool.sandbox.worker's gates.
 
-Protocol: the client connects to SOCKET and sends one JSON line (RunOrder); the server
-answers one line {"pid": keeper_pid} and closes. Nothing outlives the process that started
-the server: the server notices its parent's death within 0.2 s and ends every keeper before it exits
+Trust boundary (docs/harness.md, "The warm server's trust boundary"): the server has no
+path anyone could connect to. Its client starts it with one end of a socket pair (no name in
+the file system, no entry a candidate could find in /proc/net/unix) and keeps the other; the
+keeper closes the server's end before anything else, and the runner closes every inherited
+descriptor. How a candidate is confined (Landlock, the PID and network namespaces, seccomp)
+is fixed by the server's command line when it starts, from the trusted side's settings: an
+order names only the candidate's folder, its limits, its cgroup files and its variables, and
+an order with any other field is refused.
+
+Protocol: the client writes one JSON line (RunOrder) on the pair; the server answers one line
+{"pid": keeper_pid} (or {"error": ...}). Nothing outlives the process that started
+the server: the server notices its parent's death (or the pair's end) within 0.2 s and ends every keeper before it exits
 (SIGTERM: the keeper kills its init, sweeps its orphans and its group; then SIGKILL to the
 group), and each keeper has the kernel send it that SIGTERM when the server dies
 (PR_SET_PDEATHSIG), init and the runner SIGKILL when their parent dies, so a server killed
@@ -38,16 +47,34 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from npu_pool.paths import cache_root
-from npu_pool.sandbox import confinement
+from npu_pool.sandbox import confinement, seccomp
 from npu_pool.sandbox.leftovers import WARM_PREFIX
 from npu_pool.sandbox.read_allow import accelerator_nodes, read_allow_list
 
 
+class ServerConfinement(BaseModel):
+    """How every candidate of one server is confined: fixed when the server starts."""
+
+    filesystem: bool  # confine reads, writes and execution with Landlock
+    pid_namespace: bool  # a PID namespace per candidate (else: a subreaper sweep)
+    network_namespace: bool  # a network namespace per candidate (the server is in its own user namespace)
+
+    def argv(self) -> list[str]:
+        return [f"--{name.replace('_', '-')}={'on' if value else 'off'}" for name, value in self.model_dump().items()]
+
+    @classmethod
+    def from_argv(cls, argv: list[str]) -> ServerConfinement:
+        given = dict(arg[2:].split("=", 1) for arg in argv if arg.startswith("--") and "=" in arg)
+        return cls(**{name: given.get(name.replace("_", "-")) == "on" for name in cls.model_fields})
+
+
 class RunOrder(BaseModel):
-    """What one sandboxed run needs from the server."""
+    """What one sandboxed run needs from the server: no field can change how it is confined."""
+
+    model_config = ConfigDict(extra="forbid")
 
     work_dir: str
     nonce: str
@@ -56,9 +83,7 @@ class RunOrder(BaseModel):
     processes: int = 1024  # RLIMIT_NPROC
     tree_groups: list[str] = []  # cgroup.procs files the keeper joins before it forks (npu_pool.sandbox.tree_limits)
     compile_writable: list[str]  # writable while the candidate builds (its build cache), then sealed
-    filesystem: bool  # confine reads and writes with Landlock
     readable: list[str] = []  # read-only extras: the harness caches
-    pid_namespace: bool  # try a PID namespace (else: subreaper sweep)
     env: dict[str, str]  # per-run variables (TMPDIR, caches)
 
 
@@ -100,34 +125,36 @@ def _preload(backend: str) -> None:
         getattr(importlib.import_module(module_name), class_name).warm_up()
 
 
-def serve(socket_path: str, backend: str) -> None:
+def serve(channel_fd: int, home: str, backend: str, confined: ServerConfinement) -> None:
     parent = os.getppid()
     _preload(backend)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(socket_path)
-    listener.listen(16)
+    channel = socket.socket(fileno=channel_fd)
     try:
-        sys.stdout.write("ready\n")
-        sys.stdout.flush()
+        channel.sendall(b"ready\n")
     except OSError:  # our client died while we started: the loop below ends at once and cleans up
         pass
     keepers: set[int] = set()
     folders: set[str] = set()  # sandbox folders of our orders: their client may die before it removes them
+    pending = b""
     while os.getppid() == parent:  # orphaned: the device worker is gone, so are we
-        readable, _, _ = select.select([listener], [], [], 0.2)
+        readable, _, _ = select.select([channel], [], [], 0.2)
         if readable:
-            conn, _ = listener.accept()
-            try:
-                pid, work_dir = _accept(conn, listener)
-                keepers.add(pid)
-                folders = {f for f in folders if os.path.isdir(f)} | {work_dir}
-            except Exception as exc:  # a broken order never takes the server down
-                _answer(conn, {"error": f"{type(exc).__name__}: {exc}"})
-            finally:
-                conn.close()
+            chunk = channel.recv(65536)
+            if not chunk:  # the client closed its end: it is gone or stopping us
+                break
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                try:
+                    pid, work_dir = _accept(line, channel, confined)
+                    keepers.add(pid)
+                    folders = {f for f in folders if os.path.isdir(f)} | {work_dir}
+                    _answer(channel, {"pid": pid})
+                except Exception as exc:  # a broken order never takes the server down
+                    _answer(channel, {"error": f"{type(exc).__name__}: {exc}"})
         _reap(keepers)
     _kill_keepers(keepers)
-    _remove_leftovers(folders, Path(socket_path).parent)
+    _remove_leftovers(folders, Path(home))
 
 
 def _remove_leftovers(folders: set[str], home: Path) -> None:
@@ -162,25 +189,16 @@ def _signal(pid: int, sig: int, group: bool) -> None:
         pass
 
 
-def _accept(conn: socket.socket, listener: socket.socket) -> tuple[int, str]:
-    conn.settimeout(10)
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = conn.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    order = RunOrder.model_validate_json(data)
+def _accept(line: bytes, channel: socket.socket, confined: ServerConfinement) -> tuple[int, str]:
+    order = RunOrder.model_validate_json(line)
     server = os.getpid()
     pid = os.fork()
     if pid == 0:  # the keeper: never returns
         try:
-            listener.close()
-            conn.close()
-            _keeper(order, server)
+            channel.close()  # first of all: no descendant of ours may hold the server's end
+            _keeper(order, server, confined)
         finally:
             os._exit(70)
-    _answer(conn, {"pid": pid})
     return pid, order.work_dir
 
 
@@ -201,7 +219,7 @@ def _reap(keepers: set[int]) -> None:
             keepers.discard(pid)
 
 
-def _keeper(order: RunOrder, server: int) -> None:
+def _keeper(order: RunOrder, server: int, confined: ServerConfinement) -> None:
     os.setsid()  # the client kills this whole group at its deadline
     signal.signal(signal.SIGTERM, _end_keeper)
     # The server (single-threaded: the thread that forked us) dies, however: we end, taking all along.
@@ -210,7 +228,10 @@ def _keeper(order: RunOrder, server: int) -> None:
         _end_keeper()
     work = Path(order.work_dir)
     joined = _join_groups(order.tree_groups)  # before any fork: everything the candidate starts is in them
-    namespace = order.pid_namespace and confinement.enter_pid_namespace()
+    # A network namespace of the candidate's own: what it could see of one (/proc/self/task/*/net)
+    # lists its own sockets only, never the server's or its neighbours'.
+    own_network = confined.network_namespace and confinement.enter_network_namespace()
+    namespace = confined.pid_namespace and confinement.enter_pid_namespace()
     if not namespace:
         confinement.become_subreaper()
     started = time.monotonic()
@@ -219,7 +240,7 @@ def _keeper(order: RunOrder, server: int) -> None:
     if init == 0:
         try:
             os.close(status_read)
-            _init(order, namespace, status_write)
+            _init(order, confined, namespace, status_write)
         finally:
             os._exit(71)
     os.close(status_write)
@@ -228,7 +249,8 @@ def _keeper(order: RunOrder, server: int) -> None:
     _, status = os.waitpid(init, 0)
     swept = confinement.kill_children(os.getpid())  # a namespace is already empty; a subreaper sweeps
     code = int(reported) if reported else os.waitstatus_to_exitcode(status)
-    record = {"returncode": code, "pid_namespace": namespace, "swept": swept, "tree_groups": joined,
+    record = {"returncode": code, "pid_namespace": namespace, "own_network_namespace": own_network,
+              "swept": swept, "tree_groups": joined,
               "runner_s": round(time.monotonic() - started, 4)}
     tmp = work / "exit.json.tmp"
     tmp.write_text(json.dumps(record))
@@ -258,7 +280,7 @@ def _end_keeper(*_: Any) -> None:
         os._exit(73)
 
 
-def _init(order: RunOrder, namespace: bool, status_write: int) -> None:
+def _init(order: RunOrder, confined: ServerConfinement, namespace: bool, status_write: int) -> None:
     """Init of the candidate's PID namespace: runs the runner as its child (the kernel ignores
     default-action signals sent to an init, so a runner that is init could not die of its
     per-call SIGALRM), reaps orphans, reports the runner's exit and ends the namespace."""
@@ -268,7 +290,7 @@ def _init(order: RunOrder, namespace: bool, status_write: int) -> None:
     if runner == 0:
         try:
             confinement.die_with_parent()
-            _runner(order, namespace)
+            _runner(order, confined, namespace)
         finally:
             os._exit(71)
     while True:
@@ -281,7 +303,7 @@ def _init(order: RunOrder, namespace: bool, status_write: int) -> None:
             os._exit(0)  # as init: every process left in the namespace dies with us
 
 
-def _runner(order: RunOrder, namespace: bool) -> None:
+def _runner(order: RunOrder, confined_by: ServerConfinement, namespace: bool) -> None:
     work = Path(order.work_dir)
     os.chdir(work)
     out = os.open(work / "stdout.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -290,27 +312,31 @@ def _runner(order: RunOrder, namespace: bool) -> None:
     os.dup2(null, 0)
     os.dup2(out, 1)
     os.dup2(err, 2)
-    os.closerange(3, 65536)  # the server's socket and anything else inherited: out of reach
+    os.closerange(3, 65536)  # anything inherited: out of reach (the keeper closed the server's end)
     os.environ.update(order.env)
+    sys.argv = sys.argv[:1]  # the server's command line (its folder) is nothing the candidate needs
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     confined: dict[str, Any] = {"pid_namespace": namespace, "subreaper": not namespace}
     from npu_pool.sandbox import worker
 
     def seal() -> None:
-        """After the build: only the sandbox folder (and this process's thread folders) stays writable."""
-        if order.filesystem:
-            confinement.restrict_writes([work, *own_threads], device_nodes)
+        """After the build: only the sandbox folder (and this process's thread folders) stays
+        writable, and no program may be executed (Landlock and seccomp both)."""
+        if confined_by.filesystem:
+            confinement.restrict_writes([work, *own_threads], device_nodes, executable=False)
             confined["writable_after_build"] = [str(p) for p in (work, *own_threads)]
+        confined["calls_after_build"] = seccomp.forbid_exec()
 
     device_nodes = ("/dev/null", *(str(p) for p in accelerator_nodes()))
     # This process's own /proc/<pid>/task: the CUDA driver's cuInit writes beneath it (its helper
     # threads' names) and returns 304 (CUDA_ERROR_OPERATING_SYSTEM) where Landlock forbids that
-    # (measured on an H100, driver 580.159, 2026-11-25). Other processes' folders stay read-only.
+    # (measured on an H100, driver 580.159, 2026-11-25). Other processes' folders stay unreadable.
     own_threads = [Path(os.path.realpath("/proc/self")) / "task"]
-    if order.filesystem:  # reads for good, writes to the build cache until the build is over
+    if confined_by.filesystem:  # reads for good, writes to the build cache until the build is over
         writable = [work, *own_threads, *(Path(p) for p in order.compile_writable)]
         readable = read_allow_list([*writable, *order.readable, cache_root()])
         confined.update(confinement.restrict(writable, readable, device_nodes))
+    confined["calls"] = seccomp.confine_calls()  # no unix sockets, io_uring, ptrace, namespaces, ...
     worker.run_child(str(work / "request.json"), str(work / "result.json"), str(work / "stage.txt"),
                      order.nonce, order.memory_mb, order.cpu_s, order.processes, seal, confined)
 
@@ -318,16 +344,19 @@ def _runner(order: RunOrder, namespace: bool) -> None:
 def read_rules(backend: str) -> list[str]:
     """The read allow-list a runner of this server gets (its own folder and caches aside)."""
     _preload(backend)
-    own = Path(f"/proc/{os.getpid()}")
-    return ["/proc/self" if p == own else str(p) for p in read_allow_list([cache_root()])]
+    own = f"/proc/{os.getpid()}/"
+    return [("/proc/self/" + str(p)[len(own):]) if str(p).startswith(own) else str(p)
+            for p in read_allow_list([cache_root()])]
 
 
 def main(argv: list[str]) -> None:
+    """`--read-rules BACKEND`, or `CHANNEL_FD HOME BACKEND --filesystem=on|off --pid-namespace=on|off
+    --network-namespace=on|off` (the client's command line: runner.WarmServer)."""
     if argv[:1] == ["--read-rules"]:
         print(json.dumps(read_rules(argv[1] if len(argv) > 1 else "cpu")))
         return
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the campaign's; the client stops us
-    serve(argv[0], argv[1])
+    serve(int(argv[0]), argv[1], argv[2], ServerConfinement.from_argv(argv[3:]))
 
 
 if __name__ == "__main__":

@@ -125,6 +125,7 @@ class Worker:
         self.seal = seal  # after the build: only the sandbox folder stays writable
         self.confinement = confinement or {}
         self._last: tuple[Any, ...] | None = None
+        self._task: Any = None  # the task's module, once loaded
         self.current_stage = "startup"  # ours, not the STAGE file a candidate could overwrite
 
     def stage(self, name: str) -> None:
@@ -179,6 +180,7 @@ class Worker:
 
         self.stage("compile")
         t0 = time.perf_counter()
+        self._task = task
         try:
             candidate_at = self._build(req, backend, cache_dir, build_cache, torch)
             make_candidate = candidate_at(req.task.kernel_signature, init_inputs)
@@ -248,6 +250,16 @@ class Worker:
         while not go.exists():
             time.sleep(0.005)
 
+    def _seal(self, req: Any, backend: Any, cache_dir: Path) -> None:
+        """The build is over: what still needs a compiler (the torch.compile baseline) is built
+        now, then the sandbox is sealed (no writes outside its folder, no programs executed)."""
+        if req.profile:
+            from npu_pool.gates import profiler
+
+            if profiler.compile_baseline_wanted(backend, req.task, req.config, cache_dir):
+                profiler.prepare_compile_baseline(self._task, req.task, backend, req.config)
+        self.seal()
+
     def _build(self, req: Any, backend: Any, cache_dir: Path, build_cache: Any, torch: Any) -> Any:
         """The compile gate; returns `candidate_at(signature, init_inputs)`, the candidate's
         maker for the task at one set of sizes (the kernel format's entry point at those sizes,
@@ -266,7 +278,7 @@ class Worker:
                 known = set((cache_dir / "kernels").glob("kernel-*.so"))
                 artifact = backend.compile_kernel(req.candidate.source, signature, Path.cwd(), cache_dir / "kernels")
                 cached = artifact in known
-                self.seal()  # loading runs the library's constructors: candidate code from here on
+                self._seal(req, backend, cache_dir)  # loading runs the library's constructors: candidate code from here on
                 backend.wrap_kernel(artifact, signature, torch.nn.Module())  # loads and resolves the symbol
             except ToolchainMissing as exc:
                 raise _GateFailure(_infra("toolchain_missing", str(exc))) from exc
@@ -299,7 +311,7 @@ class Worker:
             raise _GateFailure(WorkerOutcome(feasible=False, gate="compile", category="import_error",
                                              reason=f"{type(exc).__name__} while loading the candidate: {text.splitlines()[0] if text else ''}"[:300],
                                              details=_tail_traceback(exc))) from exc
-        self.seal()  # its extensions are built (load_inline runs at import): no more cache writes
+        self._seal(req, backend, cache_dir)  # its extensions are built (load_inline runs at import): no more cache writes
         model_class = getattr(module, "ModelNew", None)
         if not isinstance(model_class, type) or not issubclass(model_class, torch.nn.Module):
             raise _GateFailure(WorkerOutcome(feasible=False, gate="compile", category="missing_modelnew",
