@@ -17,7 +17,7 @@ from actors.messages import CandidateFormat, TaskBrief
 from actors.prompting import resolve_candidate_format
 from actors.signature_shape import renaming, signature_shape
 from memory_actor.items import MemoryItem
-from memory_actor.seeding import example_items
+from memory_actor.seeding import example_items, family_rungs
 from npu_pool.backends import Backend
 from npu_pool.tasks.spec import TaskSpec
 
@@ -59,10 +59,13 @@ def family_example(backend: str, family: str, signature: str | None, candidate_f
 
 
 def family_rung(backend: str, family: str, signature: str | None, candidate_format: CandidateFormat) -> str | None:
-    """The api item name of the family's first rung (the simplest correct kernel of the example's
-    task, issue 54) where a prompt of this task may show it: as `family_example`, a kernel-format
-    task only where the rung's signature maps onto its own."""
-    return _ladder_item(_bundle_ladder(backend, "rung").get(family), rung_name(family), signature, candidate_format)
+    """The api item name of the family's first rung (the simplest correct kernel, issue 54) that a
+    prompt of this task may show: for a kernel-format task the first of the family's rungs (one per
+    signature shape, memory_actor/ladder) whose signature maps onto its own; None where none does."""
+    rungs = _bundle_rungs(backend).get(family, [])
+    if candidate_format != "kernel" or not signature:
+        return rungs[0].name if rungs else rung_name(family)
+    return next((item.name for item in rungs if renaming(item.task_signature, signature)), None)
 
 
 def _ladder_item(item: MemoryItem | None, name: str, signature: str | None,
@@ -70,6 +73,14 @@ def _ladder_item(item: MemoryItem | None, name: str, signature: str | None,
     if candidate_format != "kernel" or not signature:
         return name
     return item.name if item is not None and renaming(item.task_signature, signature) else None
+
+
+@cache
+def _bundle_rungs(backend: str) -> dict[str, list[MemoryItem]]:
+    try:
+        return family_rungs(backend)
+    except ValueError:  # a backend without a bundle has no ladder
+        return {}
 
 
 @cache

@@ -1,7 +1,8 @@
 """Backend bundles (memory_actor/bundles/<backend>.yaml): API knowledge, best practices and, per
-operator family, a ladder of verified kernels for one example task (bundles/examples.yaml): the
-first rung (`rung_<family>`, the simplest correct kernel) and the idiomatic worked example
-(`example_<family>`). Items get stable ids, so seeding twice keeps the values already learned."""
+operator family, the idiomatic worked example (`example_<family>`) for one example task
+(bundles/examples.yaml); plus the ladder's rungs (memory_actor/ladder: a first rung for every
+family and signature shape, as source files). Items get stable ids, so seeding twice keeps the
+values already learned."""
 
 from __future__ import annotations
 
@@ -56,6 +57,30 @@ def bundle_items(backend: str) -> list[MemoryItem]:
             task_id=example, task_signature=entry.get("signature", ""),
             summary=entry["summary"], content=entry["content"].strip(),
         ))
+    return items + ladder_items(backend)
+
+
+def ladder_items(backend: str) -> list[MemoryItem]:
+    """The ladder's first rungs for `backend` (memory_actor/ladder), as bundle items of the draft
+    decision's option `rung`: per family, the family example's task first."""
+    from memory_actor import ladder
+
+    language = ladder.LANGUAGES.get(backend)
+    if language is None:
+        return []
+    signatures = ladder.signatures().get(language, {})
+    items = []
+    for rung in ladder.rungs(language):
+        if rung.rung != "first":  # the speed rungs are the refine stage's (issue 65)
+            continue
+        family = ladder.task_source(rung.task_id)[0]
+        name = ladder.item_name(family, rung.task_id, rung.rung)
+        key = f"{backend}/api/{name}"
+        items.append(MemoryItem(
+            id="bundle-" + hashlib.sha1(key.encode()).hexdigest()[:16], kind="api", backend=backend, stage="seed",
+            name=name, tags=["bundle", "example", f"family:{family}", "option:rung", f"rung:{rung.rung}"],
+            task_id=rung.task_id, task_signature=signatures.get(rung.task_id, ""), summary=rung.summary,
+            content=rung.content.strip()))
     return items
 
 
@@ -112,13 +137,25 @@ def seed_fresh_bank(config: MemoryConfig, backend: str, owner: str | None = None
 
 def example_items(backend: str, option: str = "example") -> dict[str, MemoryItem]:
     """The family worked examples of `backend`'s bundle that belong to `option` (the verified
-    idiomatic example by default; another word for the examples a bundle declares under it, a
-    ladder's rung say), by family."""
-    return {item.tag_values()["family"]: item for item in bundle_items(backend)
-            if "example" in item.tags and item.tag_values().get("option") == option}
+    idiomatic example by default; another word for the examples a bundle declares under it),
+    by family: the first of each family where there are several (rungs: family_rungs)."""
+    found: dict[str, MemoryItem] = {}
+    for item in bundle_items(backend):
+        if "example" in item.tags and item.tag_values().get("option") == option:
+            found.setdefault(item.tag_values()["family"], item)
+    return found
 
 
 def rung_items(backend: str) -> dict[str, MemoryItem]:
-    """The first rungs of `backend`'s bundle (the simplest correct kernel of each family, issue 54):
-    its examples declared under option `rung`, by family."""
-    return example_items(backend, "rung")
+    """Each family's first rung for its example task (`rung_<family>`, issue 54), by family."""
+    return {family: items[0] for family, items in family_rungs(backend).items()}
+
+
+def family_rungs(backend: str) -> dict[str, list[MemoryItem]]:
+    """Every first rung of `backend`'s bundle by family (one per signature shape, issue 64): the
+    family example's task first."""
+    found: dict[str, list[MemoryItem]] = {}
+    for item in bundle_items(backend):
+        if "example" in item.tags and item.tag_values().get("option") == "rung":
+            found.setdefault(item.tag_values()["family"], []).append(item)
+    return found

@@ -20,6 +20,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_config_flag(check, "--sizes", "harness.sizes", choices=["fit", "original"])
     check.add_argument("--json", action="store_true")
     check.set_defaults(handler=handle_check)
+    rungs = sub.add_parser("rungs", help="which first rung of the ladder each task's draft may be shown, and why not")
+    rungs.add_argument("suite_dirs", nargs="*", metavar="SUITE_DIR", help="default: the bundled suite's level1")
+    add_config_flag(rungs, "--backend", "harness.backend")
+    rungs.add_argument("--json", action="store_true")
+    rungs.set_defaults(handler=handle_rungs)
 
 
 def _sizes_text(spec) -> str:
@@ -65,3 +70,51 @@ def handle_check(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps({"ok": ok, "total": len(rows), "failed": [r["task"] for r in rows if not r["ok"]],
                           "tasks": rows}))
     return 0 if ok == len(rows) else 1
+
+
+def handle_rungs(args: argparse.Namespace, settings: Settings) -> int:
+    """Per task: its family, its signature's shape and the rung whose signature maps onto it (the
+    one its drafts may be shown, docs/memory.md "The ladder"), or why there is none; ends with
+    `rungs: N of M operators`. Task files are loaded in the bounded child, as `tasks check` does."""
+    from actors.briefing import family_rung
+    from actors.families import dominant_family
+    from actors.signature_shape import signature_shape
+    from launch.campaign import default_suite
+    from memory_actor.seeding import family_rungs
+    from npu_pool.backends import get_backend
+    from npu_pool.sandbox.task_loader import load_task_for
+    from npu_pool.tasks.spec import TaskLoadError, discover_tasks
+
+    backend = get_backend(settings.harness.backend)
+    files = discover_tasks(args.suite_dirs or [default_suite() / "level1"])
+    if not files:
+        raise UsageError(f"no task files under {' '.join(args.suite_dirs)}")
+    ladder = family_rungs(backend.name) if backend.name in ("cpu", "npu", "npu-twin") else {}
+    rows = []
+    for path in files:
+        row: dict = {"task": path.stem, "rung": None}
+        try:
+            task = load_task_for(path, settings.harness)
+        except TaskLoadError as exc:
+            row["why_none"] = f"the task does not load: {str(exc).splitlines()[0][:200]}"
+            rows.append(row)
+            continue
+        family = dominant_family(task.source)
+        signature = backend.render_kernel_signature(task.kernel_signature) if task.kernel_signature else None
+        row.update(family=family, shape=signature_shape(signature))
+        if signature is None:
+            row["why_none"] = f"no kernel signature: {task.signature_error or 'the task has none'}"
+        elif not ladder:
+            row["why_none"] = f"no ladder for the {backend.name} backend (cpu, npu, npu-twin have one)"
+        else:
+            row["rung"] = family_rung(backend.name, family, signature, "kernel")
+            if row["rung"] is None:
+                row["why_none"] = (f"none of the {family} family's {len(ladder.get(family, []))} rungs has this "
+                                   "signature's shape")
+        rows.append(row)
+        print(f"{path.stem:<32} {row.get('family', '-'):<14} {row['rung'] or 'none: ' + row['why_none']}", flush=True)
+    reached = sum(1 for r in rows if r["rung"])
+    print(f"rungs: {reached} of {len(rows)} operators")
+    if args.json:
+        print(json.dumps({"backend": backend.name, "reached": reached, "total": len(rows), "tasks": rows}))
+    return 0

@@ -1,0 +1,32 @@
+// rung: first
+// task: ex7_Conv1dStride2
+// summary: first rung, convolution family: ex7_Conv1dStride2, GlobalTensor GetValue/SetValue, one weighted window sum per output element
+using namespace AscendC;
+constexpr int64_t LINE = 16;  // floats in a 64-byte cache line: each block writes whole lines of its own
+constexpr int64_t STRIDE = 2;  // the reference's stride; no padding
+
+extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR conv_weight, GM_ADDR out, GM_ADDR workspace,
+                                             GM_ADDR tiling)
+{
+    KernelTiling t;
+    CopyTiling(&t, tiling);
+    const int64_t B = t.x_d0, C = t.x_d1, L = t.x_d2, OC = t.out_d1, OL = t.out_d2, KS = t.conv_weight_d2;
+    const int64_t total = B * OC * OL;
+    const int64_t per = ((total + GetBlockNum() - 1) / GetBlockNum() + LINE - 1) / LINE * LINE;  // this block's share
+    const int64_t begin = per * GetBlockIdx();
+    const int64_t end = begin + per < total ? begin + per : total;  // the last block's share ends at the tail
+    GlobalTensor<float> xGm, wGm, outGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, B * C * L);
+    wGm.SetGlobalBuffer((__gm__ float*)conv_weight, OC * C * KS);  // weight is [OC, C, KS]
+    outGm.SetGlobalBuffer((__gm__ float*)out, total);
+    for (int64_t i = begin; i < end; ++i) {
+        const int64_t b = i / (OC * OL), oc = i / OL % OC, o = i % OL;
+        float sum = 0.0f;
+        for (int64_t ic = 0; ic < C; ++ic) {
+            for (int64_t k = 0; k < KS; ++k) {
+                sum += wGm.GetValue((oc * C + ic) * KS + k) * xGm.GetValue((b * C + ic) * L + o * STRIDE + k);
+            }
+        }
+        outGm.SetValue(i, sum);
+    }
+}
