@@ -162,7 +162,7 @@ class PromptBuilder:
         return render("target_modelnew").strip()
 
     def _signature_reminder(self, task: TaskBrief) -> str:
-        """The kernel's signature once more, on one line, as the prompt's last words: with a long
+        """The kernel's entry line, as the prompt's last words: the line its code starts with. With a long
         prompt a small model wrote another operator's parameter list (`x, y, out` for ReLU),
         which the declaration the backend prepends then rejects."""
         if self.format != "kernel" or not task.signature:
@@ -171,7 +171,9 @@ class PromptBuilder:
         # the prelude defines, and repeated here it read as an invitation to define it again.
         entry = task.signature[task.signature.rfind('extern "C"'):] if 'extern "C"' in task.signature else task.signature
         one_line = " ".join(re.sub(r"//[^\n]*", "", entry).split()).replace("( ", "(").replace(" )", ")")
-        return f" Keep exactly this signature (another parameter list does not compile): `{one_line}`"
+        # Given as the entry's first line, not a declaration to repeat: v5's compile errors were
+        # names of other examples and `GMADDR`, never an entry the model was handed whole.
+        return f" Start the kernel with exactly this line (another parameter list does not compile): `{one_line.rstrip(';').rstrip()}`"
 
     def _guide(self, task: TaskBrief) -> str:
         name = first_template(f"guide_{task.backend}_{self.format}", f"guide_{task.backend}")

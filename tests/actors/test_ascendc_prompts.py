@@ -33,7 +33,7 @@ def test_ascend_c_backends_get_the_ascend_c_prompts(backend):
     system, example_user, example_answer, user = (m["content"] for m in messages)
     assert system.startswith("You write ONE Ascend C kernel") and f"for the {backend} backend" in system
     assert "OpenMP" not in system and "g++" not in system
-    assert "0_ScaledAdd" in example_user and "DataCopyPad(outGm[off], c, copy);" in example_answer
+    assert "0_ScaledAdd" in example_user and "outGm.SetValue(i, xGm.GetValue(i) * t.alpha + yGm.GetValue(i));" in example_answer
     guide = "A CPU twin checks the kernel" if backend == "npu-twin" else "Tile each block's share"
     assert guide in system  # the backend notes are in the static system turn (issue 42)
 

@@ -49,7 +49,7 @@ def test_kernel_prompts_end_with_the_signature_on_one_line():
     commented = ('extern "C" void kernel(\n    const float* x,  // input, float32 [x_d0] (now 16)\n'
                  '    float* out,      // output\n    int64_t x_d0     // size of dimension 0 of x\n);')
     task = TASK.model_copy(update={"signature": commented})
-    one_line = 'extern "C" void kernel(const float* x, float* out, int64_t x_d0);'
+    one_line = 'extern "C" void kernel(const float* x, float* out, int64_t x_d0)'
     builder = PromptBuilder(LLMConfig(), "kernel")
     draft = builder.draft(DraftRequest(task=task)).messages[-1]["content"]
     assert draft.rstrip().endswith(f"`{one_line}`")
@@ -58,7 +58,7 @@ def test_kernel_prompts_end_with_the_signature_on_one_line():
                                           best_latency_ms=2.0)).messages[-1]["content"]
     assert refine.rstrip().endswith(f"`{one_line}`")
     modelnew = PromptBuilder(LLMConfig(), "modelnew").draft(DraftRequest(task=task)).messages[-1]["content"]
-    assert "Keep exactly this signature" not in modelnew
+    assert "Start the kernel with exactly this line" not in modelnew
 
 
 def test_ascendc_signature_reminder_names_the_entry_only():
@@ -68,8 +68,8 @@ def test_ascendc_signature_reminder_names_the_entry_only():
                  'extern "C" __global__ __aicore__ void kernel(\n    GM_ADDR x,  // input\n    GM_ADDR tiling\n);')
     task = TASK.model_copy(update={"signature": signature})
     draft = PromptBuilder(LLMConfig(), "kernel").draft(DraftRequest(task=task)).messages[-1]["content"]
-    reminder = draft.rstrip().rsplit("Keep exactly this signature", 1)[1]
-    assert reminder.endswith('`extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR tiling);`')
+    reminder = draft.rstrip().rsplit("Start the kernel with exactly this line", 1)[1]
+    assert reminder.endswith('`extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR tiling)`')
     assert "struct KernelTiling" not in reminder
 
 

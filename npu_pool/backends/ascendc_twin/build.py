@@ -233,6 +233,7 @@ _CHAIN_START = re.compile(r": In (?:instantiation|substitution) of ")
 _FRAME = re.compile(r"^(?:\S*/)?kernel\.cpp:(\d+):\d+:\s+required (?:from|by)")
 _NOT_IN_TWIN = re.compile(r"static assertion failed: (AscendC::\w+ is not in the EvoKernel twin)")
 _SUBSET = "; see docs/ascendc_twin.md for the subset"
+_ECHO = re.compile(r"variable or field .* declared void")
 # (wording of g++'s message, summary): the first error whose wording is known is summarised
 _WORDINGS: tuple[tuple[re.Pattern[str], Any], ...] = (
     (re.compile(rf"conflicting declaration of C function {_Q}[^(]*?(\w+)\("),
@@ -282,8 +283,10 @@ def _errors(log: str) -> list[tuple[int, str]]:
             found.append((frame, m.group("message").strip()))
         frame = None
     # g++ reports errors in templates when it instantiates them, at the end of the unit: the
-    # first error in the kernel's own order is the one its author reads first
-    return sorted(found, key=lambda error: error[0])
+    # first error in the kernel's own order is the one its author reads first. "variable or field
+    # 'kernel' declared void" is the echo of an unknown parameter type on the same line (GMADDR):
+    # the cause goes first.
+    return sorted(found, key=lambda error: (error[0], _ECHO.search(error[1]) is not None))
 
 
 def first_error(log: str) -> str | None:
@@ -307,8 +310,41 @@ def summarize_build_errors(log: str) -> str | None:
         m = pattern.search(message)
         if m:
             subset = "" if "conflicting declaration" in pattern.pattern else _SUBSET
-            return f"{words(m)} (kernel.cpp:{line}){subset}"
+            return f"{words(m)} (kernel.cpp:{line}){_nearest_name(message, m)}{subset}"
     return None
+
+
+_SUGGESTED = re.compile(rf"did you mean {_Q}([\w:]+){_E}")
+
+
+def _nearest_name(message: str, matched: re.Match[str]) -> str:
+    """"; did you mean 'GM_ADDR'?" where a name the twin declares is close to the undeclared one
+    (v5: `GMADDR` for `GM_ADDR` in 15 drafts): g++'s own suggestion where it made one, else the
+    closest name of the twin's headers; "" where none is close."""
+    suggested = _SUGGESTED.search(message)
+    if suggested:
+        return f"; did you mean '{suggested.group(1)}'?"
+    words = [w for w in matched.groups() if w]
+    if not words:
+        return ""
+    import difflib
+
+    name = words[-1].split("::")[-1]
+    close = difflib.get_close_matches(name, twin_names(), n=1, cutoff=0.8)
+    return f"; did you mean '{close[0]}'?" if close and close[0] != name else ""
+
+
+@functools.cache
+def twin_names() -> tuple[str, ...]:
+    """The names the twin's headers declare for kernels (AscendC's API, its macros and types),
+    without the twin's own internals (`twin_*`, `_`-prefixed)."""
+    names: set[str] = set()
+    for header in TWIN_INCLUDE.rglob("*.h"):
+        text = header.read_text(errors="replace")
+        names.update(re.findall(r"#\s*define\s+([A-Za-z]\w*)", text))
+        names.update(re.findall(r"\b(?:class|struct|enum(?:\s+class)?|using|namespace)\s+([A-Za-z]\w*)", text))
+        names.update(re.findall(r"\b([A-Z]\w*)\s*\(", text))  # functions: the API's are CamelCase
+    return tuple(sorted(n for n in names if not n.lower().startswith(("twin", "evk")) and len(n) > 2))
 
 
 def finish(run: subprocess.Popen) -> str:
