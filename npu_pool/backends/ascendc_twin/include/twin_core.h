@@ -121,12 +121,21 @@ struct PendingFlag {
     Src at;
 };
 
-// One block's pipes: issued instructions, clocks, UB shadow, flags set and not yet waited for.
+// A WaitFlag issued before its SetFlag: its pipe holds every later instruction until the set.
+struct PendingWait {
+    uint8_t event;
+    int8_t id;
+    Src at;
+};
+
+// One block's pipes: issued instructions, clocks, UB shadow, flags set and not yet waited for,
+// and waits issued before their flag's set.
 struct Hb {
     Clock vc[kPipes];
     uint32_t issued[kPipes] = {};
     std::vector<UbShadow> ub;
     std::vector<PendingFlag> flags;
+    std::vector<PendingWait> waits;
 };
 
 // Who accessed a range of global memory: block, pipe, the pipe's instruction count, the line.

@@ -14,6 +14,8 @@
 //   - SetFlag<X_Y> captures X's clock once X's earlier instructions are complete; WaitFlag<X_Y>
 //     makes Y wait for it (a wait on PIPE_S stalls the scalar unit, which issues every pipe's
 //     instructions: all pipes learn it). PipeBarrier<PIPE_ALL> and SyncAll complete everything.
+//     A flag is one bit: a set before the wait that clears the previous one is lost; a wait
+//     issued before its set holds its own pipe (see "flags" below).
 //   - TQue carries the framework's flags: EnQue/DeQue order the producer's pipe before the
 //     consumer's (VECIN: MTE2 -> V, VECOUT: V -> MTE3, TQueBind<VECIN, VECOUT>: MTE2 -> MTE3),
 //     FreeTensor/AllocTensor the consumer's before the producer's next use of the buffer.
@@ -36,6 +38,9 @@ namespace evk_twin {
 // orders or records global-memory accesses, so raw accesses are checked in program order with
 // the API's: every GM check, SetFlag/WaitFlag and the queues' flags, barriers, DataCacheCleanAndInvalid.
 inline void raw_flush_pending();
+
+// Refuses an instruction of a pipe a WaitFlag still holds (defined with the flags below).
+inline void hb_check_held(int pipe, const char* api, Src src);
 
 // HardEvent's values in twin_pipe.h's order: source and destination pipe of each.
 struct EventPipes {
@@ -121,14 +126,26 @@ inline std::string race_hint(int a, uint32_t la, int q, uint32_t lq, bool ub) {
     return "add PipeBarrier<PIPE_ALL>() between line " + std::to_string(la) + " and line " + std::to_string(lq);
 }
 
+// Whether the compiler's automatic synchronisation orders pipes a and q: PIPE_S with V, MTE2, MTE3.
+inline bool auto_sync_pair(int a, int q) {
+    const int other = a == kPipeS ? q : q == kPipeS ? a : -1;
+    return other == kPipeV || other == kPipeMTE2 || other == kPipeMTE3;
+}
+
 // The compiler's automatic synchronisation between PIPE_S and V/MTE2/MTE3: the flag it inserts.
 inline bool hb_auto_sync(int a, uint32_t e, int q) {
-    if (!state().auto_sync) return false;
-    const int other = a == kPipeS ? q : q == kPipeS ? a : -1;
-    if (other != kPipeV && other != kPipeMTE2 && other != kPipeMTE3) return false;
+    if (!state().auto_sync || !auto_sync_pair(a, q)) return false;
     (void)e;
     hb_join(q, hb_capture(a));  // the compiler sets the flag just before the wait: a's clock now
     return true;
+}
+
+// Where the build option decided a race, the feedback says so (the user's setting, or the
+// exported project's CMake option).
+inline std::string auto_sync_said(int a, int q) {
+    if (state().auto_sync || !auto_sync_pair(a, q)) return "";
+    return " (checked as built with --cce-auto-sync=off, the setting harness.npu_twin.auto_sync: false; CANN's "
+           "default build inserts this flag itself)";
 }
 
 // An earlier access (pipe a, instruction e, line la) conflicts with one now on pipe q: ordered,
@@ -142,7 +159,7 @@ inline void hb_conflict(int a, uint32_t e, uint32_t la, bool a_write, int q, boo
           std::string("PIPE_") + kPipeNames[q] + (q_write ? " writes " : " reads ") + where + " that PIPE_" +
               kPipeNames[a] + (a_write ? " wrote" : " read") + " at line " + std::to_string(la) +
               ", with nothing ordering the two (the pipes run concurrently on the device): " +
-              race_hint(a, la, q, lq, where.compare(0, 2, "UB") == 0));
+              race_hint(a, la, q, lq, where.compare(0, 2, "UB") == 0) + auto_sync_said(a, q));
 }
 
 // --- the Unified Buffer ------------------------------------------------------------------------
@@ -152,6 +169,7 @@ inline void hb_ub(const void* p, uint64_t bytes, bool write, int pipe, const cha
     if (bytes == 0) return;
     State& s = state();
     Hb& h = s.hb;
+    hb_check_held(pipe, api, src);
     const uint64_t off = static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(p) - s.ub);
     const uint64_t b0 = off / 32, b1 = (off + bytes + 31) / 32;
     if (h.ub.size() < b1) h.ub.resize(std::max<uint64_t>(b1, (s.ub_used + 31) / 32));
@@ -194,29 +212,101 @@ inline void hb_ub(const void* p, uint64_t bytes, bool write, int pipe, const cha
 }
 
 // --- flags ---------------------------------------------------------------------------------------
+//
+// A flag is one bit per (HardEvent, id) (atlasascendc_api_07_0181: SetFlag sets it to 1 once the
+// source pipe's earlier instructions are complete; WaitFlag, when its pipe reaches it, blocks that
+// pipe's later instructions while it is 0, then clears it). The scalar unit issues every
+// instruction in order to the pipes' queues, so a WaitFlag issued before its SetFlag only holds
+// its own pipe: legal unless that pipe is PIPE_S (the scalar unit would stall before issuing the
+// set). The twin runs instructions in the kernel's order, so an instruction of a held pipe before
+// the set, which a device would run after it, is refused (see docs/ascendc_twin.md).
+
+inline std::string flag_name(int event, int32_t id) {
+    return std::string(kEvents[event].name) + ">(" + std::to_string(id) + ")";
+}
+
+// An instruction issued to `pipe` while a WaitFlag holds it (its SetFlag not issued yet).
+inline void hb_check_held(int pipe, const char* api, Src src) {
+    for (const PendingWait& w : state().hb.waits) {
+        if (kEvents[w.event].dst != pipe) continue;
+        const std::string pn = std::string("PIPE_") + kPipeNames[pipe];
+        fault("sync-order", api, src,
+              "this " + pn + " instruction comes after WaitFlag<HardEvent::" + flag_name(w.event, w.id) + " at line " +
+                  std::to_string(w.at.line) + ", whose SetFlag the kernel has not issued yet: on the device " + pn +
+                  " holds it until that SetFlag runs (or forever, if none does), so it would run after the "
+                  "instructions between, out of the kernel's order; issue SetFlag<HardEvent::" +
+                  flag_name(w.event, w.id) + " (after what it must follow) before line " + std::to_string(line_of(src)));
+    }
+}
+
+// PipeBarrier<PIPE_ALL> and SyncAll wait for every pipe: a pipe held by a wait whose set comes later never completes.
+inline void hb_check_none_held(const char* api, Src src) {
+    const auto& waits = state().hb.waits;
+    if (waits.empty()) return;
+    const PendingWait& w = waits.front();
+    fault("sync-order", api, src,
+          std::string(api) + " waits for every pipe, and PIPE_" + kPipeNames[kEvents[w.event].dst] +
+              " is held by WaitFlag<HardEvent::" + flag_name(w.event, w.id) + " at line " + std::to_string(w.at.line) +
+              " until a SetFlag the kernel issues only after this line: the device would wait forever");
+}
+
+// The same flag set again before a WaitFlag cleared it, in the kernel's order: the second set is lost.
+inline void hb_check_one_bit(int event, int32_t id, Src src) {
+    for (const PendingFlag& f : state().hb.flags) {
+        if (f.event != event || f.id != id) continue;
+        fault("sync-double-set", "SetFlag", src,
+              "SetFlag<HardEvent::" + flag_name(event, id) + " while the same flag, set at line " +
+                  std::to_string(f.at.line) + ", has not been waited for: an event flag is one bit, so the second "
+                  "set is lost and the second WaitFlag waits forever on the device; add WaitFlag<HardEvent::" +
+                  flag_name(event, id) + " between the two sets, or give this one another event id");
+    }
+}
 
 inline void hb_set_flag(int event, int32_t id, Src src) {
     const EventPipes& ev = kEvents[event];
-    state().hb.flags.push_back(PendingFlag{static_cast<uint8_t>(event), static_cast<int8_t>(id), hb_capture(ev.src), src});
-}
-
-inline void hb_wait_flag(int event, int32_t id, Src src) {
-    auto& flags = state().hb.flags;
-    for (auto it = flags.begin(); it != flags.end(); ++it) {
-        if (it->event == event && it->id == id) {
-            hb_join(kEvents[event].dst, it->clock);
-            flags.erase(it);
+    hb_check_held(ev.src, "SetFlag", src);  // queued behind an unmet wait of its own pipe
+    hb_check_one_bit(event, id, src);
+    Hb& h = state().hb;
+    for (auto it = h.waits.begin(); it != h.waits.end(); ++it) {
+        if (it->event == event && it->id == id) {  // the wait issued earlier: its pipe goes on from here
+            hb_join(ev.dst, hb_capture(ev.src));
+            h.waits.erase(it);
             return;
         }
     }
-    fault("sync-order", "WaitFlag", src,
-          std::string("WaitFlag<HardEvent::") + kEvents[event].name + ">(" + std::to_string(id) +
-              ") with no SetFlag of the same HardEvent and id before it (the device would wait forever)");
+    h.flags.push_back(PendingFlag{static_cast<uint8_t>(event), static_cast<int8_t>(id), hb_capture(ev.src), src});
 }
 
-// At a block's end: every SetFlag needs its WaitFlag (msSanitizer's synccheck: unpaired set_flag).
+inline void hb_wait_flag(int event, int32_t id, Src src) {
+    const int y = kEvents[event].dst;
+    Hb& h = state().hb;
+    for (auto it = h.flags.begin(); it != h.flags.end(); ++it) {
+        if (it->event == event && it->id == id) {
+            hb_join(y, it->clock);
+            h.flags.erase(it);
+            return;
+        }
+    }
+    if (y == kPipeS) {
+        fault("sync-order", "WaitFlag", src,
+              "WaitFlag<HardEvent::" + flag_name(event, id) + " with no SetFlag of the same HardEvent and id before it: "
+              "a wait on PIPE_S stalls the scalar unit, which issues every later instruction, the SetFlag too (the "
+              "device would wait forever)");
+    }
+    h.waits.push_back(PendingWait{static_cast<uint8_t>(event), static_cast<int8_t>(id), src});
+}
+
+// At a block's end: every WaitFlag met by its SetFlag (else a hang), every SetFlag waited for
+// (msSanitizer's synccheck: unpaired set_flag).
 inline void hb_block_end() {
-    const auto& flags = state().hb.flags;
+    const Hb& h = state().hb;
+    if (!h.waits.empty()) {
+        const PendingWait& w = h.waits.front();
+        fault("sync-order", "WaitFlag", w.at,
+              "WaitFlag<HardEvent::" + flag_name(w.event, w.id) + " with no SetFlag of the same HardEvent and id, "
+              "before it or after it, by the kernel's end (the device would wait forever)");
+    }
+    const auto& flags = h.flags;
     if (flags.empty()) return;
     const PendingFlag& f = flags.front();
     const std::string ev = kEvents[f.event].name;
@@ -327,6 +417,7 @@ inline void check_gm(const void* ptr, uint64_t bytes, bool write, const char* ap
     State& s = state();
     Region& r = gm_region(ptr, bytes, write, api, src);
     if (pipe < 0) pipe = write ? kPipeMTE3 : kPipeMTE2;
+    hb_check_held(pipe, api, src);
     const uintptr_t b = reinterpret_cast<uintptr_t>(ptr), e = b + bytes;
     const uint32_t me = static_cast<uint32_t>(s.block_idx);
     if (!write) {

@@ -1,9 +1,10 @@
 // EvoKernel Ascend C twin: synchronisation between the core's pipelines.
 //
 // Blocks run their instructions in program order on the twin, so barriers and flags change no
-// data: they carry the clocks of the happens-before check (twin_hb.h). A WaitFlag with no
-// SetFlag before it (for the same event and id) waits forever on an NPU and faults here; a
-// SetFlag never waited for is `sync-unpaired` at the block's end.
+// data: they carry the clocks of the happens-before check (twin_hb.h). A WaitFlag may come
+// before its SetFlag (it holds only its own pipe) unless it waits on PIPE_S; one never met by a
+// SetFlag waits forever on an NPU and is `sync-order`; a second SetFlag of a flag still set is
+// lost (`sync-double-set`); a SetFlag never waited for is `sync-unpaired` at the block's end.
 #pragma once
 
 #include "twin_pipe.h"
@@ -18,6 +19,7 @@ inline void PipeBarrier(evk_twin::Src src = {}) {
     static_assert(pipe != PIPE_S, "PipeBarrier<PIPE_S>: the scalar pipe is synchronised by the hardware; the "
                                   "documentation says this call raises a hardware error");
     if constexpr (pipe == PIPE_ALL) {
+        evk_twin::hb_check_none_held("PipeBarrier<PIPE_ALL>", src);
         evk_twin::hb_barrier_all();
     } else {
         constexpr int p = pipe == PIPE_V || pipe == PIPE_V2 ? evk_twin::kPipeV : pipe == PIPE_M ? evk_twin::kPipeM
@@ -37,7 +39,7 @@ inline void flag_id(int32_t id, const char* api, evk_twin::Src src) {
 }  // namespace twin_detail
 
 // SetFlag<X_Y>(id): once X's earlier instructions are complete, the flag is set; WaitFlag<X_Y>(id)
-// holds Y's next instructions until it is (twin_hb.h carries X's clock to Y).
+// holds Y's next instructions until it is, then clears it (twin_hb.h carries X's clock to Y).
 template <HardEvent event>
 inline void SetFlag(int32_t eventID, evk_twin::Src src = {}) {
     evk_twin::seen(src);
@@ -92,6 +94,7 @@ inline void DataCacheCleanAndInvalid(const GlobalTensor<T>& dst, evk_twin::Src s
 namespace twin_detail {
 inline void sync_all(evk_twin::Src src) {
     evk_twin::seen(src);
+    evk_twin::hb_check_none_held("SyncAll", src);
     evk_twin::hb_barrier_all();  // the barrier waits for the block's pipes, as every block's
     auto hook = evk_twin::state().sync_all;
     if (!hook) evk_twin::fault("sync-all", "SyncAll", src, "SyncAll outside a launch");
