@@ -7,6 +7,17 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 
+class NpuTwinConfig(BaseModel):
+    """How the npu-twin backend checks an Ascend C kernel: as which build compiles it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    auto_sync: bool = Field(
+        True, description="check the kernel as built with Bisheng's --cce-auto-sync (CANN's default: the compiler "
+        "inserts the flags between PIPE_S and V/MTE2/MTE3); false: as built with --cce-auto-sync=off, as many "
+        "operator projects are, where a scalar access needs its own flag. The export's CMake carries it")
+
+
 class HarnessConfig(BaseModel):
     """How candidates are compiled, checked and timed."""
 
@@ -59,3 +70,4 @@ class HarnessConfig(BaseModel):
                                      "process (RLIMIT_DATA on top of torch)")
     device_recover_s: float = Field(900.0, gt=0, description="Ray pools: how long a lost device actor may take to "
                                     "come back before its device leaves the pool")
+    npu_twin: NpuTwinConfig = Field(default_factory=NpuTwinConfig, description="the npu-twin backend's checks")

@@ -7,6 +7,6 @@ header-only model of the programming model (`include/`), run over block_dim bloc
 - `timing`: the modelled cost, always labelled as modelled.
 - `include/`: the headers (`kernel_operator.h` and the twin's `twin_*.h`).
 
-May import: `npu_pool.backends` (base, ascendc), `npu_pool.tasks`, `npu_pool.build_cache`,
+May import: `npu_pool.backends` (base, ascendc), `npu_pool.config`, `npu_pool.tasks`, `npu_pool.build_cache`,
 `npu_pool.paths`, `npu_pool.antihack.lexing`.
 """

@@ -10,6 +10,9 @@ tiling)`, implemented with evk_twin::Launch, and the npu backend's trusted wrapp
 
 Timing is modelled, never measured (npu_twin_timing); what is compiled and how g++'s errors are
 summarised is npu_twin_build. `timing_kind = "modelled"` tells reports and logs to say so.
+
+The user's settings (HarnessConfig.npu_twin: the --cce-auto-sync the check assumes) come from
+`configure`, or in the sandbox from the evaluation's own request (see `_sandbox_settings`).
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from npu_pool.backends.ascendc_twin.direct import (
 from npu_pool.backends.ascendc_twin.timing import ModelledTimer, charge_unseen_traffic, peak_gflops
 from npu_pool.backends.base import Backend, DevicePeaks, KernelBuildError, Timer, ToolchainMissing
 from npu_pool.build_cache import cached_library, compiler_identity
+from npu_pool.config import HarnessConfig, NpuTwinConfig
 
 if TYPE_CHECKING:
     import torch
@@ -85,6 +89,11 @@ class NpuTwinBackend(Backend):
         self.modelled_us_total = 0.0
         self.last_profile: dict[str, Any] = {}
         self._soc_params: dict[str, Any] | None = None
+        self.settings = NpuTwinConfig()
+
+    def configure(self, harness: HarnessConfig) -> None:
+        """Check kernels as `harness.npu_twin` says (the build options the check assumes)."""
+        self.settings = harness.npu_twin
 
     @classmethod
     def warm_up(cls) -> None:
@@ -146,6 +155,7 @@ class NpuTwinBackend(Backend):
         return render_ascendc_signature(signature)
 
     def compile_kernel(self, source: str, signature: KernelSignature, work_dir: Path, cache_dir: Path) -> Path:
+        self.settings = _sandbox_settings(work_dir) or self.settings
         if shutil.which(self.compiler) is None:
             raise ToolchainMissing(f"no C++ compiler: {self.compiler} not found (install g++ or set CXX)")
         host_half = has_host_half(source)
@@ -213,6 +223,7 @@ class NpuTwinBackend(Backend):
             raise KernelBuildError(f"cannot load aclrtlaunch_{signature.function} from the twin library: {exc}") from exc
         self._soc_params = _configured_soc(lib, self)
         lib.evk_twin_reset()
+        lib.evk_twin_set_auto_sync(1 if self.settings.auto_sync else 0)
 
         tensor_bytes = [0]  # the launch's tensors (inputs and outputs): the least it must move
 
@@ -248,6 +259,18 @@ class NpuTwinBackend(Backend):
                                   host_tiling=_host_tiling(lib, int(self._soc_params["ai_cores"])), guard_inputs=True)
 
 
+def _sandbox_settings(work_dir: Path) -> NpuTwinConfig | None:
+    """The npu_twin settings of the evaluation this build is for, in the sandbox: the worker is
+    handed its HarnessConfig in the request the sandbox writes into its folder (npu_pool.protocol.
+    WorkerRequest, `request.json`) and gives the backend none of it, so the twin reads its own
+    section there, before any candidate code runs. None outside a sandbox (`configure` decides)."""
+    try:
+        request = json.loads((work_dir / "request.json").read_text())
+        return NpuTwinConfig.model_validate(request["config"].get("npu_twin", {}))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def _host_tiling(lib: Any, core_num: int) -> Any:
     """The candidate's host half (TilingFunc through host_glue.cpp), or None for the kernel-only
     form: KernelTiling bytes in; the kernel's tiling bytes, block count and user workspace out."""
@@ -280,6 +303,8 @@ def _bind_runtime(lib: Any) -> Any:
     lib.evk_twin_register.restype = None
     lib.evk_twin_guard.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64]
     lib.evk_twin_guard.restype = None
+    lib.evk_twin_set_auto_sync.argtypes = [ctypes.c_int]
+    lib.evk_twin_set_auto_sync.restype = None
     lib.evk_twin_fault.restype = ctypes.c_char_p
     lib.evk_twin_profile_json.restype = ctypes.c_char_p
     lib.evk_twin_soc_json.restype = ctypes.c_char_p
