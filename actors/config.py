@@ -71,6 +71,12 @@ class EpisodeConfig(BaseModel):
     refine_kinds: list[Literal["experience", "trace", "practice"]] = Field(
         default_factory=lambda: ["trace", "practice", "experience"], min_length=1,
         description="memory item kinds a refinement's recall draws from")
+    retry_shows_code: bool = Field(
+        False, description="a retry after a failed draft also shows the failing code (off: a retry is a fresh draft of "
+        "what the decision chooses in the retry context, with the failure's gate, reason and first detail lines only; "
+        "at the local model's size re-showing the code never recovered, issue 64)")
+    retry_detail_lines: int = Field(
+        4, ge=0, description="lines of the failure's details (the first compile errors, the first mismatches) a retry shows")
     start_from_rung: bool = Field(
         False, description="an operator's first draft shows its family's first rung (the simplest correct kernel, where its "
         "signature has the task's shape) whatever the memory's values say: the learning pass's way to bank kernels the "

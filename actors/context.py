@@ -24,9 +24,9 @@ from actors.code_extraction import defines_entry_point
 from actors.messages import ContextItem, Exemplar, ShownItem, Stage, TaskBrief
 from actors.renaming import InTaskTerms, in_task_terms
 from memory_actor.items import MemoryItem
+from memory_actor.ladder import task_source
 from memory_actor.messages import Retrieval
 from memory_actor.scope import in_scope
-from memory_actor.seeding import example_tasks
 from memory_actor.slots import BARE, GENERIC, RANKED, SlotOutcome, SlotRequest
 
 log = structlog.get_logger("evokernel.context")
@@ -158,8 +158,11 @@ def exemplar_brief(item: MemoryItem, brief: TaskBrief, task_path: str | None,
     if brief.candidate_format == "kernel" and not signature:
         return None  # without its signature the example's answer would not match its question
     source = _suite_source(task_path, item.task_id) if task_path and item.task_id else None
-    if source is None and item.task_id in example_tasks():  # a family's worked example: its own task
-        source = example_tasks()[item.task_id][1]
+    if source is None and item.task_id:  # a family's worked example or a ladder rung: its own task
+        try:
+            source = task_source(item.task_id)[1]
+        except KeyError:
+            pass
     if source is None:
         log.debug("exemplar_without_source", item_id=item.id, task=item.task_id)
         return None

@@ -151,7 +151,7 @@ class Episode:
             self.log.info("memory_decision", family=retrieval.slot.family, context=retrieval.slot.context,
                           option=retrieval.slot.option, reason=retrieval.slot.reason)
         request = DraftRequest(task=self.brief, context=[context_item(i, "draft") for i in items],
-                               api=[context_item(i, "draft") for i in retrieval.api_items], previous=self.previous,
+                               api=[context_item(i, "draft") for i in retrieval.api_items], previous=self._shown_failure(),
                                exemplar=exemplar, pinned=context_item(pinned, "draft") if pinned else None,
                                avoid=list(self.judge.seen))
         proposal = await self.drafter.propose(request)
@@ -179,6 +179,18 @@ class Episode:
             self.previous = Feedback(gate=outcome.gate, reason=outcome.reason, code=outcome.proposal.code,
                                      details=outcome.evaluation.verdict.details if outcome.evaluation else "")
         return outcome
+
+    def _shown_failure(self) -> Feedback | None:
+        """What a retry shows of the failed draft before it: its gate, its reason and the first lines
+        of its details (what was executed: the first compile errors, the first mismatches), not its
+        code unless `retry_shows_code` (issue 64: at this model size re-showing the failing code
+        recovered 0 of 220 retries; fresh draws with memory do better). The full record stays for
+        the lesson drawn when a later draft passes."""
+        failed = self.previous
+        if failed is None or self.config.retry_shows_code:
+            return failed
+        lines = [line for line in failed.details.splitlines() if line.strip()][:self.config.retry_detail_lines]
+        return failed.model_copy(update={"code": None, "details": "\n".join(lines)})
 
     async def _refine(self) -> IterationOutcome:
         start, start_item = await self._choose_start_point()

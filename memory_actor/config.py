@@ -100,6 +100,10 @@ class MemoryConfig(BaseModel):
         True, description="start from the default model's measured rates shipped in "
         "memory_actor/bundles/measured_rates.yaml (a user's run has no screening): a family's cold record where "
         "`cold_rates` has none, and each memory option's published drafts; off in benchmarks, which measure their own")
+    retry_borrow_strength: float = Field(
+        4.0, ge=0, description="a retry's option starts from its fresh drafts' record (published and this bank's), "
+        "counted as at most this many drafts; the retry's own drafts move it from there (issue 64; 0: retries "
+        "learn alone, every untried option ties with bare)")
     cold_prior_strength: float = Field(
         8.0, ge=0, description="a family's cold record counts as at most this many drafts in bare's prior (this "
         "bank's drafts and the operator's own record count in full), and so does a shipped option record")
@@ -157,6 +161,24 @@ class MemoryConfig(BaseModel):
         1, ge=0, description="BLAS threads for recall in the actor (0: BLAS default); raise on hosts with many cores"
     )
     actor_num_cpus: float = Field(0.0, ge=0, description="CPUs reserved for the actor (0: do not block task slots)")
+    # Recall through LanceDB's vector index (memory_actor/recall_index.py, issue 68; docs/memory.md,
+    # "A bank of a million items"). The defaults are the measured ones (bench/results/memory-*).
+    recall_index_min_items: int = Field(
+        250_000, ge=1, description="a bank opened with at least this many items recalls through LanceDB's vector "
+        "index (an IVF_SQ index on the `recall` table; item texts and embeddings stay on disk); below it, the exact "
+        "in-memory matrix-vector product")
+    recall_index_partitions: int | None = Field(
+        None, ge=1, description="IVF partitions of the vector index (default: about sqrt(items), at most 4096)")
+    recall_nprobes: int = Field(20, ge=1, description="IVF partitions searched first by an indexed recall")
+    recall_max_nprobes: int = Field(
+        200, ge=1, description="an indexed recall whose prefilter leaves too few eligible items in the first "
+        "partitions searches up to this many")
+    recall_refine_factor: int = Field(
+        2, ge=1, description="an indexed recall re-ranks this many times the candidates it needs by their exact "
+        "vectors (read from disk): scalar quantisation alone loses neighbours inside a tight cluster")
+    recall_refresh_rows: int = Field(
+        10_000, ge=1, description="items added since the index was last refreshed (searched exactly, their vectors "
+        "in memory) before a background refresh adds them to the index")
 
 
 def memory_actor_name(config: MemoryConfig) -> str:

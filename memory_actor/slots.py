@@ -251,8 +251,7 @@ def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotC
         # X is untried), so ranked items are assumed no lift either
         base = start if not key.endswith(RANKED) else untried_at(memory[-1].posterior, config.option_prior_strength)
         s, n = counts(key)
-        measured = shipped_option_record(backend, request.family, request.context, key) if config.shipped_rates else None
-        prior = shrunk(base, *measured, config.cold_prior_strength) if measured else base
+        prior = _option_prior(base, backend, request, key, stats, config)
         option = value(key, prior, (prior[0] + s, prior[1] + n - s), s, n)
         option.better, option.loss = compare(option.posterior, bare_post)
         memory.append(option)
@@ -299,6 +298,28 @@ def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotC
     if draw(best) <= draw(bare):
         return _chosen(choice, candidates[0], ranked=False, reason="thompson")
     return _option(choice, max(memory, key=draw).key, candidates, kernel_prior, rng, "thompson")
+
+
+def _option_prior(base: Beta, backend: str, request: SlotRequest, key: str, stats: SlotStats,
+                  config: MemoryConfig) -> Beta:
+    """An option's prior before this context's own drafts of it: `base` (bare's posterior mean: no
+    lift assumed), moved by the default model's published drafts that showed it (with
+    `shipped_rates`, counted as at most `cold_prior_strength` drafts). A retry also borrows the
+    option's fresh-draft record (published and this bank's), counted as at most
+    `retry_borrow_strength` drafts: without it every option of a retry tied with bare and went
+    bare (v5: after a failed rung draft the retries went bare and recovered nothing), while a
+    rung that lifts fresh drafts is the best evidence a retry has; the retry's own drafts soon
+    lead (issue 64)."""
+    def shipped(context: str) -> tuple[int, int] | None:
+        return shipped_option_record(backend, request.family, context, key) if config.shipped_rates else None
+
+    measured = shipped(request.context)
+    prior = shrunk(base, *measured, config.cold_prior_strength) if measured else base
+    if request.context == "retry":
+        bank = stats.get(stat_key(backend, request.family, "fresh", key))
+        published = shipped("fresh") or (0, 0)
+        prior = shrunk(prior, bank[0] + published[0], bank[1] + published[1], config.retry_borrow_strength)
+    return prior
 
 
 def _option(choice: SlotChoice, key: str, candidates: list[SlotCandidate], kernel_prior: Beta,

@@ -78,6 +78,8 @@ def test_failed_draft_then_feasible_then_faster_refinement(llm_server, relu_task
     second_draft = [r for r in llm_server.chat_requests if agent.kind_of(r["body"]) == "draft"][1]["body"]
     prompt = second_draft["messages"][-1]["content"]
     assert "It failed at the compile gate" in prompt and "Declare every name you use." not in prompt
+    # a retry is a fresh draft: the failure's facts (gate, reason, first detail lines), not its code (issue 64)
+    assert "out[i] = y[i];" not in prompt and "out[i] = y[i];" in replies.BROKEN
     assert [(s.id, s.role) for s in slow.shown if s.kind != "api"] == []
     assert "lesson:failure" in bank.get(broken.lesson_id).tags
     # The draft that passed after it leaves a lesson that teaches: what changed to pass.

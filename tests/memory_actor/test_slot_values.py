@@ -21,8 +21,9 @@ from memory_actor.slots import (
 )
 
 
-def outcome(key: str, kind: str, context: str = "fresh", ranked: bool = False) -> SlotOutcome:
-    return SlotOutcome(backend="cpu", family="elementwise", context=context, key=key, kind=kind, ranked=ranked)
+def outcome(key: str, kind: str, context: str = "fresh", ranked: bool = False, option: str = "") -> SlotOutcome:
+    return SlotOutcome(backend="cpu", family="elementwise", context=context, key=key, kind=kind, ranked=ranked,
+                       option=option)
 
 
 def four_candidates() -> list[SlotCandidate]:
@@ -55,7 +56,8 @@ def test_thompson_sampling_learns_which_option_helps_per_context():
             stats.record(outcome("k1", "kernel", context, ranked=True), False)
             stats.record(outcome("ex", "example", context), False)
             stats.record(outcome("ex", "example", context, ranked=True), False)
-    config = MemoryConfig(cold_drafts=0, shipped_rates=False)
+    # contexts learned apart (retry_borrow_strength 0): test_a_retry_borrows... shows the default
+    config = MemoryConfig(cold_drafts=0, shipped_rates=False, retry_borrow_strength=0)
     fresh, retry = picks(stats, "fresh", config), picks(stats, "retry", config)
     assert fresh.get("generic", 0) > 0.9 * 400 and fresh.get("k2", 0) < 0.05 * 400, fresh
     assert "generic+ranked" not in fresh  # ranked items come only with a family example or kernel
@@ -229,3 +231,24 @@ def test_an_example_declares_its_own_option():
                     MemoryConfig(slot_greedy=True), np.random.default_rng(0))
     assert [o.key for o in choice.options] == ["bare", "example", "example+ranked", "rung", "rung+ranked"]
     assert (choice.chosen, choice.option) == ("r1", "rung")
+
+
+def test_a_retry_borrows_an_options_fresh_record_until_its_own_drafts_lead():
+    """Issue 64: a retry's untried option starts from its fresh drafts' record (counted as at
+    most retry_borrow_strength drafts) instead of tying with bare: after a failed draft, the
+    rung that lifts fresh drafts (6 of 8 against bare's 1 of 8) is what a frozen bank shows the
+    retry; with the borrowing off, the retry goes bare; the retry's own failures take it back."""
+    stats = SlotStats()
+    for success in range(8):
+        stats.record(outcome("generic", "generic", "fresh"), success < 1)
+        stats.record(outcome("rung_x", "example", "fresh", option="rung"), success < 6)
+    candidates = [SlotCandidate(key="generic", kind="generic"), SlotCandidate(key="rung_x", kind="example", option="rung")]
+    request = SlotRequest(task_id="t", family="elementwise", context="retry")
+    greedy = MemoryConfig(cold_drafts=0, shipped_rates=False, slot_greedy=True, slot_max_loss=0.5)
+    rng = np.random.default_rng(0)
+    assert decide("value", "cpu", request, candidates, stats, greedy, rng).option == "rung"
+    alone = greedy.model_copy(update={"retry_borrow_strength": 0})
+    assert decide("value", "cpu", request, candidates, stats, alone, rng).option == "bare"
+    for _ in range(12):  # the retry's own record: the rung never recovers a retry here
+        stats.record(outcome("rung_x", "example", "retry", option="rung"), False)
+    assert decide("value", "cpu", request, candidates, stats, greedy, rng).option == "bare"
