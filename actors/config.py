@@ -77,6 +77,10 @@ class EpisodeConfig(BaseModel):
         "at the local model's size re-showing the code never recovered, issue 64)")
     retry_detail_lines: int = Field(
         4, ge=0, description="lines of the failure's details (the first compile errors, the first mismatches) a retry shows")
+    cross_backend_kernels: bool = Field(
+        False, description="an Ascend C draft may be shown the operator's own verified C kernel from the bank (an option "
+        "of the memory's decision, own_kernel_other_backend: the formula in the language the model knows; issue 64). "
+        "Off until a pilot shows it pays (docs/memory.md)")
     start_from_rung: bool = Field(
         False, description="an operator's first draft shows its family's first rung (the simplest correct kernel, where its "
         "signature has the task's shape) whatever the memory's values say: the learning pass's way to bank kernels the "

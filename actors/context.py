@@ -27,7 +27,7 @@ from memory_actor.items import MemoryItem
 from memory_actor.ladder import task_source
 from memory_actor.messages import Retrieval
 from memory_actor.scope import in_scope
-from memory_actor.slots import BARE, GENERIC, RANKED, SlotOutcome, SlotRequest
+from memory_actor.slots import BARE, CROSS_BACKEND, GENERIC, RANKED, SlotOutcome, SlotRequest
 
 log = structlog.get_logger("evokernel.context")
 
@@ -70,13 +70,29 @@ def shown_as(item: MemoryItem, brief: TaskBrief, stage: Stage) -> InTaskTerms | 
 
 # -- the decision beyond the brief: bare, the family's rung or example, or a kernel of the family
 
-def slot_request(brief: TaskBrief, retry: bool, start_from_rung: bool = False) -> SlotRequest:
+# Where a draft may also be shown the operator's own verified kernel of another backend: the
+# language the model knows carries the formula into the one it does not (issue 64).
+CROSS_BACKEND_OF = {"npu": "cpu", "npu-twin": "cpu"}
+
+
+def slot_request(brief: TaskBrief, retry: bool, start_from_rung: bool = False,
+                 cross_backend: bool = False) -> SlotRequest:
     """What the memory needs to list this draft's options (memory_actor/slots.py): the family's
     first rung and example only where the brief says a prompt of this task may show them; with
-    `start_from_rung` the draft shows the rung whatever the values say."""
+    `start_from_rung` the draft shows the rung whatever the values say; with `cross_backend` (an
+    Ascend C draft) the operator's own C kernel from the bank is an option too."""
     return SlotRequest(task_id=brief.task_id, family=brief.family, shape=brief.shape,
                        context="retry" if retry else "fresh", example=brief.example, rung=brief.rung,
-                       start="rung" if start_from_rung else None)
+                       start="rung" if start_from_rung else None,
+                       cross_backend=CROSS_BACKEND_OF.get(brief.backend) if cross_backend else None)
+
+
+def cross_backend_kernel(item: MemoryItem) -> MemoryItem:
+    """The operator's own kernel of another backend as a draft shows it: pinned as it is (another
+    language: nothing to rename), said to be the formula to carry over."""
+    summary = (f"this very operator, written in C for the {item.backend} backend and verified correct there: "
+               "carry its formula into your kernel (not its C types, loops or signature)")
+    return item.model_copy(update={"summary": summary})
 
 
 def rung_fits(brief: TaskBrief) -> bool:
@@ -114,6 +130,12 @@ def draft_context(retrieval: Retrieval, brief: TaskBrief, task_path: str | None)
     ranked items, never cut) for a model not shown kernels as examples: the prompt shows it once.
     A kernel that cannot be shown as a worked example here (no reference source beside this
     task) is the first context item instead, beside the generic example."""
+    if (retrieval.slot is not None and retrieval.slot_item is not None
+            and retrieval.slot.option.removesuffix(RANKED) == CROSS_BACKEND):
+        own = cross_backend_kernel(retrieval.slot_item)
+        ranked = [terms.item for item in retrieval.items if item.id != own.id
+                  and (terms := shown_as(item, brief, "draft")) is not None]
+        return DraftShown(None, own, ranked, own, {})
     slot = shown_as(retrieval.slot_item, brief, "draft") if retrieval.slot_item is not None else None
     in_slot = slot.item if slot is not None else None
     ranked = [terms for item in retrieval.items if (in_slot is None or item.id != in_slot.id)

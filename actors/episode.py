@@ -142,7 +142,8 @@ class Episode:
         start = self.config.start_from_rung and not self.attempts and rung_fits(self.brief)
         retrieval = await self._retrieve("draft", self._task_query(), list(self.config.draft_kinds),
                                          slot=slot_request(self.brief, retry=self.previous is not None,
-                                                           start_from_rung=start))
+                                                           start_from_rung=start,
+                                                           cross_backend=self.config.cross_backend_kernels))
         # What may be shown (a kernel in the task's own terms); the family's rung or example is also
         # pinned (shown before the ranked items, never cut), a kernel is not
         shown = draft_context(retrieval, self.brief, getattr(self.task, "path", None))

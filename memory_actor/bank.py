@@ -53,6 +53,7 @@ class MemoryBank(BankRetrieval, BankJournal):
         self.slots = SlotStats(folded.get("slots"))  # the worked-example slot's outcomes (slots.py)
         self.slot_kernels: dict[tuple[str, str, str], list[str]] = {}  # (backend, family, shape) -> trace ids
         self.slot_examples: dict[tuple[str, str], set[str]] = {}  # (backend, family) -> example item ids
+        self.task_kernels: dict[tuple[str, str], list[str]] = {}  # (backend, task id) -> feasible trace ids
         self.index = VectorIndex(self.dim)
         self.items: dict[str, MemoryItem] = {}  # without embeddings; Q and visits live in the index
         self.children_of: dict[str, list[str]] = {}
@@ -108,6 +109,8 @@ class MemoryBank(BankRetrieval, BankJournal):
                 if example_option_of(item) and "family" in item.tag_values():  # an option of the decision
                     self.slot_examples.setdefault((item.backend, item.tag_values()["family"]), set()).add(item.id)
             if is_feasible_trace(item) and previous is None:
+                if item.task_id:  # the operator's own kernels, for another backend's drafts (SlotRequest.cross_backend)
+                    self.task_kernels.setdefault((item.backend, item.task_id), []).append(item.id)
                 key = slot_kernel_key(item)
                 if key is not None:
                     self.slot_kernels.setdefault(key, []).append(item.id)

@@ -15,6 +15,7 @@ from memory_actor.messages import Retrieval, RetrievalRequest
 from memory_actor.ranking import recall_pool_size, select
 from memory_actor.scope import scopes
 from memory_actor.slots import (
+    CROSS_BACKEND,
     GENERIC,
     SlotCandidate,
     SlotChoice,
@@ -144,6 +145,13 @@ class BankRetrieval:
         for item_id in sorted(examples, key=lambda i: (self.items[i].name or "", i)):
             option = example_option_of(self.items[item_id]) or "example"
             candidates.append(SlotCandidate(key=item_id, kind="example", option=option, similarity=similarity(item_id)))
+        if slot.cross_backend:  # the operator's own verified kernel in a language the model knows (issue 64)
+            own = [i for i in self.task_kernels.get((slot.cross_backend, slot.task_id), []) if i in self.items]
+            if own:
+                fastest = min(own, key=lambda i: (self.items[i].verdict.latency_ms or float("inf"))
+                              if self.items[i].verdict is not None else float("inf"))
+                candidates.append(SlotCandidate(key=fastest, kind="kernel", option=CROSS_BACKEND,
+                                                similarity=similarity(fastest)))
         nearest: dict[str | None, SlotCandidate] = {}  # one kernel per operator: its nearest
         for item_id in self.slot_kernels.get((backend, slot.family, slot.shape), []):
             task = self.items[item_id].task_id

@@ -56,6 +56,7 @@ KERNELS = "kernels"  # the pooled outcomes of every kernel of a family and conte
 ALL = "all"  # every draft of a family and context: the "did not show it" side of a candidate's lift
 RANKED = "+ranked"
 OPERATOR = "bare@"  # + task id: one operator's fresh drafts shown bare (its own cold rate)
+CROSS_BACKEND = "own_kernel_other_backend"  # the operator's own verified kernel of another backend (C for Ascend C)
 DEFAULT_OPTION = {"generic": "generic", "example": "example", "kernel": KERNELS}
 
 
@@ -81,6 +82,9 @@ class SlotRequest(BaseModel):
                                 "the brief offers it (actors/briefing.py)")
     rung: str | None = Field(None, description="the api item name of the family's first rung (the simplest correct "
                              "kernel), where the brief offers it")
+    cross_backend: str | None = Field(None, description="a backend whose verified kernel of this very operator may be "
+                                      "shown (`cpu` for an Ascend C draft: the formula in a language the model knows; "
+                                      "option own_kernel_other_backend, issue 64)")
     start: str | None = Field(None, description="an option to show whatever the values say (`rung`: the learning "
                               "pass's first draft of an operator, episode.start_from_rung); its outcome counts for "
                               "the option like any draft's")
