@@ -77,6 +77,10 @@ class EpisodeConfig(BaseModel):
         "at the local model's size re-showing the code never recovered, issue 64)")
     retry_detail_lines: int = Field(
         4, ge=0, description="lines of the failure's details (the first compile errors, the first mismatches) a retry shows")
+    start_from: str | None = Field(
+        None, description="options an operator's first draft shows whatever the memory's values say, in preference "
+        "order, comma-separated (e.g. `own_kernel_other_backend,rung`): the first the bank offers for the task; its "
+        "verdict counts for that option. start_from_rung is `rung` (the benchmarks' pilots use this)")
     cross_backend_kernels: bool = Field(
         False, description="an Ascend C draft may be shown the operator's own verified C kernel from the bank (an option "
         "of the memory's decision, own_kernel_other_backend: the formula in the language the model knows; issue 64). "
@@ -91,3 +95,12 @@ class EpisodeConfig(BaseModel):
         "unset: on, or the local model's own choice"
     )
     max_children_in_prompt: int = Field(3, ge=0, description="start point's earlier children shown when refining")
+    # Stops (actors/stops.py, issue 67); the defaults are measured: bench/budget_defaults.py
+    plateau_refinements: int = Field(
+        4, ge=0, description="refining stops after this many refinements in a row gained no more than plateau_gain "
+        "over the best kernel before each (0: never)")
+    plateau_gain: float = Field(
+        0.10, ge=0, description="the smallest gain over the best latency (best/new - 1) that counts as progress")
+    uncompiled_drafts: int = Field(
+        4, ge=0, description="drafting stops after this many drafts of which none compiled, unless the memory offers "
+        "content the operator's drafts have not shown (0: never)")

@@ -76,14 +76,15 @@ CROSS_BACKEND_OF = {"npu": "cpu", "npu-twin": "cpu"}
 
 
 def slot_request(brief: TaskBrief, retry: bool, start_from_rung: bool = False,
-                 cross_backend: bool = False) -> SlotRequest:
+                 cross_backend: bool = False, start_from: str | None = None) -> SlotRequest:
     """What the memory needs to list this draft's options (memory_actor/slots.py): the family's
     first rung and example only where the brief says a prompt of this task may show them; with
-    `start_from_rung` the draft shows the rung whatever the values say; with `cross_backend` (an
+    `start_from_rung` the draft shows the rung whatever the values say (`start_from`: the first of
+    these options the bank offers); with `cross_backend` (an
     Ascend C draft) the operator's own C kernel from the bank is an option too."""
     return SlotRequest(task_id=brief.task_id, family=brief.family, shape=brief.shape,
                        context="retry" if retry else "fresh", example=brief.example, rung=brief.rung,
-                       start="rung" if start_from_rung else None,
+                       start=start_from or ("rung" if start_from_rung else None),
                        cross_backend=CROSS_BACKEND_OF.get(brief.backend) if cross_backend else None)
 
 

@@ -13,7 +13,7 @@ import math
 import random
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import structlog
@@ -46,6 +46,7 @@ from actors.messages import (
 )
 from actors.ports import EvaluatorPort, MemoryPort, WorkerPort
 from actors.prompt_sections import profile_text
+from actors.stops import EpisodeStops
 from memory_actor.disk.bank_errors import BankWriteFailed
 from memory_actor.items import MemoryItem
 from memory_actor.messages import Retrieval, RetrievalRequest, ValueUpdate
@@ -101,27 +102,45 @@ class Episode:
         self.attempts: list[Attempt] = []
         self.result = EpisodeResult(task=brief.task_id)
         self.judge = Judge(task=task, brief=brief, memory=memory, evaluator=evaluator, config=config, run_id=run_id)
+        # Issue 67: the plateau and no-compile stops (actors/stops.py); `pace`, set by a campaign with a time
+        # budget, is asked before each attempt and may end the turn (actors/episode_turns.py continues it)
+        self.stops = EpisodeStops.of(config)
+        self.pace: Callable[[Episode], Awaitable[str | None]] | None = None
+        self.spent_s = 0.0  # wall time of its earlier turns
 
     # -- the loop ---------------------------------------------------------------------------
 
     async def run(self) -> EpisodeResult:
-        started = time.monotonic()
+        started = time.monotonic() - self.spent_s
+        self.result.stopped_by = "iterations"
         try:
-            for iteration in range(1, self.config.iterations + 1):
-                stop = self._budget_spent(started)
+            for iteration in range(len(self.attempts) + 1, self.config.iterations + 1):
+                stop = self._budget_spent(started) or await self._stopped()
                 if stop:
                     self.result.stopped_by = stop
                     break
                 t0 = time.monotonic()
                 outcome = await (self._refine() if self.pool else self._draft())
                 self._record(iteration, outcome, time.monotonic() - t0)
+                self.stops.observe(outcome)
         except (*FATAL_LLM_ERRORS, *INFRA_LLM_ERRORS, BankWriteFailed, AttemptNotRecorded):  # the campaign's to handle
             raise
         except Exception as exc:  # one broken operator must not end the campaign
             self.log.exception("episode_failed")  # the traceback goes to the log; the result gets one line
             self.result.error = error_line(exc)
             self.result.stopped_by = "error"
+        finally:
+            self.spent_s = time.monotonic() - started
         return self.result
+
+    async def _stopped(self) -> str | None:
+        """A stop rule's name (one log line, the reason in the result), or the pace's word, or None."""
+        stop = self.stops.check(self.attempts, bool(self.pool))
+        if stop is not None:
+            self.log.info("operator_stop", rule=stop.rule, detail=stop.detail, attempts=len(self.attempts))
+            self.result.stop_detail = stop.detail
+            return stop.rule
+        return await self.pace(self) if self.pace is not None else None
 
     def _budget_spent(self, started: float) -> str | None:
         cap = self.config.max_tokens_per_operator
@@ -143,7 +162,8 @@ class Episode:
         retrieval = await self._retrieve("draft", self._task_query(), list(self.config.draft_kinds),
                                          slot=slot_request(self.brief, retry=self.previous is not None,
                                                            start_from_rung=start,
-                                                           cross_backend=self.config.cross_backend_kernels))
+                                                           cross_backend=self.config.cross_backend_kernels,
+                                                           start_from=None if self.attempts else self.config.start_from))
         # What may be shown (a kernel in the task's own terms); the family's rung or example is also
         # pinned (shown before the ranked items, never cut), a kernel is not
         shown = draft_context(retrieval, self.brief, getattr(self.task, "path", None))

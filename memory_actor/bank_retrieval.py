@@ -10,9 +10,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from memory_actor.index import RecallFilter
 from memory_actor.items import new_id
 from memory_actor.messages import Retrieval, RetrievalRequest
 from memory_actor.ranking import recall_pool_size, select
+from memory_actor.recall.indexed import Recalled
 from memory_actor.scope import scopes
 from memory_actor.slots import (
     CROSS_BACKEND,
@@ -41,8 +43,50 @@ class BankRetrieval:
             requests = [r.model_copy(update={"query_embedding": filled[id(r)]}) if id(r) in filled else r
                         for r in requests]
         queries = self.query_matrix(requests)
-        sims = self.index.similarities(queries, len(self.index)) if len(queries) else queries
-        return self.finish_retrievals(requests, sims, record)
+        return self.finish_retrievals(requests, self.recall_requests(requests, queries), record)
+
+    def recall_requests(self, requests: list[RetrievalRequest], queries: np.ndarray,
+                        n: int | None = None) -> np.ndarray | list[Recalled]:
+        """Phase 1 for the requests that recall (one query row each): the similarities with the
+        first n items (default: all), one pass over the matrix; or, for a bank on LanceDB's
+        index (memory_actor/recall/), each request's pool and the similarities its slot needs,
+        their items read into memory. Reads only: may run in a thread while items are added."""
+        if self.recall is None:
+            return self.index.similarities(queries, len(self.index) if n is None else n) if len(queries) else queries
+        recalled = [self._recall_indexed(request, query)
+                    for request, query in zip(filter(self.needs_query_vector, requests), queries, strict=True)]
+        self.items.prefetch([*(self.index.ids[row] for r in recalled for row in r.rows.tolist()),
+                             *(item_id for r in recalled for item_id in r.read)])
+        return recalled
+
+    def _recall_indexed(self, request: RetrievalRequest, query: np.ndarray) -> Recalled:
+        n = self.config.items_per_prompt if request.n is None else request.n
+        k = recall_pool_size(n, len(self.index), self.config) if self.config.retrieval == "value" else n
+        scoped = None if request.family is None else tuple(scopes(request.family, request.shape, request.stage))
+        where = RecallFilter(request.backend, tuple(request.kinds), request.exclude_task_id,
+                             request.trace_verdicts == "feasible", scoped)
+        recalled = self.recall.recall(query, where, k)
+        if request.slot is not None:
+            self.recall.slot_similarities(query, request.backend, request.slot, self.task_kernels, recalled)
+        return recalled
+
+    def recall_pool(self, request: RetrievalRequest) -> list[tuple[str, float]]:
+        """Phase 1 alone: the recall pool of REQUEST (ids and similarities, most similar first),
+        as a `value` retrieval would rank it (bench.memory's recall@K)."""
+        request = request if request.query_embedding is not None else request.model_copy(
+            update={"query_embedding": self.embedder.embed([request.query])[0].tolist()})
+        sims = self.recall_requests([request], self.query_matrix([request]))
+        rows, pool_sims = self._pool(request, sims[0], self.config.items_per_prompt if request.n is None else request.n)
+        return [(self.index.ids[row], float(sim)) for row, sim in zip(rows.tolist(), pool_sims.tolist(), strict=True)]
+
+    def _pool(self, request: RetrievalRequest, sims: np.ndarray | Recalled, n: int) -> tuple[np.ndarray, np.ndarray]:
+        if isinstance(sims, Recalled):  # filtered and cut to K in the recall itself
+            return sims.rows, sims.sims
+        scoped = None if request.family is None else scopes(request.family, request.shape, request.stage)
+        keep = self.index.mask(request.backend, request.kinds, request.exclude_task_id, n=len(sims),
+                               feasible_traces_only=request.trace_verdicts == "feasible", scopes=scoped)
+        k = recall_pool_size(n, len(self.index), self.config) if self.config.retrieval == "value" else n
+        return self.index.top_k(sims, keep, k)
 
     def needs_query_vector(self, request: RetrievalRequest) -> bool:
         n = self.config.items_per_prompt if request.n is None else request.n
@@ -81,11 +125,7 @@ class BankRetrieval:
                 retrieval.slot_item = self._public(retrieval.slot.chosen)
         if sims is not None and (retrieval.slot is None or retrieval.slot.ranked):
             n = self.config.items_per_prompt if request.n is None else request.n
-            scoped = None if request.family is None else scopes(request.family, request.shape, request.stage)
-            keep = self.index.mask(request.backend, request.kinds, request.exclude_task_id, n=len(sims),
-                                   feasible_traces_only=request.trace_verdicts == "feasible", scopes=scoped)
-            k = recall_pool_size(n, len(self.index), self.config) if mode == "value" else n
-            rows, pool_sims = self.index.top_k(sims, keep, k)
+            rows, pool_sims = self._pool(request, sims, n)
             rng = np.random.default_rng([self.config.seed, request.seed]) if request.seed is not None else self.rng
             positions, scores = select(pool_sims, self.index.value(request.stage, rows), n, mode, self.config.ranker,
                                        self.config, rng)
@@ -105,7 +145,7 @@ class BankRetrieval:
                                               item_ids=retrieval.item_ids))
         return retrieval
 
-    def _slot(self, request: RetrievalRequest, sims: np.ndarray | None) -> SlotChoice:
+    def _slot(self, request: RetrievalRequest, sims: np.ndarray | Recalled | None) -> SlotChoice:
         """The worked-example slot's candidates (slots.py) and the mode's choice among them."""
         slot: SlotRequest = request.slot  # type: ignore[assignment]
         if self.config.retrieval == "none":
@@ -114,11 +154,15 @@ class BankRetrieval:
 
         def similarity(item_id: str) -> float | None:
             row = self.index.row_of[item_id]
+            if isinstance(sims, Recalled):
+                return sims.similarity(row)
             return float(sims[row]) if sims is not None and row < len(sims) else None
-        candidates, kernels = self.slot_candidates(request.backend, slot, similarity, request.exclude_task_id)
+        nearest = sims.kernel_ids if isinstance(sims, Recalled) else None  # a large bank: the nearest kernels
+        candidates, kernels = self.slot_candidates(request.backend, slot, similarity, request.exclude_task_id, nearest)
         rng = np.random.default_rng([self.config.seed, request.seed, 1]) if request.seed is not None else self.rng
         choice = decide(self.config.retrieval, request.backend, slot, candidates + kernels, self.slots, self.config, rng)
-        start = next((c for c in candidates if slot.start and c.option == slot.start), None)
+        preferred = [option.strip() for option in (slot.start or "").split(",") if option.strip()]
+        start = next((c for option in preferred for c in candidates if c.option == option), None)
         if start is None:
             return choice
         # A draft that starts from a given option (the learning pass's first draft of an operator
@@ -128,11 +172,13 @@ class BankRetrieval:
 
     def slot_candidates(self, backend: str, slot: SlotRequest,
                         similarity: Callable[[str], float | None] = lambda item_id: None,
-                        exclude_task_id: str | None = None) -> tuple[list[SlotCandidate], list[SlotCandidate]]:
+                        exclude_task_id: str | None = None,
+                        kernel_ids: list[str] | None = None) -> tuple[list[SlotCandidate], list[SlotCandidate]]:
         """What may fill a draft's slot (bench.decision_replay lists them the same way): the generic
         example and the family's examples the brief offers, then at most `slot_kernels` banked
         kernels of the family and signature shape (one per operator, the nearest, never the
-        task's own); `similarity(item_id)` orders the kernels (None: unordered)."""
+        task's own); `similarity(item_id)` orders the kernels (None: unordered). `kernel_ids`:
+        the kernels to consider (a bank on the index: the nearest it recalled), else all."""
         candidates = [SlotCandidate(key=GENERIC, kind="generic")]
         # The family's examples the brief offers (SlotRequest.example, .rung: those a prompt of this
         # task may show), each an option by its `option:` tag (bundle field `option`, default
@@ -153,8 +199,10 @@ class BankRetrieval:
                 candidates.append(SlotCandidate(key=fastest, kind="kernel", option=CROSS_BACKEND,
                                                 similarity=similarity(fastest)))
         nearest: dict[str | None, SlotCandidate] = {}  # one kernel per operator: its nearest
-        for item_id in self.slot_kernels.get((backend, slot.family, slot.shape), []):
-            task = self.items[item_id].task_id
+        if kernel_ids is None:
+            kernel_ids = self.slot_kernels.get((backend, slot.family, slot.shape), [])
+        for item_id in kernel_ids:
+            task = self.index.task_id(self.index.row_of[item_id])
             if task == slot.task_id or (exclude_task_id and task == exclude_task_id):
                 continue
             candidate = SlotCandidate(key=item_id, kind="kernel", similarity=similarity(item_id))

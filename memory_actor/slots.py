@@ -85,7 +85,7 @@ class SlotRequest(BaseModel):
     cross_backend: str | None = Field(None, description="a backend whose verified kernel of this very operator may be "
                                       "shown (`cpu` for an Ascend C draft: the formula in a language the model knows; "
                                       "option own_kernel_other_backend, issue 64)")
-    start: str | None = Field(None, description="an option to show whatever the values say (`rung`: the learning "
+    start: str | None = Field(None, description="an option (or several, comma-separated, the first the bank offers) to show whatever the values say (`rung`: the learning "
                               "pass's first draft of an operator, episode.start_from_rung); its outcome counts for "
                               "the option like any draft's")
 

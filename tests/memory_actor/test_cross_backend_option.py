@@ -42,6 +42,10 @@ def test_the_bank_offers_the_operators_fastest_c_kernel_to_an_ascend_c_draft(mem
     assert {c.key for c in bank.retrieve(request(None)).slot.candidates} == {"generic"}  # not asked: not offered
     started = bank.retrieve(request("cpu", start=CROSS_BACKEND))
     assert (started.slot.chosen, started.slot.option) == (fast, CROSS_BACKEND) and started.slot_item.id == fast
+    # a start names options in preference order: the first the bank offers is shown
+    preferred = bank.retrieve(request("cpu", start=f"rung, {CROSS_BACKEND}"))  # no rung in this bank
+    assert (preferred.slot.chosen, preferred.slot.reason) == (fast, "start")
+    assert bank.retrieve(request(None, start=CROSS_BACKEND)).slot.reason != "start"  # not offered: the decision's
     bank.update(ValueUpdate(update_id="u1", shown_ids=[fast], stage="draft", reward=1.0,
                             slot=SlotOutcome(backend="npu-twin", family="elementwise", context="fresh", key=fast,
                                              kind="kernel", option=CROSS_BACKEND)))
