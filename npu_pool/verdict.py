@@ -66,6 +66,52 @@ class Verdict(BaseModel):
                                        "flags": [scrub(f, 200) for f in self.flags]})
 
 
+class StageProfile(BaseModel):
+    """Where the Ascend C twin's modelled cost of one launch goes (docs/ascendc_twin.md, "The
+    modelled cost"): each stage's time summed over the blocks, in microseconds, and how the work
+    was spread. Modelled from counted work, never measured."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    modelled_us: float
+    copy_in_us: float = 0.0
+    vector_us: float = 0.0
+    copy_out_us: float = 0.0
+    scalar_us: float = 0.0
+    cube_us: float = 0.0
+    blocks: int = 0
+    vector_cores: int = 0
+    double_buffered_blocks: int = 0
+    gm_scalar_accesses: int = 0
+    scalar_ops: int = 0
+    vector_instructions: int = 0
+
+    @classmethod
+    def from_twin(cls, profile: dict[str, Any]) -> StageProfile | None:
+        """From the twin's profile JSON of a launch (NpuTwinBackend.last_profile); None without one."""
+        if not profile or "modelled_us" not in profile:
+            return None
+        times = profile.get("time_us", {})
+        return cls(modelled_us=float(profile["modelled_us"]), copy_in_us=float(times.get("copy_in", 0.0)),
+                   vector_us=float(times.get("vector", 0.0)), copy_out_us=float(times.get("copy_out", 0.0)),
+                   scalar_us=float(times.get("scalar", 0.0)), cube_us=float(times.get("cube", 0.0)),
+                   blocks=int(profile.get("blocks", 0)), vector_cores=int(profile.get("vector_cores", 0)),
+                   double_buffered_blocks=int(profile.get("double_buffered_blocks", 0)),
+                   gm_scalar_accesses=int(profile.get("gm_scalar_accesses", 0)),
+                   scalar_ops=int(profile.get("scalar_ops", 0)),
+                   vector_instructions=int(profile.get("vector_instructions", 0)))
+
+    def times(self) -> dict[str, float]:
+        """Stage -> microseconds summed over the blocks: scalar, copy (in and out), vector, cube."""
+        return {"scalar": self.scalar_us, "copy": self.copy_in_us + self.copy_out_us, "vector": self.vector_us,
+                "cube": self.cube_us}
+
+    def dominant(self) -> str:
+        """The stage that takes the most modelled time."""
+        times = self.times()
+        return max(times, key=lambda stage: times[stage])
+
+
 class ProfileReport(BaseModel):
     """Latency of a feasible candidate, its baselines and a roofline hint."""
 
@@ -87,6 +133,8 @@ class ProfileReport(BaseModel):
     sizes: dict[str, int] = Field(default_factory=dict)
     timing: Literal["measured", "modelled"] = Field(
         "measured", description="modelled: the Ascend C twin's cost from counted work, not a time measured on a device")
+    stages: StageProfile | None = Field(None, description="the Ascend C twin's modelled profile of the candidate's "
+                                        "launch: time per stage, cores used, double buffering (modelled timing only)")
 
     def scrubbed(self) -> ProfileReport:
         """A copy whose text (the baseline's error, hints) is bounded and free of known secrets."""

@@ -24,7 +24,7 @@ from npu_pool.backends.base import Backend
 from npu_pool.gates.infra_faults import fault_of, is_fault_text
 from npu_pool.gates.roofline import analyse, device_peaks
 from npu_pool.gates.timed_check import TimedCheck, beyond_peaks, reference_outputs, reverify, spoil
-from npu_pool.verdict import ProfileReport
+from npu_pool.verdict import ProfileReport, StageProfile
 
 if TYPE_CHECKING:
     from npu_pool.config import HarnessConfig
@@ -227,7 +227,8 @@ def measure(
     )
     if modelled:  # torch.compile has no modelled cost: its generated code does not run on the twin
         return report.model_copy(update={
-            "baseline_compile_error": "timings are modelled: torch.compile's code does not run on the Ascend C twin"})
+            "baseline_compile_error": "timings are modelled: torch.compile's code does not run on the Ascend C twin",
+            "stages": StageProfile.from_twin(getattr(backend, "last_profile", {}))})  # the last timed launch's
     if not config.compile_baseline:
         return report
     # Kept if the worker is killed while torch.compile builds: the verdict survives.

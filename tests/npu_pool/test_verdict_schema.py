@@ -16,7 +16,7 @@ def test_profile_report_fields_are_stable():
     assert list(ProfileReport.model_json_schema()["properties"]) == [
         "median_ms", "iqr_ms", "trials", "baseline_eager_ms", "baseline_compile_ms", "baseline_compile_error",
         "speedup_vs_eager", "speedup_vs_compile", "achieved_gbps", "achieved_gflops", "bound", "hints",
-        "flags", "sizes", "timing"]
+        "flags", "sizes", "timing", "stages"]
 
 
 def test_candidate_and_format_detection():
