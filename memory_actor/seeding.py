@@ -61,8 +61,10 @@ def bundle_items(backend: str) -> list[MemoryItem]:
 
 
 def ladder_items(backend: str) -> list[MemoryItem]:
-    """The ladder's first rungs for `backend` (memory_actor/ladder), as bundle items of the draft
-    decision's option `rung`: per family, the family example's task first."""
+    """The ladder's rungs for `backend` (memory_actor/ladder), as bundle items: the first rungs are
+    the draft decision's option `rung`; the speed rungs (`vector`, `double_buffer`, issue 65) are
+    options of the refine decision only (tagged `decision:refine`, their option their rung's word),
+    never a draft's. Per family, the family example's task first."""
     from memory_actor import ladder
 
     language = ladder.LANGUAGES.get(backend)
@@ -71,16 +73,16 @@ def ladder_items(backend: str) -> list[MemoryItem]:
     signatures = ladder.signatures().get(language, {})
     items = []
     for rung in ladder.rungs(language):
-        if rung.rung != "first":  # the speed rungs are the refine stage's (issue 65)
-            continue
         family = ladder.task_source(rung.task_id)[0]
         name = ladder.item_name(family, rung.task_id, rung.rung)
         key = f"{backend}/api/{name}"
+        tags = ["bundle", "example", f"family:{family}", "option:rung", f"rung:{rung.rung}"]
+        if rung.rung != "first":  # a speed rung: the refine decision's (memory_actor/slots.py, REFINE_TAG)
+            tags = ["bundle", "example", f"family:{family}", f"option:{rung.rung}", f"rung:{rung.rung}", "decision:refine"]
         items.append(MemoryItem(
             id="bundle-" + hashlib.sha1(key.encode()).hexdigest()[:16], kind="api", backend=backend, stage="seed",
-            name=name, tags=["bundle", "example", f"family:{family}", "option:rung", f"rung:{rung.rung}"],
-            task_id=rung.task_id, task_signature=signatures.get(rung.task_id, ""), summary=rung.summary,
-            content=rung.content.strip()))
+            name=name, tags=tags, task_id=rung.task_id, task_signature=signatures.get(rung.task_id, ""),
+            summary=rung.summary, content=rung.content.strip()))
     return items
 
 
@@ -157,5 +159,15 @@ def family_rungs(backend: str) -> dict[str, list[MemoryItem]]:
     found: dict[str, list[MemoryItem]] = {}
     for item in bundle_items(backend):
         if "example" in item.tags and item.tag_values().get("option") == "rung":
+            found.setdefault(item.tag_values()["family"], []).append(item)
+    return found
+
+
+def speed_rungs(backend: str) -> dict[str, list[MemoryItem]]:
+    """Every speed rung of `backend`'s bundle (issue 65: `vector`, `double_buffer`; the refine
+    decision's options, never a draft's) by family, in ladder order."""
+    found: dict[str, list[MemoryItem]] = {}
+    for item in bundle_items(backend):
+        if "decision:refine" in item.tags:
             found.setdefault(item.tag_values()["family"], []).append(item)
     return found

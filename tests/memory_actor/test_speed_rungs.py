@@ -1,0 +1,120 @@
+"""The ladder's speed rungs (issue 65, point 1): above each first rung, the simplest vector form
+(`vector`: a DataCopy/DataCopyPad tile loop through the Unified Buffer, the family's vector
+instructions, the flags in one numbered pattern or a queue pair, the tail handled, the work split
+over all blocks) and the double-buffered form (`double_buffer`). They are bank items of the refine
+decision only, and each climbs in the twin's modelled cost.
+
+Every rung file already runs through its backend's gates in test_ladder.py; here the speed rungs'
+form (statically), their place in the bank, and what the twin's profile says of them (run with
+its profile: slow)."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from actors.families import FAMILIES
+from memory_actor import ladder
+from memory_actor.seeding import bundle_items, family_rungs, speed_rungs
+from npu_pool.antihack import check_kernel_source
+from npu_pool.tasks.spec import load_task
+from npu_pool.verdict import Candidate
+from npu_pool.verifier import evaluate
+from tests.npu_pool.harness_support import SMALL_BYTES, harness_config
+
+SPEED = [r for r in ladder.rungs("ascendc") if r.rung != "first"]
+# The vector instructions a rung of each family may use: at least one must appear (scan's running
+# value is sequential: its vector rung moves the rows through UB and runs the scan there).
+VECTOR_CALLS = ("Abs", "Adds", "Muls", "Ln", "Exp", "Add", "Sub", "Mul", "Div", "Max", "Min", "Maxs", "Mins",
+                "ReduceSum", "ReduceMax", "ReduceMin", "Axpy", "GatherMask", "Duplicate", "Relu", "Sqrt",
+                "Compare", "Select", "Reciprocal")
+SEQUENTIAL = {"scan"}
+
+
+def _id(rung: ladder.Rung) -> str:
+    return f"{rung.task_id}.{rung.rung}"
+
+
+def _calls(code: str) -> set[str]:
+    return set(re.findall(r"\b([A-Z]\w*)\s*(?:<[^;()]*>)?\s*\(", code))
+
+
+def test_the_seven_family_examples_have_a_vector_rung():
+    vector = {ladder.task_source(r.task_id)[0] for r in SPEED if r.rung == "vector" and r.task_id.startswith("ex")}
+    assert vector == set(FAMILIES)
+
+
+def test_speed_rungs_are_refine_options_never_a_draft_s():
+    """Tagged `decision:refine` under their own rung's word; the draft's `rung` option (the first
+    rungs) and its examples never include them; the C side has none (it keeps what it has)."""
+    items = {item.name: item for item in bundle_items("npu-twin")}
+    refine = [item for items_ in speed_rungs("npu-twin").values() for item in items_]
+    assert len(refine) == len(SPEED) and speed_rungs("cpu") == {}
+    for item in refine:
+        word = item.tag_values()["rung"]
+        assert word in ("vector", "double_buffer") and item.tag_values()["option"] == word
+        assert "decision:refine" in item.tags and items[item.name] is not None
+    firsts = {item.id for items_ in family_rungs("npu-twin").values() for item in items_}
+    assert firsts.isdisjoint(item.id for item in refine)
+
+
+@pytest.mark.parametrize("rung", SPEED, ids=_id)
+def test_a_speed_rung_moves_data_through_ub_with_the_family_s_vector_instructions(rung):
+    """Global memory only through DataCopy/DataCopyPad (no GlobalTensor GetValue/SetValue loop),
+    a TPipe with its UB buffers, the family's vector instructions; the pipes ordered by numbered
+    flag pairs or queues; a double-buffered rung's queues hold two buffers; clean at the static gate."""
+    code = rung.content
+    family = ladder.task_source(rung.task_id)[0]
+    globals_ = re.findall(r"GlobalTensor<\w+>\s+([^;]+);", code)
+    names = {name.strip() for group in globals_ for name in group.split(",")}
+    assert names, "no GlobalTensor"
+    for name in names:
+        assert not re.search(rf"\b{name}\s*\.\s*(GetValue|SetValue)\b", code), f"{name}: a scalar access to GM"
+    assert re.search(r"\bDataCopy(Pad)?\s*\(", code) and "TPipe pipe;" in code and "InitBuffer" in code
+    assert family in SEQUENTIAL or _calls(code) & set(VECTOR_CALLS), f"no vector instruction of {VECTOR_CALLS}"
+    for set_flag in re.findall(r"SetFlag<HardEvent::(\w+)>", code):  # every flag is waited for where it is set
+        assert f"WaitFlag<HardEvent::{set_flag}>" in code
+    if rung.rung == "double_buffer":
+        assert re.search(r"TQue<TPosition::VECIN, 2>", code) and re.search(r"InitBuffer\(\w+, 2,", code)
+    else:
+        assert "SetFlag<HardEvent::MTE2_" in code and "// 1." in code  # the numbered pattern starts at the copy-in
+    assert "GetBlockIdx()" in code and "GetBlockNum()" in code  # split over every block
+    rejected = [f for f in check_kernel_source(code, "ascendc") if f.severity == "reject"]
+    assert rejected == []
+
+
+def _profile(rung: ladder.Rung, tmp: Path):
+    path = tmp / f"{rung.task_id}.py"
+    path.write_text(ladder.task_source(rung.task_id)[1])
+    task = load_task(path, max_bytes=SMALL_BYTES)
+    verdict, profile = evaluate(task, Candidate(source=rung.content, format="kernel"),
+                                harness_config(backend="npu-twin", correctness_trials=2))
+    assert verdict.feasible, f"{_id(rung)}: {verdict.gate}/{verdict.category}: {verdict.reason}\n{verdict.details}"
+    assert profile is not None and profile.timing == "modelled" and profile.stages is not None
+    return task, profile
+
+
+@pytest.mark.slow  # each rung and the one below it, profiled on the twin: about 20 s each cold
+@pytest.mark.parametrize("rung", SPEED, ids=_id)
+def test_a_speed_rung_climbs_in_the_twin_s_modelled_cost(rung, tmp_path):
+    """The twin's profile of the rung on its task: no scalar access to global memory, copies in
+    and out through UB, the scalar unit on at most two accesses per output element (a reduction's
+    result read and stored; a scan's running value is sequential), more than one block; a modelled
+    cost below the rung beneath it (first, then vector); a double-buffered rung's blocks counted as
+    double buffered, the vector rung's not."""
+    family = ladder.task_source(rung.task_id)[0]
+    below_word = "first" if rung.rung == "vector" else "vector"
+    below = next(r for r in ladder.rungs("ascendc") if r.task_id == rung.task_id and r.rung == below_word)
+    (task, profile), (_, under) = _profile(rung, tmp_path), _profile(below, tmp_path)
+    stages = profile.stages
+    assert stages.gm_scalar_accesses == 0 and stages.copy_in_us > 0 and stages.copy_out_us > 0
+    assert family in SEQUENTIAL or stages.vector_instructions > 0
+    outputs = sum(math.prod(o.shape) for o in task.outputs)
+    assert family in SEQUENTIAL or stages.scalar_ops <= 2 * outputs
+    assert stages.blocks > 1
+    assert profile.median_ms < under.median_ms
+    if rung.rung == "double_buffer":
+        assert stages.double_buffered_blocks > 0 and under.stages.double_buffered_blocks == 0
