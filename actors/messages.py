@@ -228,7 +228,9 @@ class EpisodeResult(BaseModel):
     tokens: int = 0
     first_feasible_latency_ms: float | None = None
     speedup_best_over_first: float | None = None
-    stopped_by: str = Field("iterations", description="iterations, tokens, wall_time or error")
+    stopped_by: str = Field("iterations", description="iterations, tokens, wall_time, plateau, no_compile (actors/stops.py), "
+                            "budget (the run's time budget ran out first: a resume continues it) or error")
+    stop_detail: str | None = Field(None, description="why a stop rule (plateau, no_compile) ended it, in one line")
     error: str | None = None
 
     def record(self, attempt: Attempt) -> None:
