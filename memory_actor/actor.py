@@ -55,10 +55,7 @@ class ActorMetrics:
         self.log_rows = metrics.Gauge("evokernel_memory_log_rows", "rows in the update log table")
 
     def count_items(self, bank: MemoryBank) -> None:
-        counts: dict[str, int] = {}
-        for item in bank.items.values():
-            counts[item.kind] = counts.get(item.kind, 0) + 1
-        for kind, count in counts.items():
+        for kind, count in bank.index.counts("kind").items():
             self.items.set(count, tags={"kind": kind})
 
 
@@ -83,6 +80,7 @@ class MemoryActor:
         self._recall_server: asyncio.Task[None] | None = None
         self._metrics = ActorMetrics()
         self._bank: MemoryBank | None = None
+        self._refresher: asyncio.Task[None] | None = None  # a refresh of the recall index (memory_actor/recall/)
         self._commits = GroupCommit(self.config, lambda: self.bank, self._metrics)  # the durable writes
         try:
             # This process becomes the bank's one writer (memory_actor.disk.lease).
@@ -99,6 +97,8 @@ class MemoryActor:
         gc.collect()
         gc.freeze()
         self._metrics.count_items(self._bank)
+        if self._bank.recall is not None:  # LanceDB reads the index's files as asked; read them now, meanwhile serving
+            threading.Thread(target=self._bank.recall.table.prewarm, name="recall-prewarm", daemon=True).start()
         if self.config.preload_embedder and self.config.retrieval != "none":
             # The first text retrieval should not wait seconds for the model to load.
             threading.Thread(target=self._bank.embedder.embed, args=(["warm up"],), daemon=True).start()
@@ -117,7 +117,23 @@ class MemoryActor:
         self._metrics.count_items(self.bank)
         if self.bank.fold_due():
             self._commits.kick()
+        if self.bank.refresh_due() and (self._refresher is None or self._refresher.done()):
+            self._refresher = asyncio.get_running_loop().create_task(self._refresh())
         return ids
+
+    async def _refresh(self) -> None:
+        """The items added since the index's last refresh into LanceDB's index, in the background
+        (memory_actor/recall/): retrievals, updates and adds go on meanwhile."""
+        job = self.bank.begin_refresh()
+        try:
+            await asyncio.to_thread(self.bank.write_refresh, job)
+        except Exception as exc:  # they stay fresh (searched exactly): the next add tries again
+            self.bank.end_refresh(None)
+            log.warning("recall index refresh failed", reason=str(exc)[:300])
+            return
+        record = self.bank.end_refresh(job)
+        async with self._commits.items_lock:
+            await asyncio.to_thread(self.bank.store.write_meta, {"recall": record})
 
     async def retrieve(self, request: RetrievalRequest) -> Retrieval:
         """Queued with the retrievals arriving meanwhile and served as one batch: one embedding
@@ -148,7 +164,7 @@ class MemoryActor:
                                 if self.bank.needs_query_vector(r) and r.query_embedding is None else r
                                 for r in requests]
                 queries = self.bank.query_matrix(requests)
-                sims = (await asyncio.to_thread(self.bank.index.similarities, queries, len(self.bank.index))
+                sims = (await asyncio.to_thread(self.bank.recall_requests, requests, queries, len(self.bank.index))
                         if len(queries) else queries)
                 retrievals = self.bank.finish_retrievals(requests, sims)
             except Exception:  # one bad request must not fail the others: serve them one by one
@@ -225,6 +241,8 @@ class MemoryActor:
         back now (a `--resume` started at once must not find the dying process holding it).
         Writes failing at this point are given up at once: nobody will wait for the disk."""
         await self._commits.fold_finished()
+        if self._refresher is not None:
+            await asyncio.wait([self._refresher])  # a refresh in flight writes the recall table
         if self._commits.trouble is not None and self._commits.write_failure is None:
             self._commits.stop_writing(self._commits.trouble)
         try:

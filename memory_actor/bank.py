@@ -10,7 +10,7 @@ retrieval (phase 1 and 2, the slot decision, the API items) in bank_retrieval.py
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,7 @@ from memory_actor.items import MemoryItem, items_to_arrow, utc_now
 from memory_actor.journal import BankJournal
 from memory_actor.messages import BankStats, UpdateAck, ValueUpdate
 from memory_actor.provenance import ancestor_credit, shown_credit
+from memory_actor.recall.bank_mixin import IndexedBank
 from memory_actor.scope import item_scope
 from memory_actor.slots import SlotStats, example_option_of, slot_kernel_key
 from memory_actor.values import RewardNormaliser, RewardShaper, is_feasible_trace, q_update
@@ -37,7 +38,7 @@ log = structlog.get_logger("evokernel.memory.bank")
 SEEN_UPDATES_KEPT = 200_000
 
 
-class MemoryBank(BankRetrieval, BankJournal):
+class MemoryBank(BankRetrieval, BankJournal, IndexedBank):
     def __init__(self, config: MemoryConfig, embedder: Embedder | None = None, *, read_only: bool = False,
                  owner: str | None = None):
         """`read_only`: inspect a bank without writing to it (no lease, nothing written on open or
@@ -66,6 +67,7 @@ class MemoryBank(BankRetrieval, BankJournal):
         self.flushes_since_fold = 0
         self.folding = False
         self.rng = np.random.default_rng(config.seed)
+        self.recall = None  # a bank of memory.recall_index_min_items or more: recall through LanceDB's index
         try:
             self._load()
         except Exception as exc:  # a data file the storage cannot read: one line naming the bank
@@ -84,9 +86,10 @@ class MemoryBank(BankRetrieval, BankJournal):
         return self._embedder
 
     def _load(self) -> None:
-        items, vectors = stored_items(self.store, self.dim)
-        if items:
-            self._index_items(items, vectors)
+        if not self._open_indexed():  # memory_actor/recall/: a large bank's columns, no embeddings or texts
+            items, vectors = stored_items(self.store, self.dim)
+            if items:
+                self._index_items(items, vectors)
         self._replay_log()
         log.info("memory bank opened", uri=self.config.uri, items=len(self.items), log_rows=self.log_rows,
                  seq=self.seq)
@@ -96,13 +99,19 @@ class MemoryBank(BankRetrieval, BankJournal):
         q = np.array([[item.q_draft if item.q_draft is not None else prior(item) for item in items],
                       [item.q_refine if item.q_refine is not None else prior(item) for item in items]])
         visits = np.array([[item.visits_draft for item in items], [item.visits_refine for item in items]])
+        indexed = self.recall is not None
+        known = {item.id for item in items if item.id in self.index.row_of} if indexed else set()
         self.index.upsert([item.id for item in items], vectors, [item.kind for item in items],
                           [item.backend for item in items], [item.task_id for item in items], q, visits,
                           feasible=[is_feasible_trace(item) for item in items], scopes=[item_scope(i) for i in items])
         for item in items:
-            previous = self.items.get(item.id)
+            if indexed:  # the items are on disk, their children found there (memory_actor/recall/)
+                previous = item if item.id in known else None
+                known.add(item.id)
+            else:
+                previous = self.items.get(item.id)
             self.items[item.id] = item if item.embedding is None else item.model_copy(update={"embedding": None})
-            if item.parent_id and (previous is None or previous.parent_id != item.parent_id):
+            if not indexed and item.parent_id and (previous is None or previous.parent_id != item.parent_id):
                 self.children_of.setdefault(item.parent_id, []).append(item.id)
             if item.kind == "api":
                 self.api.add(item.backend, item.id, item.name, "core" in item.tags)
@@ -114,6 +123,8 @@ class MemoryBank(BankRetrieval, BankJournal):
                 key = slot_kernel_key(item)
                 if key is not None:
                     self.slot_kernels.setdefault(key, []).append(item.id)
+        if indexed:
+            self._indexed_added(items, vectors)
 
     # -- adding items ----------------------------------------------------------------------------
     def prepare_items(self, items: list[MemoryItem]) -> tuple[list[MemoryItem], np.ndarray]:
@@ -142,11 +153,14 @@ class MemoryBank(BankRetrieval, BankJournal):
         table = items_to_arrow(items, self.dim, vectors)
         if any(item.id in self.items for item in items):
             self.store.upsert_items(table)
+            self._write_recall_rows(items, vectors)
         else:
             self.store.add_items(table)
 
     def index_items(self, items: list[MemoryItem], vectors: np.ndarray) -> list[str]:
         self._index_items(items, vectors)
+        if self.recall is not None:  # searched exactly until the next refresh adds them to the index
+            self.recall.add_fresh(np.array([self.index.row_of[item.id] for item in items]), vectors)
         self.flushes_since_fold += 1  # an add is a table version too
         return [item.id for item in items]
 
@@ -158,27 +172,32 @@ class MemoryBank(BankRetrieval, BankJournal):
         self.write_items(prepared, vectors)
         ids = self.index_items(prepared, vectors)
         self._maybe_fold_now()
+        if self.refresh_due():
+            self.refresh_index()
         return ids
 
     # -- reading -----------------------------------------------------------------------------------
     def _public(self, item_id: str) -> MemoryItem:
+        return self.items[item_id].model_copy(update=self._public_values(item_id))
+
+    def _public_values(self, item_id: str) -> dict[str, Any]:
         row = self.index.row_of[item_id]
         draft, refine = STAGE_ROW["draft"], STAGE_ROW["refine"]
-        return self.items[item_id].model_copy(update={
-            "q_draft": float(self.index.q[draft, row]), "q_refine": float(self.index.q[refine, row]),
-            "visits_draft": int(self.index.visits[draft, row]), "visits_refine": int(self.index.visits[refine, row]),
-        })
+        return {"q_draft": float(self.index.q[draft, row]), "q_refine": float(self.index.q[refine, row]),
+                "visits_draft": int(self.index.visits[draft, row]), "visits_refine": int(self.index.visits[refine, row])}
 
     def get(self, item_id: str, with_embedding: bool = False) -> MemoryItem | None:
         if item_id not in self.items:
             return None
         item = self._public(item_id)
         if with_embedding:
-            item.embedding = self.index.vectors[self.index.row_of[item_id]].tolist()
+            item.embedding = (self.index.vectors[self.index.row_of[item_id]].tolist() if self.recall is None
+                              else self._stored_embedding(item_id))
         return item
 
     def children(self, item_id: str) -> list[MemoryItem]:
-        return [self._public(child) for child in self.children_of.get(item_id, [])]
+        children = self.children_of.get(item_id, []) if self.recall is None else self._stored_children(item_id)
+        return [self._public(child) for child in children]
 
     def api_items(self, backend: str, names: list[str] | None = None, core: bool = True) -> list[MemoryItem]:
         """The backend's core bundle items (if `core`) and the API items named exactly in `names`."""
@@ -205,7 +224,8 @@ class MemoryBank(BankRetrieval, BankJournal):
         shown, ignored = shown_credit(update, self.index.row_of, self.retrievals)
         applied, advantage = self.shaper.shape(update.stage, update.reward)
         stage_row = STAGE_ROW[update.stage]
-        attempt = self.items.get(update.attempt_id) if update.attempt_id else None
+        # (read only where provenance credit needs it: a large bank reads an item from disk)
+        attempt = self.items.get(update.attempt_id) if update.attempt_id and self.config.provenance_credit else None
         provenance = ancestor_credit(self.items, attempt, shown, advantage, self.config)
         steps = [(item_id, self.config.alpha, 1) for item_id in shown]
         steps += [(item_id, self.config.alpha * weight, 0) for item_id, weight in provenance]  # no visit: not shown
@@ -252,10 +272,9 @@ class MemoryBank(BankRetrieval, BankJournal):
                 **fields}
     # -- inspection ----------------------------------------------------------------------------------
     def stats(self, disk: bool = True) -> BankStats:
-        kinds = Counter(item.kind for item in self.items.values())
-        backends = Counter(item.backend for item in self.items.values())
         return BankStats(
-            uri=self.config.uri, items=len(self.items), items_by_kind=dict(kinds), items_by_backend=dict(backends),
+            uri=self.config.uri, items=len(self.items), items_by_kind=self.index.counts("kind"),
+            items_by_backend=self.index.counts("backend"),
             embedding_dim=self.dim, embedder=self.identity, updates=self.updates_applied, last_seq=self.seq,
             pending_log_rows=len(self.pending), log_rows=self.log_rows,
             versions=self.store.versions() if disk else {}, bank_bytes=self.store.size_bytes() if disk else None,
@@ -267,6 +286,8 @@ class MemoryBank(BankRetrieval, BankJournal):
 
     def export_rows(self) -> list[dict[str, Any]]:
         """Every item with its current values and embedding, JSON-ready."""
+        if self.recall is not None:
+            return self._stored_rows()
         return [self.get(item_id, with_embedding=True).model_dump(mode="json") for item_id in self.index.ids]
 
     def items_table(self) -> pa.Table:

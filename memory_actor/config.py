@@ -161,7 +161,7 @@ class MemoryConfig(BaseModel):
         1, ge=0, description="BLAS threads for recall in the actor (0: BLAS default); raise on hosts with many cores"
     )
     actor_num_cpus: float = Field(0.0, ge=0, description="CPUs reserved for the actor (0: do not block task slots)")
-    # Recall through LanceDB's vector index (memory_actor/recall_index.py, issue 68; docs/memory.md,
+    # Recall through LanceDB's vector index (memory_actor/recall/, issue 68; docs/memory.md,
     # "A bank of a million items"). The defaults are the measured ones (bench/results/memory-*).
     recall_index_min_items: int = Field(
         250_000, ge=1, description="a bank opened with at least this many items recalls through LanceDB's vector "

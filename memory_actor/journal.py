@@ -28,8 +28,9 @@ class FoldJob:
 
     seq: int
     retrieval_cut: int
-    items: list[MemoryItem]  # references to immutable models; current values are in q and visits
-    vectors: np.ndarray
+    ids: list[str]
+    items: list[MemoryItem] | None  # references to immutable models; current values are in q and visits
+    vectors: np.ndarray | None  # (items and vectors None: a bank on LanceDB's index writes the values alone)
     q: np.ndarray  # (2, len(items)): draft, refine
     visits: np.ndarray
     meta: dict[str, Any]
@@ -94,7 +95,10 @@ class BankJournal:
         rows = np.fromiter((self.index.row_of[item_id] for item_id in ids), dtype=np.int64, count=len(ids))
         meta = {"folded": {"seq": self.seq, "updates": self.updates_applied, **self.shaper.state(),
                            "slots": self.slots.state()}}
-        return FoldJob(seq=self.seq, retrieval_cut=cut, items=[self.items[item_id] for item_id in ids],
+        if self.recall is not None:  # memory_actor/recall/: the texts and embeddings stay on disk as they are
+            return FoldJob(seq=self.seq, retrieval_cut=cut, ids=ids, items=None, vectors=None,
+                           q=self.index.q[:, rows], visits=self.index.visits[:, rows], meta=meta)
+        return FoldJob(seq=self.seq, retrieval_cut=cut, ids=ids, items=[self.items[item_id] for item_id in ids],
                        vectors=self.index.vectors[rows], q=self.index.q[:, rows], visits=self.index.visits[:, rows],
                        meta=meta)
 
@@ -106,8 +110,11 @@ class BankJournal:
     def write_fold(self, fold: FoldJob) -> None:
         """Merge a fold's snapshot into the items table, record it in meta, compact both."""
         values = {"q_draft": fold.q[0], "q_refine": fold.q[1], "visits_draft": fold.visits[0],
-                  "visits_refine": fold.visits[1], "updated_at": [utc_now()] * len(fold.items)}
-        self.store.upsert_items(items_to_arrow(fold.items, self.dim, fold.vectors, values))
+                  "visits_refine": fold.visits[1], "updated_at": [utc_now()] * len(fold.ids)}
+        if fold.items is None:
+            self.write_values(fold.ids, values)
+        else:
+            self.store.upsert_items(items_to_arrow(fold.items, self.dim, fold.vectors, values))
         self.store.write_meta(fold.meta)
         self.store.compact(self.config.version_retention_s, tables=("items", "meta"))
 
@@ -132,12 +139,12 @@ class BankJournal:
         self.folding = False
         self.flushes_since_fold = 0
         self.log_rows = log_rows
-        log.info("memory log folded", seq=fold.seq, items=len(fold.items), log_rows=log_rows)
+        log.info("memory log folded", seq=fold.seq, items=len(fold.ids), log_rows=log_rows)
 
     def abort_fold(self, fold: FoldJob) -> None:
         """A fold failed: its items stay dirty for the next one (the log still holds their values)."""
         self.folding = False
-        self.dirty.update(item.id for item in fold.items)
+        self.dirty.update(fold.ids)
 
     def flush(self, fold: bool | None = None) -> int:
         """Make every queued log row durable (folding when due); returns the durable sequence number."""
