@@ -1,12 +1,13 @@
 """Copy a run folder's kernels (RUN_DIR/kernels/, launch.kernel_files) into a folder of their own.
 
-Two layouts: `evokernel` keeps the run folder's (`<task>/<which>.<ext>`, the ModelNew file
+Three layouts: `evokernel` keeps the run folder's (`<task>/<which>.<ext>`, the ModelNew file
 beside it, and an index.json of what was exported; a first kernel the run kept under the
 best's names, being the best too, is exported under the first's); `kernelbench` writes one
 ModelNew file per problem named as KernelBench's scripts read them (scripts/eval_from_generations.py:
 `level_<L>_problem_<N>_sample_0_kernel.py` in the run's folder), so its evaluation runs over
 them unchanged; kernels without a ModelNew file or a KernelBench level/problem are left out and
-said so. Nothing here reads the memory bank.
+said so; `cann` writes each Ascend C kernel as a CANN kernel launch project (launch.kernel_export_cann),
+with an index.json. Nothing here reads the memory bank.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from launch.kernel_index import KERNELS_DIR, KernelEntry, KernelIndex
 
-Layout = Literal["evokernel", "kernelbench"]
+Layout = Literal["evokernel", "kernelbench", "cann"]
 MANIFEST = "evokernel_export.json"
 
 
@@ -65,6 +66,13 @@ def export_kernels(run_dir: Path, out_dir: Path, layout: Layout = "evokernel", w
     source_root = Path(run_dir) / KERNELS_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
     done = Exported()
+    if layout == "cann":
+        from launch.kernel_export_cann import export_cann
+
+        done.written, done.skipped, projects = export_cann(Path(run_dir), out_dir, entries)
+        (out_dir / "index.json").write_text(json.dumps({"run_dir": str(Path(run_dir).resolve()), "layout": layout,
+                                                        "kernel": which, "kernels": projects}, indent=2) + "\n")
+        return done
     exported: list[KernelEntry] = []
     for entry in entries:
         if layout == "kernelbench":

@@ -1,4 +1,4 @@
-"""`evokernel export`: a run's kernels as files of their own (EvoKernel's or KernelBench's layout)."""
+"""`evokernel export`: a run's kernels as files of their own (EvoKernel's, KernelBench's or CANN's layout)."""
 
 from __future__ import annotations
 
@@ -12,16 +12,18 @@ from launch.config import Settings
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "export", help="copy a run's kernels out (EvoKernel or KernelBench layout)",
+        "export", help="copy a run's kernels out (EvoKernel, KernelBench or CANN layout)",
         description="Copy the kernels a run kept (RUN_DIR/kernels/) into DIR. The kernelbench layout "
                     "writes level_<L>_problem_<N>_sample_0_kernel.py ModelNew files, the names "
-                    "KernelBench's eval_from_generations.py reads. (A memory bank's items: "
-                    "`evokernel memory export`.)")
+                    "KernelBench's eval_from_generations.py reads; the cann layout writes each Ascend C "
+                    "kernel as a CANN kernel launch project, DIR/<task>/ (bash run.sh on an Ascend "
+                    "machine). (A memory bank's items: `evokernel memory export`.)")
     parser.add_argument("run_dir", metavar="RUN_DIR", type=Path, help="run folder of `evokernel run`")
     parser.add_argument("--out", type=Path, metavar="DIR", required=True, help="where to write")
-    parser.add_argument("--layout", choices=["evokernel", "kernelbench"], default="evokernel",
+    parser.add_argument("--layout", choices=["evokernel", "kernelbench", "cann"], default="evokernel",
                         help="evokernel (default): sources and ModelNew files by task; kernelbench: one "
-                             "ModelNew file per problem, named as KernelBench's scripts expect")
+                             "ModelNew file per problem, named as KernelBench's scripts expect; cann: each "
+                             "Ascend C kernel as a CANN kernel launch project (CMake, host program, data)")
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--best", dest="which", action="store_const", const="best",
                        help="each operator's fastest feasible kernel (default)")
