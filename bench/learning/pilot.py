@@ -169,6 +169,8 @@ def _publish(out: Path, plan: dict[str, Any], meta: dict[str, Any]) -> None:
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.learning pilot", description=__doc__.splitlines()[0])
     p.add_argument("--backend", choices=sorted(PRIMARY), default="cpu")
+    p.add_argument("--design", choices=["v5", "v6"], default="v5", help="v5: the first rungs' pilot (published); "
+                   "v6: the new shapes' rungs and the operator's own C kernel (bench/learning/pilot_v6.py)")
     p.add_argument("--out", required=True, help="results folder; rerun to resume")
     p.add_argument("--drafts", type=int, default=4, help="fresh drafts per operator and arm")
     p.add_argument("--seed", type=int, default=0)
@@ -183,17 +185,32 @@ def main(argv: list[str]) -> int:
     if args.summary_so_far:
         plan = plan_in(out)
         args.backend = plan["backend"]
+        if plan["design"] == "pilot-v6":
+            from bench.learning.pilot_v6 import summarise_v6
+
+            print(json.dumps(summarise_v6(out, plan, model_meta(bench_settings(args)), args.publish)))
+            return 0
         print(json.dumps(summarise(out, plan, model_meta(bench_settings(args)), args.publish)))
         return 0
     if args.drafts < 1:
         raise SystemExit("bench.learning pilot: --drafts >= 1")
     settings = bench_settings(args, LOAD_PROOF)  # v4's and v5's limits: a busy machine is no verdict
     out.mkdir(parents=True, exist_ok=True)
-    entry = plan_entry(args.backend, args.drafts, args.seed)
+    if args.design == "v6":
+        from bench.learning.pilot_v6 import plan_entry_v6
+
+        entry = plan_entry_v6(args.backend, args.drafts, args.seed)
+    else:
+        entry = plan_entry(args.backend, args.drafts, args.seed)
     path = out / "plan.json"
     if path.is_file() and json.loads(path.read_text()) != entry:
         raise SystemExit(f"bench.learning pilot: {out} holds another plan ({path}); pick a new --out")
     path.write_text(json.dumps(entry, indent=2) + "\n")
     plan = plan_in(out)
+    if plan["design"] == "pilot-v6":
+        from bench.learning.pilot_v6 import run_pilot_v6
+
+        return run_resumable("pilot", out, settings, lambda settings, model: run_pilot_v6(settings, out, plan, model),
+                             (FrozenBankChanged,))
     return run_resumable("pilot", out, settings, lambda settings, model: run_pilot(settings, out, plan, model),
                          (FrozenBankChanged,))
