@@ -260,6 +260,10 @@ class MemoryActor:
         await self._commits.flush_once(fold=True)
         return await self.stats()
 
+    async def recall_state(self) -> dict[str, Any]:
+        """Whether the bank recalls through LanceDB's index, and how it stands (memory_actor/recall/)."""
+        return self.bank.recall_state()
+
     async def pid(self) -> int:
         return os.getpid()
 

@@ -194,12 +194,14 @@ class VectorIndex:
             self._class_counts[cls] = self._class_counts.get(cls, 0) + sign * count
 
     def counts(self, column: str) -> dict[str, int]:
-        """Rows per kind ('kind') or per backend ('backend')."""
+        """Rows per kind ('kind') or per backend ('backend'), without rows taken out of reach
+        (a negative backend code: memory_actor.retraction)."""
         n = len(self.ids)
+        live = self.backend[:n] >= 0
         if column == "kind":
-            found = np.bincount(self.kind[:n], minlength=len(ITEM_KINDS))
+            found = np.bincount(self.kind[:n][live], minlength=len(ITEM_KINDS))
             return {kind: int(found[code]) for kind, code in KIND_CODE.items() if found[code]}
-        found = np.bincount(self.backend[:n], minlength=len(self._backends.code_of))
+        found = np.bincount(self.backend[:n][live], minlength=len(self._backends.code_of))
         return {str(self._backends.value_of(code)): int(c) for code, c in enumerate(found) if c}
 
     def task_id(self, row: int) -> str | None:

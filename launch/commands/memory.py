@@ -86,9 +86,10 @@ def _is_bank(uri: str) -> bool:
 
 
 def memory_stats(args: argparse.Namespace, settings: Settings) -> int:
-    stats = _open_bank(settings).stats()
+    bank = _open_bank(settings)
+    stats, index = bank.stats(), bank.recall_state()
     if args.json:
-        print(stats.model_dump_json())
+        print(json.dumps({**stats.model_dump(mode="json"), "recall_index": index}))
         return 0
     print(f"bank       {stats.uri}  ({stats.embedder}, {stats.embedding_dim} dims)")
     print(f"items      {stats.items}  by kind {stats.items_by_kind or '{}'}  by backend {stats.items_by_backend or '{}'}")
@@ -96,7 +97,16 @@ def memory_stats(args: argparse.Namespace, settings: Settings) -> int:
     print(f"refine     reward mean {stats.refine_reward_mean:.3f} std {stats.refine_reward_std:.3f} "
           f"over {stats.refine_rewards_seen}")
     print(f"disk       {stats.bank_bytes or 0:,} bytes  versions {stats.versions}")
+    print(f"recall     {_index_line(index)}")
     return 0
+
+
+def _index_line(index: dict) -> str:
+    """Whether the bank recalls through LanceDB's vector index, and how it stands (memory_actor/recall/)."""
+    if not index["indexed"]:
+        return f"exact (in memory): an index from {index['threshold']:,} items (memory.recall_index_min_items)"
+    return (f"LanceDB {index.get('index', 'index (not built yet)')} over {index.get('indexed_rows', 0):,} items, "
+            f"{index['fresh_items']:,} added since searched exactly; last refreshed {index.get('refreshed_at', 'never')}")
 
 
 def memory_search(args: argparse.Namespace, settings: Settings) -> int:

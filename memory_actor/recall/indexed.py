@@ -118,9 +118,14 @@ class IndexedRecall:
             keep = self.index.keep_rows(rows, where)
             if keep.sum() >= k or len(ids) < limit:  # enough, or every row of the index was a candidate
                 return rows[keep][:k], sims[keep][:k]
-        ids, sims = self.table.search(query, k + min(len(self.fresh_rows), k), where_sql(where))
-        rows, sims = self._rows(ids, sims)
-        keep = self.index.keep_rows(rows, where)  # the same mask (a row re-added since: its codes now)
+        limit = k + min(len(self.fresh_rows), k)
+        for _ in range(3):  # rows the actor drops (fresh, or taken back since: memory_actor.retraction) ask for more
+            ids, sims = self.table.search(query, limit, where_sql(where))
+            rows, sims = self._rows(ids, sims)
+            keep = self.index.keep_rows(rows, where)  # the same mask (a row re-added since: its codes now)
+            if keep.sum() >= k or len(ids) < limit:
+                break
+            limit *= 4
         return rows[keep][:k], sims[keep][:k]
 
     def _rows(self, ids: list[str], sims: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import structlog
+from lancedb.index import BTree
 
 from memory_actor.index import VectorIndex
 from memory_actor.items import items_from_arrow
@@ -56,6 +57,9 @@ def open_indexed(store: Any, dim: int, config: Any, prior: Any) -> tuple[VectorI
     index = VectorIndex(dim, keep_vectors=False)
     columns = store.items.search().select([*FILTER_COLUMNS, *VALUE_COLUMNS]).limit(None).to_arrow()
     loaded = load_index(columns, index, prior)
+    if not store.read_only and not any(i.columns == ["id"] for i in store.items.list_indices()):
+        # item texts are read by id (LazyItems); each fold's optimize keeps the index current
+        store.items.create_index("id", config=BTree(), replace=True)
     items = LazyItems(store.items, index)
     api = store.items.search().where("kind = 'api'").limit(None).to_arrow()
     table = RecallTable(store.db, dim, config)
@@ -65,8 +69,12 @@ def open_indexed(store: Any, dim: int, config: Any, prior: Any) -> tuple[VectorI
         table.build(_item_batches(store.items, dim))
         log.info("recall index built", items=len(index), seconds=round(time.perf_counter() - built, 1),
                  partitions=table.partitions(len(index)))
-    missing = pc.invert(pc.is_in(columns["id"], value_set=table.ids()))
+    recalled_ids = table.ids()
+    missing = pc.invert(pc.is_in(columns["id"], value_set=recalled_ids))
     missing_ids = pc.filter(columns["id"], missing).combine_chunks()
+    gone = pc.filter(recalled_ids, pc.invert(pc.is_in(recalled_ids, value_set=columns["id"])))
+    if len(gone) and not store.read_only:  # items deleted since (memory_actor.retraction): out of the table too
+        table.delete(gone.to_pylist())
     if len(missing_ids) > config.recall_refresh_rows and not store.read_only:
         caught = time.perf_counter()
         for rows in _item_batches(store.items, dim, missing_ids):

@@ -119,6 +119,11 @@ class RecallTable:
                 (self.table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
                  .execute(rows.cast(recall_schema(self.dim))))
 
+    def delete(self, ids: list[str]) -> None:
+        with self.lock:
+            for start in range(0, len(ids), 500):
+                self.table.delete(f"id IN ({', '.join(map(_quoted, ids[start:start + 500]))})")
+
     def refresh(self) -> None:
         """LanceDB's optimize: new rows into the vector index (incrementally, no retraining),
         small files merged, versions older than `version_retention_s` dropped."""
@@ -142,7 +147,7 @@ class RecallTable:
         eligible rows were found. Rows the index does not cover yet are searched exactly."""
         config = self.config
         builder = (self.table.search(np.asarray(query, dtype=np.float32), vector_column_name="embedding")
-                   .distance_type("cosine").select(["id"]).limit(limit).refine_factor(config.recall_refine_factor))
+                   .distance_type("cosine").select(["id", "_distance"]).limit(limit).refine_factor(config.recall_refine_factor))
         if where is None:
             builder = builder.nprobes(config.recall_nprobes)
         else:
