@@ -27,12 +27,14 @@ import structlog
 from actors.drafter import Drafter
 from actors.episode import AttemptNotRecorded
 from actors.episode_factory import INFRA, build_episode, run_to_end
+from actors.episode_turns import restore, suspend
 from actors.evaluator import Evaluator
 from actors.llm_client import wait_for_endpoint
 from actors.messages import Attempt, EpisodeResult, utc_now
 from actors.ports import InProcess
 from actors.refiner import Refiner
 from launch.atomic_file import write_atomically
+from launch.budget import SUSPENDED, TurnQueue
 from launch.config import Settings
 from launch.kernel_files import KernelFolder, kernel_task
 from launch.run_summary import INTERRUPTED, RunSummary, RunSummaryError
@@ -129,7 +131,8 @@ def run_summary(campaign: Any, mode: str, finished: bool, **extra: Any) -> RunSu
         run_id=campaign.run_id, started_at=campaign.started_at, finished_at=utc_now() if finished else None,
         mode=mode, settings=campaign.settings.redacted(), planned=[p.stem for p in campaign.planned],
         planned_paths=[str(p.resolve()) for p in campaign.planned], operators=campaign.operators,
-        error=campaign.error, interrupted=campaign.interrupted, resumed_at=campaign.resumed, **extra)
+        error=campaign.error, interrupted=campaign.interrupted, resumed_at=campaign.resumed,
+        budget=turns.record(campaign.operators) if (turns := getattr(campaign, "turns", None)) is not None else None, **extra)
 
 
 class Campaign:
@@ -145,6 +148,8 @@ class Campaign:
         self.error: str | None = None
         self.interrupted = False
         self.resumed: list[str] = []
+        self.turns: TurnQueue | None = None  # the operators to run, in turns with a time budget (launch/budget.py)
+        self.budget_before: dict[str, Any] | None = None  # a resumed run's budget so far
         # awaited with the memory port after each finished operator (the learning benchmark
         # checkpoints its bank there); None: nothing
         self.after_operator: Callable[[Any], Awaitable[None]] | None = None
@@ -158,6 +163,7 @@ class Campaign:
         campaign.started_at = summary.started_at or campaign.started_at
         campaign.operators = kept
         campaign.resumed = [*summary.resumed_at, utc_now()]
+        campaign.budget_before = summary.budget
         discard_attempts(campaign.folder, {op.task for op in kept})
         log.info("campaign_resume", run_id=campaign.run_id, finished=len(kept), remaining=len(paths) - len(kept))
         return campaign, paths
@@ -169,43 +175,60 @@ class Campaign:
         """Run every operator; returns the final summary as summary.json holds it. Interrupted
         (Ctrl-C, task cancelled), it records that and re-raises."""
         self.planned = list(task_paths)
-        done = {op.task for op in self.operators}  # a resumed run's finished operators
+        # The operators not finished (a resumed run's budget-stopped ones continue from their state)
+        self.turns = TurnQueue.of(self, task_paths)
         try:
-            return await self._run([p for p in task_paths if p.stem not in done])
+            return await self._run(self.turns)
         except (KeyboardInterrupt, asyncio.CancelledError):
             self.interrupted = True
+            self.operators.extend(self.turns.left_at_the_end(SUSPENDED))  # a resume continues them
             self.folder.write_summary(self.summary(False))
             log.warning("campaign_interrupted", run_id=self.run_id, done=len(self.operators),
                         not_started=len(task_paths) - len(self.operators))
             raise
 
-    async def _run(self, task_paths: list[Path]) -> dict[str, Any]:
+    async def _run(self, turns: TurnQueue) -> dict[str, Any]:
         from npu_pool.backends import get_backend
 
         backend = get_backend(self.settings.harness.backend)
-        log.info("campaign_start", run_id=self.run_id, operators=len(task_paths), backend=backend.name,
+        log.info("campaign_start", run_id=self.run_id, operators=len(turns.waiting), backend=backend.name,
                  mode="single-process", run_dir=str(self.folder.path))
+        _say(turns.line())  # operators left, attempts planned, the end estimate (launch/budget.py)
         self.folder.write_summary(self.summary(False))
+
+        def on_attempt(attempt: Attempt) -> None:
+            self.folder.append_attempt(attempt)
+            turns.attempt_done(attempt.wall_s)
+            log.info("progress", status=turns.line(in_running=1))
+
         async with AsyncExitStack() as stack:
             memory, drafter, refiner, evaluator = await self._components(stack)
-            for path in task_paths:
-                episode = build_episode(path, self.settings, backend, memory=memory, drafter=drafter,
-                                        refiner=refiner, evaluator=evaluator, run_id=self.run_id,
-                                        on_attempt=self.folder.append_attempt)
+            while (turn := turns.next()) is not None:
+                path = turn.path
+                episode = turn.episode or build_episode(path, self.settings, backend, memory=memory, drafter=drafter,
+                                                        refiner=refiner, evaluator=evaluator, run_id=self.run_id,
+                                                        on_attempt=on_attempt)
                 if isinstance(episode, EpisodeResult):  # the task file did not load: that operator only
                     log.error("task_load_failed", task=path.stem, error=episode.error)
                     self._finish(episode)
                     continue
-                log.info("operator_start", task=episode.brief.task_id, format=episode.brief.candidate_format,
-                         sizes=episode.brief.sizes)
-                self.folder.kernels.operator_started(
-                    kernel_task(episode.task, backend.name, episode.brief.candidate_format))
+                if turn.first:
+                    log.info("operator_start", task=episode.brief.task_id, format=episode.brief.candidate_format,
+                             sizes=episode.brief.sizes)
+                    self.folder.kernels.operator_started(
+                        kernel_task(episode.task, backend.name, episode.brief.candidate_format))
+                elif turn.episode is None:  # a resumed run's operator, continued from its state
+                    restore(episode, turn.state)
+                episode.pace = turn.pace
                 try:
                     end = await run_to_end(episode)
                 except (KeyboardInterrupt, asyncio.CancelledError):
                     self.operators.append(episode.result.model_copy(
                         update={"stopped_by": INTERRUPTED, "error": INTERRUPTED}))
                     raise
+                if turns.returned(turn, end.result, suspend(episode) if turns.hours is not None else None):
+                    turn.episode = episode  # moved down: it waits for its next turn
+                    continue
                 self._finish(end.result)
                 if end.fatal:
                     self.error = end.fatal
@@ -215,6 +238,10 @@ class Campaign:
                     await self.after_operator(memory)
                 if end.llm_lost:
                     await self._wait_for_llm()
+            for result in turns.left_at_the_end():  # waiting when the budget ran out: a resume continues them
+                self._finish(result)
+        if (bought := turns.bought(self.operators)) is not None:
+            _say(bought)
         summary = self.summary(True)
         self.folder.write_summary(summary)
         done = summary.totals.model_dump()

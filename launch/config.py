@@ -60,6 +60,9 @@ class RunConfig(BaseModel):
     suite: str | None = Field(None, description="task folder; default: the bundled CPU suite")
     tasks: str = Field("*", description="glob over task file names")
     out: str | None = Field(None, description="run folder; default: runs/<timestamp>")
+    hours: float | None = Field(None, gt=0, description="the run's wall-time budget over all its sessions (`--hours`): "
+                                "attempts go where the expected gain per attempt is highest and the run ends at the "
+                                "budget, resumable (launch/budget.py); none: every operator runs to its caps")
 
 
 class Settings(BaseSettings):

@@ -20,6 +20,8 @@ from pydantic import BaseModel, Field
 from actors.messages import Attempt, EpisodeResult
 from launch.run_summary import INTERRUPTED
 
+WALLS_KEPT = 200
+
 
 class CampaignCounters(BaseModel):
     """What the progress line and the metrics show."""
@@ -41,6 +43,8 @@ class CampaignCounters(BaseModel):
     tokens_completion: int = 0
     llm_errors: int = 0
     speedups: dict[str, float] = Field(default_factory=dict, description="best speedup over eager per feasible operator")
+    walls: list[float] = Field(default_factory=list, description="wall time of the latest attempts (at most "
+                               "WALLS_KEPT): the run's end estimate (launch/budget.py)")
 
     def add_attempt(self, attempt: Attempt) -> None:
         self.attempts += 1
@@ -49,6 +53,8 @@ class CampaignCounters(BaseModel):
         self.attempts_by_gate = dict(counts)
         self.tokens_prompt += attempt.tokens_prompt
         self.tokens_completion += attempt.tokens_completion
+        if attempt.gate not in ("llm", "infra"):
+            self.walls = [*self.walls[-(WALLS_KEPT - 1):], attempt.wall_s]
         if attempt.gate == "llm":
             self.llm_errors += 1
 

@@ -86,6 +86,8 @@ class RunSummary(BaseModel):
                                              "(launch.ray_campaign.lost_operators)")
     placement: Placement = Field(default_factory=Placement)
     timings: dict[str, float] = Field(default_factory=dict, description="startup_s, episodes_s (Ray)")
+    budget: dict[str, Any] | None = Field(None, description="the time budget (run.hours), what it spent and what it "
+                                          "bought (launch/budget.py); None without one")
 
     @field_validator("operators")
     @classmethod

@@ -29,6 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_config_flag(parser, "--tasks", "run.tasks", metavar="GLOB", help="select task files by name")
     add_config_flag(parser, "--out", "run.out", metavar="RUN_DIR", help="where summary.json and attempts go")
     add_config_flag(parser, "--iterations", "episode.iterations", type=int, metavar="T", help="attempts per operator")
+    add_config_flag(parser, "--hours", "run.hours", type=float, metavar="H",
+                    help="a wall-time budget for the whole run: attempts go where they are expected to gain most, "
+                         "and the run ends at the budget, resumable (run.hours)")
     add_config_flag(parser, "--llm-base-url", "llm.base_url", metavar="URL", help="OpenAI-compatible endpoint")
     add_config_flag(parser, "--llm-model", "llm.model", metavar="M", help="model name")
     add_config_flag(parser, "--memory", "memory.uri", metavar="URI", help="LanceDB memory bank")

@@ -8,6 +8,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, TextIO
 
 import ray
@@ -27,15 +28,20 @@ class ProgressDisplay:
         self.interval_s = interval_s
         self._last = 0.0
         self._shown = False
+        # the line's tail: operators left, attempts planned, the end estimate (launch/budget.py)
+        self.suffix: Callable[[CampaignCounters], str] | None = None
+
+    def line(self, counters: CampaignCounters) -> str:
+        return counters.line() + (f" | {self.suffix(counters)}" if self.suffix is not None else "")
 
     def show(self, counters: CampaignCounters, force: bool = False) -> None:
         if self.tty:
-            self.stream.write("\r\x1b[K" + counters.line())
+            self.stream.write("\r\x1b[K" + self.line(counters))
             self.stream.flush()
             self._shown = True
         elif force or time.monotonic() - self._last >= self.interval_s:
             self._last = time.monotonic()
-            log.info("progress", status=counters.line())
+            log.info("progress", status=self.line(counters))
 
     def clear(self) -> None:
         if self.tty and self._shown:

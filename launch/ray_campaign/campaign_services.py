@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from ray.actor import ActorHandle
 
 from actors.episode_factory import EpisodeEnd
+from actors.episode_turns import EpisodeState, restore, suspend
 from actors.messages import EpisodeResult
 from actors.ports import PoolEvaluator, RayActor, ResilientMemory
 from launch.kernel_files import kernel_task
@@ -43,13 +44,15 @@ class EpisodeServices(BaseModel):
 
 
 class EpisodeOutcome(EpisodeEnd):
-    """What an episode task returns: how it ended (actors.episode_factory.EpisodeEnd) and where it ran."""
+    """What an episode task returns: how it ended (actors.episode_factory.EpisodeEnd), where it ran, and
+    with a time budget, the episode's state after its turn (actors/episode_turns.py)."""
 
     node_id: str
+    state: EpisodeState | None = None
 
 
 async def _episode(task_path: str, settings: Any, backend_name: str, run_id: str,
-                   services: EpisodeServices) -> EpisodeOutcome:
+                   services: EpisodeServices, state: EpisodeState | None = None, pace: Any = None) -> EpisodeOutcome:
     from actors.episode_factory import build_episode, run_to_end
     from npu_pool.backends import get_backend
 
@@ -62,17 +65,23 @@ async def _episode(task_path: str, settings: Any, backend_name: str, run_id: str
         on_attempt=lambda attempt: appended.append(services.recorder.append.remote(attempt)))
     if isinstance(episode, EpisodeResult):  # the task file did not load
         return EpisodeOutcome(result=episode, node_id=node_id)
-    # What the run folder's kernels/ needs of the task (signature, reference), before any attempt.
-    appended.append(services.recorder.operator_started.remote(
-        kernel_task(episode.task, backend_name, episode.brief.candidate_format)))
+    if state is not None:  # a later turn (launch/budget.py): it goes on where its last turn ended
+        restore(episode, state)
+    else:  # What the run folder's kernels/ needs of the task (signature, reference), before any attempt.
+        appended.append(services.recorder.operator_started.remote(
+            kernel_task(episode.task, backend_name, episode.brief.candidate_format)))
+    episode.pace = pace
     log.info("operator_start", task=episode.brief.task_id, format=episode.brief.candidate_format,
-             node=node_id[:8], pid=os.getpid())
+             node=node_id[:8], pid=os.getpid(), turn=state.turns + 1 if state else 1)
     try:
         end = await run_to_end(episode)
     except (asyncio.CancelledError, KeyboardInterrupt):  # the campaign cancelled this task (Ctrl-C, SIGTERM)
         end = EpisodeEnd(result=episode.result.model_copy(update={"stopped_by": INTERRUPTED, "error": INTERRUPTED}))
     await asyncio.gather(*appended)  # every attempt is on disk before the driver hears of the result
-    return EpisodeOutcome(result=end.result, node_id=node_id, fatal=end.fatal, llm_lost=end.llm_lost)
+    result = end.result
+    turns = (state.turns if state else 0) + 1
+    return EpisodeOutcome(result=result, node_id=node_id, fatal=end.fatal, llm_lost=end.llm_lost,
+                          state=suspend(episode, turns) if pace is not None else None)
 
 
 async def _with_wakeups(coroutine: Any) -> Any:
@@ -91,11 +100,11 @@ async def _with_wakeups(coroutine: Any) -> Any:
 
 @ray.remote(num_cpus=0, max_retries=0)
 def run_episode(task_path: str, settings: Any, backend_name: str, run_id: str,
-                services: EpisodeServices) -> EpisodeOutcome:
+                services: EpisodeServices, state: EpisodeState | None = None, pace: Any = None) -> EpisodeOutcome:
     """One operator's episode as a Ray task (not retried: an attempt is not idempotent)."""
     from launch.logging import configure_logging
 
     key = settings.llm.api_key.get_secret_value() if settings.llm.api_key else None
     configure_logging(settings.log_json if settings.log_json is not None else True, settings.log_level,
                       secrets=[key] if key else [])
-    return asyncio.run(_with_wakeups(_episode(task_path, settings, backend_name, run_id, services)))
+    return asyncio.run(_with_wakeups(_episode(task_path, settings, backend_name, run_id, services, state, pace)))

@@ -1,0 +1,449 @@
+"""A run's time budget (`evokernel run --hours H`, `run.hours`; issue 67): operators in turns, the
+next attempt where the expected gain per attempt is highest, and an end at the budget.
+
+Both campaigns draw their operators from a `TurnQueue`. Without a budget it hands out the planned
+operators once each, in order (the run is what it always was). With one, it hands out *turns*: the
+operator whose next attempt is worth most (`expected_gain`) runs until its own worth falls below the
+best waiting operator's (by more than `HYSTERESIS`, after at least one attempt), then its episode is
+suspended (actors/episode_turns.py: the state goes into RUN_DIR/turns/<task>.json, and a log line
+`operator_moved_down` says why) and the other one runs. An attempt starts only while the measured
+median attempt time fits in what is left of the budget; when it does not, the turn ends `budget`,
+no turn starts after it, and the run ends as a stopped run does: summary.json written, the
+operators the budget stopped listed with `stopped_by: budget` (their figures so far; their state
+kept), the resume line printed. `evokernel run --resume RUN_DIR` continues them from their state,
+with what is left of `run.hours` (the budget is the run's total wall time over its sessions: a
+larger `--hours` on the resume gives it more). Iterations, tokens and wall time per operator stay
+caps, and the stop rules (actors/stops.py) end operators as they do without a budget.
+
+The expected gain of an operator's next attempt, in operators added to the run's headline (feasible,
+and faster than eager: fast_1), from its own record, the memory's values and the run's record:
+
+- **drafting** (no feasible kernel yet): `p × (1 + q_fast)`. `p`, the chance the next draft is
+  feasible: the published records' rate for the state of its drafts so far (`DRAFT_RATES`: a first
+  draft 17%; after drafts of which some compiled 5.3%; after n drafts none of which compiled 3.5%,
+  2.4%, 0.9%, 0.16%), scaled by the memory's own estimate once it has one: times m / 17%, m the
+  posterior mean feasible rate of the option its last draft decision chose (memory_actor/slots.py),
+  so a family the memory rates above the records' first drafts keeps more of its worth, one it
+  rates below keeps less. A first draft's rate is this run's own first-draft rate (prior: the
+  records' 17%, as ten drafts). `q_fast`:
+  the share of this run's feasible operators that are faster than eager (prior 1/2).
+- **refining** (feasible): `p_gain × v`. `p_gain`, the chance the next refinement gains more than
+  `episode.plateau_gain`: the records' 13% right after a gain (or the first refinement) and 3.8%
+  after refinements that did not gain, each pooled with this run's own refinements. `v`: for a
+  kernel slower than eager, the share of the records' gains large enough to cross eager
+  (`1/speedup - 1`); for one already faster, `FAST_WEIGHT` (a faster kernel of an operator already
+  counted is worth a tenth of a new one: a policy, not a measurement).
+
+An operator with no attempt yet is worth a first draft. Ties go to the planned order.
+"""
+
+from __future__ import annotations
+
+import bisect
+import statistics
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import structlog
+from pydantic import BaseModel, Field
+
+from actors.episode_turns import EpisodeState
+from actors.messages import EpisodeResult
+from actors.stops import COMPILED_GATES, judged, refinement_gains
+
+log = structlog.get_logger("evokernel.budget")
+
+MOVED_DOWN = "moved_down"  # an episode's turn ended for a more promising operator (never a final stopped_by)
+BUDGET = "budget"  # EpisodeResult.stopped_by of an operator the time budget stopped (a resume continues it)
+SUSPENDED = "suspended"  # ... of one waiting for its next turn when a stop (Ctrl-C) came (a resume continues it)
+CONTINUED = (BUDGET, SUSPENDED)  # a resume continues these from their state (RUN_DIR/turns/)
+TURNS_FOLDER = "turns"
+
+# bench/budget_defaults.py on the published records (4,694 attempts; see docs/agent.md "Stops"):
+# the chance that the next draft is feasible by the state of the operator's drafts so far.
+DRAFT_RATES = {"first": 0.170, "compiled": 0.053, "uncompiled_1": 0.035, "uncompiled_2": 0.024,
+               "uncompiled_3": 0.0089, "uncompiled_4": 0.0016}
+# ... the chance that a refinement gains more than 10% over the best so far: right after a gain (or
+# first), and after refinements that did not (7 of 53, 5 of 133)
+REFINE_RATES = {"after_gain": 0.132, "after_none": 0.038}
+# ... and the 12 recorded gains above 10% (best_before / latency - 1)
+RECORDED_GAINS = sorted([0.212, 0.311, 0.315, 0.447, 0.55, 0.759, 0.849, 3.019, 3.167, 3.185, 3.524, 5.54])
+PRIOR_WEIGHT = 10.0  # the records' rates count as this many of the run's own attempts
+FAST_WEIGHT = 0.1
+HYSTERESIS = 0.1  # an operator yields only to one worth more than 1/(1 - 0.1) times its own next attempt
+ESTIMATE_AFTER = 3  # attempts measured before an end time is estimated
+
+
+@dataclass(frozen=True)
+class Gain:
+    value: float
+    why: str
+
+
+class RunRates(BaseModel):
+    """The run's own record, pooled over its operators (the records' rates are the prior)."""
+
+    first_drafts: int = 0
+    first_feasible: int = 0
+    refinements: dict[str, list[int]] = Field(default_factory=lambda: {"after_gain": [0, 0], "after_none": [0, 0]})
+    feasible_ops: int = 0
+    fast_ops: int = 0
+
+    def first_rate(self) -> float:
+        return (self.first_feasible + PRIOR_WEIGHT * DRAFT_RATES["first"]) / (self.first_drafts + PRIOR_WEIGHT)
+
+    def refine_rate(self, key: str) -> float:
+        n, gained = self.refinements[key]
+        return (gained + PRIOR_WEIGHT * REFINE_RATES[key]) / (n + PRIOR_WEIGHT)
+
+    def q_fast(self) -> float:
+        return (self.fast_ops + 1) / (self.feasible_ops + 2)
+
+    @classmethod
+    def of(cls, records: Iterable[tuple[list[Any], EpisodeResult]], threshold: float) -> RunRates:
+        rates = cls()
+        for attempts, result in records:
+            drafts = judged(attempts, "draft")
+            if drafts:
+                rates.first_drafts += 1
+                rates.first_feasible += bool(drafts[0].feasible)
+            since_gain = 0
+            for g in refinement_gains(attempts):
+                gained = g is not None and g > threshold
+                counts = rates.refinements["after_gain" if since_gain == 0 else "after_none"]
+                counts[0] += 1
+                counts[1] += gained
+                since_gain = 0 if gained else since_gain + 1
+            if result.feasible:
+                rates.feasible_ops += 1
+                rates.fast_ops += bool(result.speedup_vs_eager and result.speedup_vs_eager > 1)
+        return rates
+
+
+def draft_state(attempts: list[Any]) -> str:
+    drafts = judged(attempts, "draft")
+    if not drafts:
+        return "first"
+    if any(a.gate in COMPILED_GATES for a in drafts):
+        return "compiled"
+    return f"uncompiled_{min(len(drafts), 4)}"
+
+
+def crossing_share(speedup: float) -> float:
+    """The share of the recorded gains that would take a kernel at SPEEDUP past eager (smoothed)."""
+    needed = 1.0 / speedup - 1.0
+    above = len(RECORDED_GAINS) - bisect.bisect_right(RECORDED_GAINS, needed)
+    return (above + 0.5) / (len(RECORDED_GAINS) + 1)
+
+
+def expected_gain(attempts: list[Any], result: EpisodeResult, memory_rate: float | None, rates: RunRates,
+                  threshold: float) -> Gain:
+    """The expected gain of the operator's next attempt (the module's docstring says how)."""
+    if not result.feasible:
+        state = draft_state(attempts)
+        own = rates.first_rate() if state == "first" else DRAFT_RATES[state]
+        # The records' rate for the state of its drafts, scaled by how the memory rates the family's
+        # next draft against the records' first-draft rate (a family the model does well keeps more).
+        p = own if memory_rate is None else min(1.0, own * memory_rate / DRAFT_RATES["first"])
+        memory = "" if memory_rate is None else f", the memory rates its family's next draft {memory_rate:.1%}"
+        value = 1 + rates.q_fast()
+        what = "no attempt yet" if not attempts else state.replace("_", " ") + " draft(s)"
+        return Gain(p * value, f"drafting ({what}): p(feasible) {p:.1%} (records {own:.1%}{memory})")
+    gains = refinement_gains(attempts)
+    since = next((i for i, g in enumerate(reversed(gains)) if g is not None and g > threshold), len(gains))
+    key = "after_gain" if since == 0 else "after_none"
+    p = rates.refine_rate(key)
+    speedup = result.speedup_vs_eager
+    if speedup is not None and speedup >= 1:
+        value, what = FAST_WEIGHT, f"{speedup:.2f}x eager already"
+    else:
+        value = crossing_share(speedup) if speedup else 0.5
+        what = f"{speedup:.2f}x eager, p(crossing) {value:.0%}" if speedup else "no eager time"
+    return Gain(p * value, f"refining ({since} refinement(s) since a gain): p(gain) {p:.1%}, {what}")
+
+
+def episode_gain(episode: Any, rates: RunRates) -> Gain:
+    return expected_gain(episode.attempts, episode.result, episode.stops.offers.memory_rate, rates,
+                         episode.config.plateau_gain)
+
+
+def state_gain(state: EpisodeState | None, rates: RunRates, threshold: float) -> Gain:
+    if state is None:
+        return expected_gain([], EpisodeResult(task=""), None, rates, threshold)
+    return expected_gain(state.attempts, state.result, state.stops.get("memory_rate"), rates, threshold)
+
+
+class TurnPace:
+    """Asked by the episode before each attempt of a turn (actors.episode.Episode.pace): `budget` when
+    the next attempt would not end within the budget, `moved_down` when the best waiting operator's
+    next attempt is worth clearly more than this one's, else None. Picklable: it travels with a Ray
+    episode task."""
+
+    def __init__(self, deadline: float, bar: Gain | None, bar_task: str | None, attempt_s: float | None,
+                 rates: RunRates):
+        self.deadline, self.bar, self.bar_task = deadline, bar, bar_task
+        self.attempt_s, self.rates = attempt_s, rates
+        self.started_with: int | None = None
+
+    async def __call__(self, episode: Any) -> str | None:
+        done = len(episode.attempts)
+        if self.started_with is None:
+            self.started_with = done
+        left = self.deadline - time.time()
+        if left <= 0 or (self.attempt_s is not None and left < self.attempt_s):
+            episode.log.info("operator_budget_stop", seconds_left=round(max(left, 0.0)),
+                             attempt_s=None if self.attempt_s is None else round(self.attempt_s))
+            return BUDGET
+        if self.bar is None or done == self.started_with:
+            return None
+        gain = episode_gain(episode, self.rates)
+        if gain.value < self.bar.value * (1 - HYSTERESIS):
+            episode.log.info("operator_moved_down", gain=round(gain.value, 4), why=gain.why, next=self.bar_task,
+                             next_gain=round(self.bar.value, 4), next_why=self.bar.why)
+            return MOVED_DOWN
+        return None
+
+
+@dataclass
+class Turn:
+    """One operator's next turn: its task file, its state after earlier turns (None: it starts), and
+    the pace of this turn (None: no budget). `episode` keeps a single-process campaign's Episode."""
+
+    path: Path
+    state: EpisodeState | None = None
+    pace: TurnPace | None = None
+    episode: Any = None
+    order: int = 0
+
+    @property
+    def first(self) -> bool:
+        return self.state is None and self.episode is None
+
+
+@dataclass
+class TurnQueue:
+    """The operators still to run, and the budget they share (module docstring)."""
+
+    planned: list[Path]
+    run_dir: Path
+    hours: float | None = None
+    spent_before_s: float = 0.0
+    threshold: float = 0.10
+    iterations: int = 30
+    waiting: list[Turn] = field(default_factory=list)
+    started_at: float = field(default_factory=time.time)
+    records: dict[str, tuple[list[Any], EpisodeResult]] = field(default_factory=dict)
+    walls: list[float] = field(default_factory=list)
+    out_of_budget: bool = False
+    moved_down: int = 0
+    budget_stopped: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, campaign: Any, paths: list[Path]) -> TurnQueue:
+        """The queue of CAMPAIGN (either kind) over PATHS: the operators it has not finished, those
+        a budget stopped in an earlier session continued from their state (taken out of
+        campaign.operators, where the summary listed them)."""
+        settings = campaign.settings
+        previous = getattr(campaign, "budget_before", None) or {}
+        queue = cls(planned=list(paths), run_dir=campaign.folder.path, hours=settings.run.hours,
+                    spent_before_s=float(previous.get("spent_s", 0.0)), threshold=settings.episode.plateau_gain,
+                    iterations=settings.episode.iterations)
+        stopped = {op.task: op for op in campaign.operators if op.stopped_by in CONTINUED}
+        campaign.operators[:] = [op for op in campaign.operators if op.stopped_by not in CONTINUED]
+        done = {op.task for op in campaign.operators}
+        for order, path in enumerate(paths):
+            if path.stem in done:
+                continue
+            state = queue.load_state(path.stem) if path.stem in stopped else None
+            if path.stem in stopped and state is None:  # no state left: it starts again (and is said to)
+                log.warning("budget_state_missing", task=path.stem, detail="runs again from its first attempt")
+            queue.waiting.append(Turn(path, state, order=order))
+            if state is not None:
+                queue.records[path.stem] = (state.attempts, state.result)
+        for op in campaign.operators:
+            queue.records[op.task] = ([], op)
+        return queue
+
+    # -- as the Ray campaign's queue of task files (a deque's popleft, extendleft, len, truth) ---
+
+    def __len__(self) -> int:
+        return len(self.waiting)
+
+    def __bool__(self) -> bool:
+        return bool(self.waiting) and not self.out_of_budget
+
+    def popleft(self) -> Turn | None:
+        return self.next()
+
+    def extendleft(self, paths: Iterable[Path]) -> None:
+        """Operators to run again from their first attempt (lost with their node), next."""
+        order = {p.stem: i for i, p in enumerate(self.planned)}
+        for path in reversed(list(paths)):
+            self.waiting.insert(0, Turn(path, order=order.get(path.stem, len(order))))
+
+    # -- the budget -------------------------------------------------------------------------
+
+    @property
+    def deadline(self) -> float:
+        return self.started_at + (self.hours or 0.0) * 3600.0 - self.spent_before_s
+
+    def spent_s(self) -> float:
+        return self.spent_before_s + time.time() - self.started_at
+
+    def attempt_s(self) -> float | None:
+        """The median wall time of this run's attempts (None before ESTIMATE_AFTER of them)."""
+        return statistics.median(self.walls) if len(self.walls) >= ESTIMATE_AFTER else None
+
+    def rates(self) -> RunRates:
+        return RunRates.of(self.records.values(), self.threshold)
+
+    # -- turns ------------------------------------------------------------------------------
+
+    def next(self) -> Turn | None:
+        """The next turn, or None when there is none (all run, or the budget is spent)."""
+        if not self.waiting or self.out_of_budget:
+            return None
+        if self.hours is None:
+            return self.waiting.pop(0)
+        if time.time() >= self.deadline:
+            self.out_of_budget = True
+            return None
+        rates = self.rates()
+        worth = [(state_gain(t.state, rates, self.threshold), t) for t in self.waiting]
+        ranked = sorted(worth, key=lambda w: (-w[0].value, w[1].order))
+        (gain, turn), rest = ranked[0], ranked[1:]
+        self.waiting.remove(turn)
+        bar, bar_task = (rest[0][0], rest[0][1].path.stem) if rest else (None, None)
+        turn.pace = TurnPace(self.deadline, bar, bar_task, self.attempt_s(), rates)
+        log.info("operator_turn", task=turn.path.stem, gain=round(gain.value, 4), why=gain.why,
+                 attempts=len(turn.state.attempts) if turn.state else 0, waiting=len(self.waiting))
+        return turn
+
+    def returned(self, turn: Turn, result: EpisodeResult, state: EpisodeState | None) -> bool:
+        """A turn ended with RESULT (STATE: the episode's, where it ran). True when the operator goes
+        back to the queue (moved down); False when the campaign records RESULT as it is."""
+        task = turn.path.stem
+        if state is not None:
+            self.records[task] = (state.attempts, result)
+        if result.stopped_by == MOVED_DOWN and state is not None:
+            self.moved_down += 1
+            turn.state, turn.pace = state, None
+            self.save_state(state)
+            self.waiting.append(turn)
+            return True
+        if result.stopped_by == BUDGET:
+            self.out_of_budget = True
+            self.budget_stopped.append(task)
+            if state is not None:
+                self.save_state(state)
+            return False
+        self.drop_state(task)
+        return False
+
+    def left_at_the_end(self, stopped_by: str = BUDGET) -> list[EpisodeResult]:
+        """The operators still waiting when the run ended (the budget ran out: BUDGET; a stop:
+        SUSPENDED) with their figures so far; those that never started are left out (a resume starts
+        them). Their state stays in RUN_DIR/turns/, and a resume continues them."""
+        results = []
+        for turn in self.waiting:
+            if turn.state is not None:
+                results.append(turn.state.result.model_copy(update={"stopped_by": stopped_by}))
+                if stopped_by == BUDGET:
+                    self.budget_stopped.append(turn.path.stem)
+        return results
+
+    def attempt_done(self, wall_s: float) -> None:
+        self.walls.append(wall_s)
+
+    # -- the state files --------------------------------------------------------------------
+
+    def _state_path(self, task: str) -> Path:
+        return self.run_dir / TURNS_FOLDER / f"{task}.json"
+
+    def save_state(self, state: EpisodeState) -> None:
+        from launch.atomic_file import write_atomically
+
+        path = self._state_path(state.task)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, state.model_dump_json())
+
+    def load_state(self, task: str) -> EpisodeState | None:
+        try:
+            return EpisodeState.model_validate_json(self._state_path(task).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def drop_state(self, task: str) -> None:
+        self._state_path(task).unlink(missing_ok=True)
+
+    # -- what it says -----------------------------------------------------------------------
+
+    def plan(self, in_flight: int = 1) -> dict[str, Any]:
+        """Operators left, attempts planned (the caps' bound, or what the budget's time holds at the
+        measured median), and the estimated end."""
+        left = list(self.waiting)
+        cap = sum(self.iterations - (len(t.state.attempts) if t.state else 0) for t in left)
+        median = self.attempt_s()
+        planned = cap
+        end: float | None = None
+        if median is not None:
+            planned_time = cap * median / max(1, min(in_flight, len(left) or 1))
+            end = time.time() + planned_time
+        if self.hours is not None:
+            left_s = max(0.0, self.deadline - time.time())
+            if median is not None:
+                planned = min(cap, int(left_s / median * max(1, in_flight)))
+            end = self.deadline if end is None else min(end, self.deadline)
+        return {"operators_left": len(left), "attempts_planned": planned, "attempt_s": median, "ends_at": end}
+
+    def line(self, in_running: int = 0, in_flight: int = 1, walls: list[float] | None = None) -> str:
+        """`18 operator(s) left, up to 412 attempts at 61 s, ends ~17:40` (the progress line's tail);
+        WALLS: the latest attempts' wall times where this process does not see the attempts (Ray)."""
+        if walls is not None:
+            self.walls = list(walls)
+        plan = self.plan(in_flight)
+        left = plan["operators_left"] + in_running
+        text = f"{left} operator(s) left, up to {plan['attempts_planned']} attempts"
+        if plan["attempt_s"] is None:
+            text += ", end estimated after the first attempts"
+        else:
+            text += f" at {plan['attempt_s']:.0f} s, ends ~{_clock(plan['ends_at'])}"
+        if self.hours is not None:
+            text += f" (budget {self.hours:g} h, ends by {_clock(self.deadline)})"
+        return text
+
+    def record(self, operators: list[EpisodeResult]) -> dict[str, Any] | None:
+        """summary.json's `budget`: the budget, what it spent and what it bought (None without one)."""
+        if self.hours is None:
+            return None
+        ended = list(operators)
+        return {"hours": self.hours, "spent_s": round(self.spent_s(), 1),
+                "deadline": datetime.fromtimestamp(self.deadline).astimezone().isoformat(timespec="seconds"),
+                "attempts": sum(op.attempts for op in ended),
+                "operators_run": len(ended), "feasible": sum(op.feasible for op in ended),
+                "fast_1": sum(bool(op.feasible and op.speedup_vs_eager and op.speedup_vs_eager > 1) for op in ended),
+                "stopped_by_budget": sorted(set(self.budget_stopped)), "moved_down": self.moved_down,
+                "not_started": [t.path.stem for t in self.waiting if t.state is None]}
+
+    def bought(self, operators: list[EpisodeResult]) -> str | None:
+        """One line: what the budget bought."""
+        record = self.record(operators)
+        if record is None:
+            return None
+        line = (f"the time budget ({record['hours']:g} h, {record['spent_s'] / 3600:.2f} h spent) bought "
+                f"{record['attempts']} attempts over {record['operators_run']} operator(s): {record['feasible']} "
+                f"feasible, {record['fast_1']} faster than eager")
+        if record["stopped_by_budget"] or record["not_started"]:
+            line += (f"; {len(record['stopped_by_budget'])} stopped by the budget, {len(record['not_started'])} "
+                     "never started (a resume continues them)")
+        return line
+
+
+def _clock(epoch: float | None) -> str:
+    return "?" if epoch is None else datetime.fromtimestamp(epoch).strftime("%H:%M")
+
+
