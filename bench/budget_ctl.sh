@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Runs the time-budget benchmark (bench/budget.py, issue 67) in a frozen clone, in the background.
+#
+#   bash bench/budget_ctl.sh prepare COMMIT   a clone at COMMIT (BENCH_ROOT, default /work/budget-bench), .venv linked,
+#                                             the checkpoint under bench/results/ unpacked into it if there is one
+#   bash bench/budget_ctl.sh resume           start (nice -n 10, in the background) what is not finished
+#   bash bench/budget_ctl.sh pause            stop cleanly (the row's run exits 130, its state kept)
+#   bash bench/budget_ctl.sh status           one line per row
+#   bash bench/budget_ctl.sh checkpoint       pause, pack into bench/results/<date>-...-budget-in-progress, resume
+#   bash bench/budget_ctl.sh publish          pack the finished rows with their table into bench/results/
+#
+# Pause sends SIGTERM to the driver, which hands it to the row's `evokernel run` (a clean stop; the next
+# resume continues with `evokernel run --resume`). Commit a checkpoint after making it:
+#   git add bench/results/*-budget-in-progress && git commit -m '...' -- bench/results/
+set -euo pipefail
+
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+root="${BENCH_ROOT:-/work/budget-bench}"
+clone="$root/clone"
+out="$clone/runs/budget-bench"
+model=qwen2.5-coder-1.5b-instruct
+results_glob="$repo/bench/results/*-$model-budget-in-progress"
+cmd="${1:-status}"; shift || true
+
+running_pid() {
+    local f="$root/bench.pid"
+    [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && cat "$f"
+}
+
+checkpoint_dir() {  # the existing checkpoint, else one named for today
+    local found
+    found=$(ls -d $results_glob 2>/dev/null | tail -1 || true)
+    echo "${found:-$repo/bench/results/$(date -u +%F)-$model-budget-in-progress}"
+}
+
+case "$cmd" in
+    prepare)
+        commit="${1:?usage: budget_ctl.sh prepare COMMIT}"
+        mkdir -p "$root"
+        if [ ! -d "$clone/.git" ]; then
+            git clone -q "$repo" "$clone"
+        fi
+        git -C "$clone" fetch -q "$repo" "$commit" 2>/dev/null || true
+        git -C "$clone" checkout -q "$commit"
+        ln -sfn "$repo/.venv" "$clone/.venv"
+        ckpt=$(ls -d $results_glob 2>/dev/null | tail -1 || true)
+        if [ ! -d "$out" ] && [ -n "$ckpt" ]; then
+            "$repo/.venv/bin/python" -m bench.learning unpack "$ckpt" --to "$out"
+        fi
+        echo "ctl: clone at $(git -C "$clone" rev-parse --short HEAD) in $clone" ;;
+    resume)
+        if pid=$(running_pid); then echo "ctl: already running (pid $pid)"; exit 0; fi
+        [ -d "$clone/.git" ] || { echo "ctl: no clone: bash bench/budget_ctl.sh prepare COMMIT" >&2; exit 1; }
+        mkdir -p "$out"
+        cd "$clone"
+        setsid nohup nice -n 10 .venv/bin/python -m bench.budget run --out "$out" >> "$out/bench.log" 2>&1 < /dev/null &
+        echo $! > "$root/bench.pid"
+        echo "ctl: started (pid $!, log $out/bench.log)" ;;
+    pause)
+        pid=$(running_pid) || { echo "ctl: not running"; exit 0; }
+        kill -TERM "$pid"
+        for _ in $(seq 180); do kill -0 "$pid" 2>/dev/null || { echo "ctl: paused"; exit 0; }; sleep 1; done
+        echo "ctl: still stopping after 180 s (pid $pid)" >&2; exit 1 ;;
+    status)
+        state=paused; running_pid > /dev/null && state=running
+        echo "ctl: $state"
+        [ -d "$out" ] && (cd "$clone" && .venv/bin/python -m bench.budget status --out "$out") || true ;;
+    checkpoint)
+        was_running=0; running_pid > /dev/null && was_running=1
+        [ "$was_running" = 1 ] && bash "$0" pause
+        (cd "$clone" && .venv/bin/python -m bench.budget checkpoint "$out" "$(checkpoint_dir)")
+        [ "$was_running" = 1 ] && bash "$0" resume
+        echo "git -C $repo add bench/results/ && git -C $repo commit -m 'budget benchmark: checkpoint' -- bench/results/" ;;
+    publish)
+        (cd "$clone" && .venv/bin/python -m bench.budget publish "$out" "$repo/bench/results/$(date -u +%F)-$model-budget") ;;
+    *) sed -n 2,16p "$0"; exit 2 ;;
+esac
