@@ -159,7 +159,9 @@ def row_command(out: Path, row: str, plan: dict[str, Any]) -> list[str]:
 def run_row(out: Path, row: str, plan: dict[str, Any], stop: dict[str, bool]) -> int:
     """One session of the row; its exit status."""
     segments = load_json(out / "segments.json", {})
-    record: dict[str, Any] = {"start": time.time(), "end": None, "exit": None, "load1": [os.getloadavg()[0]]}
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPOSITORY, capture_output=True, text=True).stdout.strip()
+    record: dict[str, Any] = {"start": time.time(), "end": None, "exit": None, "commit": commit,
+                              "load1": [os.getloadavg()[0]]}
     segments.setdefault(row, []).append(record)
     write_json(out / "segments.json", segments)
     command = row_command(out, row, plan)
