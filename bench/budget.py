@@ -145,7 +145,9 @@ def wall_s(out: Path, row: str) -> dict[str, Any]:
 # -- running ------------------------------------------------------------------------------------
 
 def row_command(out: Path, row: str, plan: dict[str, Any]) -> list[str]:
-    evokernel = [str(REPOSITORY / ".venv" / "bin" / "evokernel")]
+    # `python -m launch.cli` with this checkout first on the path (PYTHONPATH, which Ray's workers inherit): the
+    # .venv's `evokernel` script would import the checkout the .venv was installed from (an editable install)
+    evokernel = [str(REPOSITORY / ".venv" / "bin" / "python"), "-m", "launch.cli"]
     row_dir = out / row
     if summary_of(row_dir) is not None:
         extra = ["--hours", f"{plan['budget_hours']:.4f}"] if row == "budget" else []
@@ -168,8 +170,8 @@ def run_row(out: Path, row: str, plan: dict[str, Any], stop: dict[str, bool]) ->
     with (out / f"{row}.log").open("a", encoding="utf-8") as log:
         log.write(f"\n# {datetime.now(UTC).isoformat(timespec='seconds')}: {' '.join(command)}\n")
         log.flush()
-        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=REPOSITORY,
-                                 start_new_session=True)
+        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=REPOSITORY, start_new_session=True,
+                                 env={**os.environ, "PYTHONPATH": str(REPOSITORY)})
         last = time.time()
         while child.poll() is None:
             time.sleep(2)
