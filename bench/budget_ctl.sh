@@ -40,7 +40,7 @@ case "$cmd" in
         if [ ! -d "$clone/.git" ]; then
             git clone -q "$repo" "$clone"
         fi
-        git -C "$clone" fetch -q "$repo" "$commit" 2>/dev/null || true
+        git -C "$clone" fetch -q origin
         git -C "$clone" checkout -q "$commit"
         ln -sfn "$repo/.venv" "$clone/.venv"
         ckpt=$(ls -d $results_glob 2>/dev/null | tail -1 || true)
