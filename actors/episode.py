@@ -18,6 +18,7 @@ from typing import Any
 
 import structlog
 
+from actors.climb import climb_outcome, climb_request, climb_shown
 from actors.config import EpisodeConfig
 from actors.context import (
     context_item,
@@ -215,8 +216,13 @@ class Episode:
 
     async def _refine(self) -> IterationOutcome:
         start, start_item = await self._choose_start_point()
+        # The refine decision (issue 65, actors/climb.py): the next rung up of the task's family and
+        # shape for the start point's rung, or the static brief; not taken where there is no rung above.
         retrieval = await self._retrieve("refine", f"{self._task_query()}\n{start.code}",
-                                         list(self.config.refine_kinds))
+                                         list(self.config.refine_kinds), slot=climb_request(self.brief, start.profile))
+        if retrieval.slot is not None:
+            self.log.info("refine_decision", family=retrieval.slot.family, context=retrieval.slot.context,
+                          option=retrieval.slot.option, reason=retrieval.slot.reason)
         shown = self.config.max_children_in_prompt
         # Newest first: the prompt budget drops the last listed, and old variants say least.
         children = [c for c in await self.memory.children(start.id) if c.kind == "trace"][-shown:][::-1] if shown else []
@@ -227,10 +233,11 @@ class Episode:
         items = [terms.item for terms in ranked]
         assert self.best_ms is not None
         best_before = self.best_ms
+        start_point = StartPoint(id=start.id, code=start.code, latency_ms=start.latency_ms,
+                                 speedup_vs_eager=start.speedup, profile=profile_text(start.profile))
+        climb = climb_shown(retrieval, self.brief, start_point)
         request = RefineRequest(
-            task=self.brief,
-            start=StartPoint(id=start.id, code=start.code, latency_ms=start.latency_ms,
-                             speedup_vs_eager=start.speedup, profile=profile_text(start.profile)),
+            task=self.brief, start=start_point, climb=climb,
             best_latency_ms=best_before, api=[context_item(i, "refine") for i in retrieval.api_items],
             context=[context_item(i, "refine") for i in items],
             children=[context_item(c, "refine") for c in children], avoid=list(self.judge.seen),
@@ -241,17 +248,20 @@ class Episode:
         static_ids = {i.id for i in retrieval.api_items if "core" in i.tags}
         start_record = ShownItem(id=start.id, kind="trace", task=self.brief.task_id, role="start",
                                  q=start_item.q_refine if start_item is not None else None)
+        climbed = ([ShownItem(id=climb.item_id, kind="api", task=climb.task_id, role="climb", renamed=climb.renamed,
+                              q=retrieval.slot_item.q_refine if retrieval.slot_item else None)] if climb else [])
         outcome = IterationOutcome("refine", proposal, retrieval, parent_id=start.id, start_code=start.code,
-                                   shown=[start_record, *shown_items(proposal.shown_ids, known, "refine", None,
-                                                                     {t.item.id: t.renamed for t in ranked})],
-                                   static_ids=static_ids)
+                                   shown=[start_record, *climbed,
+                                          *shown_items(proposal.shown_ids, known, "refine", None,
+                                                       {t.item.id: t.renamed for t in ranked})],
+                                   static_ids=static_ids, slot=climb_outcome(retrieval, self.brief.backend, climb))
         await self.judge.judge(outcome, self.refiner, self._iteration(), improved_over=best_before)
         if outcome.proposal.llm_error is None and outcome.gate != "infra":
             latency = outcome.latency_ms
             outcome.reward = refine_reward(best_before, latency) if outcome.feasible and latency else -1.0
             await self._update(outcome)
-        if outcome.feasible:
-            self._admit(outcome)
+        if outcome.feasible and (outcome.latency_ms or 0.0) <= start.latency_ms:
+            self._admit(outcome)  # a correct but slower kernel is no start point (issue 65)
         return outcome
 
     async def _choose_start_point(self) -> tuple[Feasible, MemoryItem | None]:

@@ -86,7 +86,7 @@ class ShownItem(BaseModel):
     kind: str
     task: str | None = None
     q: float | None = Field(None, description="Q of the attempt's stage when it was retrieved")
-    role: Literal["context", "api", "pinned", "example", "child", "start"] = "context"
+    role: Literal["context", "api", "pinned", "example", "child", "start", "climb"] = "context"
     renamed: dict[str, str] = Field(default_factory=dict, description="shown in the task's own terms "
                                     "(actors/renaming.py): the item's names -> the task's; the credit is the item's")
 
@@ -128,10 +128,25 @@ class StartPoint(BaseModel):
     profile: str = Field("", description="bound, throughput and the profiler's hints, as text")
 
 
+class ClimbRung(BaseModel):
+    """The next rung up of the ladder, as a refinement is shown it (issue 65, actors/climb.py): a
+    verified kernel of another task of the family and shape, one step faster, in the task's names."""
+
+    item_id: str
+    rung: str = Field(..., description="vector or double_buffer")
+    task_id: str = Field(..., description="the rung's own task")
+    summary: str = ""
+    reference: str = Field(..., description="the rung's task: what its kernel computes")
+    code: str = Field(..., description="the rung's kernel, renamed into the task's terms")
+    formula: str = Field("", description="the current kernel's computation, to carry over")
+    renamed: dict[str, str] = Field(default_factory=dict)
+
+
 class RefineRequest(BaseModel):
     task: TaskBrief
     start: StartPoint
     best_latency_ms: float
+    climb: ClimbRung | None = Field(None, description="the next rung up, where the refine decision chose to show it")
     context: list[ContextItem] = Field(default_factory=list)
     api: list[ContextItem] = Field(default_factory=list)
     children: list[ContextItem] = Field(default_factory=list)

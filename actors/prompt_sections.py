@@ -224,7 +224,42 @@ class ItemSection:
         return [b.item_id for b in [*self.pinned, *self.items, *self.api]]
 
 
-Section = TextSection | FeedbackSection | ItemSection
+@dataclass
+class ClimbSection:
+    """The next rung up a refinement is shown (issue 65): the option the refine decision chose, so
+    never cut; over the budget its kernel loses its comments first (the numbered flag comments,
+    `// 1. ...`, stay: they are the pattern to keep). Empty where the decision showed no rung."""
+
+    name: str
+    item_id: str | None = None
+    head: str = ""
+    code: str = ""  # the fenced kernel
+    tail: str = ""
+    cuts: list[dict] = field(default_factory=list)
+
+    def render(self) -> str:
+        return f"{self.head}{self.code}\n{self.tail}" if self.item_id else ""
+
+    def size(self) -> int:
+        return len(self.render())
+
+    def shrink(self, excess: int) -> int:
+        if not self.item_id or excess <= 0:
+            return 0
+        before = self.size()
+        lines = [re.sub(r"\s{2,}// (?!\d\.).*$", "", line) for line in self.code.split("\n")
+                 if not re.match(r"\s*// (?!\d\.)", line)]
+        self.code = "\n".join(lines)
+        if before > self.size():
+            self.cuts.append(dict(section=self.name, dropped_chars=before - self.size(), part="comments",
+                                  item_id=self.item_id))
+        return before - self.size()
+
+    def shown_ids(self) -> list[str]:
+        return [self.item_id] if self.item_id else []
+
+
+Section = TextSection | FeedbackSection | ItemSection | ClimbSection
 
 
 def fit_sections(steps: list[Callable[[int], int]], excess: int) -> tuple[bool, int]:
@@ -254,7 +289,12 @@ def profile_text(profile: ProfileReport | None) -> str:
     if profile.achieved_gflops is not None:
         parts.append(f"achieved {profile.achieved_gflops:.3g} GFLOP/s")
     parts.append(f"bound: {profile.bound}")
-    parts += [f"hint: {hint}" for hint in profile.hints]
+    if profile.stages is not None:  # the twin's modelled time per stage, first: where a faster kernel must save (issue 65)
+        from actors.climb import profile_reading
+
+        parts.insert(0, profile_reading(profile.stages))
+    # the first line already says the timing is modelled: the profiler's hint saying so again is left out
+    parts += [f"hint: {hint}" for hint in profile.hints if not hint.startswith("timing modelled by")]
     return "\n".join(parts)
 
 

@@ -36,6 +36,7 @@ from actors.messages import (
 from actors.prompt_sections import (
     NONE,
     Block,
+    ClimbSection,
     FeedbackSection,
     ItemSection,
     Section,
@@ -55,6 +56,9 @@ Messages = list[dict[str, str]]
 _SLOT = re.compile(r"\{\{(\w+)\}\}")
 EXAMPLE_SPLIT = "=== assistant ==="
 KERNEL_LANGUAGES = {"cpu": "C++ with OpenMP", "cuda": "CUDA C++", "npu": "Ascend C", "ascendc": "Ascend C"}
+# The speed rungs of the ladder (issue 65) as a refine prompt names them.
+RUNG_FORMS = {"vector": "vector tiles (DataCopyPad into UB, vector instructions on whole tiles, flags between the pipes)",
+              "double_buffer": "double buffering (two-buffer queues: the next copy-in overlaps this tile's compute)"}
 
 
 @cache
@@ -344,15 +348,24 @@ class PromptBuilder:
             latency += " (modelled by the Ascend C twin, not measured)"
         if start.speedup_vs_eager:
             latency += f", {start.speedup_vs_eager:.2f}x the speed of PyTorch eager"
-        fixed = {"task_id": task.task_id, "sizes": format_sizes(task.sizes), "target": self._target(task),
+        # With the next rung up shown, the entry without its comments: the start point and the rung both
+        # use every size field already, and the prompt must hold both kernels whole (issue 65).
+        fixed = {"task_id": task.task_id, "sizes": format_sizes(task.sizes),
+                 "target": self._target(task, worked_example=request.climb is not None),
                  "latency": latency, "lang": self.lang, "start_code": start.code.strip(),
                  "best": f"{request.best_latency_ms:.4g} ms",
-                 "signature_reminder": self._signature_reminder(task), "reference": task.reference_source.strip()}
+                 "signature_reminder": self._signature_reminder(task),
+                 # with the next rung up, the reference's Model class alone (its sizes have their line)
+                 "reference": (example_reference(task.reference_source) if request.climb is not None
+                               else task.reference_source.strip())}
+        if request.climb is not None:  # the decision's option, like the start point: never cut
+            dedupe.add(request.climb.code)
         children = ItemSection("children", [Block(c.id, self._child_block(c)) for c in request.children
                                             if dedupe.add(c.content)])
         profile = TextSection("profile", start.profile.strip() or NONE)
         memory = self._items("context", request.api, request.context, dedupe)
-        sections: list[Section] = [profile, memory, children]
+        climb = self._climb(request)
+        sections: list[Section] = [profile, climb, memory, children]
         cuts: list[dict] = []
 
         def leave_out_example(over: int) -> int:
@@ -366,10 +379,27 @@ class PromptBuilder:
             return freed
 
         # Over the budget: the children, the ranked items, the named API items, the worked
-        # example, then the profile's tail; never the reference or the start point.
-        steps = [children.shrink, memory.shrink, memory.shrink_api, leave_out_example, profile.shrink]
+        # example, the next rung's comments, then the profile's tail; never the reference, the start
+        # point or the next rung's code.
+        steps = [children.shrink, memory.shrink, memory.shrink_api, leave_out_example, climb.shrink, profile.shrink]
         prompt = self._assemble(task, "refine", fixed, sections, example, example_id, request.api, steps)
         return self._sent(prompt, sections, cuts)
+
+    def _climb(self, request: RefineRequest) -> ClimbSection:
+        """The next rung up (issue 65, actors/climb.py), where the refine decision shows it: its
+        task, its kernel in this task's names, and the current kernel's formula to carry over."""
+        climb = request.climb
+        if climb is None:
+            return ClimbSection("climb")
+        form = RUNG_FORMS.get(climb.rung, climb.rung)
+        formula = (f", which the current kernel computes as:\n{self._fence(climb.formula)}" if climb.formula.strip()
+                   else ", the current kernel's formula.")
+        head = (f"\n## The next rung up: {form}\nThe same family and shape one step faster, written for another task "
+                f"(`{climb.task_id}`) in this task's names. Its task:\n"
+                f"```python\n{example_reference(climb.reference)}\n```\nIts kernel:\n")
+        tail = (f"Write this task's kernel in that form: keep its buffers, copies, flags, tail and block split, and "
+                f"replace `{climb.task_id}`'s computation with this task's{formula}\n")
+        return ClimbSection("climb", climb.item_id, head, self._fence(climb.code), tail)
 
     def lesson(self, request: LessonRequest) -> Messages:
         question = ("What made this version faster than its start point?" if request.improved

@@ -30,7 +30,7 @@ from memory_actor.messages import BankStats, UpdateAck, ValueUpdate
 from memory_actor.provenance import ancestor_credit, shown_credit
 from memory_actor.recall.bank_mixin import IndexedBank
 from memory_actor.scope import item_scope
-from memory_actor.slots import SlotStats, example_option_of, slot_kernel_key
+from memory_actor.slots import SlotStats, example_option_of, slot_kernel_key, slot_success
 from memory_actor.values import RewardNormaliser, RewardShaper, is_feasible_trace, q_update
 
 log = structlog.get_logger("evokernel.memory.bank")
@@ -247,9 +247,9 @@ class MemoryBank(BankRetrieval, BankJournal, IndexedBank):
             shown=len(shown), retrieval_id=update.retrieval_id, reward=update.reward, applied=applied,
             advantage=advantage, q=q_values, visits=visit_counts, base_count=baseline.count, base_mean=baseline.mean,
             before=q_before))
-        if update.slot is not None and update.stage == "draft":
+        if update.slot is not None:  # a draft's, or a refinement's (issue 65: its success a fraction)
             # The slot's outcome: counts, absolute like q (replay is idempotent), in a row of its own.
-            changed = self.slots.record(update.slot, update.reward > 0)
+            changed = self.slots.record(update.slot, slot_success(update.stage, update.reward))
             self.seq += 1
             self.pending.append(self._log_row("slot", update.update_id, update.stage, item_ids=list(changed),
                                               visits=[n for _, n in changed.values()],

@@ -19,11 +19,13 @@ from memory_actor.scope import scopes
 from memory_actor.slots import (
     CROSS_BACKEND,
     GENERIC,
+    REFINE_TAG,
     SlotCandidate,
     SlotChoice,
     SlotRequest,
     decide,
     example_option_of,
+    is_refine,
     option_key,
 )
 
@@ -123,7 +125,7 @@ class BankRetrieval:
             retrieval.slot = self._slot(request, sims)
             if retrieval.slot.kind != "generic":
                 retrieval.slot_item = self._public(retrieval.slot.chosen)
-        if sims is not None and (retrieval.slot is None or retrieval.slot.ranked):
+        if sims is not None and (retrieval.slot is None or retrieval.slot.ranked or is_refine(retrieval.slot.context)):
             n = self.config.items_per_prompt if request.n is None else request.n
             rows, pool_sims = self._pool(request, sims, n)
             rng = np.random.default_rng([self.config.seed, request.seed]) if request.seed is not None else self.rng
@@ -189,8 +191,12 @@ class BankRetrieval:
         examples = {item_id for item_id in self.slot_examples.get((backend, slot.family), set())
                     if self.items[item_id].name in offered} | set(self.api.lookup(backend, offered))
         for item_id in sorted(examples, key=lambda i: (self.items[i].name or "", i)):
+            if (REFINE_TAG in self.items[item_id].tags) != is_refine(slot.context):
+                continue  # a speed rung is the refine decision's option, a draft's example never (issue 65)
             option = example_option_of(self.items[item_id]) or "example"
             candidates.append(SlotCandidate(key=item_id, kind="example", option=option, similarity=similarity(item_id)))
+        if is_refine(slot.context):  # a refinement's options: its start point's next rung up, or nothing
+            return candidates, []
         if slot.cross_backend:  # the operator's own verified kernel in a language the model knows (issue 64)
             own = [i for i in self.task_kernels.get((slot.cross_backend, slot.task_id), []) if i in self.items]
             if own:

@@ -56,7 +56,7 @@ class BankJournal:
                 continue
             if row["type"] == "slot":  # worked-example slot counts (absolute): successes in q, drafts in visits
                 for key, successes, trials in zip(row["item_ids"], row["q"], row["visits"], strict=True):
-                    self.slots.set(key, int(successes), int(trials))
+                    self.slots.set(key, successes, int(trials))  # a refinement's are fractions
                 continue
             if row["seq"] > folded_seq:  # rows at or below it are already counted in meta (crash mid-fold)
                 self.updates_applied += -1 if row["type"] == "retract" else 1  # retract: memory_actor.retraction

@@ -162,7 +162,7 @@ class BankStats(BaseModel):
     refine_reward_std: float
     refine_rewards_seen: int
     baselines: dict[str, float] = Field(default_factory=dict, description="running mean reward per stage")
-    slots: dict[str, list[int]] = Field(default_factory=dict, description="worked-example slot: [successes, drafts] "
+    slots: dict[str, list[int | float]] = Field(default_factory=dict, description="worked-example slot: [successes, drafts] "
                                         "per backend/family/context/candidate")
 
 

@@ -29,6 +29,7 @@ import structlog
 
 from memory_actor.config import MemoryConfig
 from memory_actor.index import STAGE_ROW
+from memory_actor.slots import slot_success
 
 log = structlog.get_logger("evokernel.memory.retraction")
 
@@ -108,7 +109,7 @@ def _take_back_slot(bank: Any, update: dict[str, Any], rows: list[dict[str, Any]
     slots = getattr(bank, "slots", None)
     if not slot_rows or slots is None:
         return
-    success = int((update.get("reward") or 0.0) > 0)
+    success = slot_success(update["stage"], update.get("reward") or 0.0)
     changed = {}
     for key in slot_rows[-1]["item_ids"]:
         successes, trials = slots.get(key)

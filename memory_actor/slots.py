@@ -49,7 +49,10 @@ from memory_actor.slot_values import (
 )
 
 SlotKind = Literal["generic", "example", "kernel"]  # an example: a bundle item of the family (its rung too)
-SlotContext = Literal["fresh", "retry"]
+# A refinement's context is its start point's rung (issue 65): refining a first-rung (scalar) kernel and
+# a vector one differ as much as a fresh draft and a retry, and the next rung up differs with it.
+SlotContext = Literal["fresh", "retry", "refine@first", "refine@vector"]
+REFINE_TAG = "decision:refine"  # a speed rung (memory_actor/seeding.py): an option of the refine decision only
 GENERIC = "generic"
 BARE = "bare"  # the generic example and nothing else
 KERNELS = "kernels"  # the pooled outcomes of every kernel of a family and context
@@ -88,9 +91,15 @@ class SlotRequest(BaseModel):
     start: str | None = Field(None, description="an option (or several, comma-separated, the first the bank offers) to show whatever the values say (`rung`: the learning "
                               "pass's first draft of an operator, episode.start_from_rung); its outcome counts for "
                               "the option like any draft's")
+    climb: str | None = Field(None, description="a refinement (context refine@<rung>): the api item name of the next "
+                              "rung up of the task's family and shape (a speed rung, issue 65), where one maps onto "
+                              "the task's signature (actors/climb.py)")
 
     def offered(self) -> list[str]:
-        """The names of the family's bundle examples a prompt of this task may show (the brief's)."""
+        """The names of the family's bundle examples a prompt of this task may show (the brief's); a
+        refinement's: the next rung up."""
+        if is_refine(self.context):
+            return [self.climb] if self.climb else []
         return [name for name in (self.example, self.rung) if name]
 
 
@@ -104,7 +113,7 @@ class SlotCandidate(BaseModel):
     option: str = Field("", description="the option it belongs to: generic, kernels, or an example's declared "
                         "option (bundle field `option`, default 'example'); filled from the kind when empty")
     similarity: float | None = None
-    successes: int = 0
+    successes: int | float = 0  # a refinement's options count fractions of a success (slot_success)
     trials: int = 0
     mean: float = Field(0.5, description="posterior mean of its success rate")
     lift: float | None = Field(None, description="success rate when shown minus the rate of the family's other "
@@ -122,7 +131,8 @@ class OptionValue(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     key: str
-    successes: int = Field(0, description="its drafts' successes in this bank (family and context)")
+    successes: int | float = Field(0, description="its drafts' successes in this bank (family and context); a "
+                                   "refinement's a sum of fractions (slot_success)")
     trials: int = 0
     mean: float = 0.5
     prior: tuple[float, float] = Field((1.0, 1.0), description="Beta before this bank's drafts of the option")
@@ -191,6 +201,21 @@ def slot_kernel_key(item: MemoryItem) -> tuple[str, str, str] | None:
     return item.backend, tags["family"], tags.get("shape", "")
 
 
+def is_refine(context: str) -> bool:
+    """Whether a decision's context is a refinement's (refine@<its start point's rung>)."""
+    return context.startswith("refine@")
+
+
+def slot_success(stage: str, reward: float) -> float:
+    """What one outcome counts for the option it showed: a draft's verdict 1 or 0; a refinement
+    (r + 1) / 2 of a success, r its tanh-log reward (tanh(log best - log new); -1 when infeasible):
+    the refine decision's values learn from the measured speedup, not only whether it was faster
+    (a kernel 10x faster than the best so far counts 0.99, one as fast 0.5, a broken one 0)."""
+    if stage != "refine":
+        return float(reward > 0)
+    return min(1.0, max(0.0, (reward + 1.0) / 2.0))
+
+
 def stat_key(backend: str, family: str, context: str, candidate: str) -> str:
     return f"{backend}/{family}/{context}/{candidate}"
 
@@ -199,18 +224,22 @@ class SlotStats:
     """Successes and trials per statistic key; the bank persists them (log rows, then meta)."""
 
     def __init__(self, state: dict[str, list[int]] | None = None):
-        self.counts: dict[str, list[int]] = {key: [int(s), int(n)] for key, (s, n) in (state or {}).items()}
+        self.counts: dict[str, list] = {}
+        for key, (s, n) in (state or {}).items():
+            self.set(key, s, n)
 
-    def get(self, key: str) -> tuple[int, int]:
+    def get(self, key: str) -> tuple[int | float, int]:
         successes, trials = self.counts.get(key, (0, 0))
         return successes, trials
 
-    def set(self, key: str, successes: int, trials: int) -> None:
-        self.counts[key] = [successes, trials]
+    def set(self, key: str, successes: float, trials: int) -> None:
+        # a refinement counts a fraction of a success (slot_success): kept exact where whole
+        self.counts[key] = [int(successes) if float(successes).is_integer() else float(successes), int(trials)]
 
-    def record(self, outcome: SlotOutcome, success: bool) -> dict[str, list[int]]:
-        """Count one draft for its option, its kernel, the family's total and, fresh and bare, its
-        operator's cold record; returns the changed keys with their absolute counts (for the log)."""
+    def record(self, outcome: SlotOutcome, success: float) -> dict[str, list[int]]:
+        """Count one draft (or refinement) for its option, its kernel, the family's total and, fresh
+        and bare, its operator's cold record; `success` 1 or 0, a refinement's a fraction
+        (slot_success); returns the changed keys with their absolute counts (for the log)."""
         option = option_key(outcome.option, outcome.ranked)
         keys = [option, ALL] + ([outcome.key] if outcome.kind == "kernel" else [])
         if option == BARE and outcome.context == "fresh" and outcome.task_id:
@@ -219,7 +248,7 @@ class SlotStats:
         for candidate in keys:
             key = stat_key(outcome.backend, outcome.family, outcome.context, candidate)
             successes, trials = self.get(key)
-            self.set(key, successes + int(success), trials + 1)
+            self.set(key, successes + success, trials + 1)
             changed[key] = list(self.counts[key])
         return changed
 
@@ -250,7 +279,9 @@ def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotC
     bare = value(BARE, bare_posterior(config, family_record, (0, 0), screened or (0, 0)), bare_post, bare_s, bare_n)
     declared = list(dict.fromkeys(c.option for c in candidates if c.kind != "generic"))  # in candidate order
     memory: list[OptionValue] = []
-    for key in (option_key(option, ranked) for option in declared for ranked in (False, True)):
+    # a refinement's ranked items are the refine stage's own (always recalled): its options are the rungs alone
+    rankings = (False,) if is_refine(request.context) else (False, True)
+    for key in (option_key(option, ranked) for option in declared for ranked in rankings):
         # X+ranked holds all that X holds: it starts where X's evidence has put X (at bare's while
         # X is untried), so ranked items are assumed no lift either
         base = start if not key.endswith(RANKED) else untried_at(memory[-1].posterior, config.option_prior_strength)
@@ -282,7 +313,7 @@ def decide(mode: str, backend: str, request: SlotRequest, candidates: list[SlotC
         kernels = [c for c in candidates if c.kind == "kernel"]
         nearest = max(kernels, key=lambda c: c.similarity or 0.0) if kernels else None
         picked = nearest or next((c for c in candidates if c.kind == "example"), candidates[0])
-        return _chosen(choice, picked, ranked=True, reason="nearest")
+        return _chosen(choice, picked, ranked=not is_refine(request.context), reason="nearest")
     if fresh and family_record is None and screened is None and bare_n < config.cold_drafts:
         return _chosen(choice, candidates[0], ranked=False, reason="cold")  # measuring the family's cold rate
     best = max(memory, key=lambda o: o.mean)  # the first declared on ties
