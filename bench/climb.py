@@ -1,0 +1,412 @@
+"""The climb's refine pilot on the Ascend C twin (issue 65, point 3): do refinements of a correct
+scalar kernel, shown the next rung up by the refine decision, reach a kernel a device would run
+fast?
+
+Written before any refinement ran (the analysis below is fixed; nothing is tuned to the result):
+
+- **Operators**: the pilot set (bench/learning/pilot_tasks, p1..p6) and the v5 twin learning
+  benchmark's curriculum (its 12 operators), each with a feasible first kernel written by the
+  model from the ladder's first rung: the one the published runs kept (`ARCHIVED`: the pilot's
+  rung arm, v5's learning pass, each that operator's first feasible draft), else the first
+  feasible of up to `--drafts` (3) fresh drafts from the first rung (`episode.start_from_rung`,
+  the seeded bank, frozen). Operators with none are listed and left out. Each first kernel is
+  verified and profiled once on the twin (first/<task>.json): "scalar" where its modelled profile
+  says first rung (actors/climb.rung_of: nothing copied through UB).
+- **Arms**: `none` (retrieval none: the static refine brief, the profile's reading included) and
+  `value` (retrieval value: the refine decision, the speed rungs among its options; the arm's
+  bank learns across the operators of a seed, in plan order). Lessons off in both (they only add
+  model calls); the refine decision is online (Thompson), as in a user's run.
+- **K refinements** per operator, arm and seed (`--k`, 6), from the first kernel (the episode's
+  start-point set holds it; a correct refinement no slower than its start joins it); seeds
+  `--seeds` (0,1,2): memory.seed and the run's own order of model requests. Seeds outermost, arms
+  interleaved per seed, so a stopped run is balanced.
+- **Measures**, per operator, arm and seed: best/first = the first kernel's modelled latency over
+  the best correct kernel's (the first included: 1.0 when nothing correct is faster), best/eager
+  = eager's modelled latency over the best's. Per operator and arm: the median over seeds. Per
+  arm: `median_best_over_first` over the operators whose first kernel is scalar; fast_1 and
+  `share_within_2x_eager` (fast_0.5): the share of those operators whose best runs faster than
+  eager, and at least half as fast as eager, by the per-operator median. What each refinement was
+  shown (the rung word, or `bare`), its gate and modelled latency are listed per operator.
+
+    python -m bench.climb run --out runs/climb-npu-twin [--k 6] [--seeds 0,1,2] [--drafts 3]
+    python -m bench.climb summary --out runs/climb-npu-twin [--publish]
+
+Rerun `run` with the same --out to resume: finished operators are skipped; an operator stopped
+midway starts again from its arm's bank as it was before it (a copy kept until it finishes).
+Modelled timings: the twin's cost model (docs/ascendc_twin.md, "The modelled cost"), not an NPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import statistics
+import sys
+import tarfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.learning.plan import LOAD_PROOF, arm_memory
+from bench.learning.publish import (
+    REPOSITORY,
+    git_commit,
+    machine,
+    publish_folder,
+    started_at_commit,
+)
+from bench.learning.resume import bench_settings, model_meta, portable, run_resumable
+
+ARMS: dict[str, dict[str, Any]] = {"none": {"retrieval": "none"}, "value": {"retrieval": "value", "shipped_rates": False}}
+PILOT = REPOSITORY / "bench" / "learning" / "pilot_tasks"
+SUITE = REPOSITORY / "suites" / "cpu" / "level1"
+RESULTS = REPOSITORY / "bench" / "results"
+V5 = "2026-12-04-qwen2.5-coder-1.5b-instruct-v5-npu-twin"
+PILOT_RUN = "2026-12-03-qwen2.5-coder-1.5b-instruct-pilot-npu-twin"
+# operator -> (published run, its archive's member): the first feasible kernel the model wrote from
+# the first rung in a published run (each that operator's first feasible draft in pass order)
+ARCHIVED = {
+    "p1_Expm1": (PILOT_RUN, "arms/eval-rung-d0/kernels/p1_Expm1/best.cpp"),
+    "p2_Cube": (PILOT_RUN, "arms/eval-rung-d1/kernels/p2_Cube/best.cpp"),
+    "p3_RowMaxAbs": (PILOT_RUN, "arms/eval-rung-d2/kernels/p3_RowMaxAbs/best.cpp"),
+    "p4_RowRange": (PILOT_RUN, "arms/eval-rung-d1/kernels/p4_RowRange/best.cpp"),
+    "45_ReLU6": (V5, "arms/learn-value/kernels/45_ReLU6/best.cpp"),
+}
+
+
+def operators() -> list[Path]:
+    """The pilot set, then the v5 twin curriculum, in that order."""
+    curriculum = json.loads((RESULTS / V5 / "summary.json").read_text())["meta"]["curriculum"]
+    return sorted(PILOT.glob("p*_*.py")) + [SUITE / f"{task}.py" for task in curriculum]
+
+
+def plan_entry(k: int, seeds: list[int], drafts: int) -> dict[str, Any]:
+    return {"bench": "climb", "backend": "npu-twin", "operators": [portable(p) for p in operators()], "k": k,
+            "seeds": seeds, "drafts": drafts, "arms": list(ARMS),
+            "archived": {task: list(where) for task, where in ARCHIVED.items()}}
+
+
+# -- stage 1: each operator's first kernel -----------------------------------------------------
+
+def archived_kernel(task: str) -> str | None:
+    if task not in ARCHIVED:
+        return None
+    run, member = ARCHIVED[task]
+    with tarfile.open(RESULTS / run / "raw.tar.xz") as archive:
+        handle = archive.extractfile(member)
+        return handle.read().decode() if handle else None
+
+
+def drafted_kernels(settings, out: Path, bank: Path, tasks: list[Path], drafts: int) -> dict[str, tuple[str, str]]:
+    """Up to `drafts` fresh drafts from the first rung per task without a kernel: task -> (code, pass)."""
+    from bench.learning.evaluation import run_draft_pass
+
+    found: dict[str, tuple[str, str]] = {}
+    for r in range(drafts):
+        left = [p for p in tasks if p.stem not in found]
+        run_dir = out / "first" / f"draft-d{r}"
+        if not left and not run_dir.exists():
+            break
+        if left or run_dir.exists():
+            run_draft_pass(settings, run_dir, bank, {"retrieval": "value", "shipped_rates": False}, left or tasks,
+                           1000 + r, f"{out.name}-first-d{r}", start_from_rung=True)
+        for attempt in _attempts(run_dir / "attempts.jsonl"):
+            if attempt.get("feasible") and attempt.get("code") and attempt["task"] not in found:
+                found[attempt["task"]] = (attempt["code"], run_dir.name)
+    return found
+
+
+def first_kernels(settings, out: Path, plan: dict[str, Any], bank: Path) -> dict[str, dict[str, Any]]:
+    """first/<task>.json per operator: its first kernel, where it came from, its twin verdict and
+    profile (or why there is none)."""
+    from npu_pool.sandbox.task_loader import load_task_for
+    from npu_pool.verdict import Candidate
+    from npu_pool.verifier import evaluate
+
+    folder = out / "first"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [REPOSITORY / p for p in plan["operators"]]
+    codes = {p.stem: (code, f"archived: {ARCHIVED[p.stem][0]}") for p in paths
+             if (code := archived_kernel(p.stem)) is not None}
+    todo = [p for p in paths if p.stem not in codes and not (folder / f"{p.stem}.json").is_file()]
+    if todo:
+        codes |= {task: (code, f"drafted: {name}") for task, (code, name) in
+                  drafted_kernels(settings, out, bank, todo, plan["drafts"]).items()}
+    firsts = {}
+    for path in paths:
+        record_path = folder / f"{path.stem}.json"
+        if record_path.is_file():
+            firsts[path.stem] = json.loads(record_path.read_text())
+            continue
+        record: dict[str, Any] = {"task": path.stem, "origin": None, "feasible": False}
+        if path.stem in codes:
+            code, origin = codes[path.stem]
+            task = load_task_for(path, settings.harness)
+            verdict, profile = evaluate(task, Candidate(source=code, format="kernel"), settings.harness)
+            record.update(origin=origin, code=code, feasible=verdict.feasible and profile is not None,
+                          gate=verdict.gate, reason=verdict.reason,
+                          profile=profile.model_dump() if profile is not None else None)
+        else:
+            record["reason"] = f"no feasible draft in {plan['drafts']} from the first rung"
+        if record["feasible"]:
+            from actors.climb import rung_of
+            from npu_pool.verdict import ProfileReport
+
+            record["rung"] = rung_of(ProfileReport.model_validate(record["profile"]))
+        record_path.write_text(json.dumps(record, indent=2) + "\n")
+        firsts[path.stem] = record
+    return firsts
+
+
+# -- stage 2: K refinements per operator, arm and seed -------------------------------------------
+
+def refine_operator(settings, out: Path, arm: str, seed: int, path: Path, first: dict[str, Any], k: int,
+                    seeded: Path) -> dict[str, Any]:
+    """One operator's K refinements in one arm and seed, from its first kernel; resumable (see the module)."""
+    from actors.context import trace_tags
+    from actors.drafter import Drafter
+    from actors.episode_factory import build_episode, run_to_end
+    from actors.episode_outcome import Feasible
+    from actors.evaluator import Evaluator
+    from actors.ports import InProcess
+    from actors.refiner import Refiner
+    from memory_actor.bank import MemoryBank
+    from memory_actor.items import ItemVerdict, MemoryItem
+    from npu_pool.backends import get_backend
+    from npu_pool.verdict import ProfileReport
+
+    runs = out / "runs" / f"{arm}-s{seed}"
+    runs.mkdir(parents=True, exist_ok=True)
+    result_path = runs / f"{path.stem}.json"
+    if result_path.is_file():
+        return json.loads(result_path.read_text())
+    bank = out / "banks" / f"{arm}-s{seed}"
+    before = runs / f"{path.stem}.bank-before"
+    if before.exists():  # stopped midway: its arm's bank as it was before it
+        shutil.rmtree(bank, ignore_errors=True)
+        shutil.copytree(before, bank)
+    else:
+        if not bank.exists():
+            shutil.copytree(seeded, bank)
+        shutil.copytree(bank, before)
+    attempts_path = runs / f"{path.stem}.attempts.jsonl"
+    attempts_path.unlink(missing_ok=True)
+    arm_settings = settings.model_copy(update={
+        "memory": arm_memory(settings, ARMS[arm], bank, seed),
+        "episode": settings.episode.model_copy(update={"iterations": k, "lessons": False, "start_from_rung": False}),
+    })
+    profile = ProfileReport.model_validate(first["profile"])
+    run_id = f"{out.name}-{arm}-s{seed}"
+
+    async def go() -> Any:
+        memory = MemoryBank(arm_settings.memory)
+        drafter, refiner = Drafter(arm_settings.llm), Refiner(arm_settings.llm)
+        try:
+            episode = build_episode(path, arm_settings, get_backend("npu-twin"), memory=InProcess(memory),
+                                    drafter=InProcess(drafter), refiner=InProcess(refiner),
+                                    evaluator=InProcess(Evaluator(arm_settings.harness)), run_id=run_id,
+                                    on_attempt=lambda a: _append(attempts_path, a.model_dump(mode="json")))
+            if not hasattr(episode, "pool"):  # the task did not load
+                return episode
+            brief = episode.brief
+            trace = MemoryItem(kind="trace", backend=brief.backend, task_id=brief.task_id,
+                               task_signature=brief.signature or "", stage="draft", content=first["code"],
+                               summary=f"{brief.task_id} draft: feasible, {profile.median_ms:.4g} ms",
+                               verdict=ItemVerdict(gate="ok", latency_ms=profile.median_ms,
+                                                   speedup=profile.speedup_vs_eager),
+                               run_id=run_id, tags=trace_tags(brief))
+            [first_id] = memory.add([trace])
+            episode.pool = [Feasible(first_id, first["code"], profile.median_ms, profile.speedup_vs_eager, profile)]
+            episode.best_ms = profile.median_ms
+            return (await run_to_end(episode)).result
+        finally:
+            await drafter.aclose()
+            await refiner.aclose()
+            memory.close()
+
+    print(f"[climb] {arm} seed {seed}: {path.stem}, {k} refinements", file=sys.stderr)
+    ended = asyncio.run(go())
+    refinements = [_refinement(a) for a in _attempts(attempts_path)]
+    feasible = [r["latency_ms"] for r in refinements if r["gate"] == "ok" and r["latency_ms"]]
+    best = min([profile.median_ms, *feasible])
+    result = {"task": path.stem, "arm": arm, "seed": seed, "first_ms": profile.median_ms,
+              "eager_ms": profile.baseline_eager_ms, "first_rung": first.get("rung"), "best_ms": best,
+              "best_over_first": profile.median_ms / best, "best_over_eager": profile.baseline_eager_ms / best,
+              "refinements": refinements, "stopped_by": getattr(ended, "stopped_by", None),
+              "error": getattr(ended, "error", None)}
+    if result["stopped_by"] in ("infra", "error") and len(refinements) < k:
+        raise RuntimeError(f"{path.stem} ({arm}, seed {seed}) stopped: {result['error']}")  # resumable, not a verdict
+    result_path.write_text(json.dumps(result, indent=2) + "\n")
+    shutil.rmtree(before, ignore_errors=True)
+    return result
+
+
+def _refinement(attempt: dict[str, Any]) -> dict[str, Any]:
+    """What a refinement was shown (the rung word, or bare) and what it gave."""
+    climb = [s for s in attempt.get("shown", []) if s.get("role") == "climb"]
+    shown = climb[0]["id"] if climb else None
+    return {"iteration": attempt["iteration"], "shown": _rung_word(shown) if shown else "bare",
+            "gate": attempt.get("gate"), "latency_ms": attempt.get("latency_ms"),
+            "speedup_vs_eager": attempt.get("speedup_vs_eager"), "reward": attempt.get("reward"),
+            "reason": (attempt.get("reason") or "")[:160]}
+
+
+def _rung_word(item_id: str) -> str:
+    from memory_actor.seeding import speed_rungs
+
+    for items in speed_rungs("npu-twin").values():
+        for item in items:
+            if item.id == item_id:
+                return item.tag_values()["rung"]
+    return "rung"
+
+
+def _append(path: Path, record: dict[str, Any]) -> None:
+    with path.open("a") as handle:
+        handle.write(json.dumps(record) + "\n")
+
+
+def _attempts(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            continue
+    return rows
+
+
+def run(settings, out: Path, plan: dict[str, Any], model: dict[str, Any]) -> dict[str, Any]:
+    from bench.learning.learning_pass import LearningBenchmark
+
+    started_at_commit(out)
+    seeded = LearningBenchmark(settings, out).seed_bank()
+    firsts = first_kernels(settings, out, plan, seeded)
+    climbing = [REPOSITORY / p for p in plan["operators"] if firsts[Path(p).stem]["feasible"]]
+    for seed in plan["seeds"]:
+        for path in climbing:
+            for arm in plan["arms"]:
+                refine_operator(settings, out, arm, seed, path, firsts[path.stem], plan["k"], seeded)
+    return summarise(out, plan, model)
+
+
+# -- the table ------------------------------------------------------------------------------------
+
+def summarise(out: Path, plan: dict[str, Any], model: dict[str, Any], publish: bool = False) -> dict[str, Any]:
+    firsts = {Path(p).stem: json.loads((out / "first" / f"{Path(p).stem}.json").read_text())
+              for p in plan["operators"] if (out / "first" / f"{Path(p).stem}.json").is_file()}
+    results: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for arm in plan["arms"]:
+        for seed in plan["seeds"]:
+            for path in sorted((out / "runs" / f"{arm}-s{seed}").glob("*.json")):
+                record = json.loads(path.read_text())
+                results.setdefault(record["task"], {}).setdefault(arm, []).append(record)
+    per_operator = {}
+    for task, arms in results.items():
+        row: dict[str, Any] = {"first_rung": firsts[task].get("rung"), "first_origin": firsts[task].get("origin")}
+        for arm, records in arms.items():
+            row[arm] = {"seeds": len(records),
+                        "best_over_first": statistics.median(r["best_over_first"] for r in records),
+                        "best_over_eager": statistics.median(r["best_over_eager"] for r in records),
+                        "shown": [[f"{f['shown']}:{f['gate']}" for f in r["refinements"]] for r in records],
+                        "correct_refinements": sum(f["gate"] == "ok" for r in records for f in r["refinements"]),
+                        "refinements": sum(len(r["refinements"]) for r in records)}
+        per_operator[task] = row
+    scalar = [t for t, row in per_operator.items() if row["first_rung"] == "first"]
+    headline: dict[str, Any] = {"bench": "climb", "backend": plan["backend"], "operators": len(scalar)}
+    for arm in plan["arms"]:
+        done = [per_operator[t][arm] for t in scalar if arm in per_operator[t]]
+        headline[f"median_best_over_first_{arm}"] = (round(statistics.median(d["best_over_first"] for d in done), 3)
+                                                     if done else None)
+        headline[f"share_within_2x_eager_{arm}"] = (round(sum(d["best_over_eager"] >= 0.5 for d in done) / len(done), 3)
+                                                    if done else None)
+        headline[f"fast_1_{arm}"] = round(sum(d["best_over_eager"] > 1 for d in done) / len(done), 3) if done else None
+    expected = len(plan["seeds"]) * len(plan["arms"]) * sum(1 for f in firsts.values() if f["feasible"])
+    finished = sum(len(records) for arms in results.values() for records in arms.values())
+    meta = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "git_commit": started_at_commit(out),
+            "summarised_at_commit": git_commit(), "machine": machine(), "model": model, "results": str(out),
+            "k": plan["k"], "seeds": plan["seeds"], "arms": plan["arms"], "complete": finished == expected,
+            "finished_runs": finished, "expected_runs": expected,
+            "first_kernels": {t: {k: f.get(k) for k in ("origin", "feasible", "rung", "reason")} for t, f in firsts.items()}}
+    summary = {"meta": meta, "per_operator": per_operator, "headline": headline}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (out / "summary.md").write_text(render(meta, per_operator, headline))
+    if publish:
+        _publish(out, meta)
+    return {**headline, "complete": meta["complete"], "results": str(out)}
+
+
+def render(meta: dict[str, Any], per_operator: dict[str, Any], headline: dict[str, Any]) -> str:
+    arms = meta["arms"]
+    lines = [f"# EvoKernel climb pilot (npu-twin, modelled timings): {meta['k']} refinements from each first kernel", "",
+             f"- date: {meta['date']}; git commit: {meta['git_commit']}; complete: {meta['complete']} "
+             f"({meta['finished_runs']} of {meta['expected_runs']} operator runs); seeds {meta['seeds']}",
+             f"- model: {meta['model'].get('name')} ({meta['model'].get('endpoint')})", "",
+             "| operator | first kernel | " + " | ".join(f"{a}: best/first | {a}: best/eager | {a}: correct"
+                                                        for a in arms) + " |",
+             "|---|---|" + "---|---|---|" * len(arms)]
+    for task, row in per_operator.items():
+        cells = []
+        for arm in arms:
+            d = row.get(arm)
+            cells.append("— | — | —" if d is None else
+                         f"{d['best_over_first']:.3g}x | {d['best_over_eager']:.3g}x | {d['correct_refinements']}/{d['refinements']}")
+        lines.append(f"| {task} | {row['first_rung']} | " + " | ".join(cells) + " |")
+    lines += ["", "Headline (operators whose first kernel is scalar): " + json.dumps(headline), "",
+              "What each refinement was shown (per seed, `<option>:<gate>`):", ""]
+    for task, row in per_operator.items():
+        for arm in arms:
+            if arm in row:
+                lines.append(f"- {task} {arm}: " + "; ".join(" ".join(s) for s in row[arm]["shown"]))
+    left = [t for t, f in meta["first_kernels"].items() if not f["feasible"]]
+    lines += ["", f"Left out (no feasible first kernel): {', '.join(left) or 'none'}", ""]
+    return "\n".join(lines)
+
+
+def _publish(out: Path, meta: dict[str, Any]) -> None:
+    from bench.learning.archive import pack
+
+    name = f"{meta['date'][:10]}-{str(meta['model'].get('name')).replace('/', '_')}-climb-npu-twin"
+    target = publish_folder(RESULTS, name, out)
+    target.mkdir(parents=True, exist_ok=True)
+    for file in ("summary.md", "summary.json"):
+        shutil.copyfile(out / file, target / file)
+    pack(out, target, portable(out))
+    print(f"[climb] published: {target}", file=sys.stderr)
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.climb", description=__doc__.splitlines()[0])
+    p.add_argument("action", choices=["run", "summary"])
+    p.add_argument("--out", required=True, help="results folder; rerun to resume")
+    p.add_argument("--k", type=int, default=6, help="refinements per operator, arm and seed")
+    p.add_argument("--seeds", default="0,1,2")
+    p.add_argument("--drafts", type=int, default=3, help="fresh drafts from the first rung where no kernel is published")
+    p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--backend", default="npu-twin", help=argparse.SUPPRESS)
+    p.add_argument("--llm-base-url", default=None)
+    p.add_argument("--llm-model", default=None)
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--publish", action="store_true", help="with summary: the table and raw state into bench/results/")
+    args = p.parse_args(argv)
+    out = Path(args.out).expanduser().resolve()
+    if args.action == "summary":
+        plan = json.loads((out / "plan.json").read_text())
+        print(json.dumps(summarise(out, plan, model_meta(bench_settings(args)), args.publish)))
+        return 0
+    settings = bench_settings(args, LOAD_PROOF)
+    out.mkdir(parents=True, exist_ok=True)
+    entry = plan_entry(args.k, [int(s) for s in args.seeds.split(",")], args.drafts)
+    path = out / "plan.json"
+    if path.is_file() and json.loads(path.read_text()) != entry:
+        raise SystemExit(f"bench.climb: {out} holds another plan ({path}); pick a new --out")
+    path.write_text(json.dumps(entry, indent=2) + "\n")
+    return run_resumable("climb", out, settings, lambda settings, model: run(settings, out, entry, model), (RuntimeError,))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
