@@ -112,9 +112,10 @@ def drafted_kernels(settings, out: Path, bank: Path, tasks: list[Path], drafts: 
         if left or run_dir.exists():
             run_draft_pass(settings, run_dir, bank, {"retrieval": "value", "shipped_rates": False}, left or tasks,
                            1000 + r, f"{out.name}-first-d{r}", start_from_rung=True)
-        for attempt in _attempts(run_dir / "attempts.jsonl"):
-            if attempt.get("feasible") and attempt.get("code") and attempt["task"] not in found:
-                found[attempt["task"]] = (attempt["code"], run_dir.name)
+        for attempt in _attempts(run_dir / "attempts.jsonl"):  # the source is kept in kernels/, not the record
+            kept = run_dir / "kernels" / attempt["task"] / "best.cpp"
+            if attempt.get("feasible") and attempt["task"] not in found and kept.is_file():
+                found[attempt["task"]] = (kept.read_text(), run_dir.name)
     return found
 
 
