@@ -77,6 +77,10 @@ class EpisodeConfig(BaseModel):
         "at the local model's size re-showing the code never recovered, issue 64)")
     retry_detail_lines: int = Field(
         4, ge=0, description="lines of the failure's details (the first compile errors, the first mismatches) a retry shows")
+    fresh_drafts: int = Field(
+        1, ge=1, description="an operator's first drafts that are fresh draws, each from its start (start_from_rung, "
+        "start_from) with no earlier attempt shown, even after a feasible one; refining follows. The learning "
+        "benchmark's v6 pass drafts each curriculum operator fresh 4 times (issue 64)")
     start_from: str | None = Field(
         None, description="options an operator's first draft shows whatever the memory's values say, in preference "
         "order, comma-separated (e.g. `own_kernel_other_backend,rung`): the first the bank offers for the task; its "

@@ -121,7 +121,7 @@ class Episode:
                     self.result.stopped_by = stop
                     break
                 t0 = time.monotonic()
-                outcome = await (self._refine() if self.pool else self._draft())
+                outcome = await (self._refine() if self.pool and not self._fresh_draft() else self._draft())
                 self._record(iteration, outcome, time.monotonic() - t0)
                 self.stops.observe(outcome)
         except (*FATAL_LLM_ERRORS, *INFRA_LLM_ERRORS, BankWriteFailed, AttemptNotRecorded):  # the campaign's to handle
@@ -159,12 +159,15 @@ class Episode:
         # family's first rung or example, or a kernel of the family, with or without the ranked items.
         # With start_from_rung (the learning pass) the operator's first draft shows its family's first
         # rung, where the brief says that kernel's signature maps onto this task's.
-        start = self.config.start_from_rung and not self.attempts and rung_fits(self.brief)
+        # The first `fresh_drafts` drafts are fresh draws, each from the start (issue 64: the learning
+        # pass banks several of the model's own kernels of an operator, not one)
+        fresh = self._fresh_draft()
+        start = self.config.start_from_rung and fresh and rung_fits(self.brief)
         retrieval = await self._retrieve("draft", self._task_query(), list(self.config.draft_kinds),
-                                         slot=slot_request(self.brief, retry=self.previous is not None,
+                                         slot=slot_request(self.brief, retry=self.previous is not None and not fresh,
                                                            start_from_rung=start,
                                                            cross_backend=self.config.cross_backend_kernels,
-                                                           start_from=None if self.attempts else self.config.start_from))
+                                                           start_from=self.config.start_from if fresh else None))
         # What may be shown (a kernel in the task's own terms); the family's rung or example is also
         # pinned (shown before the ranked items, never cut), a kernel is not
         shown = draft_context(retrieval, self.brief, getattr(self.task, "path", None))
@@ -173,7 +176,8 @@ class Episode:
             self.log.info("memory_decision", family=retrieval.slot.family, context=retrieval.slot.context,
                           option=retrieval.slot.option, reason=retrieval.slot.reason)
         request = DraftRequest(task=self.brief, context=[context_item(i, "draft") for i in items],
-                               api=[context_item(i, "draft") for i in retrieval.api_items], previous=self._shown_failure(),
+                               api=[context_item(i, "draft") for i in retrieval.api_items],
+                               previous=None if fresh else self._shown_failure(),
                                exemplar=exemplar, pinned=context_item(pinned, "draft") if pinned else None,
                                avoid=list(self.judge.seen))
         proposal = await self.drafter.propose(request)
@@ -201,6 +205,11 @@ class Episode:
             self.previous = Feedback(gate=outcome.gate, reason=outcome.reason, code=outcome.proposal.code,
                                      details=outcome.evaluation.verdict.details if outcome.evaluation else "")
         return outcome
+
+    def _fresh_draft(self) -> bool:
+        """Whether the next attempt is one of the operator's first `fresh_drafts` drafts: a fresh
+        draw (no earlier attempt shown, the start option applied) even after a feasible one."""
+        return len(self.attempts) < self.config.fresh_drafts
 
     def _shown_failure(self) -> Feedback | None:
         """What a retry shows of the failed draft before it: its gate, its reason and the first lines

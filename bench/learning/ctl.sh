@@ -27,6 +27,9 @@ case "$design" in
     v5) commit=52454d8              # every v5 attempt runs here (docs: "v5 runs: where they stand")
         started=2026-12-03
         source_design=v4 ;;
+    v6) commit=V6_COMMIT            # set when v6 starts, after the v6 pilot and its pre-registration
+        started=V6_DATE
+        source_design=v5 ;;
     *) sed -n 2,18p "$0"; exit 2 ;;
 esac
 root="${BENCH_ROOT:-/work/$design}"
@@ -36,6 +39,7 @@ source_of() {  # the published run whose screening this design takes whole
     case "$source_design" in
         v3) echo "$repo/bench/results/2026-11-28-$model-v3-$1" ;;
         v4) echo "$repo/bench/results/2026-12-02-$model-v4-$1" ;;
+        v5) echo "$repo/bench/results/2026-12-04-$model-v5-$1" ;;
     esac
 }
 source_dir() {  # where it is unpacked inside the clone
@@ -68,7 +72,7 @@ complete() {  # the run's own summary says every pass finished (then it is publi
 
 prepare() {
     local d="$1" clone="$root/$1"
-    [ "$commit" != V5_COMMIT ] || { echo "ctl: $design has not started: set its commit and date in $0 first" >&2; exit 1; }
+    [ "$commit" != V5_COMMIT ] && [ "$commit" != V6_COMMIT ] || { echo "ctl: $design has not started: set its commit and date in $0 first" >&2; exit 1; }
     [ -x "$repo/.venv/bin/python" ] || { echo "ctl: no $repo/.venv (bash scripts/setup.sh dev,local-llm)" >&2; exit 1; }
     [ -d "$clone/runs/learning-$design-$d" ] || [ -d "$(results_of "$d")" ] || [ "${FIRST_START:-}" = 1 ] || {
         echo "ctl: $d has no checkpoint in bench/results/ (published?) and no results folder in $clone" \

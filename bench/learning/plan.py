@@ -57,7 +57,7 @@ SECONDS_PER_ATTEMPT_FAST = 66.0
 DOMAIN_FLOOR = {"cpu": False, "npu-twin": True}  # npu-twin: 0 of 3 is in the band
 # domain -> (treated, baseline) of the primary comparison (v3)
 PRIMARY = {"cpu": ("value", "similarity"), "npu-twin": ("value", "none")}
-DESIGNS = ("v3", "v4", "v5")
+DESIGNS = ("v3", "v4", "v5", "v6")
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,7 @@ class Target:
     points: float  # the least mean difference of pass@1 that meets the target
     needs_p: bool  # the difference must also be significant (Wilcoxon p < alpha)
     compile_errors: bool  # v4: compile errors treated <= none is part of the target
+    compile_error_allowance: int = 0  # v6's C: treated may have this many more compile errors than none
 
     @property
     def name(self) -> str:
@@ -85,10 +86,15 @@ TARGETS: dict[tuple[str, str], Target] = {
     # compile errors value <= none in both
     ("v5", "cpu"): Target("value", "none", -0.02, False, True),
     ("v5", "npu-twin"): Target("value", "none", 0.20, True, True),
+    # issue 64: on the twin +15 at p < 0.05 with compile errors value <= none; in C at most 2 points
+    # below none (no test asked) with compile errors value <= none + 5 (v5 missed "<=" by one draft on
+    # identical prompts)
+    ("v6", "cpu"): Target("value", "none", -0.02, False, True, compile_error_allowance=5),
+    ("v6", "npu-twin"): Target("value", "none", 0.15, True, True),
 }
 # Designs whose memory settings are v4's (the value arm's cold rates, greedy when frozen, the
 # load-proof limits); v5 adds the learning pass that starts from the rungs (`arm_episodes`).
-COLD_RATE_DESIGNS = ("v4", "v5")
+COLD_RATE_DESIGNS = ("v4", "v5", "v6")
 # v4: no time limit on the way may fire because the machine is busy (the benchmark runs at nice 19
 # beside test suites; a starved draft must not count as the model's failure). Wall-clock limits
 # raised far above anything an idle machine needs; CPU-time limits (harness.cpu_time_limit_s) stay.
@@ -157,7 +163,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    "on the CPU twin (npu-twin)")
     p.add_argument("--design", choices=DESIGNS, default="v3", help="v4: the targets of issue 41, the value arm "
                    "with screening's cold rates (greedy when frozen), time limits that load cannot trip; v5: v4 "
-                   "with issue 54's decision, the value arm's learning pass starting from the rungs, its targets")
+                   "with issue 54's decision, the value arm's learning pass starting from the rungs, its targets; "
+                   "v6: v5 with issue 64's brief and ladder, four fresh rung drafts per curriculum operator, its targets")
     p.add_argument("--out", default=None, help="results folder (default runs/learning-<design>-<backend>); rerun to resume")
     p.add_argument("--suite", default=None, help="task folder (default: bundled suites/cpu)")
     p.add_argument("--pool", default=None, help="comma-separated globs of the screening pool (default: the families)")

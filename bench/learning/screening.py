@@ -229,11 +229,19 @@ def arm_memories(plan: dict[str, Any], screening: dict[str, Any], out: Path) -> 
 
 
 def arm_episodes(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Episode settings of each arm's learning pass beyond the benchmark's own. v5 (issue 54,
+    """Episode settings of each arm's learning pass beyond the benchmark's own. v6 as v5, with the
+    first V6_FRESH_DRAFTS drafts of every operator fresh draws from the rung (issue 64). v5 (issue 54,
     point 4): the value arm starts each curriculum operator from its family's first rung where
     the rung maps onto it (`episode.start_from_rung`), so that its bank ends the pass with
     same-family, same-shape kernels and its decision with fresh evidence of the rung; `none` is
     the static brief, untouched. The frozen evaluation never starts from a rung."""
     if plan.get("design", "v3") == "v5" and "value" in plan["arms"]:
         return {"value": {"start_from_rung": True}}
+    if plan.get("design", "v3") == "v6" and "value" in plan["arms"]:
+        # issue 64.3: each curriculum operator drafted fresh V6_FRESH_DRAFTS times, each from its rung
+        # where one maps, every feasible one banked as a kernel of its family and shape
+        return {"value": {"start_from_rung": True, "fresh_drafts": V6_FRESH_DRAFTS}}
     return {}
+
+
+V6_FRESH_DRAFTS = 4

@@ -108,7 +108,8 @@ def evaluate(domain: str, evaluation: dict[str, dict[str, Any]],
         met = test["mean_difference"] >= target.points - 1e-9 and (verdict["significant"] or not target.needs_p)
         if "none" in evaluation and target.treated in evaluation:
             verdict["compile_errors_treated_le_none"] = (evaluation[target.treated]["compile_errors"]
-                                                         <= evaluation["none"]["compile_errors"])
+                                                         <= evaluation["none"]["compile_errors"]
+                                                         + target.compile_error_allowance)
             met = met and (verdict["compile_errors_treated_le_none"] or not target.compile_errors)
         verdict["target_met"] = met if design != "v3" else verdict["significant"] and met
     return tests, verdict

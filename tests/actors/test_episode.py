@@ -235,3 +235,18 @@ def test_modelnew_format_episode(llm_server, relu_task, harness_config, memory_c
     assert attempt.candidate_format == "modelnew" and attempt.feasible, attempt.reason
     assert "class ModelNew" in llm_server.chat_requests[0]["body"]["messages"][0]["content"]
     assert result.feasible and bank.get(attempt.attempt_id).content.startswith("import torch")
+
+
+def test_the_first_fresh_drafts_are_fresh_draws_even_after_a_feasible_one(llm_server, relu_task, harness_config,
+                                                                          memory_config):
+    """episode.fresh_drafts (issue 64: the v6 learning pass drafts each operator fresh several
+    times): the first k drafts show no earlier attempt, succeed or fail; refining follows."""
+    agent = ScriptedAgent([replies.BROKEN, replies.SLOW, replies.FAST, replies.GARBAGE])
+    llm_server.responder = agent
+    result, attempts, _ = run_episode(llm_server, relu_task, harness_config, memory_config, iterations=4,
+                                      fresh_drafts=3)
+    assert [a.stage for a in attempts] == ["draft", "draft", "draft", "refine"]
+    drafts = [r["body"]["messages"][-1]["content"] for r in llm_server.chat_requests
+              if agent.kind_of(r["body"]) == "draft"]
+    assert len(drafts) == 3 and not any("It failed at the" in prompt for prompt in drafts)
+    assert attempts[1].feasible and attempts[2].stage == "draft"  # a feasible draft did not end the fresh draws

@@ -1,0 +1,32 @@
+"""v6's design (issue 64; bench/learning): v5's screening, held-out operators and curriculum, the
+value arm's learning pass drafting each curriculum operator fresh four times from its rung, and
+issue 64's targets, the C compile-error allowance among them."""
+
+from __future__ import annotations
+
+from bench.learning.plan import COLD_RATE_DESIGNS, DESIGNS, TARGETS
+from bench.learning.screening import V6_FRESH_DRAFTS, arm_episodes
+from bench.learning.summary import evaluate
+
+
+def _arm(pass1: dict[str, float], compile_errors: int) -> dict:
+    return {"pass1_by_operator": pass1, "compile_errors": compile_errors}
+
+
+def test_v6_is_a_design_with_v5s_limits_and_four_fresh_rung_drafts_in_the_value_arms_pass():
+    assert "v6" in DESIGNS and "v6" in COLD_RATE_DESIGNS
+    assert arm_episodes({"design": "v6", "arms": ["none", "value"]}) == {
+        "value": {"start_from_rung": True, "fresh_drafts": 4}} and V6_FRESH_DRAFTS >= 4
+    assert arm_episodes({"design": "v6", "arms": ["none"]}) == {}  # none: the static brief, untouched
+
+
+def test_v6_targets_allow_c_five_more_compile_errors_and_ask_the_twin_for_15_points():
+    assert (TARGETS["v6", "npu-twin"].points, TARGETS["v6", "npu-twin"].needs_p) == (0.15, True)
+    ops = {f"t{i}": 0.5 for i in range(6)}
+    same = {"none": _arm(ops, 20), "value": _arm(ops, 25)}
+    _, verdict = evaluate("cpu", same, design="v6")
+    assert verdict["compile_errors_treated_le_none"] and verdict["target_met"]  # 25 <= 20 + 5; -0 >= -2 points
+    _, verdict = evaluate("cpu", {"none": _arm(ops, 20), "value": _arm(ops, 26)}, design="v6")
+    assert not verdict["target_met"]
+    _, verdict = evaluate("cpu", {"none": _arm(ops, 20), "value": _arm(ops, 25)}, design="v5")
+    assert not verdict["target_met"]  # v5 allowed none
