@@ -88,4 +88,5 @@ class IterationOutcome:
             tokens_completion=proposal.tokens_completion + self.extra_tokens[1], wall_s=round(wall_s, 3),
             flags=self.evaluation.flags if self.evaluation else [], review=self.review,
             lesson_id=self.lesson_id, shown=self.shown, code=proposal.code if self.feasible else None,
+            stages=self.profile.stages if self.feasible and self.profile is not None else None,
         )

@@ -16,6 +16,7 @@ from actors.signature_shape import signature_shape
 
 # Defined by the harness (what it can judge), re-exported for the agent's messages.
 from npu_pool.verdict import CandidateFormat as CandidateFormat
+from npu_pool.verdict import StageProfile
 
 Stage = Literal["draft", "refine"]
 
@@ -229,6 +230,8 @@ class Attempt(BaseModel):
     # The source of a feasible attempt, for the run folder's kernels/ (launch.kernel_files). It
     # travels with the attempt to the run recorder but is left out of attempts.jsonl (exclude).
     code: str | None = Field(None, exclude=True, description="the candidate source as verified (feasible only)")
+    stages: StageProfile | None = Field(None, description="a feasible attempt's modelled profile on the Ascend C twin: "
+                                        "time per stage, blocks and cores, double buffering (issue 65)")
 
 
 class EpisodeResult(BaseModel):

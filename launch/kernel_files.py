@@ -177,7 +177,7 @@ class KernelFolder:
             iteration=attempt.iteration, attempt_id=attempt.attempt_id, backend=backend,
             candidate_format=attempt.candidate_format, sizes=task.sizes if task else {},
             input_shapes=task.input_shapes if task else {}, level=level_problem[0] if level_problem else None,
-            problem=level_problem[1] if level_problem else None, timestamp=attempt.timestamp)
+            problem=level_problem[1] if level_problem else None, timestamp=attempt.timestamp, stages=attempt.stages)
         self.entries[(attempt.task, which)] = entry
         return entry
 

@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from npu_pool.verdict import StageProfile
+
 KERNELS_DIR = "kernels"
 INDEX_FILE = "index.json"
 Which = Literal["best", "first"]
@@ -32,6 +34,8 @@ class KernelEntry(BaseModel):
     level: int | None = None
     problem: int | None = None
     timestamp: str = ""
+    stages: StageProfile | None = Field(None, description="its modelled profile on the Ascend C twin (time per stage, "
+                                        "cores, double buffering): the first and best side by side in the report")
 
 
 class KernelIndex(BaseModel):

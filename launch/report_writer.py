@@ -13,6 +13,7 @@ from pathlib import Path
 import structlog
 from pydantic import BaseModel
 
+from launch.kernel_index import KernelEntry
 from launch.report import Distribution, RunReport, analyse_run, label_runs
 from launch.report_plots import write_plots
 from npu_pool.backends import latency_unit
@@ -117,6 +118,37 @@ def _kernels(report: RunReport) -> str:
                    "verified at", "files"], rows)
 
 
+def _climb(report: RunReport) -> str:
+    """The climb (issue 65): for each operator whose kernels carry the twin's modelled profile, its
+    first and best kernels side by side, stage by stage (time summed over the blocks), with the
+    cores used and the double buffering; empty where no kernel has one (measured timing)."""
+    by_task: dict[str, dict[str, KernelEntry]] = {}
+    for k in report.kernels:
+        if k.stages is not None:
+            by_task.setdefault(k.task, {})[k.kernel] = k
+    if not by_task:
+        return ""
+    rows = []
+    for task, kept in sorted(by_task.items()):
+        first, best = kept.get("first"), kept.get("best")
+        same = first is not None and best is not None and first.attempt_id == best.attempt_id
+        for which, k in (("first", first), ("best", None if same else best)):
+            if k is None:
+                continue
+            st = k.stages
+            used = min(st.blocks, st.vector_cores) if st.vector_cores else st.blocks
+            rows.append([escape(task), which + (" (= best)" if same else ""), _fmt(st.modelled_us, "{:.4g}"),
+                         _fmt(st.scalar_us, "{:.4g}"), _fmt(st.copy_in_us + st.copy_out_us, "{:.4g}"),
+                         _fmt(st.vector_us, "{:.4g}"), escape(st.dominant()), f"{st.blocks} on {used} of {st.vector_cores}",
+                         f"{st.double_buffered_blocks} of {st.blocks}", _fmt(k.speedup_vs_eager, "{:.3g}x"),
+                         _fmt(first.latency_ms / k.latency_ms if first and first.latency_ms and k.latency_ms else None,
+                              "{:.3g}x")])
+    return ("<p>Each operator's first and best kernel as the Ascend C twin models them (microseconds per stage, "
+            "summed over the blocks; modelled, not measured on an NPU).</p>"
+            + _table(["operator", "kernel", "modelled us", "scalar us", "copy us", "vector us", "dominates",
+                      "blocks on vector cores", "double buffered", "vs eager", "vs first"], rows))
+
+
 def _modelled_note(reports: list[RunReport]) -> str:
     modelled = [r.label for r in reports if r.timing == "modelled"]
     if not modelled:
@@ -188,6 +220,8 @@ def render_html(reports: list[RunReport], plots: dict[str, Path], generated_at: 
             f"reloads itself every {refresh_s} s.</p>") if refresh_s else ""
     kernels = "".join(f"<h3>{escape(r.label)}</h3><p>in {escape(r.run_dir)}/kernels/ "
                       f"(<code>evokernel export</code> copies them out)</p>{_kernels(r)}" for r in reports)
+    climbs = "".join(f"<h3>{escape(r.label)}</h3>{climb}" for r in reports if (climb := _climb(r)))
+    climb = f"<h2 id=climb>The climb: first and best kernels, modelled</h2>\n{climbs}" if climbs else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">{reload}<title>EvoKernel report</title><style>{STYLE}</style></head>
 <body>
@@ -208,6 +242,7 @@ speedup over eager PyTorch; boxes show the median and the interquartile range.</
 {per_run}
 <h2 id=kernels>Kernels</h2>
 {kernels}
+{climb}
 <h2>Memory in the context of feasible attempts</h2>
 {memory}
 </body></html>
