@@ -150,7 +150,8 @@ def first_kernels(settings, out: Path, plan: dict[str, Any], bank: Path) -> dict
                           gate=verdict.gate, reason=verdict.reason,
                           profile=profile.model_dump() if profile is not None else None)
         else:
-            record["reason"] = f"no feasible draft in {plan['drafts']} from the first rung"
+            record["reason"] = (f"no feasible draft in {plan['drafts']} from the first rung" if plan["drafts"]
+                                else "no published first kernel (drafting off: --drafts 0)")
         if record["feasible"]:
             from actors.climb import rung_of
             from npu_pool.verdict import ProfileReport
