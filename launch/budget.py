@@ -21,10 +21,11 @@ and faster than eager: fast_1), from its own record, the memory's values and the
 - **drafting** (no feasible kernel yet): `p × (1 + q_fast)`. `p`, the chance the next draft is
   feasible: the published records' rate for the state of its drafts so far (`DRAFT_RATES`: a first
   draft 17%; after drafts of which some compiled 5.3%; after n drafts none of which compiled 3.5%,
-  2.4%, 0.9%, 0.16%), scaled by the memory's own estimate once it has one: times m / 17%, m the
-  posterior mean feasible rate of the option its last draft decision chose (memory_actor/slots.py),
-  so a family the memory rates above the records' first drafts keeps more of its worth, one it
-  rates below keeps less. A first draft's rate is this run's own first-draft rate (prior: the
+  2.4%, 0.9%, 0.16%), scaled by the memory's own estimate once it has one: times sqrt(m / 17%),
+  within [1/2, 2], m the posterior mean feasible rate of the option its last draft decision chose
+  (memory_actor/slots.py), so a family the memory rates above the records' first drafts keeps more
+  of its worth, one it rates below keeps less, and the state of its own drafts weighs most. A
+  first draft's rate is this run's own first-draft rate (prior: the
   records' 17%, as ten drafts). `q_fast`:
   the share of this run's feasible operators that are faster than eager (prior 1/2).
 - **refining** (feasible): `p_gain × v`. `p_gain`, the chance the next refinement gains more than
@@ -73,6 +74,7 @@ REFINE_RATES = {"after_gain": 0.132, "after_none": 0.038}
 # ... and the 12 recorded gains above 10% (best_before / latency - 1)
 RECORDED_GAINS = sorted([0.212, 0.311, 0.315, 0.447, 0.55, 0.759, 0.849, 3.019, 3.167, 3.185, 3.524, 5.54])
 PRIOR_WEIGHT = 10.0  # the records' rates count as this many of the run's own attempts
+MEMORY_SCALE = 2.0  # the memory's values move a draft's worth by at most this factor either way
 FAST_WEIGHT = 0.1
 HYSTERESIS = 0.1  # an operator yields only to one worth more than 1/(1 - 0.1) times its own next attempt
 ESTIMATE_AFTER = 3  # attempts measured before an end time is estimated
@@ -133,6 +135,11 @@ def draft_state(attempts: list[Any]) -> str:
     return f"uncompiled_{min(len(drafts), 4)}"
 
 
+def memory_factor(memory_rate: float) -> float:
+    """sqrt(m / the records' first-draft rate), within [1/MEMORY_SCALE, MEMORY_SCALE]."""
+    return min(MEMORY_SCALE, max(1 / MEMORY_SCALE, (memory_rate / DRAFT_RATES["first"]) ** 0.5))
+
+
 def crossing_share(speedup: float) -> float:
     """The share of the recorded gains that would take a kernel at SPEEDUP past eager (smoothed)."""
     needed = 1.0 / speedup - 1.0
@@ -147,8 +154,9 @@ def expected_gain(attempts: list[Any], result: EpisodeResult, memory_rate: float
         state = draft_state(attempts)
         own = rates.first_rate() if state == "first" else DRAFT_RATES[state]
         # The records' rate for the state of its drafts, scaled by how the memory rates the family's
-        # next draft against the records' first-draft rate (a family the model does well keeps more).
-        p = own if memory_rate is None else min(1.0, own * memory_rate / DRAFT_RATES["first"])
+        # next draft against the records' first-draft rate (a family the model does well keeps more),
+        # within a factor of MEMORY_SCALE either way: the state of its own drafts weighs most.
+        p = own if memory_rate is None else min(1.0, own * memory_factor(memory_rate))
         memory = "" if memory_rate is None else f", the memory rates its family's next draft {memory_rate:.1%}"
         value = 1 + rates.q_fast()
         what = "no attempt yet" if not attempts else state.replace("_", " ") + " draft(s)"
@@ -382,16 +390,17 @@ class TurnQueue:
 
     # -- what it says -----------------------------------------------------------------------
 
-    def plan(self, in_flight: int = 1) -> dict[str, Any]:
+    def plan(self, in_flight: int = 1, in_running: int = 0) -> dict[str, Any]:
         """Operators left, attempts planned (the caps' bound, or what the budget's time holds at the
-        measured median), and the estimated end."""
+        measured median), and the estimated end. IN_RUNNING operators run now (counted at their cap)."""
         left = list(self.waiting)
         cap = sum(self.iterations - (len(t.state.attempts) if t.state else 0) for t in left)
+        cap += in_running * self.iterations
         median = self.attempt_s()
         planned = cap
         end: float | None = None
         if median is not None:
-            planned_time = cap * median / max(1, min(in_flight, len(left) or 1))
+            planned_time = cap * median / max(1, min(in_flight, len(left) + in_running))
             end = time.time() + planned_time
         if self.hours is not None:
             left_s = max(0.0, self.deadline - time.time())
@@ -405,7 +414,7 @@ class TurnQueue:
         WALLS: the latest attempts' wall times where this process does not see the attempts (Ray)."""
         if walls is not None:
             self.walls = list(walls)
-        plan = self.plan(in_flight)
+        plan = self.plan(in_flight, in_running)
         left = plan["operators_left"] + in_running
         text = f"{left} operator(s) left, up to {plan['attempts_planned']} attempts"
         if plan["attempt_s"] is None:
@@ -429,8 +438,8 @@ class TurnQueue:
                 "stopped_by_budget": sorted(set(self.budget_stopped)), "moved_down": self.moved_down,
                 "not_started": [t.path.stem for t in self.waiting if t.state is None]}
 
-    def bought(self, operators: list[EpisodeResult]) -> str | None:
-        """One line: what the budget bought."""
+    def bought(self, operators: list[EpisodeResult], again: str = "evokernel run --resume RUN_DIR") -> str | None:
+        """One line: what the budget bought, and the resume command (AGAIN) where it left operators."""
         record = self.record(operators)
         if record is None:
             return None
@@ -439,7 +448,7 @@ class TurnQueue:
                 f"feasible, {record['fast_1']} faster than eager")
         if record["stopped_by_budget"] or record["not_started"]:
             line += (f"; {len(record['stopped_by_budget'])} stopped by the budget, {len(record['not_started'])} "
-                     "never started (a resume continues them)")
+                     f"never started: continue with  {again} (--hours: the run's total, a larger one gives it more)")
         return line
 
 

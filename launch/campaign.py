@@ -240,7 +240,7 @@ class Campaign:
                     await self._wait_for_llm()
             for result in turns.left_at_the_end():  # waiting when the budget ran out: a resume continues them
                 self._finish(result)
-        if (bought := turns.bought(self.operators)) is not None:
+        if (bought := turns.bought(self.operators, f"evokernel run --no-ray --resume {self.folder.path}")) is not None:
             _say(bought)
         summary = self.summary(True)
         self.folder.write_summary(summary)

@@ -187,7 +187,7 @@ class ConcurrentCampaign:
             self.operators.append(result)
             self._recorded(recorder.operator_done.remote(result), None)
         self._write()
-        if (bought := todo.bought(self.operators)) is not None:
+        if (bought := todo.bought(self.operators, f"evokernel run --resume {self.folder.path}")) is not None:
             self.progress.note(bought)
 
     def _run_episodes(self, todo: TurnQueue, pools: DevicePools, recorder: Any, services: EpisodeServices) -> None:
