@@ -1,0 +1,99 @@
+"""The time-budget benchmark's bookkeeping (bench/budget.py) on run folders as `evokernel run` writes
+them: which rows have finished, a row's wall time over its sessions, the headline; and the defaults'
+measurement (bench/budget_defaults.py) on the published records."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from actors.messages import Attempt, EpisodeResult
+from bench import budget as bench
+from bench.budget_defaults import main as defaults_main
+from launch.run_summary import RunSummary
+
+
+def stamp(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat()
+
+
+def write_row(out: Path, row: str, operators: list[EpisodeResult], attempts: list[Attempt], *, planned: list[str],
+              finished: bool = True, budget: dict | None = None, discarded: list[Attempt] = ()) -> None:
+    folder = out / row
+    folder.mkdir(parents=True)
+    RunSummary(run_id=row, planned=planned, operators=operators, finished_at=stamp(0) if finished else None,
+               budget=budget).write(folder)
+    (folder / "attempts.jsonl").write_text("".join(a.model_dump_json() + "\n" for a in attempts))
+    if discarded:
+        (folder / "attempts.discarded.jsonl").write_text("".join(a.model_dump_json() + "\n" for a in discarded))
+
+
+def attempt(task: str, iteration: int, end: float, wall: float) -> Attempt:
+    return Attempt(run_id="r", task=task, iteration=iteration, stage="draft", gate="compile", wall_s=wall,
+                   timestamp=stamp(end))
+
+
+def test_a_rows_wall_time_counts_one_uninterrupted_run(tmp_path):
+    out = tmp_path / "bench"
+    t0 = 1_800_000_000.0
+    # Session 1: 100 s start-up, two attempts, stopped at t0+400 with a third attempt cut short
+    # (the resume set it aside); session 2: 60 s start-up, then the rest, to t0+1000.
+    kept = [attempt("a", 1, t0 + 200, 100), attempt("a", 2, t0 + 300, 100), attempt("b", 1, t0 + 760, 100)]
+    write_row(out, "full", [EpisodeResult(task="a"), EpisodeResult(task="b")], kept, planned=["a", "b"],
+              discarded=[attempt("b", 1, t0 + 390, 90)])
+    (out / "segments.json").write_text(json.dumps({"full": [{"start": t0, "end": t0 + 400}, {"start": t0 + 600,
+                                                                                             "end": t0 + 1000}]}))
+    wall = bench.wall_s(out, "full")
+    assert wall["sessions_wall_s"] == 800 and wall["discarded_attempts_wall_s"] == 90
+    assert wall["first_startup_s"] == 100 and wall["later_startups_s"] == 60
+    assert wall["wall_s"] == 800 - 90 - 60
+
+
+def test_rows_finish_by_their_own_summary(tmp_path):
+    out = tmp_path / "bench"
+    ops = [EpisodeResult(task="a", feasible=True, speedup_vs_eager=1.5), EpisodeResult(task="b", feasible=True,
+                                                                                        speedup_vs_eager=0.5)]
+    write_row(out, "full", ops, [], planned=["a", "b", "c"])  # c never ended: not finished
+    write_row(out, "budget", ops[:1], [], planned=["a", "b", "c"], budget={"hours": 1.0})  # ended at its budget
+    write_row(out, "stops", ops, [], planned=["a", "b"], finished=False)
+    assert not bench.finished(out / "full") and bench.finished(out / "budget") and not bench.finished(out / "stops")
+    (out / "plan.json").write_text(json.dumps({"rows": list(bench.ROWS), "budget_hours": 1.0}))
+    table = bench.table(out)
+    assert table["headline"]["bench"] == "budget" and not table["complete"] and "target_met" not in table["headline"]
+    assert (table["headline"]["full_feasible"], table["headline"]["full_fast_1"]) == (2, 1)
+    assert (table["headline"]["budget_feasible"], table["headline"]["budget_fast_1"]) == (1, 1)
+    assert table["headline"]["full_median_speedup"] == 1.0
+
+
+def test_the_slice_is_every_fourth_task_of_the_suite():
+    tasks = bench.slice_tasks()
+    assert len(tasks) == 24 and tasks[:3] == ["1_Add", "5_GELU", "9_LeakyReLU"] and tasks[-1] == "1_GemmBiasReLU"
+
+
+def test_the_defaults_are_what_the_published_records_say(capsys):
+    defaults_main([])
+    measured = json.loads(capsys.readouterr().out)
+    assert measured["bench"] == "budget_defaults" and measured["attempts"] > 4000
+    at_10 = measured["refine_gains"]["0.10"]
+    assert at_10["stop_after_k"]["4"]["gains_lost"] == [] and at_10["stop_after_k"]["3"]["gains_lost"]
+    assert not [g for g in measured["refine_gains"]["feasible_gains"] if 0.098 < g < 0.212]
+    rates = measured["drafts"]["next_draft_feasible_by_state"]
+    assert rates["first"][2] > rates["compiled"][2] > rates["uncompiled_1"][2] > rates["uncompiled_4"][2]
+
+
+def test_the_budgets_rates_are_the_measured_ones(capsys):
+    import pytest
+
+    from launch.budget import DRAFT_RATES, RECORDED_GAINS, REFINE_RATES
+
+    defaults_main([])
+    measured = json.loads(capsys.readouterr().out)
+    rates = measured["drafts"]["next_draft_feasible_by_state"]
+    for state, rate in DRAFT_RATES.items():
+        assert rate == pytest.approx(rates[state][2], abs=0.0006), state
+    after = measured["refine_gains"]["0.10"]["next_gains_after_s_without"]
+    assert REFINE_RATES["after_gain"] == pytest.approx(after["0"][1] / after["0"][0], abs=0.001)
+    none = [after[s] for s in after if s != "0"]
+    assert REFINE_RATES["after_none"] == pytest.approx(sum(g for _, g in none) / sum(n for n, _ in none), abs=0.001)
+    assert RECORDED_GAINS == [g for g in measured["refine_gains"]["feasible_gains"] if g > 0.10]
