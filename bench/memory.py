@@ -3,12 +3,19 @@ update throughput from concurrent writers, lost updates against a serial replay,
 writers on one bank (two campaigns: the second refused while the first writes, nothing lost).
 
     python -m bench.memory [--items 100000] [--updates N] [--writers N] [--bank URI]
+                           [--embeddings clustered|random] [--index-min-items N]
 
 Progress and a human summary on stderr, one JSON line on stdout.
 
-The bank is built from synthetic items whose embeddings are random unit vectors (so a
-100,000-item bank builds in seconds without running the embedding model); queries are random
-unit vectors too. Recall cost does not depend on what the vectors mean.
+The bank is built from synthetic items (so a 1,000,000-item bank builds in minutes without
+running the embedding model). An exact recall costs the same whatever the vectors mean; an
+indexed one (a bank of `memory.recall_index_min_items` or more, memory_actor/recall/) does not,
+so the embeddings have the structure of a real bank's (`clustered`, the default): each item is
+a shared direction, its operator's direction and its own noise, weighted so that two items of
+one operator have cosine 0.92 and two of different operators 0.77, as in the published v3 C
+bank (bench/results/2026-11-28-...-v3-cpu, MiniLM over kernels and lessons: 0.923 and 0.766);
+queries are an operator's direction with fresh noise. `random`: independent random unit
+vectors, no structure at all (an index's worst case).
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import shutil
 import sys
 import tempfile
@@ -41,11 +49,16 @@ from memory_actor.config import MemoryConfig  # noqa: E402
 from memory_actor.disk.lease import BankInUse  # noqa: E402
 from memory_actor.disk.store import BankStore  # noqa: E402
 from memory_actor.embeddings import MINILM_DIM  # noqa: E402
+from memory_actor.index import STAGE_ROW  # noqa: E402
 from memory_actor.items import ItemVerdict, MemoryItem, items_to_arrow  # noqa: E402
 from memory_actor.messages import RetrievalRequest, ValueUpdate  # noqa: E402
+from memory_actor.ranking import recall_pool_size  # noqa: E402
 from memory_actor.values import RewardShaper, q_update  # noqa: E402
 
 BUILD_BATCH = 10_000
+TASKS = 200  # synthetic item i belongs to task i % TASKS
+# cosine of two items of one operator (SHARED + OPERATOR) and of two operators (SHARED): v3 C bank
+SHARED, OPERATOR, OWN = 0.77, 0.15, 0.08
 WINDOW_PER_WRITER = 32  # updates a writer keeps in flight (fire-and-forget with a bounded window)
 
 
@@ -76,6 +89,18 @@ class MemoryBenchResult(BaseModel):
     versions_compacted: int
     reopen_s: float
     two_writers: TwoWriterResult
+    # issue 68: a bank recalled through LanceDB's vector index (memory_actor/recall/)
+    embeddings: str = "random"
+    indexed: bool = False  # the actor recalled through the index (items >= recall_index_min_items)
+    index_build_s: float | None = None  # the bank's first opening above the threshold: its recall table built
+    recall_k: int = 0
+    recall_queries: int = 0
+    recall_at_k: float | None = None  # the pool's overlap with an exact search's top K, same queries and filter
+    recall_at_k_min: float | None = None
+    first_retrieve_ms: float | None = None  # the first retrieval after the actor started (index files still cold)
+    actor_rss_mb: float | None = None  # the actor's resident memory after the retrievals and updates
+    actor_peak_rss_mb: float | None = None
+    load_average: tuple[float, float] | None = None  # the machine's 1-minute load average at the start and end
 
 
 def _unit(rng: np.random.Generator, rows: int) -> np.ndarray:
@@ -83,21 +108,54 @@ def _unit(rng: np.random.Generator, rows: int) -> np.ndarray:
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
-def build_synthetic_bank(uri: str, count: int, seed: int = 0) -> list[str]:
+class SyntheticEmbeddings:
+    """The bank's vectors, batch by batch, the same on every call (so they need not be held),
+    and queries for them (module docstring)."""
+
+    def __init__(self, kind: str, seed: int):
+        if kind not in ("clustered", "random"):
+            raise ValueError(f"embeddings must be clustered or random, not {kind}")
+        self.kind, self.seed = kind, seed
+        rng = np.random.default_rng([seed, 7])
+        self.shared, self.operators = _unit(rng, 1)[0], _unit(rng, TASKS)
+
+    def _mix(self, tasks: np.ndarray, own: np.ndarray) -> np.ndarray:
+        mixed = (np.sqrt(SHARED) * self.shared + np.sqrt(OPERATOR) * self.operators[tasks] + np.sqrt(OWN) * own)
+        return (mixed / np.linalg.norm(mixed, axis=1, keepdims=True)).astype(np.float32)
+
+    def batch(self, start: int, rows: int) -> np.ndarray:
+        own = _unit(np.random.default_rng([self.seed, start]), rows)
+        return own if self.kind == "random" else self._mix(np.arange(start, start + rows) % TASKS, own)
+
+    def batches(self, count: int):
+        for start in range(0, count, BUILD_BATCH):
+            yield start, self.batch(start, min(BUILD_BATCH, count - start))
+
+    def queries(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        own = _unit(rng, count)
+        return own if self.kind == "random" else self._mix(rng.integers(0, TASKS, count), own)
+
+
+def _feasible_or_no_trace(i: np.ndarray) -> np.ndarray:
+    """What a drafting recall keeps of the synthetic items: every lesson and practice, the traces that passed."""
+    return (i % 3 != 0) | (i % 6 == 0)
+
+
+def build_synthetic_bank(uri: str, count: int, seed: int = 0, embeddings: str = "random") -> list[str]:
     """Write `count` synthetic trace/experience/practice items straight into a new bank."""
-    rng = np.random.default_rng(seed)
+    vectors = SyntheticEmbeddings(embeddings, seed)
     store = BankStore(uri)
     store.open(MINILM_DIM)
     kinds = ["trace", "experience", "practice"]
     ids: list[str] = []
-    for start in range(0, count, BUILD_BATCH):
-        rows = min(BUILD_BATCH, count - start)
+    for start, batch in vectors.batches(count):
+        rows = len(batch)
         # Every other trace passed the gates: drafting recall filters the others out.
         items = [MemoryItem(kind=kinds[i % 3], backend="cpu", task_id=f"task{i % 200}", stage="draft",
                             content=f"synthetic item {i}", summary=f"synthetic {i}", q_draft=0.0, q_refine=0.0,
                             verdict=ItemVerdict(gate="ok" if i % 6 == 0 else "compile") if i % 3 == 0 else None)
                  for i in range(start, start + rows)]
-        store.items.add(items_to_arrow(items, MINILM_DIM, _unit(rng, rows)))
+        store.items.add(items_to_arrow(items, MINILM_DIM, batch))
         ids += [item.id for item in items]
     store.close()  # the writer lease: the memory actor becomes the bank's writer next
     return ids
@@ -184,21 +242,68 @@ def _ms(values: list[float], q: float) -> float:
     return round(float(np.percentile(values, q)), 3) if values else 0.0
 
 
+def _proc_status_mb(pid: int) -> tuple[float | None, float | None]:
+    """(VmRSS, VmHWM) of a local process in MB, from /proc (None where there is none)."""
+    try:
+        fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+        return tuple(round(int(fields[key].split()[0]) / 1024, 1) for key in ("VmRSS", "VmHWM"))  # type: ignore[return-value]
+    except (OSError, KeyError, ValueError):
+        return None, None
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def measure_recall(bank: MemoryBank, vectors: SyntheticEmbeddings, ids: list[str], queries: int,
+                   seed: int) -> tuple[int, float, float]:
+    """recall@K of the bank's pool against an exact search of the same vectors with the same
+    filter (a drafting recall on backend cpu: lessons, practices and feasible traces): K, the
+    mean and the least overlap over `queries` queries. `ids`: the synthetic items' ids in build order."""
+    query = vectors.queries(np.random.default_rng([seed, 3]), queries)
+    k = recall_pool_size(bank.config.items_per_prompt, len(bank.index), bank.config)
+    best = np.full((queries, 0), -np.inf, dtype=np.float32)
+    best_ids = np.zeros((queries, 0), dtype=np.int64)
+    for start, batch in vectors.batches(len(ids)):
+        sims = query @ batch.T
+        sims[:, ~_feasible_or_no_trace(np.arange(start, start + len(batch)))] = -np.inf
+        merged = np.concatenate([best, sims], axis=1)
+        rows = np.concatenate([best_ids, np.broadcast_to(np.arange(start, start + len(batch)), sims.shape)], axis=1)
+        top = np.argpartition(-merged, k - 1, axis=1)[:, :k]
+        best, best_ids = np.take_along_axis(merged, top, 1), np.take_along_axis(rows, top, 1)
+    overlap = []
+    for q, truth in zip(query, best_ids, strict=True):
+        pool = bank.recall_pool(RetrievalRequest(query="", stage="draft", backend="cpu", query_embedding=q.tolist()))
+        overlap.append(len({item_id for item_id, _ in pool} & {ids[row] for row in truth.tolist()}) / k)
+    return k, round(float(np.mean(overlap)), 4), round(float(np.min(overlap)), 4)
+
+
 def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, updates: int = 20_000,
                      retrievals: int = 2_000, callers: int = 8, seed: int = 0, unbatched_updates: int = 3_000,
+                     embeddings: str = "clustered", recall_queries: int = 200, index_min_items: int | None = None,
                      progress: Callable[[str], None] = lambda message: None) -> MemoryBenchResult:
     """Build the bank, start an actor on it, measure; a temporary bank (uri None) is removed after."""
     own_dir = tempfile.mkdtemp(prefix="evokernel-bench-memory-") if uri is None else None
     uri = uri or own_dir
+    load_at_start = _load()
     config = MemoryConfig(uri=uri, seed=seed, preload_embedder=False, actor_name=f"evokernel-memory-bench-{time.time_ns()}")
+    if index_min_items is not None:
+        config = config.model_copy(update={"recall_index_min_items": index_min_items})
+    vectors = SyntheticEmbeddings(embeddings, seed)
     started_ray = not ray.is_initialized()
     if started_ray:
         ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     try:
         progress(f"building {items} synthetic items in {uri}")
         started = time.perf_counter()
-        ids = build_synthetic_bank(uri, items, seed)
+        ids = build_synthetic_bank(uri, items, seed, embeddings)
         build_s = time.perf_counter() - started
+        index_build_s = None
+        if items >= config.recall_index_min_items:  # the one-time build a bank's first indexed opening does
+            progress(f"building the recall index ({items} >= recall_index_min_items {config.recall_index_min_items})")
+            started = time.perf_counter()
+            MemoryBank(config).close()
+            index_build_s = round(time.perf_counter() - started, 2)
 
         started = time.perf_counter()
         actor = get_or_create_memory_actor(config)
@@ -207,7 +312,7 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
         progress(f"actor up in {actor_start_s:.1f}s; {retrievals} retrievals from {callers} callers")
 
         rng = np.random.default_rng(seed + 1)
-        queries = _unit(rng, retrievals)
+        queries = vectors.queries(rng, retrievals)
 
         def retrieve(i: int) -> tuple[float, float]:
             request = RetrievalRequest(query="", stage="draft" if i % 2 else "refine", backend="cpu",
@@ -216,8 +321,10 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
             reply = ray.get(actor.retrieve.remote(request))
             return reply.elapsed_ms or 0.0, (time.perf_counter() - sent) * 1000, reply.service_ms or 0.0
 
+        sent = time.perf_counter()
         ray.get(actor.retrieve.remote(RetrievalRequest(query="", stage="draft", backend="cpu",
                                                        query_embedding=queries[0].tolist())))  # warm-up
+        first_retrieve_ms = round((time.perf_counter() - sent) * 1000, 1)
         with ThreadPoolExecutor(callers) as pool:
             timings = list(pool.map(retrieve, range(retrievals)))
         in_actor = [t[0] for t in timings]
@@ -267,6 +374,7 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
         rate = run_writers(client_writer, 0, updates)
         client.close()
         ray.get(actor.flush.remote())
+        rss_mb, peak_rss_mb = _proc_status_mb(ray.get(actor.pid.remote()))
         ray.kill(actor)
 
         progress("reopening the bank from disk and replaying the update stream serially")
@@ -274,6 +382,10 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
         reopened = _reopen(config)
         reopen_s = time.perf_counter() - started
         lost, mismatches = _compare_with_serial_replay(reopened, stream, acks, config)
+        indexed = reopened.recall is not None
+        progress(f"recall@K of {recall_queries} queries against an exact search")
+        recall_k, recall_at_k, recall_min = (measure_recall(reopened, vectors, ids, recall_queries, seed)
+                                             if recall_queries else (0, None, None))
         stats = reopened.stats()
         reopened.compact(retention_s=0)  # the benchmark's bank has no other readers
         compacted = reopened.stats()
@@ -290,6 +402,10 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
             lost_updates=lost, value_mismatches=mismatches, bank_bytes=stats.bank_bytes or 0,
             versions=sum(stats.versions.values()), bank_bytes_compacted=compacted.bank_bytes or 0,
             versions_compacted=sum(compacted.versions.values()), reopen_s=round(reopen_s, 2),
+            embeddings=embeddings, indexed=indexed, index_build_s=index_build_s, recall_k=recall_k,
+            recall_queries=recall_queries, recall_at_k=recall_at_k, recall_at_k_min=recall_min,
+            first_retrieve_ms=first_retrieve_ms, actor_rss_mb=rss_mb, actor_peak_rss_mb=peak_rss_mb,
+            load_average=(load_at_start, _load()),
         )
     finally:
         if started_ray:
@@ -315,9 +431,8 @@ def _compare_with_serial_replay(bank: MemoryBank, stream: list[ValueUpdate], ack
             expected_visits[key] = expected_visits.get(key, 0) + 1
     lost = mismatches = 0
     for (item_id, stage), q in expected_q.items():
-        item = bank.get(item_id)
-        visits = item.visits_draft if stage == "draft" else item.visits_refine
-        value = item.q_draft if stage == "draft" else item.q_refine
+        row = bank.index.row_of[item_id]  # the values alone (a large bank would read each item's text from disk)
+        visits, value = int(bank.index.visits[STAGE_ROW[stage], row]), float(bank.index.q[STAGE_ROW[stage], row])
         lost += max(0, expected_visits[(item_id, stage)] - visits)
         mismatches += int(abs(value - q) > 1e-9)
     return lost, mismatches
@@ -332,20 +447,25 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--retrievals", type=int, default=2_000)
     p.add_argument("--callers", type=int, default=8, help="concurrent retrieval callers")
     p.add_argument("--seed", type=int, default=0, help="seed of the synthetic bank, queries and updates")
+    p.add_argument("--embeddings", choices=["clustered", "random"], default="clustered",
+                   help="synthetic embeddings: a real bank's structure (default) or independent random vectors")
+    p.add_argument("--recall-queries", type=int, default=200, help="queries for recall@K against exact search (0: none)")
+    p.add_argument("--index-min-items", type=int, default=None, metavar="N",
+                   help="memory.recall_index_min_items for this run (default: the config's)")
     p.add_argument("--bank", metavar="URI", default=None,
                    help="build the bank here and keep it (default: a temporary directory, removed after)")
     args = p.parse_args(argv)
     for name in ("items", "updates", "writers", "retrievals", "callers"):
         if getattr(args, name) < 1:
             p.error(f"--{name} must be at least 1")
-    if args.unbatched_updates < 0:
-        p.error("--unbatched-updates must be at least 0")
+    if args.unbatched_updates < 0 or args.recall_queries < 0:
+        p.error("--unbatched-updates and --recall-queries must be at least 0")
     return args
 
 
 def summary(result: MemoryBenchResult) -> str:
     return "\n".join([
-        f"items                {result.items:,} (synthetic random unit-vector embeddings)",
+        f"items                {result.items:,} (synthetic {result.embeddings} embeddings)",
         f"retrieve in actor    p50 {result.retrieve_p50_ms:.2f} ms   p99 {result.retrieve_p99_ms:.2f} ms "
         "(serving one retrieval)",
         f"  with queueing      p50 {result.retrieve_queued_p50_ms:.2f} ms   p99 {result.retrieve_queued_p99_ms:.2f} ms "
@@ -354,6 +474,11 @@ def summary(result: MemoryBenchResult) -> str:
         f"updates              {result.updates_per_s:,.0f}/s through MemoryClient, "
         f"{result.updates_per_s_unbatched:,.0f}/s one call each ({result.writers} writers)",
         f"lost updates         {result.lost_updates}   value mismatches {result.value_mismatches}",
+        f"recall               {'LanceDB index' if result.indexed else 'exact'}; recall@{result.recall_k} "
+        f"{result.recall_at_k} (least {result.recall_at_k_min}) over {result.recall_queries} queries, "
+        f"{result.embeddings} embeddings",
+        f"actor                start {result.actor_start_s:.1f} s, first retrieval {result.first_retrieve_ms} ms, "
+        f"resident {result.actor_rss_mb} MB (peak {result.actor_peak_rss_mb}); reopen {result.reopen_s:.1f} s",
         f"bank on disk         {result.bank_bytes:,} bytes in {result.versions} versions; "
         f"{result.bank_bytes_compacted:,} bytes after compaction",
         f"two writers          second refused while the first wrote: {result.two_writers.second_writer_refused}; "
@@ -369,7 +494,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(level="warning")  # to stderr: stdout carries the JSON line alone
     result = run_memory_bench(
         args.items, uri=args.bank, writers=args.writers, updates=args.updates, retrievals=args.retrievals,
-        callers=args.callers, unbatched_updates=args.unbatched_updates, seed=args.seed,
+        callers=args.callers, unbatched_updates=args.unbatched_updates, seed=args.seed, embeddings=args.embeddings,
+        recall_queries=args.recall_queries, index_min_items=args.index_min_items,
         progress=lambda message: print(f"bench.memory: {message}", file=sys.stderr, flush=True),
     )
     print(summary(result), file=sys.stderr, flush=True)

@@ -20,6 +20,7 @@ from typing import Any
 import structlog
 
 from memory_actor.bank import MemoryBank
+from memory_actor.bank_retrieval import planned_ids
 from memory_actor.config import MemoryConfig, memory_actor_name
 from memory_actor.disk.bank_errors import BankWriteFailed
 from memory_actor.disk.lease import (
@@ -77,7 +78,7 @@ class MemoryActor:
         self.holder = lease_record(owner)
         self.refusal: tuple[str, str] | None = None  # (BankInUse or BankUnusable, its one line)
         self._recalls: list[tuple[RetrievalRequest, asyncio.Future[Retrieval]]] = []
-        self._recall_server: asyncio.Task[None] | None = None
+        self._recall_servers: set[asyncio.Task[None]] = set()
         self._metrics = ActorMetrics()
         self._bank: MemoryBank | None = None
         self._refresher: asyncio.Task[None] | None = None  # a refresh of the recall index (memory_actor/recall/)
@@ -139,10 +140,14 @@ class MemoryActor:
         """Queued with the retrievals arriving meanwhile and served as one batch: one embedding
         call and one pass over the matrix (in a thread, so updates go on) for all of them."""
         arrived = time.perf_counter()
+        # One server (a pass over the matrix uses the cores); on LanceDB's index, as many as the
+        # config allows: a recall there waits on reads as much as it computes.
+        servers = 1 if self.bank.recall is None else self.config.recall_index_servers
         future: asyncio.Future[Retrieval] = asyncio.get_running_loop().create_future()
         self._recalls.append((request, future))
-        if self._recall_server is None or self._recall_server.done():
-            self._recall_server = asyncio.get_running_loop().create_task(self._serve_recalls())
+        self._recall_servers = {server for server in self._recall_servers if not server.done()}
+        if len(self._recall_servers) < min(servers, len(self._recalls)):
+            self._recall_servers.add(asyncio.get_running_loop().create_task(self._serve_recalls()))
         retrieval = await future
         retrieval.elapsed_ms = (time.perf_counter() - arrived) * 1000
         self._metrics.retrievals.inc(tags={"stage": request.stage, "mode": retrieval.mode})
@@ -152,7 +157,7 @@ class MemoryActor:
 
     async def _serve_recalls(self) -> None:
         while self._recalls:
-            size = self.config.recall_batch
+            size = self.config.recall_batch if self.bank.recall is None else self.config.recall_index_batch
             batch, self._recalls = self._recalls[:size], self._recalls[size:]
             started = time.perf_counter()
             try:
@@ -166,7 +171,10 @@ class MemoryActor:
                 queries = self.bank.query_matrix(requests)
                 sims = (await asyncio.to_thread(self.bank.recall_requests, requests, queries, len(self.bank.index))
                         if len(queries) else queries)
-                retrievals = self.bank.finish_retrievals(requests, sims)
+                plans = self.bank.plan_retrievals(requests, sims)
+                if self.bank.recall is not None:  # the chosen items' texts, read from disk (memory_actor/recall/)
+                    await asyncio.to_thread(self.bank.items.prefetch, planned_ids(plans))
+                retrievals = self.bank.fill_retrievals(plans)
             except Exception:  # one bad request must not fail the others: serve them one by one
                 for request, future in batch:
                     try:

@@ -7,6 +7,7 @@ whose state it reads; a recorded retrieval is appended to the bank's log (journa
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,6 +29,20 @@ from memory_actor.slots import (
     is_refine,
     option_key,
 )
+
+
+@dataclass
+class Planned:
+    """A retrieval whose items are chosen (ids) but not yet read: `BankRetrieval.plan_retrievals`."""
+
+    request: RetrievalRequest
+    retrieval: Retrieval
+    item_ids: list[str] = field(default_factory=list)
+    slot_id: str | None = None
+
+
+def planned_ids(plans: list[Planned]) -> list[str]:
+    return [item_id for plan in plans for item_id in ([plan.slot_id] if plan.slot_id else []) + plan.item_ids]
 
 
 class BankRetrieval:
@@ -55,22 +70,22 @@ class BankRetrieval:
         their items read into memory. Reads only: may run in a thread while items are added."""
         if self.recall is None:
             return self.index.similarities(queries, len(self.index) if n is None else n) if len(queries) else queries
-        recalled = [self._recall_indexed(request, query)
-                    for request, query in zip(filter(self.needs_query_vector, requests), queries, strict=True)]
-        self.items.prefetch([*(self.index.ids[row] for r in recalled for row in r.rows.tolist()),
-                             *(item_id for r in recalled for item_id in r.read)])
+        recalling = list(filter(self.needs_query_vector, requests))
+        wheres, ks = zip(*(self._recall_filter(request) for request in recalling), strict=True) if recalling else ((), ())
+        recalled = self.recall.recall_many(queries, list(wheres), list(ks))
+        for request, query, found in zip(recalling, queries, recalled, strict=True):
+            if request.slot is not None:
+                self.recall.slot_similarities(query, request.backend, request.slot, self.task_kernels, found)
+        self.items.prefetch(item_id for r in recalled for item_id in r.read)  # what the slot decision reads
         return recalled
 
-    def _recall_indexed(self, request: RetrievalRequest, query: np.ndarray) -> Recalled:
+    def _recall_filter(self, request: RetrievalRequest) -> tuple[RecallFilter, int]:
+        """An indexed recall's filter (what `_pool` masks with) and its K."""
         n = self.config.items_per_prompt if request.n is None else request.n
         k = recall_pool_size(n, len(self.index), self.config) if self.config.retrieval == "value" else n
         scoped = None if request.family is None else tuple(scopes(request.family, request.shape, request.stage))
-        where = RecallFilter(request.backend, tuple(request.kinds), request.exclude_task_id,
-                             request.trace_verdicts == "feasible", scoped)
-        recalled = self.recall.recall(query, where, k)
-        if request.slot is not None:
-            self.recall.slot_similarities(query, request.backend, request.slot, self.task_kernels, recalled)
-        return recalled
+        return RecallFilter(request.backend, tuple(request.kinds), request.exclude_task_id,
+                            request.trace_verdicts == "feasible", scoped), k
 
     def recall_pool(self, request: RetrievalRequest) -> list[tuple[str, float]]:
         """Phase 1 alone: the recall pool of REQUEST (ids and similarities, most similar first),
@@ -104,27 +119,36 @@ class BankRetrieval:
             rows.append(query / max(float(np.linalg.norm(query)), 1e-12))
         return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
 
-    def finish_retrievals(self, requests: list[RetrievalRequest], sims: np.ndarray,
+    def finish_retrievals(self, requests: list[RetrievalRequest], sims: np.ndarray | list[Recalled],
                           record: bool = True) -> list[Retrieval]:
         """Phase 2 and the API items, given phase 1's similarities (one row per recalling request,
-        over the first sims.shape[1] items)."""
-        rows = iter(sims)
-        return [self._finish(request, next(rows) if self.needs_query_vector(request) else None, record)
-                for request in requests]
+        over the first sims.shape[1] items). The actor splits it: `plan_retrievals` (which items),
+        the items read from disk in a thread (a bank on LanceDB's index), `fill_retrievals`."""
+        plans = self.plan_retrievals(requests, sims)
+        if self.recall is not None:
+            self.items.prefetch(planned_ids(plans))
+        return self.fill_retrievals(plans, record)
 
-    def _finish(self, request: RetrievalRequest, sims: np.ndarray | None, record: bool) -> Retrieval:
+    def plan_retrievals(self, requests: list[RetrievalRequest], sims: np.ndarray | list[Recalled]) -> list[Planned]:
+        rows = iter(sims)
+        return [self._plan(request, next(rows) if self.needs_query_vector(request) else None) for request in requests]
+
+    def fill_retrievals(self, plans: list[Planned], record: bool = True) -> list[Retrieval]:
+        return [self._fill(plan, record) for plan in plans]
+
+    def _plan(self, request: RetrievalRequest, sims: np.ndarray | Recalled | None) -> Planned:
+        """The slot decision and phase 2: which items the retrieval shows (their ids)."""
         mode = self.config.retrieval
-        retrieval = Retrieval(retrieval_id=new_id(), stage=request.stage, mode=mode)
+        plan = Planned(request, Retrieval(retrieval_id=new_id(), stage=request.stage, mode=mode))
+        retrieval = plan.retrieval
         if mode == "none":
-            # No memory, but the same static brief as the other arms: the backend's core API items.
-            retrieval.api_items = self.api_items(request.backend) if request.include_api else []
             if request.slot is not None:
                 retrieval.slot = self._slot(request, None)
-            return retrieval
+            return plan
         if request.slot is not None:  # the draft's one decision: the slot, and whether ranked items come
             retrieval.slot = self._slot(request, sims)
             if retrieval.slot.kind != "generic":
-                retrieval.slot_item = self._public(retrieval.slot.chosen)
+                plan.slot_id = retrieval.slot.chosen
         if sims is not None and (retrieval.slot is None or retrieval.slot.ranked or is_refine(retrieval.slot.context)):
             n = self.config.items_per_prompt if request.n is None else request.n
             rows, pool_sims = self._pool(request, sims, n)
@@ -132,9 +156,21 @@ class BankRetrieval:
             positions, scores = select(pool_sims, self.index.value(request.stage, rows), n, mode, self.config.ranker,
                                        self.config, rng)
             retrieval.pool_size = len(rows)
-            retrieval.items = [self._public(self.index.ids[rows[pos]]) for pos in positions]
+            plan.item_ids = [self.index.ids[rows[pos]] for pos in positions]
             retrieval.scores = [float(scores[pos]) for pos in positions]
             retrieval.similarities = [float(pool_sims[pos]) for pos in positions]
+        return plan
+
+    def _fill(self, plan: Planned, record: bool) -> Retrieval:
+        """The chosen items with their current values, the API items, and the retrieval logged."""
+        request, retrieval = plan.request, plan.retrieval
+        if retrieval.mode == "none":
+            # No memory, but the same static brief as the other arms: the backend's core API items.
+            retrieval.api_items = self.api_items(request.backend) if request.include_api else []
+            return retrieval
+        if plan.slot_id is not None:
+            retrieval.slot_item = self._public(plan.slot_id)
+        retrieval.items = [self._public(item_id) for item_id in plan.item_ids]
         if request.include_api:
             names = list(request.api_names)
             names += self.api.names_in(request.backend, (item.content for item in retrieval.items))

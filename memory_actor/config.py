@@ -176,6 +176,12 @@ class MemoryConfig(BaseModel):
     recall_refine_factor: int = Field(
         2, ge=1, description="an indexed recall re-ranks this many times the candidates it needs by their exact "
         "vectors (read from disk): scalar quantisation alone loses neighbours inside a tight cluster")
+    recall_index_servers: int = Field(
+        2, ge=1, description="actor: retrievals served at once on LanceDB's index (each waits on reads as much as it "
+        "computes); the exact recall serves one at a time")
+    recall_index_batch: int = Field(
+        4, ge=1, description="actor: retrievals waiting at once on LanceDB's index that one server takes together (one "
+        "index query for their vectors, one read of their items)")
     recall_refresh_rows: int = Field(
         10_000, ge=1, description="items added since the index was last refreshed (searched exactly, their vectors "
         "in memory) before a background refresh adds them to the index")

@@ -69,7 +69,7 @@ class VectorIndex:
         self._backends = _Codes()
         self._tasks = _Codes()
         self._scopes = _Codes()
-        self._class_counts: dict[tuple[int, int, bool], int] = {}
+        self._class_counts: dict[tuple[int, int, bool, int], int] = {}
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -171,26 +171,29 @@ class VectorIndex:
 
     def eligible_share(self, where: RecallFilter) -> float:
         """About which share of the rows `where` keeps, from the counts per (backend, kind,
-        feasible) class (the excluded task and the scopes left out): a recall's oversampling."""
+        feasible, scope) class (the excluded task left out): a recall's oversampling."""
         n = len(self.ids)
         if not n:
             return 0.0
         backend = self._backends.get(where.backend)
         kinds = {KIND_CODE[kind] for kind in where.kinds}
         trace = KIND_CODE["trace"]
-        kept = sum(count for (b, k, feasible), count in self.class_counts().items()
-                   if b == backend and k in kinds and (feasible or k != trace or not where.feasible_traces_only))
+        scopes = None if where.scopes is None else {0, *(self._scopes.get(scope) for scope in where.scopes)}
+        kept = sum(count for (b, k, feasible, scope), count in self._class_counts.items()
+                   if b == backend and k in kinds and (feasible or k != trace or not where.feasible_traces_only)
+                   and (scopes is None or scope in scopes))
         return kept / n
 
-    def class_counts(self) -> dict[tuple[int, int, bool], int]:
-        """Rows per (backend code, kind code, feasible); kept current by `upsert` and `load`."""
+    def class_counts(self) -> dict[tuple[int, int, bool, int], int]:
+        """Rows per (backend code, kind code, feasible, scope code); kept current by `upsert` and `load`."""
         return self._class_counts
 
     def _count_classes(self, rows: np.ndarray, sign: int) -> None:
-        key = (self.backend[rows].astype(np.int64) * 8 + self.kind[rows]) * 2 + self.feasible[rows]
+        key = ((self.backend[rows].astype(np.int64) << 40) | (self.kind[rows].astype(np.int64) << 36)
+               | (self.feasible[rows].astype(np.int64) << 35) | self.scope[rows].astype(np.int64))
         values, counts = np.unique(key, return_counts=True)
         for value, count in zip(values.tolist(), counts.tolist(), strict=True):
-            cls = (value // 16, value // 2 % 8, bool(value % 2))
+            cls = (value >> 40, (value >> 36) & 15, bool((value >> 35) & 1), value & ((1 << 35) - 1))
             self._class_counts[cls] = self._class_counts.get(cls, 0) + sign * count
 
     def counts(self, column: str) -> dict[str, int]:

@@ -93,13 +93,25 @@ class IndexedRecall:
     # -- recall -----------------------------------------------------------------------------------
     def recall(self, query: np.ndarray, where: RecallFilter, k: int) -> Recalled:
         """The k most similar items `where` keeps (fewer only when fewer are eligible)."""
-        rows, sims = self._fresh(query, where, k)
-        if k > 0:
-            found_rows, found_sims = self._indexed(query, where, k)
-            rows, sims = np.concatenate([rows, found_rows]), np.concatenate([sims, found_sims])
-        order = np.argsort(-sims, kind="stable")[:k]
-        return Recalled(rows=rows[order], sims=sims[order],
-                        known=dict(zip(rows[order].tolist(), sims[order].tolist(), strict=True)))
+        return self.recall_many(query[None, :], [where], [k])[0]
+
+    def recall_many(self, queries: np.ndarray, wheres: list[RecallFilter], ks: list[int]) -> list[Recalled]:
+        """`recall` for several requests; those whose filter keeps a large share of the bank ask
+        the index together (one LanceDB query for all their vectors)."""
+        shares = [self.index.eligible_share(where) for where in wheres]
+        broad = [i for i, (share, k) in enumerate(zip(shares, ks, strict=True)) if share >= PREFILTER_SHARE and k > 0]
+        limits = {i: math.ceil(ks[i] / shares[i] * OVERSAMPLE) + 8 for i in broad}
+        found = dict(zip(broad, self.table.search_many(queries[broad], max(limits.values())), strict=True)) if broad else {}
+        out = []
+        for i, (query, where, k) in enumerate(zip(queries, wheres, ks, strict=True)):
+            rows, sims = self._fresh(query, where, k)
+            if k > 0:
+                found_rows, found_sims = self._indexed(query, where, k, found.get(i), limits.get(i, 0))
+                rows, sims = np.concatenate([rows, found_rows]), np.concatenate([sims, found_sims])
+            order = np.argsort(-sims, kind="stable")[:k]
+            out.append(Recalled(rows=rows[order], sims=sims[order],
+                                known=dict(zip(rows[order].tolist(), sims[order].tolist(), strict=True))))
+        return out
 
     def _fresh(self, query: np.ndarray, where: RecallFilter, k: int) -> tuple[np.ndarray, np.ndarray]:
         if not len(self.fresh_rows) or k <= 0:
@@ -109,12 +121,13 @@ class IndexedRecall:
         top = np.argsort(-sims, kind="stable")[:k]
         return self.fresh_rows[keep][top], sims[top]
 
-    def _indexed(self, query: np.ndarray, where: RecallFilter, k: int) -> tuple[np.ndarray, np.ndarray]:
-        share = self.index.eligible_share(where)
-        if where.scopes is None and share >= PREFILTER_SHARE:
-            limit = math.ceil(k / share * OVERSAMPLE) + 8
-            ids, sims = self.table.search(query, limit, None)
-            rows, sims = self._rows(ids, sims)
+    def _indexed(self, query: np.ndarray, where: RecallFilter, k: int,
+                 candidates: tuple[list[str], np.ndarray] | None, limit: int) -> tuple[np.ndarray, np.ndarray]:
+        """From the index: the unfiltered candidates (`limit` asked), masked here; else (a small
+        share eligible, or too few candidates left) the filter as LanceDB's prefilter."""
+        if candidates is not None:
+            ids, sims = candidates
+            rows, sims = self._rows(ids[:limit], sims[:limit])
             keep = self.index.keep_rows(rows, where)
             if keep.sum() >= k or len(ids) < limit:  # enough, or every row of the index was a candidate
                 return rows[keep][:k], sims[keep][:k]

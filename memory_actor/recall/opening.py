@@ -69,6 +69,8 @@ def open_indexed(store: Any, dim: int, config: Any, prior: Any) -> tuple[VectorI
         table.build(_item_batches(store.items, dim))
         log.info("recall index built", items=len(index), seconds=round(time.perf_counter() - built, 1),
                  partitions=table.partitions(len(index)))
+    if not store.read_only:
+        table.ensure_indexes()
     recalled_ids = table.ids()
     missing = pc.invert(pc.is_in(columns["id"], value_set=recalled_ids))
     missing_ids = pc.filter(columns["id"], missing).combine_chunks()

@@ -34,6 +34,7 @@ RECALL = "recall"
 INDEX_NAME = "embedding_idx"
 INDEX_TYPE = "IVF_SQ"
 MAX_PARTITIONS = 4096
+SCALAR_INDEXED = ("backend", "kind", "feasible", "scope", "task")
 
 
 def recall_schema(dim: int) -> pa.Schema:
@@ -104,13 +105,15 @@ class RecallTable:
         return max(1, min(wanted, MAX_PARTITIONS, rows))
 
     def _index(self) -> None:
-        from lancedb.index import IvfSq
+        from lancedb.index import Bitmap, BTree, IvfSq
 
         rows = self.table.count_rows()
         if rows:
             self.table.create_index("embedding", config=IvfSq(distance_type="cosine",
                                                               num_partitions=self.partitions(rows)),
                                     replace=True, name=INDEX_NAME)
+            for column in SCALAR_INDEXED:  # the prefilter's columns: bitmaps (few values), a BTREE for tasks
+                self.table.create_index(column, config=BTree() if column == "task" else Bitmap(), replace=True)
 
     def merge(self, rows: pa.Table) -> None:
         """Insert new rows and overwrite the rows of ids already present (one commit)."""
@@ -131,6 +134,16 @@ class RecallTable:
             if not self.has_index():
                 self._index()
             self.table.optimize(cleanup_older_than=timedelta(seconds=self.config.version_retention_s))
+
+    def ensure_indexes(self) -> None:
+        """The prefilter's scalar indexes on a table built before them (a writer's opening)."""
+        from lancedb.index import Bitmap, BTree
+
+        present = {column for index in self.table.list_indices() for column in index.columns}
+        missing = [column for column in SCALAR_INDEXED if column not in present]
+        with self.lock:
+            for column in missing:
+                self.table.create_index(column, config=BTree() if column == "task" else Bitmap(), replace=True)
 
     def has_index(self) -> bool:
         return any(index.name == INDEX_NAME for index in self.table.list_indices())
@@ -155,6 +168,23 @@ class RecallTable:
                        .maximum_nprobes(max(config.recall_max_nprobes, config.recall_nprobes)))
         found = builder.to_arrow()
         return found["id"].to_pylist(), 1.0 - found["_distance"].to_numpy(zero_copy_only=False).astype(np.float32)
+
+    def search_many(self, queries: np.ndarray, limit: int) -> list[tuple[list[str], np.ndarray]]:
+        """`search` without a filter for several query vectors in one LanceDB query."""
+        if len(queries) == 1:
+            return [self.search(queries[0], limit, None)]
+        found = (self.table.search(list(np.asarray(queries, dtype=np.float32)), vector_column_name="embedding")
+                 .distance_type("cosine").select(["id", "_distance"]).limit(limit)
+                 .refine_factor(self.config.recall_refine_factor).nprobes(self.config.recall_nprobes).to_arrow())
+        which = found["query_index"].to_numpy()
+        ids = np.asarray(found["id"].to_pylist(), dtype=object)
+        sims = 1.0 - found["_distance"].to_numpy(zero_copy_only=False).astype(np.float32)
+        out = []
+        for i in range(len(queries)):
+            mine = np.flatnonzero(which == i)
+            mine = mine[np.argsort(-sims[mine], kind="stable")]
+            out.append((ids[mine].tolist(), sims[mine]))
+        return out
 
     def prewarm(self) -> None:
         if self.table is not None and self.has_index():
