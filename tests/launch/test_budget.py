@@ -204,6 +204,10 @@ def test_the_budget_runs_turns_over_ray(tmp_path, capsys):
     order = agent.order
     assert order[:3] == [("4_ReLU", "draft"), ("7_Sigmoid", "draft"), ("8_Tanh", "draft")]
     assert order.index(("7_Sigmoid", "draft"), 2) < order.index(("4_ReLU", "draft"), 1)
-    ops = {op["task"]: op for op in summary(tmp_path)["operators"]}
-    assert all(op["attempts"] == 4 for op in ops.values()) and ops["7_Sigmoid"]["feasible"]
-    assert [a["iteration"] for a in attempts(tmp_path) if a["task"] == "4_ReLU"] == [1, 2, 3, 4]
+    done = summary(tmp_path)
+    ops = {op["task"]: op for op in done["operators"]}
+    # (an episode lost with its worker on a loaded machine runs again from its first attempt: lost_tries)
+    assert all(op["attempts"] == 4 for task, op in ops.items() if task not in done["lost_tries"])
+    assert ops["7_Sigmoid"]["feasible"] and done["budget"]["moved_down"] >= 2
+    if "4_ReLU" not in done["lost_tries"]:  # its turns' attempts continue one another
+        assert [a["iteration"] for a in attempts(tmp_path) if a["task"] == "4_ReLU"] == [1, 2, 3, 4]
