@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Runs the time-budget benchmark (bench/budget.py, issue 67) in a frozen clone, in the background.
 #
-#   bash bench/budget_ctl.sh prepare COMMIT   a clone at COMMIT (BENCH_ROOT, default /work/budget-bench), .venv linked,
-#                                             the checkpoint under bench/results/ unpacked into it if there is one
+#   bash bench/budget_ctl.sh prepare COMMIT [PICK ...]
+#                                             a clone at COMMIT (BENCH_ROOT, default /work/budget-bench), with the commits
+#                                             PICK cherry-picked on it (the budget's own later fixes), .venv linked, the
+#                                             checkpoint under bench/results/ unpacked into it if there is one
+#     (the 2026-12-06 run: prepare 7e46f35 0c97a39 1f2e3cb 034bc4a; its first 65 attempts ran at 7e46f35 alone,
+#      docs/agent.md "The budget benchmark")
 #   bash bench/budget_ctl.sh resume           start (nice -n 10, in the background) what is not finished
 #   bash bench/budget_ctl.sh pause            stop cleanly (the row's run exits 130, its state kept)
 #   bash bench/budget_ctl.sh status           one line per row
@@ -35,13 +39,14 @@ checkpoint_dir() {  # the existing checkpoint, else one named for today
 
 case "$cmd" in
     prepare)
-        commit="${1:?usage: budget_ctl.sh prepare COMMIT}"
+        commit="${1:?usage: budget_ctl.sh prepare COMMIT [PICK ...]}"; shift
         mkdir -p "$root"
         if [ ! -d "$clone/.git" ]; then
             git clone -q "$repo" "$clone"
         fi
         git -C "$clone" fetch -q origin
-        git -C "$clone" checkout -q "$commit"
+        git -C "$clone" checkout -q --detach "$commit"
+        for pick in "$@"; do git -C "$clone" cherry-pick "$pick" > /dev/null; done
         ln -sfn "$repo/.venv" "$clone/.venv"
         ckpt=$(ls -d $results_glob 2>/dev/null | tail -1 || true)
         if [ ! -d "$out" ] && [ -n "$ckpt" ]; then
