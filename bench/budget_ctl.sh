@@ -72,7 +72,12 @@ case "$cmd" in
         [ -d "$out" ] && (cd "$clone" && .venv/bin/python -m bench.budget status --out "$out") || true ;;
     checkpoint)
         was_running=0; running_pid > /dev/null && was_running=1
-        [ "$was_running" = 1 ] && bash "$0" pause
+        if [ "$was_running" = 1 ]; then  # pause as an operator ends (up to WAIT_S, default 1800 s): little is redone
+            ended() { cat "$out"/*/summary.json 2>/dev/null | grep -c '"stopped_by"' || true; }
+            before=$(ended); waited=0
+            while [ "$(ended)" = "$before" ] && [ "$waited" -lt "${WAIT_S:-1800}" ]; do sleep 5; waited=$((waited + 5)); done
+            bash "$0" pause
+        fi
         (cd "$clone" && .venv/bin/python -m bench.budget checkpoint "$out" "$(checkpoint_dir)")
         [ "$was_running" = 1 ] && bash "$0" resume
         echo "git -C $repo add bench/results/ && git -C $repo commit -m 'budget benchmark: checkpoint' -- bench/results/" ;;
