@@ -317,7 +317,7 @@ def _runner(order: RunOrder, confined_by: ServerConfinement, namespace: bool) ->
     sys.argv = sys.argv[:1]  # the server's command line (its folder) is nothing the candidate needs
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     confined: dict[str, Any] = {"pid_namespace": namespace, "subreaper": not namespace}
-    from npu_pool.sandbox import worker
+    from npu_pool.sandbox import heap_poison, worker
 
     def seal() -> None:
         """After the build: only the sandbox folder (and this process's thread folders) stays
@@ -337,6 +337,8 @@ def _runner(order: RunOrder, confined_by: ServerConfinement, namespace: bool) ->
         readable = read_allow_list([*writable, *order.readable, cache_root()])
         confined.update(confinement.restrict(writable, readable, device_nodes))
     confined["calls"] = seccomp.confine_calls()  # no unix sockets, io_uring, ptrace, namespaces, ...
+    # fresh heap is 0x7f, freed heap 0x80, until the timed calls: an uninitialised read shows (heap_poison)
+    confined["heap"] = "poisoned until profiling" if heap_poison.poison_heap() else "not poisoned (no mallopt)"
     worker.run_child(str(work / "request.json"), str(work / "result.json"), str(work / "stage.txt"),
                      order.nonce, order.memory_mb, order.cpu_s, order.processes, seal, confined)
 
