@@ -17,6 +17,11 @@ it folded (store.archive_log): a run killed, its bank folded (closed, or written
 campaign), then resumed, still takes its discarded attempts back. Only updates older than the
 history keeps (`history_keep_rows`) stay; the reward statistics (normaliser, baselines) keep
 every reward seen.
+
+The items those attempts added go too (`take_back_items`): their traces and lessons (items of the
+run, by `run_id`, and of a redone operator, by `task_id`) are deleted from the items table, so no
+later prompt shows a kernel or a lesson of an attempt the run folder no longer holds; in an open
+bank their rows are also hidden from retrieval, the worked-example slot and the children lists.
 """
 
 from __future__ import annotations
@@ -176,6 +181,43 @@ def _chain(start: float, steps: list[Step], skipped: set[str]) -> float:
     return q
 
 
+RETRACTED_KINDS = ("trace", "experience")  # what an attempt adds: its trace and its lessons
+_HIDDEN = -2  # a backend code no query has (unknown backends are -1)
+
+
+def take_back_items(bank: Any, run_id: str, tasks: list[str]) -> int:
+    """Delete the traces and lessons run RUN_ID added for TASKS (see the module); returns how many.
+    Run after `take_back`, which needs the items to recompute the values they were shown with."""
+    from memory_actor.disk.bank_errors import write_failure
+
+    wanted = set(tasks)
+    ids = [item_id for item_id, item in bank.items.items()
+           if item.run_id == run_id and item.task_id in wanted and item.kind in RETRACTED_KINDS
+           and item_id in bank.index.row_of and bank.index.backend[bank.index.row_of[item_id]] != _HIDDEN]
+    if not ids:
+        return 0
+    store = bank.store
+    store._writable()  # noqa: SLF001 - the store's own guard: a read-only bank refuses
+    try:
+        for start in range(0, len(ids), 500):
+            store.items.delete("id IN (" + ", ".join(f"'{item_id}'" for item_id in ids[start:start + 500]) + ")")
+    except Exception as exc:
+        raise write_failure(exc, store.uri) from exc
+    gone = set(ids)
+    for item_id in ids:  # and out of an open bank's reach: never retrieved, offered or folded back
+        row = bank.index.row_of[item_id]
+        bank.index.backend[row] = _HIDDEN
+        bank.index.feasible[row] = False
+        bank.dirty.discard(item_id)
+    for key, kernel_ids in bank.slot_kernels.items():
+        bank.slot_kernels[key] = [item_id for item_id in kernel_ids if item_id not in gone]
+    for parent, children in bank.children_of.items():
+        bank.children_of[parent] = [item_id for item_id in children if item_id not in gone]
+    bank.flushes_since_fold += 1  # a delete is a table version too
+    log.info("items taken back", items=len(ids), run_id=run_id, tasks=sorted(wanted)[:5])
+    return len(ids)
+
+
 def take_back_updates(config: MemoryConfig, prefixes: list[str], owner: str | None = None) -> int:
     """Open the bank at CONFIG as its writer, take back the updates under PREFIXES, close it."""
     from memory_actor.bank import MemoryBank  # the bank imports the embedder: only when needed
@@ -183,5 +225,19 @@ def take_back_updates(config: MemoryConfig, prefixes: list[str], owner: str | No
     bank = MemoryBank(config.model_copy(update={"preload_embedder": False}), owner=owner)
     try:
         return take_back(bank, prefixes)
+    finally:
+        bank.close()
+
+
+def take_back_attempts(config: MemoryConfig, run_id: str, tasks: list[str],
+                       owner: str | None = None) -> tuple[int, int]:
+    """What a resume does before it redoes TASKS of run RUN_ID: their value updates taken back,
+    then their traces and lessons deleted; (updates, items)."""
+    from memory_actor.bank import MemoryBank
+
+    bank = MemoryBank(config.model_copy(update={"preload_embedder": False}), owner=owner)
+    try:
+        updates = take_back(bank, [update_prefix(run_id, task) for task in tasks])
+        return updates, take_back_items(bank, run_id, tasks)
     finally:
         bank.close()

@@ -107,3 +107,44 @@ def test_the_history_keeps_the_newest_rows(memory_config):
     history = bank.store.read_history()
     assert history.column("ref_id").to_pylist() == ["run-1/4_ReLU/2", "run-1/4_ReLU/3"]
     assert take_back(bank, [update_prefix("run-1", "4_ReLU")]) == 2  # older ones are beyond reach
+
+
+def test_a_redone_operators_traces_and_lessons_leave_the_bank(memory_config):
+    """Issue 63: the items the discarded attempts added (their traces and lessons) are deleted, so
+    no later prompt shows them; the run's other operators, other runs and seeded items stay."""
+    from memory_actor.items import ItemVerdict
+    from memory_actor.messages import RetrievalRequest
+    from memory_actor.retraction import take_back_items
+
+    bank, ids = _bank(memory_config, "-items")
+    vector = VECTORS[0].tolist()
+
+    def trace(item_id: str, run: str, task: str) -> MemoryItem:
+        return MemoryItem(id=item_id, kind="trace", backend="cpu", task_id=task, run_id=run, stage="draft",
+                          content=f"kernel of {item_id}", summary=item_id, embedding=vector,
+                          verdict=ItemVerdict(gate="ok", latency_ms=1.0))
+
+    def lesson(item_id: str, run: str, task: str, parent: str) -> MemoryItem:
+        return MemoryItem(id=item_id, kind="experience", backend="cpu", task_id=task, run_id=run, stage="draft",
+                          content=f"lesson {item_id}", summary=item_id, parent_id=parent, embedding=vector)
+
+    bank.add([trace("redone-trace", "run-1", "4_ReLU"), lesson("redone-lesson", "run-1", "4_ReLU", "redone-trace"),
+              trace("kept-trace", "run-1", "6_SiLU"), trace("other-run", "run-0", "4_ReLU")])
+    assert {c.id for c in bank.children("redone-trace")} == {"redone-lesson"}
+
+    def recalled(open_bank: MemoryBank) -> set[str]:
+        request = RetrievalRequest(query="relu", stage="draft", backend="cpu", kinds=["trace", "experience"], n=10,
+                                   query_embedding=vector, include_api=False)
+        return {item.id for item in open_bank.retrieve(request, record=False).items}
+
+    assert {"redone-trace", "redone-lesson"} <= recalled(bank)
+    assert take_back_items(bank, "run-1", ["4_ReLU"]) == 2
+    assert recalled(bank) == {"kept-trace", "other-run"}  # out of the open bank's reach at once
+    assert bank.children("redone-trace") == []
+    assert take_back_items(bank, "run-1", ["4_ReLU"]) == 0  # once only
+    bank.close()
+    reopened = MemoryBank(bank.config)
+    assert reopened.get("redone-trace") is None and reopened.get("redone-lesson") is None
+    assert {"kept-trace", "other-run", *ids} <= set(reopened.ids())
+    assert recalled(reopened) == {"kept-trace", "other-run"}
+    assert take_back_items(reopened, "run-1", ["4_ReLU"]) == 0
