@@ -22,7 +22,7 @@ from memory_actor.seeding import bundle_items, family_rungs, speed_rungs
 from npu_pool.antihack import check_kernel_source
 from npu_pool.tasks.spec import load_task
 from npu_pool.verdict import Candidate
-from npu_pool.verifier import evaluate
+from npu_pool.verifier import evaluate, verify
 from tests.npu_pool.harness_support import SMALL_BYTES, harness_config
 
 SPEED = [r for r in ladder.rungs("ascendc") if r.rung != "first"]
@@ -118,3 +118,17 @@ def test_a_speed_rung_climbs_in_the_twin_s_modelled_cost(rung, tmp_path):
     assert profile.median_ms < under.median_ms
     if rung.rung == "double_buffer":
         assert stages.double_buffered_blocks > 0 and under.stages.double_buffered_blocks == 0
+
+
+@pytest.mark.slow  # every speed rung through the gates again: about 10 s each, builds cached
+@pytest.mark.parametrize("rung", SPEED, ids=_id)
+def test_a_speed_rung_is_ordered_without_automatic_synchronisation_too(rung, tmp_path):
+    """The twin's happens-before check as a kernel built without --cce-auto-sync sees it (the
+    scalar unit's hand-offs unordered unless a flag orders them): an example must hold on either
+    build, so every hand-off has its flag (tests/memory_actor/test_ladder.py checks the default)."""
+    path = tmp_path / f"{rung.task_id}.py"
+    path.write_text(ladder.task_source(rung.task_id)[1])
+    task = load_task(path, max_bytes=SMALL_BYTES)
+    verdict = verify(task, Candidate(source=rung.content, format="kernel"),
+                     harness_config(backend="npu-twin", correctness_trials=2, npu_twin={"auto_sync": False}))
+    assert verdict.feasible, f"{_id(rung)}: {verdict.gate}/{verdict.category}: {verdict.reason}"

@@ -42,6 +42,8 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR out, GM_ADDR wor
                 SetFlag<HardEvent::V_S>(0);  // the sum is in UB before the scalar unit reads it
                 WaitFlag<HardEvent::V_S>(0);
                 acc += sum.GetValue(0);
+                SetFlag<HardEvent::S_V>(0);  // read before the next ReduceSum overwrites it
+                WaitFlag<HardEvent::S_V>(0);
             }
             res.SetValue(r - r0, acc / (float)cols);  // the row's result
         }

@@ -1,6 +1,6 @@
 // rung: vector
 // task: ex2_MeanAbsOverRows
-// summary: vector rung, row reduction family: ex2_MeanAbsOverRows, each row through UB in tiles (DataCopyPad in, Abs, ReduceSum), the row results copied out together, four flag pairs
+// summary: vector rung, row reduction family: ex2_MeanAbsOverRows, each row through UB in tiles (DataCopyPad in, Abs, ReduceSum), the row results copied out together, five flag pairs
 using namespace AscendC;
 constexpr int64_t TILE = 8192;      // floats of a row per tile: 32 KiB of UB (a longer row takes several)
 constexpr int64_t OUT_TILE = 1024;  // row results gathered in UB before one copy-out
@@ -40,13 +40,15 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR out, GM_ADDR wor
                 SetFlag<HardEvent::V_S>(0);  // 2. the sum is in UB before the scalar unit reads it
                 WaitFlag<HardEvent::V_S>(0);
                 acc += sum.GetValue(0);
+                SetFlag<HardEvent::S_V>(0);  // 3. read before the next ReduceSum overwrites it
+                WaitFlag<HardEvent::S_V>(0);
             }
             res.SetValue(r - r0, acc / (float)cols);  // the row's result
         }
-        SetFlag<HardEvent::S_MTE3>(0);  // 3. the results are in UB before they are copied out
+        SetFlag<HardEvent::S_MTE3>(0);  // 4. the results are in UB before they are copied out
         WaitFlag<HardEvent::S_MTE3>(0);
         DataCopyPad(outGm[r0], res, DataCopyExtParams{1, (uint32_t)(count * sizeof(float)), 0, 0, 0});
-        SetFlag<HardEvent::MTE3_S>(0);  // 4. copied out before the next rows' results overwrite them
+        SetFlag<HardEvent::MTE3_S>(0);  // 5. copied out before the next rows' results overwrite them
         WaitFlag<HardEvent::MTE3_S>(0);
     }
 }

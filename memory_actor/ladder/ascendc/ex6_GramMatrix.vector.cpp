@@ -38,11 +38,13 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR out, GM_ADDR wor
             SetFlag<HardEvent::V_S>(0);  // 2. the sum is in UB before the scalar unit reads it
             WaitFlag<HardEvent::V_S>(0);
             res.SetValue(j, one.GetValue(0));  // out[i, j]
+            SetFlag<HardEvent::S_V>(0);  // 3. read before the next ReduceSum overwrites `one`
+            WaitFlag<HardEvent::S_V>(0);
         }
-        SetFlag<HardEvent::S_MTE3>(0);  // 3. the row of out is in UB before it is copied out
+        SetFlag<HardEvent::S_MTE3>(0);  // 4. the row of out is in UB before it is copied out
         WaitFlag<HardEvent::S_MTE3>(0);
         DataCopyPad(outGm[i * M], res, DataCopyExtParams{1, (uint32_t)(M * sizeof(float)), 0, 0, 0});
-        SetFlag<HardEvent::MTE3_S>(0);  // 4. copied out before the next row's results overwrite it
+        SetFlag<HardEvent::MTE3_S>(0);  // 5. copied out before the next row's results overwrite it
         WaitFlag<HardEvent::MTE3_S>(0);
     }
 }

@@ -49,10 +49,12 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR conv_weight, GM_
                 WaitFlag<HardEvent::V_MTE2>(0);
             }
         }
-        SetFlag<HardEvent::V_MTE3>(0);  // 4. the result is in UB before it is copied out
+        SetFlag<HardEvent::S_MTE2>(0);  // 4. the weights are read before the next line's copy-in overwrites them
+        WaitFlag<HardEvent::S_MTE2>(0);
+        SetFlag<HardEvent::V_MTE3>(0);  // 5. the result is in UB before it is copied out
         WaitFlag<HardEvent::V_MTE3>(0);
         DataCopyPad(outGm[line * OL], acc, DataCopyExtParams{1, (uint32_t)(OL * sizeof(float)), 0, 0, 0});
-        SetFlag<HardEvent::MTE3_V>(0);  // 5. copied out before the next line's result overwrites `acc`
+        SetFlag<HardEvent::MTE3_V>(0);  // 6. copied out before the next line's result overwrites `acc`
         WaitFlag<HardEvent::MTE3_V>(0);
     }
 }

@@ -43,13 +43,15 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR out, GM_ADDR wor
                     SetFlag<HardEvent::V_S>(0);  // 2. the sum is in UB before the scalar unit reads it
                     WaitFlag<HardEvent::V_S>(0);
                     total_abs += sum.GetValue(0);
+                    SetFlag<HardEvent::S_V>(0);  // 3. read before the next ReduceSum overwrites it
+                    WaitFlag<HardEvent::S_V>(0);
                 }
                 acc.SetValue(o - o0, total_abs / (float)len);
             }
-            SetFlag<HardEvent::S_MTE3>(0);  // 3. the results are in UB before they are copied out
+            SetFlag<HardEvent::S_MTE3>(0);  // 4. the results are in UB before they are copied out
             WaitFlag<HardEvent::S_MTE3>(0);
             DataCopyPad(outGm[o0], acc, DataCopyExtParams{1, (uint32_t)(count * sizeof(float)), 0, 0, 0});
-            SetFlag<HardEvent::MTE3_S>(0);  // 4. copied out before the next results overwrite them
+            SetFlag<HardEvent::MTE3_S>(0);  // 5. copied out before the next results overwrite them
             WaitFlag<HardEvent::MTE3_S>(0);
         }
         return;

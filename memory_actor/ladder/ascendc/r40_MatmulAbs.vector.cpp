@@ -44,11 +44,13 @@ extern "C" __global__ __aicore__ void kernel(GM_ADDR A, GM_ADDR B, GM_ADDR out, 
             SetFlag<HardEvent::V_MTE2>(0);  // 3. read before the next chunk overwrites B's rows
             WaitFlag<HardEvent::V_MTE2>(0);
         }
+        SetFlag<HardEvent::S_MTE2>(0);  // 4. A's row is read before the next row's copy-in overwrites it
+        WaitFlag<HardEvent::S_MTE2>(0);
         Abs(acc, acc, (int32_t)N);
-        SetFlag<HardEvent::V_MTE3>(0);  // 4. the row of out is in UB before it is copied out
+        SetFlag<HardEvent::V_MTE3>(0);  // 5. the row of out is in UB before it is copied out
         WaitFlag<HardEvent::V_MTE3>(0);
         DataCopyPad(outGm[i * N], acc, DataCopyExtParams{1, (uint32_t)(N * sizeof(float)), 0, 0, 0});
-        SetFlag<HardEvent::MTE3_V>(0);  // 5. copied out before the next row overwrites `acc`
+        SetFlag<HardEvent::MTE3_V>(0);  // 6. copied out before the next row overwrites `acc`
         WaitFlag<HardEvent::MTE3_V>(0);
     }
 }
