@@ -18,7 +18,13 @@ from actors.briefing import candidate_format_for, task_brief
 from actors.config import EpisodeConfig, LLMConfig
 from actors.episode import AttemptNotRecorded, Episode
 from actors.errors import error_message
-from actors.llm_client import LLMAuthError, LLMModelNotFound, LLMUnavailable, LLMUnreachable
+from actors.llm_client import (
+    LLMAuthError,
+    LLMModelNotFound,
+    LLMUnavailable,
+    LLMUnreachable,
+    billed_tokens,
+)
 from actors.messages import Attempt, EpisodeResult
 from actors.ports import EvaluatorPort, MemoryPort, WorkerPort
 from memory_actor.disk.bank_errors import BankWriteFailed
@@ -77,7 +83,8 @@ async def run_to_end(episode: Episode) -> EpisodeEnd:
         return EpisodeEnd(result=result, llm_lost=True)
     except LLMUnavailable as exc:  # retries ran out on endpoint faults: not the model's verdict
         result = episode.result.model_copy(update={"error": f"LLM endpoint fault: {error_message(exc)}",
-                                                   "stopped_by": INFRA})
+                                                   "stopped_by": INFRA,  # what the endpoint billed still counts
+                                                   "tokens": episode.result.tokens + sum(billed_tokens(exc))})
         return EpisodeEnd(result=result)
     except (BankWriteFailed, AttemptNotRecorded) as exc:  # the bank or the run folder cannot be written: stop
         line = error_message(exc)

@@ -7,7 +7,11 @@ honoured), what is fatal (a wrong key, an unknown model: distinct exception type
 never lets the API key into an error message or a log line. A reply that is no completion (or
 one far beyond the max_tokens asked for: the endpoint ignored the limit) is
 the endpoint's fault, never the model's answer: when its retries run out it raises
-LLMUnavailable like a 5xx, and the episode stops the operator as infrastructure.
+LLMUnavailable like a 5xx, and the episode stops the operator as infrastructure. What the
+endpoint billed for such replies (its `usage`) still counts: a reply's token figures hold every
+try of its request, and an error raised after replies came back carries theirs
+(`billed_tokens`). A reply that is a tool call and no text (a server that parses the model's
+output into tool calls, though no tool was offered) is said as such (LLMToolCallReply).
 """
 
 from __future__ import annotations
@@ -50,7 +54,20 @@ def close_stopped_fence(text: str, finish_reason: str | None) -> str:
 
 
 class LLMError(Exception):
-    """Base of every LLM failure the client raises."""
+    """Base of every LLM failure the client raises. One raised after the endpoint answered (a
+    reply that was no completion, oversized, a tool call) has `tokens_prompt` and
+    `tokens_completion` set to what the endpoint billed for those answers (`billed_tokens`)."""
+
+
+def billed_tokens(exc: BaseException) -> tuple[int, int]:
+    """(prompt, completion) tokens the endpoint billed for the answers behind EXC (0, 0 when none
+    came back). Read as attributes, so a Ray error wrapping an LLMError answers too."""
+    return int(getattr(exc, "tokens_prompt", 0) or 0), int(getattr(exc, "tokens_completion", 0) or 0)
+
+
+def _billed(exc: LLMError, billed: list[int]) -> LLMError:
+    exc.tokens_prompt, exc.tokens_completion = billed  # type: ignore[attr-defined]
+    return exc
 
 
 class LLMAuthError(LLMError):
@@ -71,6 +88,12 @@ class LLMRequestRejected(LLMError):
 
 class LLMUnavailable(LLMError):
     """Rate limits, 5xx or timeouts persisted through every retry: this request failed."""
+
+
+class LLMToolCallReply(LLMRequestRejected):
+    """The endpoint answered with a tool call and no text, though the request offered no tool: it
+    turns the model's output into tool calls. Not retried (it will do it again); the attempt is
+    the endpoint's (gate `llm`), not the model's."""
 
 
 class TokenUsage(BaseModel):
@@ -160,6 +183,7 @@ class LLMClient:
         """One completion; raises an LLMError subclass when no reply could be had. `code_answer`:
         the reply is one code block, and generation stops at its closing fence (CODE_STOP)."""
         started = time.monotonic()
+        billed = [0, 0]  # what the endpoint billed for every answer of this request, faults included
         async with self._semaphore:
             last_problem = ""
             for attempt in range(self.config.max_retries + 1):
@@ -195,9 +219,19 @@ class LLMClient:
                     last_problem = f"unparsable reply: {type(exc).__name__}: {self._scrub(str(exc))[:150]}"
                     retry_after = None
                 else:
+                    prompt_tokens, completion_tokens = _usage(response)
+                    billed[0] += prompt_tokens
+                    billed[1] += completion_tokens
                     fault = _not_a_completion(response) or _oversized(response, max_tokens or self.config.max_tokens)
+                    if fault is None and (tool := _tool_call_only(response)) is not None:
+                        self.usage.add(*billed)
+                        raise _billed(LLMToolCallReply(
+                            f"the LLM endpoint {self.config.base_url} answered with a tool call ({tool}) and no text, "
+                            "though no tool was offered: it turns the model's output into tool calls (a server "
+                            "started with a tool-call parser, e.g. vLLM's --enable-auto-tool-choice); serve the "
+                            "model without one: EvoKernel reads plain text"), billed)
                     if fault is None:
-                        return self._reply(response, attempt + 1, time.monotonic() - started)
+                        return self._reply(response, attempt + 1, time.monotonic() - started, billed)
                     last_problem, retry_after = fault, None
                 if attempt == self.config.max_retries:
                     break
@@ -208,13 +242,16 @@ class LLMClient:
                 log.warning("llm_retry", problem=last_problem, retry=attempt + 1, delay_s=round(delay, 2))
                 await self._sleep(delay)
         where = f"{self.config.base_url} (model {self.config.model})"
+        if any(billed):  # answers that were no completion still cost what the endpoint says they did
+            self.usage.add(*billed)
         if last_problem.startswith("connection failed"):
-            raise LLMUnreachable(
+            raise _billed(LLMUnreachable(
                 f"cannot reach the LLM endpoint {where}: {last_problem}; "
                 "check --llm-base-url and that the server is running"
-            )
+            ), billed)
         tries = f"{attempt + 1} {'try' if attempt == 0 else 'tries'}"
-        raise LLMUnavailable(f"LLM request to {where} failed after {tries}: {last_problem}")
+        spent = f" (billed {sum(billed):,} tokens)" if any(billed) else ""
+        raise _billed(LLMUnavailable(f"LLM request to {where} failed after {tries}: {last_problem}{spent}"), billed)
 
     def _classify_status(self, exc: openai.APIStatusError) -> tuple[str, LLMError | None]:
         """(a one-line problem, the fatal error to raise or None when worth a retry)."""
@@ -235,10 +272,9 @@ class LLMClient:
             return f"HTTP {status}: {detail}", None
         return "", LLMRequestRejected(f"the LLM endpoint {where} rejected the request (HTTP {status}): {detail}")
 
-    def _reply(self, response: object, attempts: int, wall_s: float) -> ChatReply:
-        usage = getattr(response, "usage", None)
-        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+    def _reply(self, response: object, attempts: int, wall_s: float, billed: list[int]) -> ChatReply:
+        """The completion, its token figures those of every try of the request (BILLED)."""
+        prompt_tokens, completion_tokens = billed
         self.usage.add(prompt_tokens, completion_tokens)
         choice = response.choices[0]  # type: ignore[attr-defined]  # _not_a_completion checked it
         message = choice.message
@@ -251,6 +287,22 @@ class LLMClient:
             attempts=attempts,
             wall_s=wall_s,
         )
+
+
+def _usage(response: object) -> tuple[int, int]:
+    """(prompt, completion) tokens of a reply by the endpoint's own `usage` (0 where it gives none)."""
+    usage = getattr(response, "usage", None)
+    return int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0)
+
+
+def _tool_call_only(response: object) -> str | None:
+    """The tool call(s) a completion holds instead of text (their function names), or None."""
+    message = response.choices[0].message  # type: ignore[attr-defined]  # a completion
+    calls = getattr(message, "tool_calls", None) or []
+    if not calls or (message.content or "").strip():
+        return None
+    names = [getattr(getattr(call, "function", None), "name", None) or "?" for call in calls]
+    return ", ".join(dict.fromkeys(names))[:200]
 
 
 def _not_a_completion(response: object) -> str | None:

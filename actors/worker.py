@@ -14,7 +14,14 @@ import re
 
 from actors.code_extraction import code_fingerprint, extract_code
 from actors.config import LLMConfig
-from actors.llm_client import ChatReply, LLMClient, LLMRequestRejected, LLMUnavailable, TokenUsage
+from actors.llm_client import (
+    ChatReply,
+    LLMClient,
+    LLMRequestRejected,
+    LLMUnavailable,
+    TokenUsage,
+    billed_tokens,
+)
 from actors.messages import CandidateFormat, Lesson, LessonRequest, Proposal, Review, ReviewRequest
 from actors.prompting import Messages, Prompt, PromptBuilder, template
 
@@ -65,7 +72,9 @@ class LLMWorker:
         try:
             reply = await self.client.chat(messages, temperature=temperature, code_answer=True)
         except LLMRequestRejected as exc:  # LLMUnavailable propagates: infrastructure, not a verdict
-            return Proposal(llm_error=str(exc), prompt_truncated=prompt_truncated)
+            prompt_tokens, completion_tokens = billed_tokens(exc)  # a tool-call reply was still billed
+            return Proposal(llm_error=str(exc), prompt_truncated=prompt_truncated, tokens_prompt=prompt_tokens,
+                            tokens_completion=completion_tokens)
         proposal = Proposal(finish_reason=reply.finish_reason, tokens_prompt=reply.prompt_tokens,
                             tokens_completion=reply.completion_tokens, prompt_truncated=prompt_truncated)
         if reply.refusal:

@@ -31,6 +31,10 @@ def _likely_fix(gate: str, category: str, reason: str, fmt: str | None) -> str:
         return (f"the model did not answer in the {fmt} candidate format it was asked for (a remote endpoint gets "
                 f"`modelnew` by default, a small model `kernel`): run again with `--candidate-format {other}`, "
                 "or with a model that follows the format")
+    if gate == "llm" and "answered with a tool call" in reason:  # actors.llm_client.LLMToolCallReply
+        return ("the endpoint turns the model's answers into tool calls (none was offered): serve the model "
+                "without a tool-call parser (vLLM: leave out --enable-auto-tool-choice and --tool-call-parser); "
+                "the candidate format is not the cause")
     if gate == "llm":
         return ("the LLM endpoint refused or failed every request: check --llm-base-url, --llm-model and "
                 "OPENAI_API_KEY (`evokernel doctor` tries them)")

@@ -32,6 +32,9 @@ class Reply:
     retry_after: float | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    # Function names of tool calls in the message (with `content` None: a server that parses the
+    # model's output into tool calls although no tool was offered).
+    tool_calls: list[str] | None = None
     # An endpoint fault instead of a completion: "empty_choices" (a 200 whose `choices` is []),
     # "not_json" (a 200 with an HTML body, as a proxy's error page), "bad_json" (a 200 that says
     # JSON and is not), "truncated" (the body stops
@@ -109,7 +112,11 @@ class OpenAITestServer:
         return web.json_response({
             "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": 0, "model": self.model,
             "choices": [{"index": 0, "finish_reason": reply.finish_reason,
-                         "message": {"role": "assistant", "content": reply.content, "refusal": reply.refusal}}],
+                         "message": {"role": "assistant", "content": reply.content, "refusal": reply.refusal,
+                                     **({"tool_calls": [{"id": f"call-{n}", "type": "function",
+                                                         "function": {"name": name, "arguments": "{}"}}
+                                                        for n, name in enumerate(reply.tool_calls)]}
+                                        if reply.tool_calls else {})}}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
         })

@@ -16,6 +16,7 @@ from actors.llm_client import (
     LLMRequestRejected,
     LLMUnavailable,
     LLMUnreachable,
+    billed_tokens,
 )
 from tests.actors.openai_server import OpenAITestServer, Reply
 
@@ -160,15 +161,39 @@ def test_a_reply_far_beyond_max_tokens_is_an_endpoint_fault(llm_server):
     taken as the model's answer. Retried as an endpoint fault; through every retry, one failed
     request (the operator stops as infrastructure, resumable), never a verdict on the model."""
     flood = "x" * (5 * 2**20)
-    llm_server.script(Reply(flood), Reply(flood, completion_tokens=2_500_200), "finally")
+    llm_server.script(Reply(flood, prompt_tokens=10, completion_tokens=1_310_720),
+                      Reply(flood, prompt_tokens=10, completion_tokens=2_500_200),
+                      Reply("finally", prompt_tokens=10, completion_tokens=2))
     reply, client = asyncio.run(chat(config(llm_server)))
     assert reply.text == "finally" and reply.attempts == 3
     assert "oversized reply" in client.usage.last_retry and "max_tokens 2,048" in client.usage.last_retry
-    assert client.usage.total < 100  # the floods' usage is not counted
-    llm_server.default = Reply("y" * 20_000, completion_tokens=5000)  # by the endpoint's usage alone
+    # What the endpoint billed for the floods counts (issue 63: the run said "0 tokens" after 6 x 1.25 M)
+    assert (reply.prompt_tokens, reply.completion_tokens) == (30, 1_310_720 + 2_500_200 + 2)
+    assert client.usage.total == 30 + 1_310_720 + 2_500_200 + 2
+    llm_server.default = Reply("y" * 20_000, prompt_tokens=7, completion_tokens=5000)  # by the endpoint's usage alone
     with pytest.raises(LLMUnavailable) as failed:
         asyncio.run(chat(config(llm_server, max_retries=1)))
     assert "oversized reply" in str(failed.value) and "5,000 tokens by its usage" in str(failed.value)
+    assert billed_tokens(failed.value) == (14, 10_000) and "(billed 10,014 tokens)" in str(failed.value)
+
+
+def test_a_tool_call_and_no_text_is_said_as_such(llm_server):
+    """Issue 63: an endpoint that parses the model's output into tool calls answered with a tool
+    call and no content; the run's hint said to switch --candidate-format. The client says what it
+    is, once (not retried: the server will do it again), with what it billed."""
+    from actors.llm_client import LLMToolCallReply
+
+    llm_server.default = Reply(None, finish_reason="tool_calls", tool_calls=["write_kernel"], prompt_tokens=40,
+                               completion_tokens=12)
+    with pytest.raises(LLMToolCallReply) as failed:
+        asyncio.run(chat(config(llm_server)))
+    assert isinstance(failed.value, LLMRequestRejected) and len(llm_server.chat_requests) == 1
+    said = str(failed.value)
+    assert "answered with a tool call (write_kernel) and no text" in said and "tool-call parser" in said
+    assert billed_tokens(failed.value) == (40, 12)
+    llm_server.script(Reply("the kernel is below", tool_calls=["write_kernel"]))  # text and a call: the text stands
+    reply, _ = asyncio.run(chat(config(llm_server)))
+    assert reply.text == "the kernel is below"
 
 
 def test_a_reply_at_max_tokens_is_the_models_answer(llm_server):

@@ -76,3 +76,48 @@ def test_a_body_that_is_not_json_stops_the_operator_as_infrastructure_with_ray(t
     assert "\x1b" not in run.stdout  # the final table: one plain line per operator
     # the retries, made in the LLM workers' processes, were said on the driver's terminal
     assert "evokernel run: LLM endpoint fault: unparsable reply: JSONDecodeError" in run.stderr
+
+
+def test_a_tool_call_endpoint_gets_a_hint_that_says_so(tmp_path, capsys):
+    """Issue 63: an endpoint answering every draft with a tool call and no content; the run's
+    closing hint said to switch --candidate-format. Now each attempt says what the endpoint did
+    (gate `llm`: the endpoint's, not the model's) and the hint names the tool-call parser."""
+    from launch.cli import main
+    from tests.launch.test_run_command import FAST_HARNESS
+
+    with OpenAITestServer() as server:
+        server.default = Reply(None, finish_reason="tool_calls", tool_calls=["write_kernel"], prompt_tokens=500,
+                               completion_tokens=30)
+        code = main([*FAST_HARNESS, "run", "--no-ray", "--tasks", "4_ReLU*", "--llm-base-url", server.base_url,
+                     "--llm-model", server.model, "--memory", str(tmp_path / "bank"), "--out", str(tmp_path / "run"),
+                     "--backend", "cpu", "--iterations", "2"])
+        assert len(server.chat_requests) == 2  # one request per attempt: not retried
+    assert code == 0  # the operator ran to its budget
+    out, err = capsys.readouterr()
+    hint = next(line for line in err.splitlines() if "every attempt failed the same way" in line)
+    assert "at the llm gate" in hint and "tool-call parser" in hint and "--candidate-format" not in hint
+    attempts = [json.loads(line) for line in (tmp_path / "run" / "attempts.jsonl").read_text().splitlines()]
+    assert all("answered with a tool call (write_kernel) and no text" in a["reason"] for a in attempts)
+    assert [a["tokens_prompt"] + a["tokens_completion"] for a in attempts] == [530, 530]  # billed, so counted
+    assert "1060 tokens" in out
+
+
+def test_what_the_endpoint_billed_for_oversized_replies_is_counted(tmp_path, capsys):
+    """Issue 63: six replies of 1.25 M tokens each, every one an endpoint fault (oversized), ended
+    the operator as infrastructure with "0 tokens". What the endpoint billed counts."""
+    from launch.cli import main
+    from tests.launch.test_run_command import FAST_HARNESS
+
+    with OpenAITestServer() as server:
+        server.default = Reply("x" * 100_000, prompt_tokens=1000, completion_tokens=1_250_000)
+        code = main([*FAST_HARNESS, "--set", "llm.max_retries=2", "--set", "llm.backoff_base_s=0.05",
+                     "--set", "llm.backoff_max_s=0.1", "run", "--no-ray", "--tasks", "4_ReLU*",
+                     "--llm-base-url", server.base_url, "--llm-model", server.model, "--memory", str(tmp_path / "bank"),
+                     "--out", str(tmp_path / "run"), "--backend", "cpu", "--iterations", "1"])
+        assert len(server.chat_requests) == 3
+    assert code == 1
+    out, err = capsys.readouterr()
+    [operator] = json.loads((tmp_path / "run" / "summary.json").read_text())["operators"]
+    assert operator["stopped_by"] == "infra" and operator["tokens"] == 3 * 1_251_000
+    assert "(billed 3,753,000 tokens)" in operator["error"]
+    assert "3753000 tokens" in out  # the final table's total
