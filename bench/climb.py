@@ -15,7 +15,8 @@ Written before any refinement ran (the analysis below is fixed; nothing is tuned
 - **Arms**: `none` (retrieval none: the static refine brief, the profile's reading included) and
   `value` (retrieval value: the refine decision, the speed rungs among its options; the arm's
   bank learns across the operators of a seed, in plan order). Lessons off in both (they only add
-  model calls); the refine decision is online (Thompson), as in a user's run.
+  model calls); no stop rule ends an operator before its K refinements; the refine decision is
+  online (Thompson), as in a user's run.
 - **K refinements** per operator, arm and seed (`--k`, 6), from the first kernel (the episode's
   start-point set holds it; a correct refinement no slower than its start joins it); seeds
   `--seeds` (0,1,2): memory.seed and the run's own order of model requests. Seeds outermost, arms
@@ -59,6 +60,7 @@ from bench.learning.publish import (
 )
 from bench.learning.resume import bench_settings, model_meta, portable, run_resumable
 
+NO_STOPS = {"plateau_refinements": 0}  # EpisodeConfig: refining never stops before its K refinements
 ARMS: dict[str, dict[str, Any]] = {"none": {"retrieval": "none"}, "value": {"retrieval": "value", "shipped_rates": False}}
 PILOT = REPOSITORY / "bench" / "learning" / "pilot_tasks"
 SUITE = REPOSITORY / "suites" / "cpu" / "level1"
@@ -197,7 +199,9 @@ def refine_operator(settings, out: Path, arm: str, seed: int, path: Path, first:
     attempts_path.unlink(missing_ok=True)
     arm_settings = settings.model_copy(update={
         "memory": arm_memory(settings, ARMS[arm], bank, seed),
-        "episode": settings.episode.model_copy(update={"iterations": k, "lessons": False, "start_from_rung": False}),
+        # K refinements each: no stop rule ends an operator early (actors/stops.py's plateau)
+        "episode": settings.episode.model_copy(update={"iterations": k, "lessons": False, "start_from_rung": False,
+                                                       **NO_STOPS}),
     })
     profile = ProfileReport.model_validate(first["profile"])
     run_id = f"{out.name}-{arm}-s{seed}"
