@@ -96,10 +96,17 @@ def summary_of(row_dir: Path) -> dict[str, Any] | None:
     return load_json(row_dir / "summary.json")
 
 
+UNJUDGED = ("infra", "error", "interrupted", "suspended")  # stopped_by that a resume runs again (or continues)
+
+
 def finished(row_dir: Path) -> bool:
-    """The row's run ended by itself: every operator to its end, or (budget) the budget spent."""
+    """The row's run ended by itself: every operator to its end, or (budget) the budget spent. An
+    operator stopped by infrastructure (lost with its worker twice, the endpoint's faults) is not a
+    figure of the row: the next session (`--resume`) runs it again."""
     summary = summary_of(row_dir)
     if not summary or summary.get("interrupted") or summary.get("error") or not summary.get("finished_at"):
+        return False
+    if any(op.get("stopped_by") in UNJUDGED for op in summary["operators"]):
         return False
     listed = {op["task"] for op in summary["operators"]}
     if summary.get("budget"):

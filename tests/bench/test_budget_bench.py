@@ -58,6 +58,9 @@ def test_rows_finish_by_their_own_summary(tmp_path):
     write_row(out, "budget", ops[:1], [], planned=["a", "b", "c"], budget={"hours": 1.0})  # ended at its budget
     write_row(out, "stops", ops, [], planned=["a", "b"], finished=False)
     assert not bench.finished(out / "full") and bench.finished(out / "budget") and not bench.finished(out / "stops")
+    lost = EpisodeResult(task="c", stopped_by="infra", error="lost with its node: ...")
+    write_row(out, "again", [*ops, lost], [], planned=["a", "b", "c"])  # every operator listed, one not judged
+    assert not bench.finished(out / "again")
     (out / "plan.json").write_text(json.dumps({"rows": list(bench.ROWS), "budget_hours": 1.0}))
     table = bench.table(out)
     assert table["headline"]["bench"] == "budget" and not table["complete"] and "target_met" not in table["headline"]
