@@ -36,6 +36,7 @@ from actors.refiner import Refiner
 from launch.atomic_file import write_atomically
 from launch.budget import SUSPENDED, TurnQueue
 from launch.config import Settings
+from launch.infra_attempts import with_unjudged_attempts
 from launch.kernel_files import KernelFolder, kernel_task
 from launch.run_summary import INTERRUPTED, RunSummary, RunSummaryError
 from memory_actor.disk.bank_errors import BankWriteFailed
@@ -229,7 +230,7 @@ class Campaign:
                 if turns.returned(turn, end.result, suspend(episode) if turns.hours is not None else None):
                     turn.episode = episode  # moved down: it waits for its next turn
                     continue
-                self._finish(end.result)
+                self._finish(with_unjudged_attempts(end.result, episode.attempts))
                 if end.fatal:
                     self.error = end.fatal
                     self.folder.write_summary(self.summary(False))

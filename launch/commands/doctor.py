@@ -144,14 +144,17 @@ def _check_ray() -> str:
 
 
 def _host_memory_line(settings: Settings) -> str:
-    """What the machine may hold beside what a candidate may use (issue 55: a host limit below
-    the candidate's makes the host kill good kernels, reported as infrastructure faults)."""
-    from npu_pool.sandbox.host_memory import capacity_warning, host_limit_mb
+    """What the machine may hold beside what a run holds and a candidate may use (issues 55 and 63:
+    a host limit that cannot hold them makes the host kill good kernels, reported as
+    infrastructure faults), for a Ray run with these settings (launch.host_capacity)."""
+    from launch.host_capacity import capacity_warning, shape_of
+    from npu_pool.sandbox.host_memory import host_limit_mb
 
+    shape = shape_of(settings, no_ray=False)
     limit, where = host_limit_mb()
-    candidate = settings.harness.memory_limit_mb
-    return capacity_warning(candidate, 1) or (f"this machine may hold {limit} MiB ({where}); a candidate "
-                                              f"{candidate} MiB (harness.memory_limit_mb)")
+    return capacity_warning(shape) or (f"this machine may hold {limit} MiB ({where}); a run about "
+                                       f"{shape.overhead_mb()} MiB besides its candidates, {shape.at_once} at once at "
+                                       f"{shape.memory_mb} MiB each (harness.memory_limit_mb)")
 
 
 def run_doctor(args: argparse.Namespace, settings: Settings) -> int:

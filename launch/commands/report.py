@@ -44,7 +44,7 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
         reports, files = write_report(run_dirs, out_dir)
     except CorruptRunFolder as exc:  # figures from a damaged file would mislead: nothing is written
         print(f"evokernel report: {exc}", file=sys.stderr)
-        return 1
+        return 2  # bad input (docs/harness.md, "Exit codes")
     for report in reports:
         print(f"{report.label}: {len(report.operators)} operators, {report.attempts} attempts, "
               f"fast_0 {report.feasible_operators}/{len(report.operators)}, "

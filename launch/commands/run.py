@@ -16,10 +16,9 @@ from typing import Any
 
 from launch.campaign import Campaign, CampaignError
 from launch.cli import UsageError, add_config_flag
-from launch.commands.run_outcome import continue_with, infra_stops, print_summary
+from launch.commands.run_outcome import LateStops, finish
 from launch.commands.run_prepare import check_backend, check_host_memory, check_sandbox, prepare
 from launch.config import Settings
-from launch.run_summary import RunSummary
 from memory_actor.disk.lease import BankUnusable
 
 
@@ -61,10 +60,30 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     check_sandbox(settings)
     check_host_memory(args, settings)
     check_backend(args, settings)
-    if not args.no_ray:
-        return _run_concurrent(args, settings)
-    if settings.ray.fake_devices:
+    if settings.ray.fake_devices and args.no_ray:
         raise UsageError("fake devices (ray.fake_devices) need Ray (leave out --no-ray)")
+    late = LateStops()
+    try:
+        return _run_concurrent(args, settings, late) if not args.no_ray else _run_one_process(args, settings, late)
+    finally:
+        _remove_orphaned_groups()
+        late.restore()
+
+
+def _remove_orphaned_groups() -> None:
+    """Control groups whose owner died without removing them: a task loader's, when Ray SIGKILLed
+    the episode worker that started it (one was left after every normal Ray run, for good: issue
+    63). Removed at the run's end, with anything still in them (npu_pool.sandbox.tree_limits)."""
+    import structlog
+
+    from npu_pool.sandbox.tree_limits import sweep_dead_owners
+
+    if removed := sweep_dead_owners():
+        structlog.get_logger("evokernel.run").info("orphaned_groups_removed", groups=removed)
+
+
+def _run_one_process(args: argparse.Namespace, settings: Settings, late: LateStops) -> int:
+    """Every operator in this process, one after another (launch.campaign)."""
     with ExitStack() as stack:
         settings, tasks, run_id, run_dir = prepare(args, settings, stack, in_ray=False)
         again = f"evokernel run --no-ray --resume {run_dir}"
@@ -76,22 +95,20 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
                 campaign, tasks = Campaign.resume(settings, run_dir)
             else:
                 campaign = Campaign(settings, run_dir, run_id=run_id)
-            summary = asyncio.run(campaign.run(tasks))
+            asyncio.run(campaign.run(tasks))
+            end: dict[str, Any] = {}
         except BankUnusable as exc:  # another writer took the bank after the check
             print(f"evokernel run: {exc}", file=sys.stderr)
             return 2
         except CampaignError as exc:
-            print(f"evokernel run: stopped: {exc}{continue_with(run_dir, again)}", file=sys.stderr)
-            return 1
+            end = {"stopped": str(exc)}
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the campaign recorded it in summary.json
-            print(f"interrupted: continue with  {again}", file=sys.stderr)
-            return 130
-    summary = RunSummary.model_validate(summary)
-    print_summary(summary, run_dir)
-    return infra_stops(summary, again)
+            end = {"interrupted": True}
+        late.ignore()  # the campaign has ended: a stop now must not cut its teardown or its report short
+    return finish(run_dir, again, "single-process", **end)
 
 
-def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
+def _run_concurrent(args: argparse.Namespace, settings: Settings, late: LateStops) -> int:
     """Every operator as a Ray task, over device-pinned pools (launch.ray_campaign.concurrent_campaign)."""
     from launch.ray_campaign.campaign_actors import BankRefused
     from launch.ray_campaign.concurrent_campaign import ConcurrentCampaign
@@ -110,26 +127,17 @@ def _run_concurrent(args: argparse.Namespace, settings: Settings) -> int:
                 campaign, tasks = ConcurrentCampaign.resume(settings, run_dir, **options)
             else:
                 campaign = ConcurrentCampaign(settings, run_dir, run_id=run_id, **options)
-            summary = RunSummary.model_validate(campaign.run(tasks))
+            campaign.run(tasks)
+            end: dict[str, Any] = {}
         except BankRefused as exc:  # another writer took the bank after the check
             print(f"evokernel run: {exc}", file=sys.stderr)
             return 2
         except CampaignError as exc:
-            print(f"evokernel run: stopped: {exc}{continue_with(run_dir, f'evokernel run --resume {run_dir}')}",
-                  file=sys.stderr)
-            return 1
-        except KeyboardInterrupt:  # a stop the campaign could not absorb: the same line as any stop
-            print(f"interrupted: continue with  evokernel run --resume {run_dir}", file=sys.stderr)
-            return 130
-    print_summary(summary, run_dir)
-    if summary.interrupted:
-        print(f"interrupted: continue with  evokernel run --resume {run_dir}", file=sys.stderr)
-        return 130
-    if summary.error:
-        print(f"evokernel run: stopped: {summary.error}{continue_with(run_dir, f'evokernel run --resume {run_dir}')}",
-              file=sys.stderr)
-        return 1
-    return infra_stops(summary, f"evokernel run --resume {run_dir}")
+            end = {"stopped": str(exc)}
+        except KeyboardInterrupt:  # a stop the campaign could not absorb: recorded by finish()
+            end = {"interrupted": True}
+        late.ignore()
+    return finish(run_dir, f"evokernel run --resume {run_dir}", "ray", **end)
 
 
 def _stop_cleanly_on_sigterm(stack: ExitStack) -> None:
@@ -148,7 +156,12 @@ def _stop_cleanly_on_sigterm(stack: ExitStack) -> None:
             raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, interrupt)
-    stack.callback(signal.signal, signal.SIGTERM, previous)
+
+    def put_back() -> None:  # unless the end's own handler (LateStops) has taken over meanwhile
+        if signal.getsignal(signal.SIGTERM) is interrupt:
+            signal.signal(signal.SIGTERM, previous)
+
+    stack.callback(put_back)
 
 
 def _with_local_llm(settings: Settings, stack: ExitStack, one_operator_at_a_time: bool = False) -> Settings:

@@ -32,17 +32,13 @@ def check_sandbox(settings: Settings) -> None:
 
 
 def check_host_memory(args: argparse.Namespace, settings: Settings) -> None:
-    """Warn when the machine's own memory limit cannot hold the candidates evaluated at once at
-    harness.memory_limit_mb each (issue 55): the host would then kill good kernels' compiles
-    (reported as infrastructure faults, not judged). At once: one without Ray, else
-    --max-in-flight up to the evaluation slots (ray.devices, or a slot per ray.cpus_per_device)."""
-    import os
+    """Warn when the machine's own memory limit cannot hold the run (Ray, its actors and workers,
+    the task loaders, the local model) and its candidates evaluated at once at
+    harness.memory_limit_mb each, with a setting that fits (launch.host_capacity): the host would
+    otherwise kill good kernels (infrastructure faults, not judged)."""
+    from launch.host_capacity import capacity_warning, shape_of
 
-    from npu_pool.sandbox.host_memory import capacity_warning
-
-    slots = settings.ray.devices or max(1, int((os.cpu_count() or 1) // settings.ray.cpus_per_device))
-    at_once = 1 if args.no_ray else min(settings.ray.max_in_flight, slots)
-    if (line := capacity_warning(settings.harness.memory_limit_mb, at_once)) is not None:
+    if (line := capacity_warning(shape_of(settings, no_ray=args.no_ray))) is not None:
         print(f"evokernel run: warning: {line}", file=sys.stderr)
 
 
@@ -71,26 +67,29 @@ def _seed_fresh_bank(settings: Settings, run_id: str, in_child: bool) -> None:
 
 def _take_back_discarded(settings: Settings, run_dir: Path) -> None:
     """A resumed run redoes the operators it did not finish and sets their attempts aside: the
-    value updates those attempts made leave the bank too (memory_actor.retraction), so the bank
-    learned from exactly the attempts the run folder holds."""
+    value updates those attempts made and the traces and lessons they added leave the bank too
+    (memory_actor.retraction), so the bank learned from, and shows, exactly the attempts the run
+    folder holds."""
     from launch.campaign import resume_plan
     from memory_actor.disk.lease import BankUnusable
-    from memory_actor.retraction import take_back_updates, update_prefix
+    from memory_actor.retraction import take_back_attempts
 
     try:
         summary, paths, kept = resume_plan(run_dir, settings)
     except CampaignError:
         return  # the campaign's resume says what is wrong with the folder
     finished = {op.task for op in kept}
-    prefixes = [update_prefix(summary.run_id, path.stem) for path in paths if path.stem not in finished]
-    if not prefixes or not summary.run_id:
+    redone = [path.stem for path in paths if path.stem not in finished]
+    if not redone or not summary.run_id:
         return
     try:
-        taken = run_in_child(take_back_updates, settings.memory, prefixes, f"evokernel run {summary.run_id} (resume)")
+        updates, items = run_in_child(take_back_attempts, settings.memory, summary.run_id, redone,
+                                      f"evokernel run {summary.run_id} (resume)")
     except BankUnusable as exc:
         raise UsageError(str(exc)) from None
-    if taken:
-        print(f"evokernel run: took back {taken} value update(s) of the attempts this resume redoes", file=sys.stderr)
+    if updates or items:
+        print(f"evokernel run: took back {updates} value update(s) and {items} item(s) (traces and lessons) of the "
+              "attempts this resume redoes", file=sys.stderr)
 
 
 def run_in_child(function: Any, *args: Any) -> Any:

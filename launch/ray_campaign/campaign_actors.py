@@ -106,8 +106,8 @@ class CampaignActors:
         until Ray's core worker ends this process: the wait is short, and `stop` skips them."""
         self.ray_alive = gcs_reachable()
         if not self.ray_alive:
-            log.warning("ray_lost", detail="the cluster's GCS is gone (a stop signal sent to the whole "
-                        "process group reaches Ray's own processes too): its teardown is skipped")
+            log.warning("ray_lost", detail="the cluster's GCS is gone (its head killed, or a stop signal sent to "
+                        "the whole process group, which reaches Ray's own processes too): its teardown is skipped")
         # Without the GCS, Ray's core worker ends this process about 60 s on: keep the wait short.
         wait_s = 30.0 if self.ray_alive else 10.0
         devices, stopped = None, False

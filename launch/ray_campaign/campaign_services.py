@@ -24,6 +24,7 @@ from actors.episode_factory import EpisodeEnd
 from actors.episode_turns import EpisodeState, restore, suspend
 from actors.messages import EpisodeResult
 from actors.ports import PoolEvaluator, RayActor, ResilientMemory
+from launch.infra_attempts import with_unjudged_attempts
 from launch.kernel_files import kernel_task
 from launch.run_summary import INTERRUPTED
 from memory_actor.config import MemoryConfig
@@ -78,7 +79,7 @@ async def _episode(task_path: str, settings: Any, backend_name: str, run_id: str
     except (asyncio.CancelledError, KeyboardInterrupt):  # the campaign cancelled this task (Ctrl-C, SIGTERM)
         end = EpisodeEnd(result=episode.result.model_copy(update={"stopped_by": INTERRUPTED, "error": INTERRUPTED}))
     await asyncio.gather(*appended)  # every attempt is on disk before the driver hears of the result
-    result = end.result
+    result = with_unjudged_attempts(end.result, episode.attempts)  # attempts the machine stopped: not judged
     turns = (state.turns if state else 0) + 1
     return EpisodeOutcome(result=result, node_id=node_id, fatal=end.fatal, llm_lost=end.llm_lost,
                           state=suspend(episode, turns) if pace is not None else None)

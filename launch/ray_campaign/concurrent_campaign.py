@@ -18,6 +18,10 @@ workers are started and stopped by launch.ray_campaign.campaign_actors.
 
 from __future__ import annotations
 
+import _thread
+import os
+import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -50,14 +54,17 @@ from launch.ray_campaign.lost_operators import (
     ended_by_a_loss,
     lost_with_its_node,
 )
-from launch.ray_campaign.ray_session import connect_ray, gcs_reachable
+from launch.ray_campaign.ray_session import GcsWatch, RayProcesses, connect_ray, gcs_reachable
 from launch.ray_campaign.roles import ROLES, Role, device_roles
 from launch.run_summary import INTERRUPTED, Placement, RunSummary
 from npu_pool.backends import timing_kind
 from npu_pool.devices import FakeDevices
 from npu_pool.pools import DevicePools, PoolError
+from npu_pool.sandbox.host_memory import oom_kill_line, oom_kills
 
 STOP_CALL_TIMEOUT_S = 5.0  # a recorder call while stopping; Ray ends a driver ~60 s after losing its GCS
+HEAD_LOST_BACKSTOP_S = 40.0  # after the GCS is lost: end here, summary and resume line, before Ray does
+RAY_HEAD_LOST = "the run's Ray head stopped"
 
 log = structlog.get_logger("evokernel.campaign")
 
@@ -84,6 +91,10 @@ class ConcurrentCampaign:
         self.interrupted = False
         self.resumed: list[str] = []
         self._stop_requested = False
+        self._head_lost = False  # the cluster's GCS stopped answering (its head killed, its node gone)
+        self._watching = False  # the GCS watch may interrupt the main thread (start-up and the loop)
+        self._ended = False  # the final summary is written
+        self.ray_processes: RayProcesses | None = None  # those of the Ray instance this campaign started
         self.actors = CampaignActors(self.run_id)  # the memory actor, run recorder, LLM workers
         self.timings: dict[str, float] = {}
         self._llm_lost = False  # the last finished episode lost the LLM endpoint
@@ -93,6 +104,7 @@ class ConcurrentCampaign:
         self.turns: TurnQueue | None = None  # the operators to run, in turns with a time budget (launch/budget.py)
         self.budget_before: dict[str, Any] | None = None  # a resumed run's budget so far
         self._turn_of: dict[Any, Turn] = {}  # episode task -> the turn it runs
+        self._oom_kills = oom_kills()[0]  # the OOM killer's count in our cgroup: a lost worker's cause
 
     # -- summary ----------------------------------------------------------------------------
 
@@ -129,6 +141,11 @@ class ConcurrentCampaign:
             raise CampaignError(self.error)
         clock = time.monotonic()
         started_ray = connect_ray(self.settings, self.fake, job_name=f"evokernel run {self.run_id}")
+        if started_ray:
+            self.ray_processes = RayProcesses()
+            self.ray_processes.note()
+        watch = GcsWatch(self._head_gone).start()
+        self._watching = True
         pools = None
         try:
             pools = DevicePools(self.settings.harness, device_roles(), fake=self.fake, cpus_per_slot=self.cpus_per_slot,
@@ -137,7 +154,7 @@ class ConcurrentCampaign:
             try:
                 services = self.actors.start(self.settings, pools, self.folder.path, len(self.planned))
             except CampaignError as exc:  # the memory actor did not start (BankRefused: another writer)
-                self.error = str(exc)
+                self.error = self.error or str(exc)
                 raise
             log.info("campaign_start", run_id=self.run_id, operators=len(todo), finished_before=len(done),
                      devices=[v.device for v in pools.verifiers], backend=pools.evaluating_backend,
@@ -147,21 +164,57 @@ class ConcurrentCampaign:
             self._loop(todo, pools, self.actors.recorder, services)
             self.timings["episodes_s"] = round(time.monotonic() - clock, 2)
         except PoolError as exc:
-            self.error = str(exc)
-            raise CampaignError(str(exc)) from None
+            self.error = self.error if self._head_lost else str(exc)
+            raise CampaignError(self.error) from None
         except BankRefused:
             self.actors.memory = None  # nothing of ours to flush
             raise
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM before the episodes started (the loop has its own)
-            log.warning("campaign_interrupted", in_flight=0, not_started=len(todo))
-            self.interrupted = True
+            if not self._head_lost:
+                log.warning("campaign_interrupted", in_flight=0, not_started=len(todo))
+                self.interrupted = True
+        except Exception as exc:
+            if not self._head_lost:
+                raise
+            log.error("ray_head_lost_at_start", error=error_line(exc))  # the head went: Ray's calls failed
         finally:
+            self._watching = False
+            watch.stop()
             self.progress.clear()
             self._finish(pools, started_ray)
         summary = self.summary(True)
         log.info("campaign_done", run_id=self.run_id, interrupted=self.interrupted, error=self.error,
                  feasible=summary.totals.feasible, operators=summary.totals.operators)
+        if self._head_lost:  # a resumable stop: `evokernel run` says so, with the resume command, exit 1
+            raise CampaignError(self.error or RAY_HEAD_LOST)
         return summary.model_dump(mode="json")
+
+    def _head_gone(self, address: str) -> None:
+        """The GCS watch's word (its thread): the cluster's head is gone. The campaign stops as
+        it would at a Ctrl-C, but as an error with the resume command: what ran is kept, what was
+        in flight is marked as stopped by infrastructure, the memory flushed, the summary written,
+        and all of it before Ray's core worker ends this process (about 60 s after the loss)."""
+        self.error = self.error or (f"{RAY_HEAD_LOST}: its GCS at {address} refuses connections (the head's "
+                                    "gcs_server was killed or its node went away)")
+        self._head_lost = True
+        self._stop_requested = True
+        log.error("ray_head_lost", gcs=address)
+        if self._watching:
+            _thread.interrupt_main()  # out of a Ray call that would wait for the GCS
+        threading.Timer(HEAD_LOST_BACKSTOP_S, self._backstop).start()
+
+    def _backstop(self) -> None:
+        """Still not ended HEAD_LOST_BACKSTOP_S after the loss (a call that waited on the GCS): the
+        summary and the resume line now, then exit 1, before Ray's own end (a C++ line)."""
+        if self._ended:
+            return
+        log.error("ray_head_lost_backstop", detail=f"the campaign did not end within {HEAD_LOST_BACKSTOP_S:.0f} s")
+        self._write(finished=True)
+        print(f"evokernel run: stopped: {self.error}\n  continue with  evokernel run --resume {self.folder.path}",
+              file=sys.stderr, flush=True)
+        if self.ray_processes is not None:
+            self.ray_processes.end_survivors(grace_s=1.0)
+        os._exit(1)
 
     def _finish(self, pools: DevicePools | None, started_ray: bool) -> None:
         """Flush the memory, write the final summary, then tear down (launch.ray_campaign.campaign_actors): the
@@ -169,12 +222,16 @@ class ConcurrentCampaign:
         devices, flush_failed, stopped = self.actors.flush(pools)
         self.devices = self.devices if devices is None else devices
         self.error = self.error or flush_failed
-        self.interrupted = self.interrupted or stopped  # a stop during the flush: the summary says so
+        self.interrupted = (self.interrupted or stopped) and not self._head_lost  # a stop during the flush: said
         self._write(finished=True)
+        self._ended = True
         try:
             self.actors.stop(pools, started_ray)
         except KeyboardInterrupt:  # a stop during the teardown: the summary is written, Ray's atexit ends the rest
             log.warning("stop_during_teardown")
+        if self.ray_processes is not None:  # the raylet's agents outlived abnormal ends (issue 63)
+            if ended := self.ray_processes.end_survivors():
+                log.warning("ray_processes_ended", processes=ended)
 
     def _loop(self, todo: TurnQueue, pools: DevicePools, recorder: Any, services: EpisodeServices) -> None:
         in_flight = self.settings.ray.max_in_flight
@@ -194,6 +251,7 @@ class ConcurrentCampaign:
         pending: dict[Any, Path] = {}
         drafters, refiners = self.actors.drafters, self.actors.refiners
         submitted = 0
+        next_note = time.monotonic()
         try:
             while (todo and not self.error) or pending or (self.lost.waiting and not self.error):
                 while todo and len(pending) < self.settings.ray.max_in_flight and not self.error:
@@ -225,26 +283,43 @@ class ConcurrentCampaign:
                 todo.extendleft(reversed(self.lost.release(self._retries.poll(drafters + refiners))))
                 if not pending and self.lost.waiting:
                     time.sleep(1.0)
-                self.progress.show(ray.get(recorder.set_running.remote(len(pending))))
+                self.progress.show(self._recorded(recorder.set_running.remote(len(pending)), None))
+                if self.ray_processes is not None and time.monotonic() >= next_note:
+                    self.ray_processes.note()  # Ray's agents and workers, while they are ours to see
+                    next_note = time.monotonic() + 10.0
             self._not_run_again(recorder, interrupted=False)
             if self.error and pending:
                 self._cancel(pending, recorder)
             self._retries.poll(drafters + refiners)  # those of the last moments too
         except KeyboardInterrupt:
             self.progress.clear()
-            log.warning("campaign_interrupted", in_flight=len(pending), not_started=len(todo))
-            self.interrupted = True
-            self._not_run_again(recorder, interrupted=True)
-            self._cancel(pending, recorder)
+            if self._head_lost:  # not a stop: what was in flight is the infrastructure's, resumable
+                log.error("campaign_stopped", reason=self.error, in_flight=len(pending), not_started=len(todo))
+                self._not_run_again(recorder, interrupted=False)
+                self._without_head(pending, recorder)
+            else:
+                log.warning("campaign_interrupted", in_flight=len(pending), not_started=len(todo))
+                self.interrupted = True
+                self._not_run_again(recorder, interrupted=True)
+                self._cancel(pending, recorder)
         counters = self._recorded(recorder.set_running.remote(0), None)
         if counters is not None:
             self.progress.show(counters, force=True)
+
+    def _without_head(self, pending: dict[Any, Path], recorder: Any) -> None:
+        """The head is gone: the episodes in flight are not cancelled (nothing would answer), their
+        figures so far kept, each marked as stopped by infrastructure (a resume runs it again)."""
+        for path in pending.values():
+            result = self._partial(recorder, path, stopped_by=INFRA, error=self.error or RAY_HEAD_LOST)
+            self.operators.append(result)
+        pending.clear()
+        self._write()
 
     def _recorded(self, call: Any, fallback: Any) -> Any:
         """The run recorder's answer to `call`. While stopping, the wait is bounded and `fallback`
         stands in: a stop signal sent to the whole process group also ends the recorder and Ray's
         GCS, and an unbounded wait would last until Ray's core worker ends this process."""
-        if not self.interrupted:
+        if not self.interrupted and not self._head_lost:
             return ray.get(call)
         if self._recorder_lost:
             return fallback
@@ -278,6 +353,9 @@ class ConcurrentCampaign:
             lost = error_line(exc) if lost_with_its_node(exc) else None
             result = self._partial(recorder, path, stopped_by="error", error=f"episode task failed: {error_line(exc)}")
         if lost is not None:
+            if (oom := oom_kill_line(self._oom_kills)) is not None:  # not Ray: the machine's memory limit
+                self._oom_kills = oom_kills()[0]
+                lost = f"{lost}; {oom}"
             if self.lost.run_again(path.stem, lost) and may_run_again and not self.error:
                 self.progress.note(f"{path.stem} was lost with its node, running it again: {lost}")
                 return True

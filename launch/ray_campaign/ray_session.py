@@ -15,6 +15,7 @@ import signal
 import socket
 import sys
 import threading
+from pathlib import Path
 from typing import Any, TextIO
 
 import ray
@@ -97,7 +98,136 @@ def gcs_reachable(timeout_s: float = 2.0) -> bool:
     """Whether the connected cluster's GCS still accepts connections (False when not connected)."""
     if not ray.is_initialized():
         return False
-    host, _, port = ray.get_runtime_context().gcs_address.rpartition(":")
+    return _accepts(ray.get_runtime_context().gcs_address, timeout_s)
+
+
+# -- what a run's own Ray leaves, and losing its head ------------------------------------------
+
+_RAY_COMMANDS = ("ray::", "ray-dashboard-")  # Ray's workers and agents, its dashboard's modules (set titles)
+
+
+def _ray_process(pid: int) -> tuple[str, str] | None:
+    """(start time, command line) of PID where it is one of Ray's processes; else None."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        started = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+    if command.startswith(_RAY_COMMANDS) or "/site-packages/ray/" in command or "/ray/core/src/" in command:
+        return started, command
+    return None
+
+
+def _descendants(pid: int) -> list[int]:
+    found, frontier = [], [pid]
+    while frontier:
+        parent = frontier.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                children = Path(f"/proc/{parent}/task/{task}/children").read_text().split()
+            except OSError:
+                continue
+            for child in map(int, children):
+                if child not in found:
+                    found.append(child)
+                    frontier.append(child)
+    return found
+
+
+class RayProcesses:
+    """The processes of the Ray instance this driver started (its GCS, raylet, dashboard and their
+    agents, the workers), noted while they run. `ray.shutdown` kills
+    what it started itself, but the raylet's children (the dashboard and runtime-env agents)
+    outlived abnormal ends as orphans for minutes (issue 63): `end_survivors` ends whatever of
+    them is still there, by pid and start time (a pid reused meanwhile is left alone)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, tuple[str, str]] = {}
+
+    def note(self) -> None:
+        """Note the processes of this driver's own Ray node: those it started (its GCS, raylet,
+        dashboard, monitors: `all_processes` of Ray's node object) and their descendants that are
+        Ray's (workers, agents); never another Ray instance's, even one of this same process."""
+        node = getattr(ray._private.worker, "_global_node", None)  # noqa: SLF001 - no public view of it
+        roots = [info.process.pid for infos in (getattr(node, "all_processes", None) or {}).values()
+                 for info in infos if getattr(info, "process", None) is not None]
+        for pid in [*roots, *(child for root in roots for child in _descendants(root))]:
+            if pid not in self.seen and (found := _ray_process(pid)) is not None:  # (a fork before its exec
+                self.seen[pid] = found  # shows the parent's command: not Ray's, noted at the next look)
+
+    def survivors(self) -> list[int]:
+        return [pid for pid, (started, _) in self.seen.items()
+                if (now := _ray_process(pid)) is not None and now[0] == started]
+
+    def end_survivors(self, grace_s: float = 3.0) -> list[str]:
+        """SIGTERM, then SIGKILL after GRACE_S, to every noted process still alive; the commands of
+        those it ended."""
+        import time
+
+        left = self.survivors()
+        ended = [self.seen[pid][1][:80] for pid in left]
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in left:
+                try:
+                    os.kill(pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            deadline = time.monotonic() + grace_s
+            while (left := self.survivors()) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            if not left:
+                break
+        return ended
+
+
+GCS_LOST_AFTER_S = 3.0  # the GCS refused connections this long: the head is gone, not busy
+
+
+class GcsWatch:
+    """A thread that asks, every POLL_S, whether the cluster's GCS still accepts connections; once
+    it has refused for GCS_LOST_AFTER_S it calls `on_lost(address)` (once). Ray's core worker ends
+    a driver that lost its GCS about 60 s later with a C++ line and exit 1 (issue 63): the campaign
+    must have ended cleanly before that."""
+
+    def __init__(self, on_lost: Any, poll_s: float = 1.0, lost_after_s: float = GCS_LOST_AFTER_S,
+                 address: str | None = None):
+        self.on_lost, self.poll_s, self.lost_after_s = on_lost, poll_s, lost_after_s
+        if address is None:  # the connected cluster's
+            address = ray.get_runtime_context().gcs_address if ray.is_initialized() else ""
+        self.address = address
+        self.lost_at: float | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="gcs-watch", daemon=True)
+
+    def start(self) -> GcsWatch:
+        if self.address:
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _watch(self) -> None:
+        import time
+
+        failing_since: float | None = None
+        while not self._stop.wait(self.poll_s):
+            if _accepts(self.address, timeout_s=self.poll_s):
+                failing_since = None
+                continue
+            failing_since = failing_since or time.monotonic()
+            if time.monotonic() - failing_since >= self.lost_after_s:
+                self.lost_at = time.monotonic()
+                self.on_lost(self.address)
+                return
+
+
+def _accepts(address: str, timeout_s: float) -> bool:
+    host, _, port = address.rpartition(":")
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
             return True

@@ -112,14 +112,27 @@ def host_fault_line(memory_mb: int, stage: str) -> str:
             f"or lower harness.memory_limit_mb (and --max-in-flight) to fit in {limit} MiB")
 
 
-def capacity_warning(memory_mb: int, in_flight: int) -> str | None:
-    """At start-up: a line when the host's limit cannot hold `in_flight` candidates at
-    `memory_mb` each (then a good kernel's compile may be killed by the host, not judged)."""
-    limit, where = host_limit_mb()
-    needed = memory_mb * max(1, in_flight)
-    if limit >= needed:
+def oom_kills() -> tuple[int, str]:
+    """How many processes of this process's own memory cgroup the kernel's OOM killer has stopped
+    so far (v1 `memory.oom_control`, v2 `memory.events.local`: processes of this group itself,
+    not of the candidates' groups below it), and the group's folder; (0, "") where none is
+    readable. Ray's processes on this node (its workers, the memory actor, episode workers) live
+    in the driver's group: a kill there that coincides with a lost worker says who took it."""
+    own = tree_limits._own_cgroups()
+    for key, name, counter in (("memory", "memory.oom_control", "oom_kill"), ("v2", "memory.events.local", "oom_kill"),
+                               ("v2", "memory.events", "oom_kill")):
+        folder = own.get(key)
+        if folder is not None and (text := _read(folder / name)):
+            return _counter(text, counter), str(folder)
+    return 0, ""
+
+
+def oom_kill_line(before: int) -> str | None:
+    """A lost worker's cause, when the OOM killer stopped processes of this group since BEFORE
+    (oom_kills' count): the line that says so, with the machine's limit; else None."""
+    now, folder = oom_kills()
+    if now <= before:
         return None
-    return (f"this machine may hold {limit} MiB ({where}) but {max(1, in_flight)} candidate(s) may each use "
-            f"harness.memory_limit_mb={memory_mb} MiB ({needed} MiB): a candidate the host's limit kills is "
-            f"reported as an infrastructure fault, not judged. Set harness.memory_limit_mb to at most "
-            f"{max(256, limit // max(1, in_flight))} or lower --max-in-flight")
+    limit, where = host_limit_mb()
+    return (f"the kernel's OOM killer stopped {now - before} process(es) of this run meanwhile (cgroup {folder}): "
+            f"the machine's memory ({limit} MiB, {where}) did not hold the run and its candidates")

@@ -238,6 +238,46 @@ def _sweep(base: Path) -> None:
                 pass
 
 
+def _dead_owners(base: Path) -> list[Path]:
+    try:
+        entries = list(base.glob("evokernel-*-*"))
+    except OSError:
+        return []
+    return [folder for folder in entries
+            if (owner := folder.name.split("-")[1]).isdigit() and not Path(f"/proc/{owner}").exists()]
+
+
+def sweep_dead_owners(wait_s: float = 5.0) -> list[str]:
+    """At a run's end (issue 63): the groups of owners that died without removing them (a task
+    loader's group when Ray SIGKILLs the episode worker that started it; a candidate's whose
+    client was killed), with whatever still runs in them killed, removed; the folders removed.
+    `_sweep` at the next create() takes only empty ones, and nobody may create one for a while."""
+    own = _own_cgroups()
+    bases = [base for base in (_v2_base(), own.get("memory"), own.get("pids")) if base is not None]
+    groups = [folder for base in dict.fromkeys(bases) for folder in _dead_owners(base)]
+    removed: list[str] = []
+    deadline = time.monotonic() + wait_s
+    while groups:
+        for folder in list(groups):
+            for pid in _read(folder / "cgroup.procs").split():  # orphans of the dead owner: nobody's now
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, PermissionError, ValueError):
+                    pass
+            try:
+                folder.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError:  # its last processes are not reaped yet
+                continue
+            groups.remove(folder)
+            removed.append(str(folder))
+        if not groups or time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
+    return removed
+
+
 def describe(group: TreeGroup | None, joined: str | None) -> str:
     """How the whole process tree was bounded (`joined`: the keeper's record), for the verdict."""
     if group is None:

@@ -138,7 +138,7 @@ def test_a_corrupt_attempt_line_is_an_error_naming_the_line(tmp_path, capsys, ba
     with pytest.raises(CorruptRunFolder, match=f"attempts.jsonl line 2: .*{why}"):
         analyse_run(run)
     out = tmp_path / "out"
-    assert main(["report", str(run), "--out", str(out)]) == 1
+    assert main(["report", str(run), "--out", str(out)]) == 2  # bad input (docs/harness.md, "Exit codes")
     assert "attempts.jsonl line 2" in capsys.readouterr().err
     assert not out.exists()  # no figures from a damaged file
 

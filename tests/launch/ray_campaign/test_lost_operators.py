@@ -9,7 +9,7 @@ import ray.exceptions
 
 from actors.episode_factory import INFRA
 from actors.messages import EpisodeResult
-from launch.commands.run_outcome import infra_stops, print_summary
+from launch.commands.run_outcome import end_of_run, print_summary
 from launch.ray_campaign.lost_operators import LOST, LostOperators, lost_with_its_node
 from launch.run_summary import RunSummary
 
@@ -53,7 +53,7 @@ def _summary() -> RunSummary:
 
 
 def test_operators_lost_once_too_often_exit_1_with_the_resume_command(capsys):
-    assert infra_stops(_summary(), "evokernel run --resume runs/cut") == 1
+    assert end_of_run(_summary(), "evokernel run --resume runs/cut") == 1
     err = capsys.readouterr().err
     assert "1 operator(s) lost with their node, not judged: 6_SiLU" in err
     assert "1 operator(s) stopped by the LLM endpoint's faults, not judged: 8_Tanh" in err

@@ -97,13 +97,44 @@ def test_a_candidate_past_its_own_limit_inside_a_larger_host_is_still_its_own_fa
     assert verdict.gate == "runtime" and verdict.category in ("out_of_memory", "crash"), verdict.model_dump_json(indent=1)
 
 
-def test_start_up_warns_when_the_host_cannot_hold_the_candidate_limit(small_host):
+def test_start_up_warns_when_the_host_cannot_hold_the_run(small_host):
+    """The host's limit is read from the real group above ours; what a run holds besides its
+    candidates and the remedy are launch.host_capacity's (tests/launch/test_host_capacity.py)."""
+    from launch.host_capacity import RunShape, capacity_warning
+
     limit, where = host_memory.host_limit_mb()
     assert limit == HOST_MB and str(small_host) in where
-    line = host_memory.capacity_warning(8192, 2)
-    assert line is not None and f"{HOST_MB} MiB" in line and "16384 MiB" in line
-    assert "harness.memory_limit_mb" in line and "--max-in-flight" in line
-    assert host_memory.capacity_warning(64, 2) is None
+    line = capacity_warning(RunShape(ray=True, slots=2, in_flight=2, local_llm=False, memory_mb=8192))
+    assert line is not None and f"this machine may hold {HOST_MB} MiB ({where})" in line
+    assert "harness.memory_limit_mb=8192" in line and "this machine is too small for a run" in line
+
+
+def test_an_oom_kill_in_our_own_group_is_counted(small_host, monkeypatch):
+    """oom_kills reads the OOM killer's count of our own memory group (here the test's "machine"):
+    a real process in it that allocates past the group's limit is killed, and the count moves,
+    which is how a Ray worker taken by the machine's limit is told from one Ray lost."""
+    import subprocess
+    import sys
+
+    leaf = small_host / "evokernel-leaf"  # cgroup v2 keeps processes out of inner groups
+    leaf.mkdir()
+    try:
+        own = tree_limits._own_cgroups()
+        key = "v2" if "v2" in own and own["v2"] == small_host else "memory"
+        monkeypatch.setattr(tree_limits, "_own_cgroups", lambda: {**own, key: leaf})
+        before, folder = host_memory.oom_kills()
+        assert folder == str(leaf) and host_memory.oom_kill_line(before) is None
+        grow = "b = []\nwhile True: b.append(bytearray(16 << 20))"
+        procs = leaf / "cgroup.procs"
+        done = subprocess.run([sys.executable, "-c", grow], timeout=120,
+                              preexec_fn=lambda: procs.write_text(str(os.getpid())))
+        assert done.returncode == -9  # SIGKILL: the OOM killer, at the group's limit
+        after, _ = host_memory.oom_kills()
+        assert after == before + 1
+        line = host_memory.oom_kill_line(before)
+        assert line is not None and "OOM killer stopped 1 process(es) of this run" in line and str(leaf) in line
+    finally:
+        leaf.rmdir()
 
 
 @pytest.mark.parametrize("small_host", [1024], indirect=True)

@@ -55,3 +55,51 @@ def test_a_group_whose_last_process_dies_late_is_removed_once_it_is_gone():
             if folder.exists():
                 folder.rmdir()
         freezer.rmdir()
+
+
+def test_the_groups_of_a_dead_owner_are_removed_at_a_runs_end_with_what_runs_in_them():
+    """Issue 63: Ray SIGKILLs an episode worker at the end of every run, so the task loader's group
+    it made was never removed (one was seen 40 minutes after a normal run). Here a real owner makes
+    a group, puts a long sleeper in it (as the loader child is) and dies without removing it:
+    `sweep_dead_owners` kills the sleeper and removes the group; a live owner's group is left."""
+    import sys
+
+    owner = subprocess.run(
+        [sys.executable, "-c", "import subprocess\n"
+         "from npu_pool.sandbox import tree_limits\n"
+         "group = tree_limits.create(64, 16)\n"
+         "if group is None: print('none'); raise SystemExit\n"
+         "joins = ' '.join(group.join_files())\n"
+         "child = subprocess.Popen(['sh', '-c', f'for f in {joins}; do echo $$ > $f; done; exec sleep 600'],\n"
+         "                         start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+         "import time; time.sleep(0.5)\n"
+         "print(' '.join(str(f) for f in group.folders), child.pid)\n"],
+        capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[3])
+    assert owner.returncode == 0, owner.stderr
+    if owner.stdout.strip() == "none":
+        pytest.skip("no writable cgroup here: no group to leave behind")
+    *folders, sleeper = owner.stdout.split()
+    folders = [Path(f) for f in folders]
+    mine = tree_limits.create(64, 16)  # a live owner's: not to be touched
+    try:
+        assert all(f.is_dir() for f in folders) and Path(f"/proc/{sleeper}").exists()
+        removed = tree_limits.sweep_dead_owners(wait_s=10)
+        assert {str(f) for f in folders} <= set(removed)  # (others' dead owners' groups go too: all orphans)
+        assert not any(f.exists() for f in folders)
+        deadline = time.monotonic() + 10  # killed, then reaped by init
+        while Path(f"/proc/{sleeper}").exists() and "Z" not in _state(sleeper) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not Path(f"/proc/{sleeper}").exists() or "Z" in _state(sleeper)
+        assert mine is not None and all(f.is_dir() for f in mine.folders)
+    finally:
+        if mine is not None:
+            mine.remove()
+        if Path(f"/proc/{sleeper}").exists() and "Z" not in _state(sleeper):  # the sweep failed: ours to end
+            os.kill(int(sleeper), 9)
+
+
+def _state(pid: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return ""
