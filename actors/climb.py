@@ -126,9 +126,8 @@ def profile_reading(stages: StageProfile | None) -> str:
     used = min(stages.blocks, stages.vector_cores) if stages.vector_cores else stages.blocks
     buffered = (f"{stages.double_buffered_blocks} of {stages.blocks} blocks double buffered"
                 if stages.double_buffered_blocks else "no double buffering")
-    return (f"time per stage (modelled, summed over the blocks): {parts}; {dominant} dominates "
-            f"({times[dominant] / total:.0%}): {why}. {stages.blocks} blocks on {used} of {stages.vector_cores} "
-            f"vector cores, {buffered}, {stages.gm_scalar_accesses} scalar accesses to global memory")
+    return (f"time per stage (modelled, all blocks): {parts}; {dominant} dominates ({times[dominant] / total:.0%}): "
+            f"{why}. {stages.blocks} blocks on {used} of {stages.vector_cores} vector cores, {buffered}")
 
 
 def climb_shown(retrieval: Retrieval, brief: TaskBrief, start: StartPoint) -> ClimbRung | None:

@@ -40,7 +40,6 @@ from actors.prompt_sections import (
     FeedbackSection,
     ItemSection,
     Section,
-    TextSection,
     cut,
     cut_fenced,
     example_reference,
@@ -57,7 +56,7 @@ _SLOT = re.compile(r"\{\{(\w+)\}\}")
 EXAMPLE_SPLIT = "=== assistant ==="
 KERNEL_LANGUAGES = {"cpu": "C++ with OpenMP", "cuda": "CUDA C++", "npu": "Ascend C", "ascendc": "Ascend C"}
 # The speed rungs of the ladder (issue 65) as a refine prompt names them.
-RUNG_FORMS = {"vector": "vector tiles (DataCopyPad into UB, vector instructions on whole tiles, flags between the pipes)",
+RUNG_FORMS = {"vector": "vector tiles (DataCopyPad into UB, vector instructions on whole tiles, flags)",
               "double_buffer": "double buffering (two-buffer queues: the next copy-in overlaps this tile's compute)"}
 
 
@@ -362,7 +361,8 @@ class PromptBuilder:
             dedupe.add(request.climb.code)
         children = ItemSection("children", [Block(c.id, self._child_block(c)) for c in request.children
                                             if dedupe.add(c.content)])
-        profile = TextSection("profile", start.profile.strip() or NONE)
+        # its first line (the twin's reading of where the time goes, issue 65) stays; the rest is cut at its tail
+        profile = FeedbackSection("profile", start.profile.strip() or NONE)
         memory = self._items("context", request.api, request.context, dedupe)
         climb = self._climb(request)
         sections: list[Section] = [profile, climb, memory, children]
@@ -394,8 +394,8 @@ class PromptBuilder:
         form = RUNG_FORMS.get(climb.rung, climb.rung)
         formula = (f", which the current kernel computes as:\n{self._fence(climb.formula)}" if climb.formula.strip()
                    else ", the current kernel's formula.")
-        head = (f"\n## The next rung up: {form}\nThe same family and shape one step faster, written for another task "
-                f"(`{climb.task_id}`) in this task's names. Its task:\n"
+        head = (f"\n## The next rung up: {form}\nOne step faster, written for another task (`{climb.task_id}`) in this "
+                f"task's names. Its task:\n"
                 f"```python\n{example_reference(climb.reference)}\n```\nIts kernel:\n")
         tail = (f"Write this task's kernel in that form: keep its buffers, copies, flags, tail and block split, and "
                 f"replace `{climb.task_id}`'s computation with this task's{formula}\n")
