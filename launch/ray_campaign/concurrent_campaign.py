@@ -240,7 +240,7 @@ class ConcurrentCampaign:
                                                           walls=counters.walls)
         with CtrlCRequestsStop(self):
             self._run_episodes(todo, pools, recorder, services)
-        for result in todo.left_at_the_end(SUSPENDED if self.interrupted else BUDGET):  # a resume continues them
+        for result in todo.left_at_the_end(BUDGET if todo.out_of_budget else SUSPENDED):  # a resume continues them
             self.operators.append(result)
             self._recorded(recorder.operator_done.remote(result), None)
         self._write()
