@@ -19,6 +19,22 @@ from tests.actors.openai_server import OpenAITestServer
 from tests.bench.learning.test_ladder import FAST, RUNGS, CopyingAgent
 
 SUITE = Path(__file__).resolve().parents[3] / "suites" / "cpu" / "level1"
+THREE_INPUTS = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, a, b, c):
+        return a * b + c
+
+
+def get_inputs():
+    return [torch.randn(8, 64), torch.randn(8, 64), torch.randn(8, 64)]
+
+
+def get_init_inputs():
+    return []
+"""
 
 
 @pytest.mark.parametrize("backend", ["cpu", "npu-twin"])
@@ -32,10 +48,10 @@ def test_the_pilot_operators_lie_outside_every_pool_and_their_rungs_map_onto_the
 
 def test_an_operator_of_a_pool_or_without_a_rung_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(pilot, "PILOT_TASKS", tmp_path)
-    shutil.copy(SUITE / "9_LeakyReLU.py", tmp_path / "p9_LeakyReLU.py")  # a scalar argument: no rung maps
+    (tmp_path / "p9_FusedMultiplyAdd.py").write_text(THREE_INPUTS)  # a shape no rung has (issue 64: every suite shape has one)
     with pytest.raises(SystemExit, match="no rung on cpu"):
         pilot.pilot_tasks("cpu")
-    (tmp_path / "p9_LeakyReLU.py").unlink()
+    (tmp_path / "p9_FusedMultiplyAdd.py").unlink()
     shutil.copy(SUITE / "4_ReLU.py", tmp_path / "4_ReLU.py")
     assert pilot.pilot_tasks("cpu") == []  # only p<k>_ files are the pilot's
     shutil.copy(SUITE / "4_ReLU.py", tmp_path / "p0_ReLU.py")
