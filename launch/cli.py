@@ -28,7 +28,7 @@ COMMAND_HELP = {
     "memory": "inspect, seed, export and import the memory bank",
     "llm": "fetch and serve the offline default model",
     "report": "write summary.json and report.html for run folders",
-    "export": "copy a run's kernels out (EvoKernel or KernelBench layout)",
+    "export": "copy a run's kernels out (EvoKernel, KernelBench or CANN layout)",
     "doctor": "check torch, compilers, Ray, LanceDB, embeddings and the LLM endpoint",
     "config": "show the effective configuration (secrets redacted)",
 }

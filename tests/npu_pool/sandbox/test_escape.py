@@ -78,11 +78,12 @@ def test_the_warm_server_has_no_path_to_connect_to(relu_task):
     sandboxed_gates(relu_task, Candidate(source=_escape_source(Path("/nonexistent/x")), format="kernel"), config,
                     get_backend("cpu"), False)
     servers = [s for s in runner._servers.values() if s.alive()]
-    assert servers
+    assert any(s.confinement.filesystem for s in servers)
     for server in servers:
         listed = Path(f"/proc/{server.proc.pid}/net/unix").read_text().splitlines()[1:]
         assert [line for line in listed if "/" in line.split()[-1]] == []
         assert not list(server.home.glob("*.sock"))
         cmdline = Path(f"/proc/{server.proc.pid}/cmdline").read_bytes().split(b"\0")
-        assert b"--filesystem=on" in cmdline  # fixed when it started, from the trusted side
+        # fixed when it started, from the trusted side (a server of an earlier test may run without Landlock)
+        assert f"--filesystem={'on' if server.confinement.filesystem else 'off'}".encode() in cmdline
         assert os.path.isdir(server.home)
