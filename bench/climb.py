@@ -172,8 +172,9 @@ def refine_operator(settings, out: Path, arm: str, seed: int, path: Path, first:
     from actors.context import trace_tags
     from actors.drafter import Drafter
     from actors.episode_factory import build_episode, run_to_end
-    from actors.episode_outcome import Feasible
+    from actors.episode_turns import EpisodeState, PoolMember, restore
     from actors.evaluator import Evaluator
+    from actors.messages import Attempt, EpisodeResult
     from actors.ports import InProcess
     from actors.refiner import Refiner
     from memory_actor.bank import MemoryBank
@@ -200,7 +201,7 @@ def refine_operator(settings, out: Path, arm: str, seed: int, path: Path, first:
     arm_settings = settings.model_copy(update={
         "memory": arm_memory(settings, ARMS[arm], bank, seed),
         # K refinements each: no stop rule ends an operator early (actors/stops.py's plateau)
-        "episode": settings.episode.model_copy(update={"iterations": k, "lessons": False, "start_from_rung": False,
+        "episode": settings.episode.model_copy(update={"iterations": k + 1, "lessons": False, "start_from_rung": False,
                                                        **NO_STOPS}),
     })
     profile = ProfileReport.model_validate(first["profile"])
@@ -224,8 +225,18 @@ def refine_operator(settings, out: Path, arm: str, seed: int, path: Path, first:
                                                    speedup=profile.speedup_vs_eager),
                                run_id=run_id, tags=trace_tags(brief))
             [first_id] = memory.add([trace])
-            episode.pool = [Feasible(first_id, first["code"], profile.median_ms, profile.speedup_vs_eager, profile)]
-            episode.best_ms = profile.median_ms
+            # the episode goes on from its first kernel as from an earlier turn (actors/episode_turns.py): that
+            # draft is its attempt 1, the start-point set holds it, and iterations 2..K+1 are the K refinements
+            draft = Attempt(run_id=run_id, task=brief.task_id, iteration=1, stage="draft", attempt_id=first_id,
+                            candidate_format="kernel", feasible=True, gate="ok", reason=f"first kernel ({first['origin']})",
+                            latency_ms=profile.median_ms, speedup_vs_eager=profile.speedup_vs_eager,
+                            stages=profile.stages)
+            result = EpisodeResult(task=brief.task_id)
+            result.record(draft)
+            restore(episode, EpisodeState(
+                task=brief.task_id, attempts=[draft], result=result, best_ms=profile.median_ms,
+                pool=[PoolMember(id=first_id, code=first["code"], latency_ms=profile.median_ms,
+                                 speedup=profile.speedup_vs_eager, profile=profile)]))
             return (await run_to_end(episode)).result
         finally:
             await drafter.aclose()
@@ -234,7 +245,7 @@ def refine_operator(settings, out: Path, arm: str, seed: int, path: Path, first:
 
     print(f"[climb] {arm} seed {seed}: {path.stem}, {k} refinements", file=sys.stderr)
     ended = asyncio.run(go())
-    refinements = [_refinement(a) for a in _attempts(attempts_path)]
+    refinements = [_refinement(a) for a in _attempts(attempts_path) if a.get("stage") == "refine"]
     feasible = [r["latency_ms"] for r in refinements if r["gate"] == "ok" and r["latency_ms"]]
     best = min([profile.median_ms, *feasible])
     result = {"task": path.stem, "arm": arm, "seed": seed, "first_ms": profile.median_ms,

@@ -85,3 +85,38 @@ def test_the_pilot_s_operators_and_its_published_first_kernels():
         assert code and "GetValue" in code and "extern \"C\" __global__ __aicore__ void kernel(" in code
     entry = plan_entry(6, [0, 1], 0)
     assert json.loads(json.dumps(entry)) == entry  # what plan.json holds reads back equal: a resume recognises it
+
+
+@pytest.mark.slow  # the first kernel and two refinements built, checked and profiled by the twin: a few minutes cold
+def test_an_operator_s_refinements_start_from_its_first_kernel(tmp_path):
+    """refine_operator on a real twin, a real bank and the loopback server as the model: the
+    episode goes on from the published first kernel (its attempt 1), so its K attempts are all
+    refinements; the result says what each was shown and how far the best climbed."""
+    from bench.climb import first_kernels, refine_operator
+    from bench.learning.learning_pass import LearningBenchmark
+    from launch.config import load_settings
+    from tests.actors.openai_server import OpenAITestServer, ScriptedAgent
+    from tests.actors.test_climb_episode import VECTOR
+    from tests.npu_pool.harness_support import SMALL_BYTES
+
+    out = tmp_path / "climb"
+    plan = {**plan_entry(2, [0], 0), "operators": ["bench/learning/pilot_tasks/p1_Expm1.py"]}
+    with OpenAITestServer() as server:
+        server.responder = ScriptedAgent([VECTOR, "no code here"])
+        settings = load_settings(None, {
+            "harness": {"backend": "npu-twin", "fit_max_bytes": SMALL_BYTES, "correctness_trials": 2,
+                        "timed_trials": 3, "compile_baseline": False},
+            "llm": {"base_url": server.base_url, "model": server.model, "candidate_format": "kernel",
+                    "timeout_s": 30.0, "max_retries": 1},
+            "memory": {"uri": str(tmp_path / "unused")}})
+        seeded = LearningBenchmark(settings, out).seed_bank()
+        first = first_kernels(settings, out, plan, seeded)["p1_Expm1"]
+        assert first["feasible"] and first["rung"] == "first" and first["origin"].startswith("archived")
+        path = Path(__file__).resolve().parents[2] / plan["operators"][0]
+        result = refine_operator(settings, out, "none", 0, path, first, 2, seeded)
+    assert [(r["iteration"], r["shown"], r["gate"]) for r in result["refinements"]] == [(2, "bare", "ok"),
+                                                                                      (3, "bare", "no_code")]
+    assert result["best_over_first"] > 100 and result["first_rung"] == "first"
+    assert not (out / "runs" / "none-s0" / "p1_Expm1.bank-before").exists()  # finished: its bank copy is gone
+    again = refine_operator(settings, out, "none", 0, path, first, 2, seeded)  # finished operators are skipped
+    assert again == result
