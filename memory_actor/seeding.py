@@ -9,13 +9,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from functools import cache
 from importlib import resources
 
 import yaml
 
 from memory_actor.config import MemoryConfig
 from memory_actor.items import MemoryItem
+from memory_actor.ladder import example_tasks  # noqa: F401 (its readers import it from here too)
 
 BUNDLE_BACKENDS = ("cpu", "cuda", "npu", "npu-twin")
 # Backends that share another's bundle: the Ascend C twin builds the npu kernel format.
@@ -93,13 +93,6 @@ def example_option(entry: dict) -> str:
     if not re.fullmatch(r"[a-z][a-z0-9_]*", option) or option in ("bare", "generic", "kernels", "all"):
         raise ValueError(f"bundle item {entry.get('name')!r}: option {option!r} is not a new lower-case word")
     return option
-
-
-@cache
-def example_tasks() -> dict[str, tuple[str, str]]:
-    """The family worked examples' tasks (bundles/examples.yaml): task id -> (family, reference source)."""
-    text = resources.files("memory_actor").joinpath("bundles", "examples.yaml").read_text()
-    return {entry["task"]: (entry["family"], entry["source"]) for entry in yaml.safe_load(text)["tasks"]}
 
 
 def seed_items(backend: str, known_ids: set[str], refresh: bool = False) -> list[MemoryItem]:

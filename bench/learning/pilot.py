@@ -40,7 +40,8 @@ from bench.learning.publish import (
     started_at_commit,
 )
 from bench.learning.resume import bench_settings, model_meta, portable, run_resumable
-from bench.learning.summary import compare, eval_figures
+from bench.learning.summary import by_family as _by_family
+from bench.learning.summary import compare, eval_figures, family_of
 
 PILOT_TASKS = Path(__file__).resolve().parent / "pilot_tasks"
 PILOT_ARMS: dict[str, dict[str, Any]] = {"none": {"retrieval": "none"}, "rung": {"retrieval": "value"}}
@@ -60,12 +61,6 @@ def pilot_tasks(backend: str) -> list[Path]:
         if path.stem in pool or brief.rung is None:
             raise SystemExit(f"bench.learning pilot: {path.name} is in a benchmark pool or has no rung on {backend}")
     return tasks
-
-
-def family_of(path: Path) -> str:
-    from actors.families import dominant_family
-
-    return dominant_family(path.read_text())
 
 
 def plan_entry(backend: str, drafts: int, seed: int) -> dict[str, Any]:
@@ -117,16 +112,6 @@ def summarise(out: Path, plan: dict[str, Any], model: dict[str, Any], publish: b
     if publish:
         _publish(out, plan, meta)
     return {**headline, "complete": complete, "results": str(out)}
-
-
-def _by_family(figures: dict[str, Any], families: dict[str, str]) -> dict[str, list[int]]:
-    """[feasible, drafts] per family, pooled over its operators' drafts."""
-    counts: dict[str, list[int]] = {}
-    for task, drafts in figures["drafts_by_operator"].items():
-        entry = counts.setdefault(families[task], [0, 0])
-        entry[0] += round(figures["pass1_by_operator"][task] * drafts)
-        entry[1] += drafts
-    return dict(sorted(counts.items()))
 
 
 def render(meta: dict[str, Any], figures: dict[str, Any], by_family: dict[str, Any], test: dict[str, Any]) -> str:

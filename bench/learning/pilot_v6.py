@@ -159,9 +159,9 @@ def summarise_v6(out: Path, plan: dict[str, Any], model: dict[str, Any], publish
     counted (each Ascend C draft of the arm cost one C draft too); its headline."""
     from datetime import UTC, datetime
 
-    from bench.learning.pilot import _by_family, family_of
     from bench.learning.publish import git_commit, machine
-    from bench.learning.summary import compare, eval_figures
+    from bench.learning.summary import by_family as _by_family
+    from bench.learning.summary import compare, eval_figures, family_of
 
     operators = [p.stem for p in plan["pool"]]
     families = {p.stem: family_of(p) for p in plan["pool"]}

@@ -321,3 +321,20 @@ def rederive(result: Path) -> dict[str, Any]:
     differ = differences(again, published)
     return {"bench": "learning", "rederived": str(result), "match": not differ, "differ": differ,
             "headline": again["headline"]}
+
+
+def family_of(path: Path) -> str:
+    """A task file's dominant operator family (actors/families.py)."""
+    from actors.families import dominant_family
+
+    return dominant_family(path.read_text())
+
+
+def by_family(figures: dict[str, Any], families: dict[str, str]) -> dict[str, list[int]]:
+    """[feasible, drafts] per family, pooled over its operators' drafts (the pilots' tables)."""
+    counts: dict[str, list[int]] = {}
+    for task, drafts in figures["drafts_by_operator"].items():
+        entry = counts.setdefault(families[task], [0, 0])
+        entry[0] += round(figures["pass1_by_operator"][task] * drafts)
+        entry[1] += drafts
+    return dict(sorted(counts.items()))

@@ -63,10 +63,16 @@ def ladder_tasks() -> dict[str, tuple[str, str]]:
     return found
 
 
+@cache
+def example_tasks() -> dict[str, tuple[str, str]]:
+    """The family worked examples' tasks (bundles/examples.yaml): task id -> (family, reference
+    source). They carry the families' first rungs too."""
+    text = resources.files("memory_actor").joinpath("bundles", "examples.yaml").read_text()
+    return {entry["task"]: (entry["family"], entry["source"]) for entry in yaml.safe_load(text)["tasks"]}
+
+
 def task_source(task_id: str) -> tuple[str, str]:
     """(family, reference source) of a rung's task: the ladder's own, or a family example's."""
-    from memory_actor.seeding import example_tasks
-
     tasks = {**example_tasks(), **ladder_tasks()}
     if task_id not in tasks:
         raise KeyError(f"no ladder or example task {task_id!r}")

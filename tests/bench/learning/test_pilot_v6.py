@@ -13,6 +13,7 @@ import pytest
 
 from bench.learning import pilot, pilot_v6
 from bench.learning.plan import FAMILIES, WIDE_ADDITIONS
+from bench.learning.summary import family_of
 from npu_pool.paths import cache_root
 from tests.actors.openai_server import OpenAITestServer, Reply, ScriptedAgent
 from tests.bench.learning.test_ladder import FAST
@@ -65,7 +66,7 @@ def test_the_v6_pilot_operators_lie_outside_every_pool_and_a_new_rung_maps_onto_
     tasks = pilot_v6.pilot_v6_tasks(backend)
     pool = {stem for families in (FAMILIES, WIDE_ADDITIONS) for stems in families.values() for stem in stems}
     assert len(tasks) == 6 and not {p.stem for p in tasks} & pool
-    assert sorted(pilot.family_of(p) for p in tasks) == sorted(
+    assert sorted(family_of(p) for p in tasks) == sorted(
         ["elementwise", "elementwise", "row_reduction", "row_reduction", "scan", "matmul"])
 
 
