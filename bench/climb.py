@@ -387,7 +387,9 @@ def render(meta: dict[str, Any], per_operator: dict[str, Any], headline: dict[st
 def _publish(out: Path, meta: dict[str, Any]) -> None:
     from bench.learning.archive import pack
 
-    name = f"{meta['date'][:10]}-{str(meta['model'].get('name')).replace('/', '_')}-climb-npu-twin"
+    # an unfinished pilot's table is published as interim (its runs so far, marked complete: false), never as the result
+    interim = "" if meta["complete"] else "-interim"
+    name = f"{meta['date'][:10]}-{str(meta['model'].get('name')).replace('/', '_')}-climb-npu-twin{interim}"
     target = publish_folder(RESULTS, name, out)
     target.mkdir(parents=True, exist_ok=True)
     for file in ("summary.md", "summary.json"):
