@@ -98,6 +98,7 @@ class MemoryBenchResult(BaseModel):
     recall_at_k: float | None = None  # the pool's overlap with an exact search's top K, same queries and filter
     recall_at_k_min: float | None = None
     first_retrieve_ms: float | None = None  # the first retrieval after the actor started (index files still cold)
+    retrieve_cpu_ms: float | None = None  # the actor's CPU time (all its threads) per retrieval, over the retrieval phase
     actor_rss_mb: float | None = None  # the actor's resident memory after the retrievals and updates
     actor_peak_rss_mb: float | None = None
     load_average: tuple[float, float] | None = None  # the machine's 1-minute load average at the start and end
@@ -251,6 +252,15 @@ def _proc_status_mb(pid: int) -> tuple[float | None, float | None]:
         return None, None
 
 
+def _cpu_s(pid: int) -> float:
+    """User and system CPU seconds of a local process so far, from /proc (0 where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def _load() -> float:
     return round(os.getloadavg()[0], 2)
 
@@ -325,8 +335,11 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
         ray.get(actor.retrieve.remote(RetrievalRequest(query="", stage="draft", backend="cpu",
                                                        query_embedding=queries[0].tolist())))  # warm-up
         first_retrieve_ms = round((time.perf_counter() - sent) * 1000, 1)
+        actor_pid = ray.get(actor.pid.remote())
+        cpu_before = _cpu_s(actor_pid)
         with ThreadPoolExecutor(callers) as pool:
             timings = list(pool.map(retrieve, range(retrievals)))
+        retrieve_cpu_ms = round((_cpu_s(actor_pid) - cpu_before) * 1000 / retrievals, 2)
         in_actor = [t[0] for t in timings]
         roundtrip = [t[1] for t in timings]
         service = [t[2] for t in timings]
@@ -374,7 +387,7 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
         rate = run_writers(client_writer, 0, updates)
         client.close()
         ray.get(actor.flush.remote())
-        rss_mb, peak_rss_mb = _proc_status_mb(ray.get(actor.pid.remote()))
+        rss_mb, peak_rss_mb = _proc_status_mb(actor_pid)
         ray.kill(actor)
 
         progress("reopening the bank from disk and replaying the update stream serially")
@@ -404,7 +417,7 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
             versions_compacted=sum(compacted.versions.values()), reopen_s=round(reopen_s, 2),
             embeddings=embeddings, indexed=indexed, index_build_s=index_build_s, recall_k=recall_k,
             recall_queries=recall_queries, recall_at_k=recall_at_k, recall_at_k_min=recall_min,
-            first_retrieve_ms=first_retrieve_ms, actor_rss_mb=rss_mb, actor_peak_rss_mb=peak_rss_mb,
+            first_retrieve_ms=first_retrieve_ms, retrieve_cpu_ms=retrieve_cpu_ms, actor_rss_mb=rss_mb, actor_peak_rss_mb=peak_rss_mb,
             load_average=(load_at_start, _load()),
         )
     finally:
@@ -471,6 +484,7 @@ def summary(result: MemoryBenchResult) -> str:
         f"  with queueing      p50 {result.retrieve_queued_p50_ms:.2f} ms   p99 {result.retrieve_queued_p99_ms:.2f} ms "
         f"(behind the other {result.callers - 1} callers)",
         f"retrieve round trip  p50 {result.roundtrip_p50_ms:.2f} ms   p99 {result.roundtrip_p99_ms:.2f} ms",
+        f"  the actor's CPU    {result.retrieve_cpu_ms} ms per retrieval (all its threads)",
         f"updates              {result.updates_per_s:,.0f}/s through MemoryClient, "
         f"{result.updates_per_s_unbatched:,.0f}/s one call each ({result.writers} writers)",
         f"lost updates         {result.lost_updates}   value mismatches {result.value_mismatches}",

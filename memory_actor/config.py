@@ -164,9 +164,11 @@ class MemoryConfig(BaseModel):
     # Recall through LanceDB's vector index (memory_actor/recall/, issue 68; docs/memory.md,
     # "A bank of a million items"). The defaults are the measured ones (bench/results/memory-*).
     recall_index_min_items: int = Field(
-        250_000, ge=1, description="a bank opened with at least this many items recalls through LanceDB's vector "
+        150_000, ge=1, description="a bank opened with at least this many items recalls through LanceDB's vector "
         "index (an IVF_SQ index on the `recall` table; item texts and embeddings stay on disk); below it, the exact "
-        "in-memory matrix-vector product")
+        "in-memory matrix-vector product. Measured: at 100,000 items exact recall costs the actor as much CPU per "
+        "retrieval as the index and serves one sooner; at 250,000 it costs 2.5x the CPU, 3-5x the memory and a 6x "
+        "longer start (docs/memory.md)")
     recall_index_partitions: int | None = Field(
         None, ge=1, description="IVF partitions of the vector index (default: about sqrt(items), at most 4096)")
     recall_nprobes: int = Field(20, ge=1, description="IVF partitions searched first by an indexed recall")
@@ -177,10 +179,10 @@ class MemoryConfig(BaseModel):
         2, ge=1, description="an indexed recall re-ranks this many times the candidates it needs by their exact "
         "vectors (read from disk): scalar quantisation alone loses neighbours inside a tight cluster")
     recall_index_servers: int = Field(
-        2, ge=1, description="actor: retrievals served at once on LanceDB's index (each waits on reads as much as it "
+        1, ge=1, description="actor: retrievals served at once on LanceDB's index (each waits on reads as much as it "
         "computes); the exact recall serves one at a time")
     recall_index_batch: int = Field(
-        4, ge=1, description="actor: retrievals waiting at once on LanceDB's index that one server takes together (one "
+        8, ge=1, description="actor: retrievals waiting at once on LanceDB's index that one server takes together (one "
         "index query for their vectors, one read of their items)")
     recall_refresh_rows: int = Field(
         10_000, ge=1, description="items added since the index was last refreshed (searched exactly, their vectors "

@@ -19,16 +19,20 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import structlog
 
 from memory_actor.config import MemoryConfig
 from memory_actor.index import RecallFilter
 from memory_actor.recall.columns import item_filters
+
+log = structlog.get_logger("evokernel.memory.recall")
 
 RECALL = "recall"
 INDEX_NAME = "embedding_idx"
@@ -187,8 +191,11 @@ class RecallTable:
         return out
 
     def prewarm(self) -> None:
+        """Read the vector index's files ahead (LanceDB reads them as queries ask otherwise)."""
         if self.table is not None and self.has_index():
+            started = time.perf_counter()
             self.table.prewarm_index(INDEX_NAME)
+            log.info("recall index read ahead", seconds=round(time.perf_counter() - started, 2))
 
     def state(self) -> dict[str, Any]:
         """Rows, indexed rows and the index's type and partitions (for `evokernel memory stats`)."""

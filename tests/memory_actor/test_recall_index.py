@@ -261,3 +261,43 @@ def test_the_actor_refreshes_in_the_background_and_loses_no_update(ray_cluster, 
         expected[item_id] = q_update(start, advantage, config.alpha)
     assert {item_id: bank.get(item_id).q_draft for item_id in expected} == pytest.approx(expected)
     assert len(bank.items) == 1450 and bank.recall_state()["rows"] + len(bank.recall.fresh_rows) == 1450
+
+
+def test_updates_taken_back_on_an_indexed_bank_leave_it_as_if_never_sent(memory_config):
+    """Retraction (a resume takes back the updates of the attempts it redoes) on the index's bank,
+    across a fold: the values come out as a bank that never got them."""
+    from memory_actor.retraction import take_back, update_prefix
+
+    config = {**SMALL, "baseline": False, "normalise_refine": False}
+    bank = _bank(memory_config, 1200, **config)
+    shown = [["item1", "item2"], ["item2", "item4"], ["item1"]]
+    kept = [ValueUpdate(update_id=f"{update_prefix('run-1', 'a')}{k}", shown_ids=ids, stage="draft", reward=r)
+            for k, (ids, r) in enumerate(zip(shown, [1.0, -1.0, 0.5], strict=True))]
+    redone = [ValueUpdate(update_id=f"{update_prefix('run-1', 'b')}{k}", shown_ids=ids, stage="draft", reward=r)
+              for k, (ids, r) in enumerate(zip(shown, [-1.0, 1.0, -1.0], strict=True))]
+    for update in (redone[0], kept[0], redone[1], kept[1], redone[2], kept[2]):
+        bank.stage_update(update)
+    bank.compact()  # folded: the redone updates are in the history table now
+    assert take_back(bank, [update_prefix("run-1", "b")]) == 3
+    bank.close()
+    twin = MemoryBank(memory_config(uri=bank.config.uri + "-twin", baseline=False, normalise_refine=False))
+    twin.add(_items(1200))
+    for update in kept:
+        twin.stage_update(update)
+    again = MemoryBank(memory_config(**config))
+    assert again.recall is not None
+    for item_id in ("item1", "item2", "item4"):
+        assert again.get(item_id).q_draft == pytest.approx(twin.get(item_id).q_draft)
+        assert again.get(item_id).visits_draft == twin.get(item_id).visits_draft
+
+
+def test_items_deleted_since_leave_the_recall_table_at_the_next_opening(memory_config):
+    bank = _bank(memory_config, 1200, **SMALL)
+    target = bank.get("item5", with_embedding=True)
+    bank.store.items.delete("id = 'item5'")  # what memory_actor.retraction does to a redone attempt's items
+    bank.close()
+    again = MemoryBank(memory_config(**SMALL))
+    assert "item5" not in again.items and again.recall.table.state()["rows"] == 1199
+    request = RetrievalRequest(query="", stage="draft", backend="cpu", query_embedding=target.embedding,
+                               include_api=False)
+    assert "item5" not in [item_id for item_id, _ in again.recall_pool(request)]
