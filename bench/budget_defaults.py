@@ -40,9 +40,12 @@ THRESHOLDS = (0.02, 0.05, 0.10, 0.20)
 
 
 def archive_attempts(results: Path) -> list[tuple[str, str, dict[str, Any]]]:
-    """(result folder, arm folder, attempt) for every attempt in every published archive."""
+    """(result folder, arm folder, attempt) for every attempt in every published archive (never a
+    checkpoint of a running benchmark: its own attempts would move the defaults it runs with)."""
     rows = []
     for archive in sorted(results.glob("*/raw.tar.xz")):
+        if archive.parent.name.endswith("-in-progress"):  # a running benchmark's checkpoint: not published
+            continue
         with tarfile.open(archive) as tar:
             for member in tar.getmembers():
                 if not member.isfile() or not member.name.endswith("/attempts.jsonl"):
