@@ -97,11 +97,14 @@ class MemoryBenchResult(BaseModel):
     recall_queries: int = 0
     recall_at_k: float | None = None  # the pool's overlap with an exact search's top K, same queries and filter
     recall_at_k_min: float | None = None
+    recall_at_k_unseen: float | None = None  # the same for queries of operators the bank has never seen (clustered)
+    recall_at_k_unseen_min: float | None = None
     first_retrieve_ms: float | None = None  # the first retrieval after the actor started (index files still cold)
     retrieve_cpu_ms: float | None = None  # the actor's CPU time (all its threads) per retrieval, over the retrieval phase
     actor_rss_mb: float | None = None  # the actor's resident memory after the retrievals and updates
     actor_peak_rss_mb: float | None = None
     load_average: tuple[float, float] | None = None  # the machine's 1-minute load average at the start and end
+    settings: dict[str, Any] = {}  # the memory settings this run changed (--set, --index-min-items)
 
 
 def _unit(rng: np.random.Generator, rows: int) -> np.ndarray:
@@ -132,9 +135,16 @@ class SyntheticEmbeddings:
         for start in range(0, count, BUILD_BATCH):
             yield start, self.batch(start, min(BUILD_BATCH, count - start))
 
-    def queries(self, rng: np.random.Generator, count: int) -> np.ndarray:
+    def queries(self, rng: np.random.Generator, count: int, unseen: bool = False) -> np.ndarray:
+        """Queries of the bank's operators, or (`unseen`) of operators it has never seen: the
+        shared direction, a new operator's and noise."""
         own = _unit(rng, count)
-        return own if self.kind == "random" else self._mix(rng.integers(0, TASKS, count), own)
+        if self.kind == "random":
+            return own
+        if not unseen:
+            return self._mix(rng.integers(0, TASKS, count), own)
+        mixed = np.sqrt(SHARED) * self.shared + np.sqrt(OPERATOR) * _unit(rng, count) + np.sqrt(OWN) * own
+        return (mixed / np.linalg.norm(mixed, axis=1, keepdims=True)).astype(np.float32)
 
 
 def _feasible_or_no_trace(i: np.ndarray) -> np.ndarray:
@@ -266,11 +276,11 @@ def _load() -> float:
 
 
 def measure_recall(bank: MemoryBank, vectors: SyntheticEmbeddings, ids: list[str], queries: int,
-                   seed: int) -> tuple[int, float, float]:
+                   seed: int, unseen: bool = False) -> tuple[int, float, float]:
     """recall@K of the bank's pool against an exact search of the same vectors with the same
     filter (a drafting recall on backend cpu: lessons, practices and feasible traces): K, the
     mean and the least overlap over `queries` queries. `ids`: the synthetic items' ids in build order."""
-    query = vectors.queries(np.random.default_rng([seed, 3]), queries)
+    query = vectors.queries(np.random.default_rng([seed, 3]), queries, unseen)
     k = recall_pool_size(bank.config.items_per_prompt, len(bank.index), bank.config)
     best = np.full((queries, 0), -np.inf, dtype=np.float32)
     best_ids = np.zeros((queries, 0), dtype=np.int64)
@@ -291,14 +301,15 @@ def measure_recall(bank: MemoryBank, vectors: SyntheticEmbeddings, ids: list[str
 def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, updates: int = 20_000,
                      retrievals: int = 2_000, callers: int = 8, seed: int = 0, unbatched_updates: int = 3_000,
                      embeddings: str = "clustered", recall_queries: int = 200, index_min_items: int | None = None,
-                     progress: Callable[[str], None] = lambda message: None) -> MemoryBenchResult:
+                     settings: dict[str, Any] | None = None, progress: Callable[[str], None] = lambda message: None) -> MemoryBenchResult:
     """Build the bank, start an actor on it, measure; a temporary bank (uri None) is removed after."""
     own_dir = tempfile.mkdtemp(prefix="evokernel-bench-memory-") if uri is None else None
     uri = uri or own_dir
     load_at_start = _load()
     config = MemoryConfig(uri=uri, seed=seed, preload_embedder=False, actor_name=f"evokernel-memory-bench-{time.time_ns()}")
-    if index_min_items is not None:
-        config = config.model_copy(update={"recall_index_min_items": index_min_items})
+    if index_min_items is not None or settings:
+        config = MemoryConfig.model_validate({**config.model_dump(), **(settings or {}),
+                                              **({} if index_min_items is None else {"recall_index_min_items": index_min_items})})
     vectors = SyntheticEmbeddings(embeddings, seed)
     started_ray = not ray.is_initialized()
     if started_ray:
@@ -399,6 +410,8 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
         progress(f"recall@K of {recall_queries} queries against an exact search")
         recall_k, recall_at_k, recall_min = (measure_recall(reopened, vectors, ids, recall_queries, seed)
                                              if recall_queries else (0, None, None))
+        _, recall_unseen, recall_unseen_min = (measure_recall(reopened, vectors, ids, recall_queries, seed, True)
+                                               if recall_queries and embeddings == "clustered" else (0, None, None))
         stats = reopened.stats()
         reopened.compact(retention_s=0)  # the benchmark's bank has no other readers
         compacted = reopened.stats()
@@ -417,8 +430,10 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
             versions_compacted=sum(compacted.versions.values()), reopen_s=round(reopen_s, 2),
             embeddings=embeddings, indexed=indexed, index_build_s=index_build_s, recall_k=recall_k,
             recall_queries=recall_queries, recall_at_k=recall_at_k, recall_at_k_min=recall_min,
+            recall_at_k_unseen=recall_unseen, recall_at_k_unseen_min=recall_unseen_min,
             first_retrieve_ms=first_retrieve_ms, retrieve_cpu_ms=retrieve_cpu_ms, actor_rss_mb=rss_mb, actor_peak_rss_mb=peak_rss_mb,
             load_average=(load_at_start, _load()),
+            settings={**(settings or {}), **({} if index_min_items is None else {"recall_index_min_items": index_min_items})},
         )
     finally:
         if started_ray:
@@ -465,12 +480,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--recall-queries", type=int, default=200, help="queries for recall@K against exact search (0: none)")
     p.add_argument("--index-min-items", type=int, default=None, metavar="N",
                    help="memory.recall_index_min_items for this run (default: the config's)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
+                   help="a memory setting for this run (memory_actor/config.py), e.g. recall_index_batch=1")
     p.add_argument("--bank", metavar="URI", default=None,
                    help="build the bank here and keep it (default: a temporary directory, removed after)")
     args = p.parse_args(argv)
     for name in ("items", "updates", "writers", "retrievals", "callers"):
         if getattr(args, name) < 1:
             p.error(f"--{name} must be at least 1")
+    if any("=" not in setting for setting in args.settings):
+        p.error("--set takes KEY=VALUE")
     if args.unbatched_updates < 0 or args.recall_queries < 0:
         p.error("--unbatched-updates and --recall-queries must be at least 0")
     return args
@@ -490,7 +509,8 @@ def summary(result: MemoryBenchResult) -> str:
         f"lost updates         {result.lost_updates}   value mismatches {result.value_mismatches}",
         f"recall               {'LanceDB index' if result.indexed else 'exact'}; recall@{result.recall_k} "
         f"{result.recall_at_k} (least {result.recall_at_k_min}) over {result.recall_queries} queries, "
-        f"{result.embeddings} embeddings",
+        f"{result.embeddings} embeddings; of unseen operators {result.recall_at_k_unseen} "
+        f"(least {result.recall_at_k_unseen_min})",
         f"actor                start {result.actor_start_s:.1f} s, first retrieval {result.first_retrieve_ms} ms, "
         f"resident {result.actor_rss_mb} MB (peak {result.actor_peak_rss_mb}); reopen {result.reopen_s:.1f} s",
         f"bank on disk         {result.bank_bytes:,} bytes in {result.versions} versions; "
@@ -510,6 +530,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.items, uri=args.bank, writers=args.writers, updates=args.updates, retrievals=args.retrievals,
         callers=args.callers, unbatched_updates=args.unbatched_updates, seed=args.seed, embeddings=args.embeddings,
         recall_queries=args.recall_queries, index_min_items=args.index_min_items,
+        settings=dict(setting.split("=", 1) for setting in args.settings),
         progress=lambda message: print(f"bench.memory: {message}", file=sys.stderr, flush=True),
     )
     print(summary(result), file=sys.stderr, flush=True)

@@ -171,7 +171,10 @@ class MemoryConfig(BaseModel):
         "longer start (docs/memory.md)")
     recall_index_partitions: int | None = Field(
         None, ge=1, description="IVF partitions of the vector index (default: about sqrt(items), at most 4096)")
-    recall_nprobes: int = Field(20, ge=1, description="IVF partitions searched first by an indexed recall")
+    recall_nprobes: int = Field(
+        100, ge=1, description="IVF partitions searched first by an indexed recall (of about sqrt(items): 1,000 at 1M). "
+        "Measured at 1M: 20 found every neighbour of a query near the bank's operators but 72% of those of an "
+        "operator the bank has never seen; 100 found 98% of those, for 1.5 ms more CPU a query")
     recall_max_nprobes: int = Field(
         200, ge=1, description="an indexed recall whose prefilter leaves too few eligible items in the first "
         "partitions searches up to this many")

@@ -41,6 +41,7 @@ def test_bench_memory_small(ray_cluster, capsys):
     assert result["retrieve_p99_ms"] >= result["retrieve_p50_ms"] > 0
     # below recall_index_min_items: the exact recall, whose pool is exact search's own
     assert not result["indexed"] and result["recall_at_k"] == 1.0 and result["recall_k"] == 17
+    assert result["recall_at_k_unseen"] == 1.0
     assert result["actor_rss_mb"] > 0 and result["actor_peak_rss_mb"] >= result["actor_rss_mb"]
     two = result["two_writers"]  # the second campaign on the bank is refused, naming the first; nothing is lost
     assert two["second_writer_refused"] and "is in use by campaign-a" in two["refusal"]
@@ -51,12 +52,15 @@ def test_bench_memory_small_on_the_index(ray_cluster, capsys):
     """Above recall_index_min_items (here 2,000): the bank is indexed first (index_build_s), the
     actor recalls through LanceDB, and its pool is measured against exact search."""
     assert memory.main(["--items", "3000", "--updates", "1000", "--unbatched-updates", "200", "--retrievals", "200",
-                        "--callers", "4", "--writers", "8", "--index-min-items", "2000", "--recall-queries", "60"]) == 0
+                        "--callers", "4", "--writers", "8", "--index-min-items", "2000", "--recall-queries", "60",
+                        "--set", "recall_index_batch=2"]) == 0
     result = _json_line(capsys)
     assert result["indexed"] and result["index_build_s"] > 0 and result["embeddings"] == "clustered"
     assert result["recall_k"] == 18 and result["recall_queries"] == 60 and 0.8 <= result["recall_at_k"] <= 1.0
+    assert 0.0 <= result["recall_at_k_unseen_min"] <= result["recall_at_k_unseen"] <= 1.0
     assert result["lost_updates"] == 0 and result["value_mismatches"] == 0 and result["first_retrieve_ms"] > 0
     assert len(result["load_average"]) == 2
+    assert result["settings"] == {"recall_index_batch": "2", "recall_index_min_items": 2000}
 
 
 def test_bench_memory_refuses_empty_sizes(capsys):
