@@ -333,15 +333,17 @@ def summarise(out: Path, plan: dict[str, Any], model: dict[str, Any], publish: b
                         "correct_refinements": sum(f["gate"] == "ok" for r in records for f in r["refinements"]),
                         "refinements": sum(len(r["refinements"]) for r in records)}
         per_operator[task] = row
-    scalar = [t for t, row in per_operator.items() if row["first_rung"] == "first"]
+    # the operators of the headline: those whose first kernel is scalar (all of them, run or not yet)
+    scalar = [t for t, f in firsts.items() if f.get("feasible") and f.get("rung") == "first"]
     headline: dict[str, Any] = {"bench": "climb", "backend": plan["backend"], "operators": len(scalar)}
     for arm in plan["arms"]:
-        done = [per_operator[t][arm] for t in scalar if arm in per_operator[t]]
+        done = [per_operator[t][arm] for t in scalar if arm in per_operator.get(t, {})]
         headline[f"median_best_over_first_{arm}"] = (round(statistics.median(d["best_over_first"] for d in done), 3)
                                                      if done else None)
         headline[f"share_within_2x_eager_{arm}"] = (round(sum(d["best_over_eager"] >= 0.5 for d in done) / len(done), 3)
                                                     if done else None)
         headline[f"fast_1_{arm}"] = round(sum(d["best_over_eager"] > 1 for d in done) / len(done), 3) if done else None
+        headline[f"operators_run_{arm}"] = len(done)  # of `operators`: those with at least one seed finished
     expected = len(plan["seeds"]) * len(plan["arms"]) * sum(1 for f in firsts.values() if f["feasible"])
     finished = sum(len(records) for arms in results.values() for records in arms.values())
     meta = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "git_commit": started_at_commit(out),
