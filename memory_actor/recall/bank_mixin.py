@@ -76,10 +76,9 @@ class IndexedBank:
 
     # -- reading ------------------------------------------------------------------------------------
     def _stored_embedding(self, item_id: str) -> list[float] | None:
-        row = self.index.row_of[item_id]
-        fresh = np.flatnonzero(self.recall.fresh_rows == row)
-        if len(fresh):
-            return self.recall.fresh_vectors[fresh[0]].tolist()
+        fresh = self.recall.fresh_vector(self.index.row_of[item_id])
+        if fresh is not None:
+            return fresh.tolist()
         return self.items.embedding(item_id)
 
     def _stored_children(self, item_id: str) -> list[str]:

@@ -64,27 +64,43 @@ class RefreshJob:
 class IndexedRecall:
     def __init__(self, table: RecallTable, index: VectorIndex, dim: int):
         self.table, self.index, self.dim = table, index, dim
-        self.fresh_rows = np.zeros(0, dtype=np.int64)
-        self.fresh_vectors = np.zeros((0, dim), dtype=np.float32)
-        self.fresh_version = np.zeros(0, dtype=np.int64)  # a re-added item's newer vector stays fresh
+        # The fresh rows, their vectors and versions (a re-added item's newer vector stays fresh),
+        # replaced whole (never changed in place): a recall in a thread reads one consistent triple.
+        self._fresh_state = (np.zeros(0, dtype=np.int64), np.zeros((0, dim), dtype=np.float32),
+                             np.zeros(0, dtype=np.int64))
         self._version = 0
         self.pinned: dict[int, np.ndarray] = {}  # api items: the family examples' similarity in the slot
         self.refreshing = False
         self.record: dict[str, Any] = {}  # the last refresh: when, how many rows, how long
 
+    @property
+    def fresh_rows(self) -> np.ndarray:
+        return self._fresh_state[0]
+
+    @property
+    def fresh_vectors(self) -> np.ndarray:
+        return self._fresh_state[1]
+
+    def fresh_vector(self, row: int) -> np.ndarray | None:
+        rows, vectors, _ = self._fresh_state
+        found = np.flatnonzero(rows == row)
+        return vectors[found[0]] if len(found) else None
+
     # -- rows -----------------------------------------------------------------------------------
     def add_fresh(self, rows: np.ndarray, vectors: np.ndarray) -> None:
         """Items added (or re-added) since the last refresh: searched exactly until the next one."""
+        fresh_rows, fresh_vectors, fresh_version = self._fresh_state
         rows = np.asarray(rows, dtype=np.int64)
-        known = {int(row): pos for pos, row in enumerate(self.fresh_rows.tolist())}
+        known = {int(row): pos for pos, row in enumerate(fresh_rows.tolist())}
         again = np.array([known.get(int(row), -1) for row in rows], dtype=np.int64)
         self._version += 1
         old = again >= 0
-        self.fresh_vectors[again[old]] = vectors[old]
-        self.fresh_version[again[old]] = self._version
-        self.fresh_rows = np.concatenate([self.fresh_rows, rows[~old]])
-        self.fresh_vectors = np.concatenate([self.fresh_vectors, np.asarray(vectors[~old], dtype=np.float32)])
-        self.fresh_version = np.concatenate([self.fresh_version, np.full(int((~old).sum()), self._version)])
+        fresh_vectors, fresh_version = fresh_vectors.copy(), fresh_version.copy()
+        fresh_vectors[again[old]] = vectors[old]
+        fresh_version[again[old]] = self._version
+        self._fresh_state = (np.concatenate([fresh_rows, rows[~old]]),
+                             np.concatenate([fresh_vectors, np.asarray(vectors[~old], dtype=np.float32)]),
+                             np.concatenate([fresh_version, np.full(int((~old).sum()), self._version)]))
 
     def pin(self, rows: np.ndarray, vectors: np.ndarray) -> None:
         for row, vector in zip(np.asarray(rows).tolist(), vectors, strict=True):
@@ -114,12 +130,13 @@ class IndexedRecall:
         return out
 
     def _fresh(self, query: np.ndarray, where: RecallFilter, k: int) -> tuple[np.ndarray, np.ndarray]:
-        if not len(self.fresh_rows) or k <= 0:
+        fresh_rows, fresh_vectors, _ = self._fresh_state
+        if not len(fresh_rows) or k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        keep = self.index.keep_rows(self.fresh_rows, where)
-        sims = self.fresh_vectors[keep] @ query
+        keep = self.index.keep_rows(fresh_rows, where)
+        sims = fresh_vectors[keep] @ query
         top = np.argsort(-sims, kind="stable")[:k]
-        return self.fresh_rows[keep][top], sims[top]
+        return fresh_rows[keep][top], sims[top]
 
     def _indexed(self, query: np.ndarray, where: RecallFilter, k: int,
                  candidates: tuple[list[str], np.ndarray] | None, limit: int) -> tuple[np.ndarray, np.ndarray]:
@@ -173,10 +190,10 @@ class IndexedRecall:
 
     def similarities(self, query: np.ndarray, ids: list[str]) -> dict[int, float]:
         """Rows and similarities of the given items (the fresh ones from memory)."""
+        fresh_rows, fresh_vectors, _ = self._fresh_state
         rows = np.array([self.index.row_of[item_id] for item_id in ids], dtype=np.int64)
-        fresh = np.isin(rows, self.fresh_rows)
-        found = {int(row): float(self.fresh_vectors[np.flatnonzero(self.fresh_rows == row)[0]] @ query)
-                 for row in rows[fresh]}
+        fresh = np.isin(rows, fresh_rows)
+        found = {int(row): float(fresh_vectors[np.flatnonzero(fresh_rows == row)[0]] @ query) for row in rows[fresh]}
         rest = [self.index.ids[row] for row in rows[~fresh].tolist()]
         if rest:
             listed = ", ".join("'" + item_id.replace("'", "''") + "'" for item_id in rest)
@@ -191,11 +208,11 @@ class IndexedRecall:
     def begin_refresh(self) -> RefreshJob:
         """The fresh rows as recall rows (on the bank's thread: reads the index's codes)."""
         self.refreshing = True
-        rows = self.fresh_rows.copy()
+        rows, vectors, versions = self._fresh_state
         columns = self.index.filter_values(rows)
-        columns["embedding"] = pa.FixedSizeListArray.from_arrays(pa.array(self.fresh_vectors.ravel()), self.dim)
+        columns["embedding"] = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), self.dim)
         table = pa.table(columns, schema=recall_schema(self.dim))
-        return RefreshJob(rows=rows, versions=self.fresh_version.copy(), table=table)
+        return RefreshJob(rows=rows, versions=versions, table=table)
 
     def write_refresh(self, job: RefreshJob) -> None:
         """I/O only (a thread): the rows into the table, then LanceDB's optimize."""
@@ -208,9 +225,9 @@ class IndexedRecall:
         if job is None:
             return
         done = dict(zip(job.rows.tolist(), job.versions.tolist(), strict=True))
+        rows, vectors, versions = self._fresh_state
         stay = np.array([done.get(row) != version for row, version in
-                         zip(self.fresh_rows.tolist(), self.fresh_version.tolist(), strict=True)], dtype=bool)
-        self.fresh_rows, self.fresh_vectors = self.fresh_rows[stay], self.fresh_vectors[stay]
-        self.fresh_version = self.fresh_version[stay]
+                         zip(rows.tolist(), versions.tolist(), strict=True)], dtype=bool)
+        self._fresh_state = (rows[stay], vectors[stay], versions[stay])
         self.record = {"refreshed_at": utc_now().isoformat(timespec="seconds"), "rows_added": len(job.rows),
                        "refresh_s": round(time.monotonic() - job.started, 2)}
