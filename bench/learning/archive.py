@@ -39,8 +39,13 @@ def as_named(result: Path) -> Path:
     """A published run's folder as a checkout names it (bench/results/<run>), wherever this one is."""
     try:
         return result.resolve().relative_to(REPOSITORY)
-    except ValueError:  # outside the repository (a test's folder): named as given
-        return result
+    except ValueError:
+        pass
+    resolved = result.resolve()
+    if resolved.parent.name == "results" and resolved.parent.parent.name == "bench":
+        # another checkout's bench/results/ (a benchmark clone packing into main's): named as main names it
+        return Path("bench/results") / resolved.name
+    return result  # outside any checkout (a test's folder): named as given
 
 
 def _members(folder: Path) -> list[Path]:

@@ -106,6 +106,8 @@ def test_a_folder_inside_the_checkout_is_named_as_the_checkout_names_it(tmp_path
 
     assert as_named(RESULTS / "some-run") == Path("bench/results/some-run")
     assert as_named(tmp_path / "run") == tmp_path / "run"
+    # a benchmark clone packing into another checkout's bench/results/ names it as that checkout does
+    assert as_named(tmp_path / "main" / "bench" / "results" / "run") == Path("bench/results/run")
 
 
 @pytest.mark.parametrize("run", V3_RUNS + V4_RUNS + V5_RUNS)
