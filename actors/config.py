@@ -49,6 +49,15 @@ class LLMConfig(BaseModel):
         None, description="system prompt: full (performance rules) or plain (plain loops, for small models); "
         "unset: full, or the local model's own choice"
     )
+    sampling_seeds: bool = Field(
+        True, description="send each draft and refinement request a sampling seed of its own (the OpenAI API's "
+        "`seed`) and record it with the attempt (attempts.jsonl `sampling_seed`): an endpoint that honours seeds "
+        "(llama.cpp, vLLM) gives the same reply to the same prompt and seed. Off for an endpoint that refuses the field"
+    )
+    seed: int | None = Field(
+        None, ge=0, lt=2**32, description="where the requests' seeds come from: one seed gives the same sequence of "
+        "request seeds run after run (a benchmark pass sets its own); unset: fresh ones each run"
+    )
     exemplar_as_example: bool | None = Field(
         None, description="drafting: show the best-ranked feasible kernel of another operator as the worked example "
         "(its task, then its code) instead of the generic one; small models copy what the example shows, so this "

@@ -178,10 +178,11 @@ class LLMClient:
 
     async def chat(
         self, messages: list[dict[str, str]], *, max_tokens: int | None = None, temperature: float | None = None,
-        code_answer: bool = False,
+        code_answer: bool = False, seed: int | None = None,
     ) -> ChatReply:
         """One completion; raises an LLMError subclass when no reply could be had. `code_answer`:
-        the reply is one code block, and generation stops at its closing fence (CODE_STOP)."""
+        the reply is one code block, and generation stops at its closing fence (CODE_STOP). `seed`:
+        the sampling seed sent with the request (every try of it), none when unset."""
         started = time.monotonic()
         billed = [0, 0]  # what the endpoint billed for every answer of this request, faults included
         async with self._semaphore:
@@ -196,6 +197,7 @@ class LLMClient:
                         max_tokens=max_tokens or self.config.max_tokens,
                         stop=CODE_STOP if code_answer else openai.NOT_GIVEN,
                         temperature=self.config.temperature if temperature is None else temperature,
+                        seed=openai.NOT_GIVEN if seed is None else seed,
                     ), self.config.timeout_s)
                 except openai.APIStatusError as exc:
                     problem, fatal = self._classify_status(exc)

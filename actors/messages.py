@@ -167,6 +167,8 @@ class Proposal(BaseModel):
     shown_ids: list[str] = Field(default_factory=list, description="the memory items that reached the prompt "
                                  "after truncation and deduplication: exactly what the attempt's credit goes to")
     example_id: str | None = Field(None, description="the item shown as the worked example (exemplar_as_example)")
+    sampling_seed: int | None = Field(None, description="the seed the request was sent with (the last ask's where a "
+                                      "repeat was asked again); none when llm.sampling_seeds is off")
 
 
 class LessonRequest(BaseModel):
@@ -221,6 +223,8 @@ class Attempt(BaseModel):
     reward: float | None = Field(None, description="raw reward sent to memory; None when values were not updated")
     tokens_prompt: int = 0
     tokens_completion: int = 0
+    sampling_seed: int | None = Field(None, description="the draw's sampling seed (llm.sampling_seeds): a draft asked "
+                                      "again with its prompt and this seed is the same draft where the endpoint honours it")
     wall_s: float = 0.0
     flags: list[str] = Field(default_factory=list)
     review: Review | None = None

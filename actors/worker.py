@@ -10,6 +10,7 @@ Lessons and reviews are extras: their failures are swallowed.
 
 from __future__ import annotations
 
+import random
 import re
 
 from actors.code_extraction import code_fingerprint, extract_code
@@ -36,6 +37,9 @@ class LLMWorker:
         self.config = config
         self.client = client or LLMClient(config)
         self._builders: dict[CandidateFormat, PromptBuilder] = {}
+        # Each draft or refinement asks with a seed of its own, recorded with the attempt (issue 64.5:
+        # a benchmark's drafts say which draw each was, and equal kernels from distinct draws show)
+        self._seeds = random.Random(config.seed)
 
     def prompts(self, fmt: CandidateFormat) -> PromptBuilder:
         if fmt not in self._builders:
@@ -69,14 +73,16 @@ class LLMWorker:
 
     async def _ask(self, messages: Messages, prompt_truncated: bool, fmt: CandidateFormat,
                    temperature: float | None = None) -> Proposal:
+        seed = self._seeds.randrange(2**31) if self.config.sampling_seeds else None
         try:
-            reply = await self.client.chat(messages, temperature=temperature, code_answer=True)
+            reply = await self.client.chat(messages, temperature=temperature, code_answer=True, seed=seed)
         except LLMRequestRejected as exc:  # LLMUnavailable propagates: infrastructure, not a verdict
             prompt_tokens, completion_tokens = billed_tokens(exc)  # a tool-call reply was still billed
             return Proposal(llm_error=str(exc), prompt_truncated=prompt_truncated, tokens_prompt=prompt_tokens,
-                            tokens_completion=completion_tokens)
+                            tokens_completion=completion_tokens, sampling_seed=seed)
         proposal = Proposal(finish_reason=reply.finish_reason, tokens_prompt=reply.prompt_tokens,
-                            tokens_completion=reply.completion_tokens, prompt_truncated=prompt_truncated)
+                            tokens_completion=reply.completion_tokens, prompt_truncated=prompt_truncated,
+                            sampling_seed=seed)
         if reply.refusal:
             proposal.reason = f"the model refused: {reply.refusal.strip()[:200]}"
             return proposal

@@ -104,6 +104,9 @@ def draft_settings(settings, memory: dict[str, Any], bank: Path, seed: int, star
 
     return settings.model_copy(update={
         "memory": arm_memory(settings, memory, bank, seed),
+        # the pass's draws: every arm of a pass asks with the same sequence of sampling seeds (paired
+        # draws), each pass with its own (fresh draws), recorded per draft (issue 64.5)
+        "llm": settings.llm.model_copy(update={"seed": seed}),
         "episode": settings.episode.model_copy(update={"iterations": 1, "lessons": False,
                                                            "start_from_rung": start_from_rung}),
     })

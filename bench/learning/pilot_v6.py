@@ -142,17 +142,6 @@ def _add_c_traces(settings, bank_path: Path, kernels: dict[str, tuple[str, float
         bank.close()
 
 
-def distinct_kernels(passes: list[Path]) -> dict[str, int]:
-    """task -> how many different feasible kernels its passes wrote (issue 64.5: v5's 7_Sigmoid
-    passed 5 times with 3 distinct files): each pass keeps its operator's feasible kernel in
-    kernels/<task>/best.*; equal text is one kernel."""
-    found: dict[str, set[str]] = {}
-    for run_dir in passes:
-        for best in (run_dir / "kernels").glob("*/best.*"):
-            found.setdefault(best.parent.name, set()).add(best.read_text().strip())
-    return {task: len(texts) for task, texts in sorted(found.items())}
-
-
 def summarise_v6(out: Path, plan: dict[str, Any], model: dict[str, Any], publish: bool = False) -> dict[str, Any]:
     """summary.json/.md of a v6 pilot folder: the v5 pilot's table per arm, distinct feasible
     kernels per operator and arm, and for `own_c` the pass@1 per attempt with its C drafts
@@ -161,7 +150,7 @@ def summarise_v6(out: Path, plan: dict[str, Any], model: dict[str, Any], publish
 
     from bench.learning.publish import git_commit, machine
     from bench.learning.summary import by_family as _by_family
-    from bench.learning.summary import compare, eval_figures, family_of
+    from bench.learning.summary import compare, distinct_kernels, eval_figures, family_of
 
     operators = [p.stem for p in plan["pool"]]
     families = {p.stem: family_of(p) for p in plan["pool"]}

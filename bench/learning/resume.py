@@ -34,6 +34,7 @@ def build_settings(args: argparse.Namespace):
     if args.llm_model:
         llm["model"] = args.llm_model
     overrides.setdefault("memory", {})["seed"] = args.seed
+    llm.setdefault("seed", args.seed)  # the learning pass's sampling seeds (an evaluation pass sets its own)
     return load_settings(None, overrides)
 
 

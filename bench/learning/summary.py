@@ -64,6 +64,28 @@ def pass1_by_operator(passes: list[Path], heldout: list[str]) -> tuple[dict[str,
     return {task: round(wins[task] / drafts[task], 4) for task in drafts}, drafts
 
 
+def distinct_kernels(passes: list[Path]) -> dict[str, int]:
+    """task -> how many different feasible kernels its passes wrote (issue 64.5: v5's 7_Sigmoid
+    passed 5 times with 3 distinct files): each pass keeps its operator's feasible kernel in
+    kernels/<task>/best.*; equal text is one kernel."""
+    found: dict[str, set[str]] = {}
+    for run_dir in passes:
+        for best in (run_dir / "kernels").glob("*/best.*"):
+            found.setdefault(best.parent.name, set()).add(best.read_text().strip())
+    return {task: len(texts) for task, texts in sorted(found.items())}
+
+
+def seeded_drafts(passes: list[Path]) -> int:
+    """How many drafts of the passes recorded their sampling seed (attempts.jsonl `sampling_seed`)."""
+    count = 0
+    for run_dir in passes:
+        path = run_dir / "attempts.jsonl"
+        if path.is_file():
+            count += sum(1 for line in path.read_text().splitlines()
+                         if line.strip() and json.loads(line).get("sampling_seed") is not None)
+    return count
+
+
 def eval_figures(arm: str, passes: list[Path], heldout: list[str]) -> dict[str, Any]:
     rates, drafts = pass1_by_operator(passes, heldout)
     gates: dict[str, int] = {}
@@ -171,6 +193,12 @@ def tables(out: Path, plan: dict[str, Any], screening: dict[str, Any]) -> dict[s
     evaluation = {arm: eval_figures(arm, [out / "arms" / f"eval-{arm}-d{r}" for r in range(plan["eval_drafts"])],
                                     screening["heldout"]) for arm in plan["arms"]}
     design = plan.get("design", "v3")
+    if design not in ("v3", "v4", "v5"):  # issue 64.5, from v6: distinct kernels and the draws' seeds
+        for arm, figures in evaluation.items():
+            passes = [out / "arms" / f"eval-{arm}-d{r}" for r in range(plan["eval_drafts"])]
+            distinct = {task: n for task, n in distinct_kernels(passes).items() if task in screening["heldout"]}
+            figures.update({"distinct_feasible_kernels": sum(distinct.values()), "distinct_by_operator": distinct,
+                            "drafts_with_seed": seeded_drafts(passes)})
     tests, verdict = evaluate(plan["backend"], evaluation, design)
     return {"learning": learning, "evaluation": evaluation, "tests": tests, "verdict": verdict,
             "headline": headline(plan["backend"], learning, evaluation, tests, verdict, design)}
@@ -258,7 +286,14 @@ def render(meta: dict[str, Any], learning: dict[str, Any], evaluation: dict[str,
         lines.append(f"| {arm} | {f['operators']} | {f['drafts']} | {_pct(f['pass1'])}{_ci(f['pass1_ci95_bootstrap'])} "
                      f"| {f['feasible_drafts']}/{f['drafts']}{_ci(f['pass1_pooled_ci95_wilson'])} | "
                      f"{f['compile_errors']} | {_pct(fast)} |")
-    lines += ["", "| comparison | operators | wins / losses / ties | mean difference [95% bootstrap] | p (Wilcoxon) "
+    if all("distinct_feasible_kernels" in f for f in evaluation.values()):  # from v6
+        lines += ["", "Distinct feasible kernels per arm (equal text is one kernel; drafts that recorded their "
+                  "sampling seed): " + "; ".join(f"{arm} {f['distinct_feasible_kernels']} of {f['feasible_drafts']} "
+                                                  f"feasible drafts ({f['drafts_with_seed']} of {f['drafts']} seeded)"
+                                                  for arm, f in evaluation.items())]
+    lines += ["", "The bootstraps resample the held-out operators (each operator's pass@1 over its drafts is one "
+              "value; 10,000 resamples); Wilson pools every draft.", ""]
+    lines += ["| comparison | operators | wins / losses / ties | mean difference [95% bootstrap] | p (Wilcoxon) "
               "| p (sign) |", "|---|---|---|---|---|---|"]
     for name, t in tests.items():
         diff = "—" if t["mean_difference"] is None else f"{t['mean_difference']:+.2f}"

@@ -37,7 +37,12 @@ def local_llm_settings(settings: Settings, base_url: str) -> Settings:
     model's spec, and no more operators in flight than it can serve (all only where the user set
     no value)."""
     spec = settings.local_llm.spec()
-    update: dict[str, Any] = {"llm": local_llm_config_for_agent(settings.llm, spec, base_url)}
+    llm = local_llm_config_for_agent(settings.llm, spec, base_url)
+    if llm.seed is None:
+        # the server's seed names the run's draws: the requests' own seeds follow from it (the same
+        # command gives the same drafts run after run, as the server's own seed chain did)
+        llm = llm.model_copy(update={"seed": settings.local_llm.seed or 0})
+    update: dict[str, Any] = {"llm": llm}
     if settings.episode.lessons is None:
         update["episode"] = settings.episode.model_copy(update={"lessons": spec.lessons})
     ray = settings.ray

@@ -69,3 +69,29 @@ def test_review_and_lesson_parsing(llm_server):
     assert ask(llm_server, Reply(status=500), Reply(status=500), call="review").verdict == "unsure"
     lesson = ask(llm_server, Reply("```\n`y` was never declared; use `x`.\n```"), call="lesson")
     assert lesson.text == "`y` was never declared; use `x`."
+
+
+def test_each_draft_is_asked_with_a_seed_of_its_own_recorded_on_the_proposal(llm_server):
+    """Issue 64.5: the request carries the draw's sampling seed and the proposal records it; one
+    llm.seed gives the same sequence of seeds run after run; off, no seed is sent."""
+
+    def seeds_of(**config):
+        llm_server.script(replies.FAST, replies.FAST)
+        before = len(llm_server.chat_requests)
+
+        async def go():
+            drafter = Drafter(llm_config(llm_server, max_retries=0, repeat_retries=0, **config))
+            try:
+                return [await drafter.propose(DraftRequest(task=TASK)) for _ in range(2)]
+            finally:
+                await drafter.aclose()
+
+        proposals = asyncio.run(go())
+        sent = [r["body"].get("seed") for r in llm_server.chat_requests[before:]]
+        assert sent == [p.sampling_seed for p in proposals]
+        return sent
+
+    first, again = seeds_of(seed=7), seeds_of(seed=7)
+    assert first == again and first[0] != first[1] and all(isinstance(s, int) for s in first)
+    assert seeds_of(seed=8) != first
+    assert seeds_of(sampling_seeds=False) == [None, None]

@@ -209,6 +209,16 @@ def test_prompt_style_lessons_and_exemplars_follow_the_model_unless_set():
     assert load_settings().llm.exemplar_as_example is None  # an endpoint's model: the generic example
 
 
+def test_the_request_seeds_follow_the_server_seed_unless_set():
+    """Issue 64.5: the local model's drafts are reproducible run after run (its server's seed, 0
+    when unset, names the sequence of request seeds); an explicit llm.seed wins."""
+    url = "http://127.0.0.1:1234/v1"
+    assert local_llm_settings(load_settings(), url).llm.seed == 0
+    assert local_llm_settings(load_settings(overrides={"local_llm": {"seed": 5}}), url).llm.seed == 5
+    assert local_llm_settings(load_settings(overrides={"local_llm": {"seed": 5}, "llm": {"seed": 9}}), url).llm.seed == 9
+    assert load_settings().llm.seed is None  # an endpoint: fresh seeds each run
+
+
 def test_default_cache_dir_follows_xdg(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert LocalLLMConfig().cache_path() == tmp_path / "evokernel" / "models"

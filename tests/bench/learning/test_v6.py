@@ -30,3 +30,19 @@ def test_v6_targets_allow_c_five_more_compile_errors_and_ask_the_twin_for_15_poi
     assert not verdict["target_met"]
     _, verdict = evaluate("cpu", {"none": _arm(ops, 20), "value": _arm(ops, 25)}, design="v5")
     assert not verdict["target_met"]  # v5 allowed none
+
+
+def test_v6_tables_count_distinct_feasible_kernels_and_seeded_drafts(tmp_path):
+    """Issue 64.5: equal kernel text is one kernel, whatever pass wrote it; a draft counts as
+    seeded where attempts.jsonl recorded its sampling seed."""
+    import json
+
+    from bench.learning.summary import distinct_kernels, seeded_drafts
+
+    passes = [tmp_path / f"eval-value-d{r}" for r in range(3)]
+    for r, (text, seed) in enumerate([("a", 11), ("a\n", 12), ("b", None)]):
+        (passes[r] / "kernels" / "7_Sigmoid").mkdir(parents=True)
+        (passes[r] / "kernels" / "7_Sigmoid" / "best.cpp").write_text(text)
+        (passes[r] / "attempts.jsonl").write_text(json.dumps({"task": "7_Sigmoid", "sampling_seed": seed}) + "\n")
+    assert distinct_kernels(passes) == {"7_Sigmoid": 2}
+    assert seeded_drafts(passes) == 2
