@@ -58,6 +58,7 @@ from npu_pool.backends.ascendc_twin.direct import (
     refuse_stray_launch,
     rewrite_launches,
 )
+from npu_pool.backends.ascendc_twin.raw_sites import write_sites
 from npu_pool.backends.ascendc_twin.timing import ModelledTimer, charge_unseen_traffic, peak_gflops
 from npu_pool.backends.base import Backend, DevicePeaks, KernelBuildError, Timer, ToolchainMissing
 from npu_pool.build_cache import cached_library, compiler_identity
@@ -212,6 +213,8 @@ class NpuTwinBackend(Backend):
                                   timeout=BUILD_TIMEOUT_S, cwd=work_dir)
             if link.returncode != 0:
                 raise KernelBuildError("the kernel did not link against the twin launcher", link.stderr)
+            # every raw access's kernel line, resolved now: the sealed run executes no addr2line
+            write_sites(target, cache_dir / f"kernel-{key}.so.sites")
 
         return cached_library(cache_dir, key, work_dir, "kernel_unit.cpp", kernel, build)
 

@@ -51,6 +51,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include <cstdio>
@@ -127,16 +128,45 @@ struct TrustedGm {
 
 // --- where a fault of a raw access is reported -------------------------------------------------
 
+// The build's table of the instrumented calls (raw_sites.py: `<library>.sites`, written before
+// the sandbox's seal, when addr2line could still be run): return-address offset -> kernel line.
+struct RawSites {
+    bool read = false, found = false;
+    std::vector<std::pair<unsigned long long, int>> sites;  // sorted by offset
+};
+
+EVK_TWIN_NO_SANITIZE inline const RawSites& raw_sites(const std::string& library) {
+    static RawSites table;
+    if (!table.read) {
+        table.read = true;
+        if (FILE* file = std::fopen((library + ".sites").c_str(), "r")) {
+            table.found = true;
+            unsigned long long offset = 0;
+            int line = 0;
+            while (std::fscanf(file, "%llx %d", &offset, &line) == 2) table.sites.emplace_back(offset, line);
+            std::fclose(file);
+        }
+    }
+    return table;
+}
+
 // The kernel's source line of a code address, from the library's line tables (g++ -g1): the
 // innermost kernel.cpp frame of addr2line's inline chain, e.g. "kernel.cpp:17"; "" if unknown.
+// Looked up in the build's table where there is one (a sealed sandbox runs no addr2line).
 EVK_TWIN_NO_SANITIZE inline std::string raw_site(const void* code) {
     Dl_info info{};
     if (!code || !dladdr(code, &info) || !info.dli_fname || !info.dli_fbase) return "";
     const std::string path = info.dli_fname;
+    const unsigned long long returns =
+        (unsigned long long)(reinterpret_cast<uintptr_t>(code) - reinterpret_cast<uintptr_t>(info.dli_fbase));
+    const RawSites& table = raw_sites(path);
+    if (table.found) {
+        const auto at = std::lower_bound(table.sites.begin(), table.sites.end(), std::make_pair(returns, 0));
+        return at != table.sites.end() && at->first == returns ? "kernel.cpp:" + std::to_string(at->second) : "";
+    }
     if (path.find('\'') != std::string::npos) return "";
     char offset[32];
-    std::snprintf(offset, sizeof offset, "0x%llx",
-                  (unsigned long long)(reinterpret_cast<uintptr_t>(code) - 1 - reinterpret_cast<uintptr_t>(info.dli_fbase)));
+    std::snprintf(offset, sizeof offset, "0x%llx", returns - 1);
     const std::string command = "addr2line -i -e '" + path + "' " + offset + " 2>/dev/null";
     FILE* pipe = popen(command.c_str(), "r");
     if (!pipe) return "";
