@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from npu_pool.sandbox.leftovers import WARM_PREFIX
 from tests.actors.openai_server import OpenAITestServer, ScriptedAgent
 from tests.actors.replies import SIGNATURE_ARGS
 from tests.launch.test_run_command import FAST_HARNESS
@@ -62,13 +63,14 @@ def _alive(pid: int) -> bool:
 
 
 def _server_folder(pid: int) -> Path | None:
-    """The warm server's own folder (evokernel-warm-*: its socket's folder), from its command line."""
+    """The warm server's own folder (evokernel-warm-*: its home, no socket in it since issue 63),
+    from its command line."""
     try:
         args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return None
-    sockets = [a.decode() for a in args if a.endswith(b"server.sock")]
-    return Path(sockets[0]).parent if sockets else None
+    homes = [a.decode() for a in args if Path(a.decode()).name.startswith(WARM_PREFIX)]
+    return Path(homes[0]) if homes else None
 
 
 def _sandboxes(driver: int) -> set[int]:
