@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_actor.seeding import example_tasks
+from memory_actor.ladder import example_tasks, ladder_tasks
 from tests.actors.openai_server import Reply, ScriptedAgent
 from tests.launch.kernel_agent import kernel_reply
 
@@ -54,7 +54,8 @@ OPERATORS: dict[str, tuple[str, str | None]] = {
     "20_LayerNorm": ("softmax_norm", None),
 }
 # The family worked examples' tasks (memory_actor/bundles/examples.yaml), by family.
-EXAMPLE_FAMILY = {task: family for task, (family, _) in example_tasks().items()}
+# the family examples' tasks and the ladder's own (its rungs are shown under their task's name)
+EXAMPLE_FAMILY = {task: family for task, (family, _) in {**example_tasks(), **ladder_tasks()}.items()}
 
 # Fitted to the benchmarks' raw drafts (see the module docstring). The model knows the language
 # of elementwise kernels and not that of softmax/normalisation ones.
