@@ -126,6 +126,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("evokernel: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if argv is None:  # the process's own command: its status is decided, and the interpreter's exit
+            # (Ray's atexit shutdown among others) must not be cut to a signal's death by a late stop
+            from launch.commands.run_outcome import LateStops
+
+            LateStops().ignore()
 
 
 if __name__ == "__main__":

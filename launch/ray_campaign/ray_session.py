@@ -94,6 +94,19 @@ class _keeping_sigterm_handler:
             signal.signal(signal.SIGTERM, self.previous)
 
 
+def reassert_stop_handlers() -> None:
+    """After `ray.shutdown`: the stop signals' Python handlers installed again at the C level. The
+    core worker's shutdown puts back the dispositions it found at its start (the C default for
+    SIGTERM), under Python's feet: Python still names its handler, but a SIGTERM in the run's last
+    second killed the process on the spot (exit -15, no summary of the end; issue 63)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(sig)
+        if callable(handler) or handler == signal.SIG_IGN:
+            signal.signal(sig, handler)
+
+
 def gcs_reachable(timeout_s: float = 2.0) -> bool:
     """Whether the connected cluster's GCS still accepts connections (False when not connected)."""
     if not ray.is_initialized():

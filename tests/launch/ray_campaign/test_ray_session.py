@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 from launch.ray_campaign.ray_session import GcsWatch, RayProcesses
 
@@ -59,3 +61,32 @@ def test_only_the_noted_processes_are_ended_and_a_reused_pid_is_left_alone():
         for process in (worker, other):
             process.kill()
             process.wait()
+
+
+def test_a_stop_after_ray_shutdown_still_reaches_the_runs_handler(tmp_path):
+    """ray.shutdown puts the C-level SIGTERM disposition back to the default under Python's handler:
+    a SIGTERM in a run's last second killed it (exit -15). reassert_stop_handlers installs it again.
+    In a child process: the signal must not reach pytest."""
+    import textwrap
+
+    script = textwrap.dedent("""
+        import os, signal, sys, time
+        import ray
+        from launch.ray_campaign.ray_session import reassert_stop_handlers
+        got = []
+        ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        signal.signal(signal.SIGTERM, lambda signum, frame: got.append(signum))
+        ray.shutdown()
+        if sys.argv[1] == "reassert":
+            reassert_stop_handlers()
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.5)
+        print("handled", got)
+    """)
+    runs = {how: subprocess.run([sys.executable, "-c", script, how], capture_output=True, text=True, timeout=300,
+                                cwd=Path(__file__).resolve().parents[3], env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
+            for how in ("reassert", "plain")}
+    assert runs["reassert"].returncode == 0 and "handled [15]" in runs["reassert"].stdout, runs["reassert"].stderr[-2000:]
+    # the reason for it: without, the process dies of the signal (if Ray ever stops doing this,
+    # the helper is harmless and this line says so)
+    assert runs["plain"].returncode == -15
