@@ -185,7 +185,9 @@ class ConcurrentCampaign:
         summary = self.summary(True)
         log.info("campaign_done", run_id=self.run_id, interrupted=self.interrupted, error=self.error,
                  feasible=summary.totals.feasible, operators=summary.totals.operators)
-        if self._head_lost:  # a resumable stop: `evokernel run` says so, with the resume command, exit 1
+        if self._head_lost or self.error:
+            # a resumable stop: `evokernel run` says so, with the resume command, exit 1; also where
+            # summary.json could not take the error itself (a full run folder: the file on disk is older)
             raise CampaignError(self.error or RAY_HEAD_LOST)
         return summary.model_dump(mode="json")
 
