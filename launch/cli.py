@@ -51,7 +51,7 @@ def config_overrides(args: argparse.Namespace) -> dict[str, Any]:
     for name, value in vars(args).items():
         if name.startswith(CONFIG_DEST_PREFIX):
             set_dotted(overrides, name[len(CONFIG_DEST_PREFIX):], value)
-    for assignment in getattr(args, "set", None) or []:
+    for assignment in [*(getattr(args, "set", None) or []), *(getattr(args, "set_after_command", None) or [])]:
         key, sep, raw = assignment.partition("=")
         if not sep or not key:
             raise UsageError(f"--set wants KEY=VALUE, got {assignment!r}")
@@ -98,7 +98,9 @@ def _add_common_options(parser: argparse.ArgumentParser, suppress: bool = False)
     group = parser.add_argument_group("common options") if suppress else parser
     default = {"default": argparse.SUPPRESS} if suppress else {}
     group.add_argument("--config", metavar="FILE", help="YAML settings file (also $EVOKERNEL_CONFIG)", **default)
-    group.add_argument("--set", action="append", metavar="KEY=VALUE",
+    # A command's own --set list would replace the one given before the command (argparse copies a
+    # subparser's values over its parent's): kept apart, both are read, the command's last
+    group.add_argument("--set", action="append", metavar="KEY=VALUE", dest="set_after_command" if suppress else "set",
                        help="override any setting, e.g. memory.alpha=0.3", **default)
     group.add_argument("--log-json", dest=CONFIG_DEST_PREFIX + "log_json", action="store_const", const=True,
                        default=argparse.SUPPRESS, help="JSON logs (default when stderr is not a terminal)")
@@ -129,9 +131,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if argv is None:  # the process's own command: its status is decided, and the interpreter's exit
             # (Ray's atexit shutdown among others) must not be cut to a signal's death by a late stop
-            from launch.commands.run_outcome import LateStops
+            _note_late_stops()
 
-            LateStops().ignore()
+
+def _note_late_stops() -> None:
+    import signal
+
+    import structlog
+
+    def noted(signum: int, frame: Any) -> None:
+        structlog.get_logger("evokernel").warning("stop_after_the_end", signal=signum, detail="the command has ended")
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, noted)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,14 @@ def test_config_show_redacts_the_api_key(capsys, monkeypatch):
     assert shown["llm"]["api_key"] == "**********"
 
 
+def test_set_before_and_after_the_command_both_count_the_later_winning(capsys):
+    """A command's own --set list used to replace the one given before the command."""
+    assert main(["--set", "memory.alpha=0.35", "--set", "llm.seed=3", "config", "--set", "llm.seed=4",
+                 "--set", "memory.epsilon=0.2", "show", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["memory"]["alpha"], shown["memory"]["epsilon"], shown["llm"]["seed"]) == (0.35, 0.2, 4)
+
+
 def test_bad_config_value_is_a_clear_error(capsys):
     assert main(["--set", "memory.alpha=not-a-number", "config", "show"]) == 2
     assert "invalid configuration" in capsys.readouterr().err
