@@ -37,6 +37,7 @@ from bench.learning.plan import (
     ARMS,
     COLD_RATE_DESIGNS,
     LOAD_PROOF,
+    NO_STOP_RULES,
     PRIMARY,
     SECONDS_PER_ATTEMPT_FAST,
     TARGETS,
@@ -117,8 +118,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def design_settings(args: argparse.Namespace):
-    """The benchmark's settings for the design on the command line: v4's and v5's load-proof limits."""
-    return bench_settings(args, LOAD_PROOF if getattr(args, "design", "v3") in COLD_RATE_DESIGNS else [])
+    """The benchmark's settings for the design on the command line: v4's to v6's load-proof limits,
+    and no stop rules (every design's learning pass keeps its volume)."""
+    load_proof = LOAD_PROOF if getattr(args, "design", "v3") in COLD_RATE_DESIGNS else []
+    return bench_settings(args, [*load_proof, *NO_STOP_RULES])
 
 
 def run(args: argparse.Namespace, plan: dict[str, Any], settings, out: Path, model: dict[str, Any]) -> dict[str, Any]:

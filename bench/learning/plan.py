@@ -98,6 +98,9 @@ COLD_RATE_DESIGNS = ("v4", "v5", "v6")
 # v4: no time limit on the way may fire because the machine is busy (the benchmark runs at nice 19
 # beside test suites; a starved draft must not count as the model's failure). Wall-clock limits
 # raised far above anything an idle machine needs; CPU-time limits (harness.cpu_time_limit_s) stay.
+# Issue 67's stop rules (on by default since) did not exist when v3-v5 ran: every design keeps its
+# learning pass's volume, so no operator's refining or drafting stops before its iterations.
+NO_STOP_RULES = ["episode.plateau_refinements=0", "episode.uncompiled_drafts=0"]
 LOAD_PROOF = ["llm.timeout_s=7200", "llm.endpoint_wait_s=3600", "local_llm.startup_timeout_s=3600",
               "harness.compile_timeout_s=3600", "harness.run_timeout_s=3600", "harness.call_time_limit_min_s=300",
               "harness.task_load_timeout_s=1800"]

@@ -46,3 +46,13 @@ def test_v6_tables_count_distinct_feasible_kernels_and_seeded_drafts(tmp_path):
         (passes[r] / "attempts.jsonl").write_text(json.dumps({"task": "7_Sigmoid", "sampling_seed": seed}) + "\n")
     assert distinct_kernels(passes) == {"7_Sigmoid": 2}
     assert seeded_drafts(passes) == 2
+
+
+def test_every_design_keeps_its_learning_pass_volume_without_the_stop_rules():
+    """Issue 67's stops (on by default) did not exist when v3-v5 ran; v6 keeps v5's volume too."""
+    from bench.learning.cli import design_settings
+    from bench.learning.plan import parse_args
+
+    for design in ("v3", "v5", "v6"):
+        episode = design_settings(parse_args(["--design", design, "--backend", "cpu"])).episode
+        assert (episode.plateau_refinements, episode.uncompiled_drafts) == (0, 0), design
