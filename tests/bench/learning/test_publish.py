@@ -20,7 +20,7 @@ V3_RUNS = ["2026-11-28-qwen2.5-coder-1.5b-instruct-v3-cpu", "2026-11-28-qwen2.5-
 V4_RUNS = ["2026-12-02-qwen2.5-coder-1.5b-instruct-v4-cpu", "2026-12-02-qwen2.5-coder-1.5b-instruct-v4-npu-twin"]
 V5_RUNS = ["2026-12-04-qwen2.5-coder-1.5b-instruct-v5-cpu", "2026-12-04-qwen2.5-coder-1.5b-instruct-v5-npu-twin"]
 PILOT_RUNS = ["2026-12-03-qwen2.5-coder-1.5b-instruct-pilot-cpu", "2026-12-03-qwen2.5-coder-1.5b-instruct-pilot-npu-twin"]  # bench/learning/pilot.py
-PILOT_V6_RUNS = ["2026-12-06-qwen2.5-coder-1.5b-instruct-pilot-v6-npu-twin"]  # bench/learning/pilot_v6.py
+PILOT_V6_RUNS = ["2026-12-06-qwen2.5-coder-1.5b-instruct-pilot-v6-cpu", "2026-12-06-qwen2.5-coder-1.5b-instruct-pilot-v6-npu-twin"]  # bench/learning/pilot_v6.py
 
 
 def test_a_second_benchmark_on_the_same_day_publishes_beside_the_first(tmp_path):
@@ -88,7 +88,7 @@ def test_every_published_run_keeps_its_raw_state_with_a_digest_that_holds():
 
     kept = sorted(p.parent.name for p in RESULTS.glob("*/raw.json")
                   if not json.loads(p.read_text()).get("in_progress"))  # checkpoints of running benchmarks apart
-    assert set(V3_RUNS + V4_RUNS + V5_RUNS + PILOT_RUNS + PILOT_V6_RUNS) <= set(kept) and len(kept) == 11
+    assert set(V3_RUNS + V4_RUNS + V5_RUNS + PILOT_RUNS + PILOT_V6_RUNS) <= set(kept) and len(kept) == 12
     for manifest in RESULTS.glob("*/raw.json"):
         if json.loads(manifest.read_text()).get("in_progress"):  # never read as a result: no table beside it
             assert not (manifest.parent / "summary.json").exists()
