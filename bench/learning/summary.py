@@ -86,6 +86,26 @@ def seeded_drafts(passes: list[Path]) -> int:
     return count
 
 
+def shown_own_kernels(passes: list[Path], heldout: list[str]) -> dict[str, Any]:
+    """Issue 64.3: the drafts whose prompt showed a kernel the model wrote (a banked trace, not a
+    rung or an example of the ladder), how many passed, and in which place each was shown (`role`:
+    the worked example, a ranked context item)."""
+    drafts = feasible = 0
+    roles: dict[str, int] = {}
+    for run_dir in passes:
+        path = run_dir / "attempts.jsonl"
+        for line in path.read_text().splitlines() if path.is_file() else []:
+            attempt = json.loads(line) if line.strip() else {}
+            own = [item for item in attempt.get("shown") or [] if item.get("kind") == "trace"]
+            if attempt.get("task") not in heldout or not own:
+                continue
+            drafts += 1
+            feasible += bool(attempt.get("feasible"))
+            for item in own:
+                roles[item.get("role") or "?"] = roles.get(item.get("role") or "?", 0) + 1
+    return {"drafts": drafts, "feasible": feasible, "by_role": dict(sorted(roles.items()))}
+
+
 def eval_figures(arm: str, passes: list[Path], heldout: list[str]) -> dict[str, Any]:
     rates, drafts = pass1_by_operator(passes, heldout)
     gates: dict[str, int] = {}
@@ -198,7 +218,8 @@ def tables(out: Path, plan: dict[str, Any], screening: dict[str, Any]) -> dict[s
             passes = [out / "arms" / f"eval-{arm}-d{r}" for r in range(plan["eval_drafts"])]
             distinct = {task: n for task, n in distinct_kernels(passes).items() if task in screening["heldout"]}
             figures.update({"distinct_feasible_kernels": sum(distinct.values()), "distinct_by_operator": distinct,
-                            "drafts_with_seed": seeded_drafts(passes)})
+                            "drafts_with_seed": seeded_drafts(passes),
+                            "shown_own_kernels": shown_own_kernels(passes, screening["heldout"])})
     tests, verdict = evaluate(plan["backend"], evaluation, design)
     return {"learning": learning, "evaluation": evaluation, "tests": tests, "verdict": verdict,
             "headline": headline(plan["backend"], learning, evaluation, tests, verdict, design)}
@@ -290,7 +311,10 @@ def render(meta: dict[str, Any], learning: dict[str, Any], evaluation: dict[str,
         lines += ["", "Distinct feasible kernels per arm (equal text is one kernel; drafts that recorded their "
                   "sampling seed): " + "; ".join(f"{arm} {f['distinct_feasible_kernels']} of {f['feasible_drafts']} "
                                                   f"feasible drafts ({f['drafts_with_seed']} of {f['drafts']} seeded)"
-                                                  for arm, f in evaluation.items())]
+                                                  for arm, f in evaluation.items()),
+                  "", "Drafts shown a kernel the model wrote (a banked trace): " + "; ".join(
+                      f"{arm} {f['shown_own_kernels']['drafts']} ({f['shown_own_kernels']['feasible']} passed; "
+                      f"shown as {f['shown_own_kernels']['by_role'] or 'nothing'})" for arm, f in evaluation.items())]
     lines += ["", "The bootstraps resample the held-out operators (each operator's pass@1 over its drafts is one "
               "value; 10,000 resamples); Wilson pools every draft.", ""]
     lines += ["| comparison | operators | wins / losses / ties | mean difference [95% bootstrap] | p (Wilcoxon) "

@@ -56,3 +56,22 @@ def test_every_design_keeps_its_learning_pass_volume_without_the_stop_rules():
     for design in ("v3", "v5", "v6"):
         episode = design_settings(parse_args(["--design", design, "--backend", "cpu"])).episode
         assert (episode.plateau_refinements, episode.uncompiled_drafts) == (0, 0), design
+
+
+def test_v6_tables_count_the_drafts_shown_a_kernel_the_model_wrote(tmp_path):
+    """Issue 64.3: a banked trace in the prompt counts, a ladder item (kind api) does not; only
+    held-out operators' drafts."""
+    import json
+
+    from bench.learning.summary import shown_own_kernels
+
+    run = tmp_path / "eval-value-d0"
+    run.mkdir()
+    rows = [{"task": "15_MeanOverDim", "feasible": True, "shown": [{"kind": "trace", "role": "example"}]},
+            {"task": "15_MeanOverDim", "feasible": False, "shown": [{"kind": "api", "role": "example"}]},
+            {"task": "16_MaxOverDim", "feasible": False, "shown": [{"kind": "trace", "role": "context"},
+                                                                     {"kind": "trace", "role": "context"}]},
+            {"task": "4_ReLU", "feasible": True, "shown": [{"kind": "trace", "role": "example"}]}]
+    (run / "attempts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert shown_own_kernels([run], ["15_MeanOverDim", "16_MaxOverDim"]) == {
+        "drafts": 2, "feasible": 1, "by_role": {"context": 2, "example": 1}}
