@@ -55,6 +55,8 @@
 #include <cctype>
 
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -135,8 +137,13 @@ struct RawSites {
     std::vector<std::pair<unsigned long long, int>> sites;  // sorted by offset
 };
 
+// One table per library path: a static local of an inline function is one object for every twin
+// library loaded in the process (g++ makes it a unique global symbol), so it is keyed by the library.
 EVK_TWIN_NO_SANITIZE inline const RawSites& raw_sites(const std::string& library) {
-    static RawSites table;
+    static std::mutex guard;
+    static std::map<std::string, RawSites> tables;
+    const std::lock_guard<std::mutex> hold(guard);
+    RawSites& table = tables[library];
     if (!table.read) {
         table.read = true;
         if (FILE* file = std::fopen((library + ".sites").c_str(), "r")) {
