@@ -135,15 +135,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _note_late_stops() -> None:
-    import signal
+    from launch.stop_shield import LateStops
 
-    import structlog
+    LateStops().ignore()
 
-    def noted(signum: int, frame: Any) -> None:
-        structlog.get_logger("evokernel").warning("stop_after_the_end", signal=signum, detail="the command has ended")
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, noted)
 
 
 if __name__ == "__main__":

@@ -16,9 +16,10 @@ from typing import Any
 
 from launch.campaign import Campaign, CampaignError
 from launch.cli import UsageError, add_config_flag
-from launch.commands.run_outcome import LateStops, finish
+from launch.commands.run_outcome import finish
 from launch.commands.run_prepare import check_backend, check_host_memory, check_sandbox, prepare
 from launch.config import Settings
+from launch.stop_shield import LateStops
 from memory_actor.disk.lease import BankUnusable
 
 

@@ -19,9 +19,7 @@ here) exit 2 from launch.cli.
 
 from __future__ import annotations
 
-import signal
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -167,30 +165,6 @@ def _record_the_end(summary: RunSummary, run_dir: Path, mode: str, interrupted: 
     except OSError as exc:
         log.error("summary_not_written", error=str(exc))
     return summary
-
-
-class LateStops:
-    """Ctrl-C and SIGTERM once the campaign has ended (its teardown, the local model's stop, the
-    table and the closing lines): noted, not raised, so they cannot cut the end short, and the
-    exit status is decided already. `restore` puts back the handlers there were at the start."""
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-    def __init__(self) -> None:
-        main = threading.current_thread() is threading.main_thread()
-        self.original = {sig: signal.getsignal(sig) for sig in self.SIGNALS} if main else {}
-
-    def ignore(self) -> None:
-        for sig in self.original:
-            signal.signal(sig, _note_a_late_stop)
-
-    def restore(self) -> None:
-        for sig, handler in self.original.items():
-            signal.signal(sig, handler)
-
-
-def _note_a_late_stop(signum: int, frame: Any) -> None:
-    log.warning("stop_after_the_end", signal=signum, detail="the run has ended: reporting it first")
 
 
 def print_summary(summary: RunSummary, run_dir: Path) -> None:
