@@ -29,6 +29,15 @@ import structlog
 from pydantic import BaseModel
 
 from actors.config import LLMConfig
+from actors.llm_replies import (
+    cut_short,
+    not_a_completion,
+    oversized,
+    retry_after_s,
+    server_message,
+    tool_call_only,
+    usage,
+)
 
 log = structlog.get_logger("evokernel.llm")
 
@@ -203,7 +212,7 @@ class LLMClient:
                     problem, fatal = self._classify_status(exc)
                     if fatal is not None:
                         raise fatal from None
-                    last_problem, retry_after = problem, _retry_after(exc)
+                    last_problem, retry_after = problem, retry_after_s(exc)
                 except (openai.APITimeoutError, TimeoutError):
                     last_problem, retry_after = f"timed out after {self.config.timeout_s:g}s", None
                     if attempt < self.config.max_retries and not await asyncio.to_thread(
@@ -213,7 +222,7 @@ class LLMClient:
                         last_problem += f", and its /models did not answer within {SILENT_PROBE_S:g} s"
                         break
                 except openai.APIConnectionError as exc:
-                    if _cut_short(exc):
+                    if cut_short(exc):
                         last_problem, retry_after = "truncated reply: the body stopped before its end", None
                     else:
                         last_problem, retry_after = f"connection failed: {self._scrub(str(exc))}", None
@@ -221,11 +230,11 @@ class LLMClient:
                     last_problem = f"unparsable reply: {type(exc).__name__}: {self._scrub(str(exc))[:150]}"
                     retry_after = None
                 else:
-                    prompt_tokens, completion_tokens = _usage(response)
+                    prompt_tokens, completion_tokens = usage(response)
                     billed[0] += prompt_tokens
                     billed[1] += completion_tokens
-                    fault = _not_a_completion(response) or _oversized(response, max_tokens or self.config.max_tokens)
-                    if fault is None and (tool := _tool_call_only(response)) is not None:
+                    fault = not_a_completion(response) or oversized(response, max_tokens or self.config.max_tokens)
+                    if fault is None and (tool := tool_call_only(response)) is not None:
                         self.usage.add(*billed)
                         raise _billed(LLMToolCallReply(
                             f"the LLM endpoint {self.config.base_url} answered with a tool call ({tool}) and no text, "
@@ -258,7 +267,7 @@ class LLMClient:
     def _classify_status(self, exc: openai.APIStatusError) -> tuple[str, LLMError | None]:
         """(a one-line problem, the fatal error to raise or None when worth a retry)."""
         status = exc.status_code
-        detail = self._scrub(_server_message(exc))[:300]
+        detail = self._scrub(server_message(exc))[:300]
         where = f"{self.config.base_url}"
         if status in (401, 403):
             return "", LLMAuthError(
@@ -289,78 +298,6 @@ class LLMClient:
             attempts=attempts,
             wall_s=wall_s,
         )
-
-
-def _usage(response: object) -> tuple[int, int]:
-    """(prompt, completion) tokens of a reply by the endpoint's own `usage` (0 where it gives none)."""
-    usage = getattr(response, "usage", None)
-    return int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0)
-
-
-def _tool_call_only(response: object) -> str | None:
-    """The tool call(s) a completion holds instead of text (their function names), or None."""
-    message = response.choices[0].message  # type: ignore[attr-defined]  # a completion
-    calls = getattr(message, "tool_calls", None) or []
-    if not calls or (message.content or "").strip():
-        return None
-    names = [getattr(getattr(call, "function", None), "name", None) or "?" for call in calls]
-    return ", ".join(dict.fromkeys(names))[:200]
-
-
-def _not_a_completion(response: object) -> str | None:
-    """Why a 200 reply is no completion (an endpoint fault, retried), or None when it is one."""
-    if isinstance(response, (str, bytes)) or not hasattr(response, "choices"):
-        return "unparsable reply: the body is not JSON (an error page of a proxy?)"
-    if not response.choices:
-        return "empty reply: no choices"
-    if getattr(response.choices[0], "message", None) is None:
-        return "empty reply: a choice without a message"
-    return None
-
-
-# A reply far beyond the max_tokens asked for is the endpoint's fault (it ignored the limit, or
-# a proxy padded the body), not the model's answer: issue 55 saw a 5 MB reply counted as 2.5
-# million tokens against max_tokens 2048. "Far": more than twice the limit by the endpoint's own
-# usage, or more characters than any tokenizer makes of that many tokens.
-_OVER_MAX_TOKENS = 2
-_MAX_CHARS_PER_TOKEN = 32
-
-
-def _oversized(response: object, max_tokens: int) -> str | None:
-    """Why a completion is an endpoint fault by its size, or None."""
-    text = response.choices[0].message.content or ""  # type: ignore[attr-defined]  # a completion
-    usage = getattr(response, "usage", None)
-    tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-    if tokens > _OVER_MAX_TOKENS * max_tokens or len(text) > _MAX_CHARS_PER_TOKEN * max_tokens:
-        counted = f", {tokens:,} tokens by its usage" if tokens else ""
-        return (f"oversized reply: {len(text):,} characters{counted} for max_tokens {max_tokens:,} "
-                "(the endpoint did not honour max_tokens)")
-    return None
-
-
-def _cut_short(exc: openai.APIConnectionError) -> bool:
-    """The connection closed in the middle of the reply's body (httpx's RemoteProtocolError)."""
-    cause = exc.__cause__
-    return type(cause).__name__ == "RemoteProtocolError" or "incomplete" in str(cause or "").lower()
-
-
-def _server_message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-        if isinstance(inner, str):
-            return inner
-    return str(exc.message or "").splitlines()[0] if exc.message else ""
-
-
-def _retry_after(exc: openai.APIStatusError) -> float | None:
-    value = exc.response.headers.get("retry-after") if exc.response is not None else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
 
 
 def llm_reachable(base_url: str | None, timeout_s: float = 5.0) -> bool:
