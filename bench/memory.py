@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import shutil
 import sys
@@ -30,7 +29,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -42,23 +41,20 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 if str(REPOSITORY) not in sys.path:
     sys.path.insert(0, str(REPOSITORY))
 
+from bench.memory_bank_build import SyntheticEmbeddings, build_synthetic_bank, feasible_or_no_trace  # noqa: E402
 from bench.memory_client import MemoryClient  # noqa: E402
+from bench.memory_writers import (  # noqa: E402
+    TwoWriterResult,
+    compare_with_serial_replay,
+    reopen,
+    run_two_writers,
+)
 from memory_actor.actor_handle import get_or_create_memory_actor  # noqa: E402
 from memory_actor.bank import MemoryBank  # noqa: E402
 from memory_actor.config import MemoryConfig  # noqa: E402
-from memory_actor.disk.lease import BankInUse  # noqa: E402
-from memory_actor.disk.store import BankStore  # noqa: E402
-from memory_actor.embeddings import MINILM_DIM  # noqa: E402
-from memory_actor.index import STAGE_ROW  # noqa: E402
-from memory_actor.items import ItemVerdict, MemoryItem, items_to_arrow  # noqa: E402
 from memory_actor.messages import RetrievalRequest, ValueUpdate  # noqa: E402
 from memory_actor.ranking import recall_pool_size  # noqa: E402
-from memory_actor.values import RewardShaper, q_update  # noqa: E402
 
-BUILD_BATCH = 10_000
-TASKS = 200  # synthetic item i belongs to task i % TASKS
-# cosine of two items of one operator (SHARED + OPERATOR) and of two operators (SHARED): v3 C bank
-SHARED, OPERATOR, OWN = 0.77, 0.15, 0.08
 WINDOW_PER_WRITER = 32  # updates a writer keeps in flight (fire-and-forget with a bounded window)
 
 
@@ -107,147 +103,6 @@ class MemoryBenchResult(BaseModel):
     settings: dict[str, Any] = {}  # the memory settings this run changed (--set, --index-min-items)
 
 
-def _unit(rng: np.random.Generator, rows: int) -> np.ndarray:
-    vectors = rng.standard_normal((rows, MINILM_DIM)).astype(np.float32)
-    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-
-
-class SyntheticEmbeddings:
-    """The bank's vectors, batch by batch, the same on every call (so they need not be held),
-    and queries for them (module docstring)."""
-
-    def __init__(self, kind: str, seed: int):
-        if kind not in ("clustered", "random"):
-            raise ValueError(f"embeddings must be clustered or random, not {kind}")
-        self.kind, self.seed = kind, seed
-        rng = np.random.default_rng([seed, 7])
-        self.shared, self.operators = _unit(rng, 1)[0], _unit(rng, TASKS)
-
-    def _mix(self, tasks: np.ndarray, own: np.ndarray) -> np.ndarray:
-        mixed = (np.sqrt(SHARED) * self.shared + np.sqrt(OPERATOR) * self.operators[tasks] + np.sqrt(OWN) * own)
-        return (mixed / np.linalg.norm(mixed, axis=1, keepdims=True)).astype(np.float32)
-
-    def batch(self, start: int, rows: int) -> np.ndarray:
-        own = _unit(np.random.default_rng([self.seed, start]), rows)
-        return own if self.kind == "random" else self._mix(np.arange(start, start + rows) % TASKS, own)
-
-    def batches(self, count: int):
-        for start in range(0, count, BUILD_BATCH):
-            yield start, self.batch(start, min(BUILD_BATCH, count - start))
-
-    def queries(self, rng: np.random.Generator, count: int, unseen: bool = False) -> np.ndarray:
-        """Queries of the bank's operators, or (`unseen`) of operators it has never seen: the
-        shared direction, a new operator's and noise."""
-        own = _unit(rng, count)
-        if self.kind == "random":
-            return own
-        if not unseen:
-            return self._mix(rng.integers(0, TASKS, count), own)
-        mixed = np.sqrt(SHARED) * self.shared + np.sqrt(OPERATOR) * _unit(rng, count) + np.sqrt(OWN) * own
-        return (mixed / np.linalg.norm(mixed, axis=1, keepdims=True)).astype(np.float32)
-
-
-def _feasible_or_no_trace(i: np.ndarray) -> np.ndarray:
-    """What a drafting recall keeps of the synthetic items: every lesson and practice, the traces that passed."""
-    return (i % 3 != 0) | (i % 6 == 0)
-
-
-def build_synthetic_bank(uri: str, count: int, seed: int = 0, embeddings: str = "random") -> list[str]:
-    """Write `count` synthetic trace/experience/practice items straight into a new bank."""
-    vectors = SyntheticEmbeddings(embeddings, seed)
-    store = BankStore(uri)
-    store.open(MINILM_DIM)
-    kinds = ["trace", "experience", "practice"]
-    ids: list[str] = []
-    for start, batch in vectors.batches(count):
-        rows = len(batch)
-        # Every other trace passed the gates: drafting recall filters the others out.
-        items = [MemoryItem(kind=kinds[i % 3], backend="cpu", task_id=f"task{i % 200}", stage="draft",
-                            content=f"synthetic item {i}", summary=f"synthetic {i}", q_draft=0.0, q_refine=0.0,
-                            verdict=ItemVerdict(gate="ok" if i % 6 == 0 else "compile") if i % 3 == 0 else None)
-                 for i in range(start, start + rows)]
-        store.items.add(items_to_arrow(items, MINILM_DIM, batch))
-        ids += [item.id for item in items]
-    store.close()  # the writer lease: the memory actor becomes the bank's writer next
-    return ids
-
-
-def _reopen(config: MemoryConfig, wait_s: float = 60.0) -> MemoryBank:
-    """The bank in this process once the killed actor's process has let go of its writer lease."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            return MemoryBank(config)
-        except BankInUse:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
-
-
-def _try_to_write(config: MemoryConfig) -> str:
-    """In another process: open the bank to write; why that was refused ('' when it was not)."""
-    try:
-        MemoryBank(config).close()
-    except BankInUse as exc:
-        return str(exc)
-    return ""
-
-
-class TwoWriterResult(BaseModel):
-    """Two campaigns on one bank: the second writer is refused while the first writes, then
-    writes after it; the bank must hold every update of both, each item once."""
-
-    second_writer_refused: bool
-    refusal: str
-    updates: int
-    lost_updates: int
-    value_mismatches: int
-    duplicate_items: int
-    seq_unique: bool
-
-
-def run_two_writers(items: int = 1000, updates: int = 500, seed: int = 0) -> TwoWriterResult:
-    """Needs Ray. Writer A (a memory actor) takes the bank; another process that tries to write it
-    meanwhile is refused; A sends half the updates and ends, then writer B (a memory actor in
-    another process) sends the rest."""
-    uri = tempfile.mkdtemp(prefix="evokernel-bench-two-writers-")
-    try:
-        ids = build_synthetic_bank(uri, items, seed)
-        rng = np.random.default_rng(seed + 2)
-        stream = [ValueUpdate(shown_ids=[ids[j] for j in rng.choice(len(ids), size=3, replace=False)],
-                              stage="refine" if k % 3 == 0 else "draft", reward=float(rng.uniform(-1, 1)))
-                  for k in range(updates)]
-        config = MemoryConfig(uri=uri, seed=seed, preload_embedder=False)
-
-        def writer(name: str) -> Any:
-            actor = get_or_create_memory_actor(config.model_copy(update={"actor_name": f"{name}-{time.time_ns()}"}),
-                                               owner=name)
-            return actor, actor.pid.remote()
-
-        first, ready = writer("campaign-a")
-        ray.get(ready)
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as other:
-            refusal = other.submit(_try_to_write, config).result()  # a second campaign's process
-        half = len(stream) // 2
-        acks = ray.get([first.update.remote(update) for update in stream[:half]])
-        ray.kill(first)
-        _reopen(config).close()  # A's lease is gone: B may start
-        second, ready = writer("campaign-b")
-        ray.get(ready)
-        acks += ray.get([second.update.remote(update) for update in stream[half:]])
-        ray.get(second.flush.remote())
-        ray.kill(second)
-        bank = _reopen(config)
-        lost, mismatches = _compare_with_serial_replay(bank, stream, acks, config)
-        table_ids = bank.items_table().column("id").to_pylist()
-        seqs = bank.store.read_log().column("seq").to_pylist()
-        bank.close()
-        return TwoWriterResult(second_writer_refused=bool(refusal), refusal=refusal, updates=len(stream),
-                               lost_updates=lost, value_mismatches=mismatches,
-                               duplicate_items=len(table_ids) - len(set(table_ids)), seq_unique=len(seqs) == len(set(seqs)))
-    finally:
-        shutil.rmtree(uri, ignore_errors=True)
-
 
 def _ms(values: list[float], q: float) -> float:
     return round(float(np.percentile(values, q)), 3) if values else 0.0
@@ -286,7 +141,7 @@ def measure_recall(bank: MemoryBank, vectors: SyntheticEmbeddings, ids: list[str
     best_ids = np.zeros((queries, 0), dtype=np.int64)
     for start, batch in vectors.batches(len(ids)):
         sims = query @ batch.T
-        sims[:, ~_feasible_or_no_trace(np.arange(start, start + len(batch)))] = -np.inf
+        sims[:, ~feasible_or_no_trace(np.arange(start, start + len(batch)))] = -np.inf
         merged = np.concatenate([best, sims], axis=1)
         rows = np.concatenate([best_ids, np.broadcast_to(np.arange(start, start + len(batch)), sims.shape)], axis=1)
         top = np.argpartition(-merged, k - 1, axis=1)[:, :k]
@@ -403,9 +258,9 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
 
         progress("reopening the bank from disk and replaying the update stream serially")
         started = time.perf_counter()
-        reopened = _reopen(config)
+        reopened = reopen(config)
         reopen_s = time.perf_counter() - started
-        lost, mismatches = _compare_with_serial_replay(reopened, stream, acks, config)
+        lost, mismatches = compare_with_serial_replay(reopened, stream, acks, config)
         indexed = reopened.recall is not None
         progress(f"recall@K of {recall_queries} queries against an exact search")
         recall_k, recall_at_k, recall_min = (measure_recall(reopened, vectors, ids, recall_queries, seed)
@@ -441,29 +296,6 @@ def run_memory_bench(items: int, uri: str | None = None, writers: int = 32, upda
         if own_dir is not None:
             shutil.rmtree(own_dir, ignore_errors=True)
 
-
-def _compare_with_serial_replay(bank: MemoryBank, stream: list[ValueUpdate], acks: list,
-                                config: MemoryConfig) -> tuple[int, int]:
-    """Replay the stream one update at a time in the bank's order; count missing applications
-    (lost updates) and items whose value differs from the replay."""
-    order = sorted(range(len(stream)), key=lambda k: acks[k].seq)
-    expected_q: dict[tuple[str, str], float] = {}
-    expected_visits: dict[tuple[str, str], int] = {}
-    shaper = RewardShaper(config)
-    for k in order:
-        update = stream[k]
-        _, advantage = shaper.shape(update.stage, update.reward)
-        for item_id in update.shown_ids or []:
-            key = (item_id, update.stage)
-            expected_q[key] = q_update(expected_q.get(key, 0.0), advantage, config.alpha)  # built with Q 0
-            expected_visits[key] = expected_visits.get(key, 0) + 1
-    lost = mismatches = 0
-    for (item_id, stage), q in expected_q.items():
-        row = bank.index.row_of[item_id]  # the values alone (a large bank would read each item's text from disk)
-        visits, value = int(bank.index.visits[STAGE_ROW[stage], row]), float(bank.index.q[STAGE_ROW[stage], row])
-        lost += max(0, expected_visits[(item_id, stage)] - visits)
-        mismatches += int(abs(value - q) > 1e-9)
-    return lost, mismatches
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -8,7 +8,7 @@ import pytest
 import ray
 import structlog
 
-from bench import memory
+from bench import memory, memory_bank_build, memory_writers
 from bench.memory_client import MemoryClient
 from memory_actor.actor_handle import get_or_create_memory_actor
 from memory_actor.messages import ValueUpdate
@@ -80,7 +80,7 @@ def test_client_batches_updates_in_order(ray_cluster, memory_config):
     """Concurrent writers through one client: every update acknowledged once, the bank's values
     equal a serial replay in acknowledged order, and a refused update fails only its own future."""
     config = memory_config()
-    ids = memory.build_synthetic_bank(config.uri, 6)
+    ids = memory_bank_build.build_synthetic_bank(config.uri, 6)
     actor = get_or_create_memory_actor(config)
     client = MemoryClient(actor, max_batch=16)
     updates = [ValueUpdate(shown_ids=[ids[k % 6]], stage="draft" if k % 4 else "refine", reward=(k % 3) - 1.0)
@@ -104,4 +104,4 @@ def test_client_batches_updates_in_order(ray_cluster, memory_config):
     assert len({ack.seq for ack in acks}) == len(updates) and all(ack.durable for ack in acks)
     ray.get(actor.flush.remote())
     ray.kill(actor)
-    assert memory._compare_with_serial_replay(memory._reopen(config), updates, acks, config) == (0, 0)
+    assert memory_writers.compare_with_serial_replay(memory_writers.reopen(config), updates, acks, config) == (0, 0)
