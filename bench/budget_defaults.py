@@ -16,7 +16,7 @@ place: nothing is unpacked) and the harness benchmark's repeated timings of one 
 - `drafts`: sequences of drafts of one operator (one arm of one run, in time order): after its
   first n drafts none of which compiled, how many sequences went on to a feasible draft, and the
   chance that the next draft is feasible by the state of the operator's drafts so far (first,
-  some compiled, n never compiled) — launch/budget.py's draft rates.
+  some compiled, n never compiled) — launch/budget_worth.py's draft rates.
 
 Drafts and refinements the model did not answer (gate llm, infra) are left out, as actors/stops.py
 leaves them out. The records are the local model's (Qwen2.5-Coder-1.5B), CPU (C) and npu-twin
@@ -39,7 +39,7 @@ NOT_THE_MODELS = {"llm", "infra"}
 THRESHOLDS = (0.02, 0.05, 0.10, 0.20)
 
 
-# The published records the defaults (launch/budget.py, bench/budget_defaults.py's figures) were
+# The published records the defaults (launch/budget_worth.py, bench/budget_defaults.py's figures) were
 # measured on, 2026-12-06: a record published later (the v6 pilot's) must not move the defaults
 # that the running budget benchmark runs with; measuring again on more records is a deliberate
 # change of this list and of the constants together.

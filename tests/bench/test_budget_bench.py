@@ -88,7 +88,7 @@ def test_the_defaults_are_what_the_published_records_say(capsys):
 def test_the_budgets_rates_are_the_measured_ones(capsys):
     import pytest
 
-    from launch.budget import DRAFT_RATES, RECORDED_GAINS, REFINE_RATES
+    from launch.budget_worth import DRAFT_RATES, RECORDED_GAINS, REFINE_RATES
 
     defaults_main([])
     measured = json.loads(capsys.readouterr().out)

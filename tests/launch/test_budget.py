@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from launch.budget import DRAFT_RATES, RunRates, TurnQueue, expected_gain
+from launch.budget import TurnQueue
+from launch.budget_worth import DRAFT_RATES, RunRates, expected_gain
 from launch.cli import main
 from tests.actors.openai_server import OpenAITestServer
 from tests.launch.budget_agent import PlannedAgent
