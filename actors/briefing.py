@@ -14,7 +14,7 @@ from functools import cache
 from actors.config import LLMConfig
 from actors.families import dominant_family, example_name, rung_name
 from actors.messages import CandidateFormat, TaskBrief
-from actors.prompting import resolve_candidate_format
+from actors.prompt_templates import resolve_candidate_format
 from actors.signature_shape import renaming, signature_shape
 from memory_actor.items import MemoryItem
 from memory_actor.seeding import example_items, family_rungs

@@ -24,7 +24,8 @@ from actors.llm_client import (
     billed_tokens,
 )
 from actors.messages import CandidateFormat, Lesson, LessonRequest, Proposal, Review, ReviewRequest
-from actors.prompting import Messages, Prompt, PromptBuilder, template
+from actors.prompt_templates import template
+from actors.prompting import Messages, Prompt, PromptBuilder
 
 _VERDICT = re.compile(r"VERDICT\s*[:=]?\s*\**\s*(LEGITIMATE|HACK)", re.IGNORECASE)
 _FENCE_LINE = re.compile(r"^\s*(`{3,}|~{3,}).*$", re.MULTILINE)

@@ -66,7 +66,7 @@ def _configured_backend_check(settings: Settings) -> Callable[[], str]:
     """FAIL where the configured backend (harness.backend) cannot build and run the format the
     model writes (llm.candidate_format) here: what run would refuse at once."""
     def check() -> str:
-        from actors.prompting import resolve_candidate_format
+        from actors.prompt_templates import resolve_candidate_format
         from npu_pool.backends import backend_ready, get_backend
 
         harness, fmt = settings.harness, resolve_candidate_format(settings.llm)

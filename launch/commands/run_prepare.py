@@ -111,7 +111,7 @@ def check_backend(args: argparse.Namespace, settings: Settings) -> None:
     """Before any model call: refuse at once where the configured backend cannot run here,
     saying what is missing. Not where kernels are evaluated elsewhere (a Ray cluster, whose
     head may have no device) or on fake devices (evaluated with the cpu backend)."""
-    from actors.prompting import resolve_candidate_format
+    from actors.prompt_templates import resolve_candidate_format
     from launch.commands.verify import require_backend
 
     if settings.ray.fake_devices or (not args.no_ray and settings.ray.address != "local"):

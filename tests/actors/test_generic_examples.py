@@ -10,7 +10,7 @@ import re
 import pytest
 
 from actors.prompt_sections import example_signature
-from actors.prompting import template
+from actors.prompt_templates import template
 from npu_pool.backends import get_backend
 from npu_pool.tasks.spec import load_task
 from npu_pool.verdict import Candidate

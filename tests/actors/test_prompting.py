@@ -14,7 +14,8 @@ from actors.messages import (
     StartPoint,
     TaskBrief,
 )
-from actors.prompting import PromptBuilder, resolve_candidate_format
+from actors.prompt_templates import resolve_candidate_format
+from actors.prompting import PromptBuilder
 
 SIGNATURE = 'extern "C" void kernel(const float* x, float* out, int64_t x_d0, int64_t out_d0);'
 TASK = TaskBrief(task_id="19_ReLU", backend="cpu", reference_source="class Model(nn.Module):\n    pass\n",
