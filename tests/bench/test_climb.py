@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.climb import ARCHIVED, _refinement, archived_kernel, operators, plan_entry, summarise
+from bench.climb import ARCHIVED, _refinement, archived_kernel, operators, plan_entry
+from bench.climb_table import summarise
 
 MODEL = {"name": "test-model", "endpoint": "test"}
 
