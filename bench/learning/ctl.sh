@@ -27,8 +27,8 @@ case "$design" in
     v5) commit=52454d8              # every v5 attempt runs here (docs: "v5 runs: where they stand")
         started=2026-12-03
         source_design=v4 ;;
-    v6) commit=V6_COMMIT            # set when v6 starts, after the v6 pilot and its pre-registration
-        started=V6_DATE
+    v6) commit=ce8b148              # every v6 attempt runs here (docs: "v6 runs: where they stand")
+        started=2026-12-06
         source_design=v5 ;;
     *) sed -n 2,18p "$0"; exit 2 ;;
 esac
