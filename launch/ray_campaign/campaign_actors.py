@@ -23,7 +23,7 @@ from actors.errors import error_message
 from launch.campaign import CampaignError
 from launch.config import Settings
 from launch.ray_campaign.campaign_services import EpisodeServices
-from launch.ray_campaign.ray_session import gcs_reachable, reassert_stop_handlers
+from launch.ray_campaign.ray_session import gcs_reachable, shutdown_ray
 from launch.ray_campaign.roles import ROLES, Role
 from launch.stop_shield import wait_through_a_stop
 from memory_actor.disk.bank_errors import BankWriteFailed
@@ -142,5 +142,4 @@ class CampaignActors:
             if pools is not None:
                 pools.shutdown()
         if started_ray:
-            ray.shutdown()
-            reassert_stop_handlers()
+            shutdown_ray()

@@ -57,6 +57,7 @@ from launch.ray_campaign.lost_operators import (
 from launch.ray_campaign.ray_session import GcsWatch, RayProcesses, connect_ray, gcs_reachable
 from launch.ray_campaign.roles import ROLES, Role, device_roles
 from launch.run_summary import INTERRUPTED, Placement, RunSummary
+from launch.stop_shield import LateStops
 from npu_pool.backends import timing_kind
 from npu_pool.devices import FakeDevices
 from npu_pool.pools import DevicePools, PoolError
@@ -92,6 +93,7 @@ class ConcurrentCampaign:
         self.resumed: list[str] = []
         self._stop_requested = False
         self._head_lost = False  # the cluster's GCS stopped answering (its head killed, its node gone)
+        self._folder_broken = False  # a write to the run folder failed (a full disk): summary.json may be stale
         self._watching = False  # the GCS watch may interrupt the main thread (start-up and the loop)
         self._ended = False  # the final summary is written
         self.ray_processes: RayProcesses | None = None  # those of the Ray instance this campaign started
@@ -120,6 +122,7 @@ class ConcurrentCampaign:
             self._folder_failed(str(exc))
 
     def _folder_failed(self, line: str) -> None:
+        self._folder_broken = True  # summary.json on disk may be older than the run: the end raises the error
         if self.error is None:
             log.error("run_folder_write_failed", error=line)
             self.error = line
@@ -185,9 +188,10 @@ class ConcurrentCampaign:
         summary = self.summary(True)
         log.info("campaign_done", run_id=self.run_id, interrupted=self.interrupted, error=self.error,
                  feasible=summary.totals.feasible, operators=summary.totals.operators)
-        if self._head_lost or self.error:
+        if self._head_lost or self._folder_broken:
             # a resumable stop: `evokernel run` says so, with the resume command, exit 1; also where
-            # summary.json could not take the error itself (a full run folder: the file on disk is older)
+            # summary.json could not take the error itself (a full run folder: the file on disk is older).
+            # Other errors (a lost LLM endpoint) are in the summary returned and written.
             raise CampaignError(self.error or RAY_HEAD_LOST)
         return summary.model_dump(mode="json")
 
@@ -227,10 +231,14 @@ class ConcurrentCampaign:
         self.interrupted = (self.interrupted or stopped) and not self._head_lost  # a stop during the flush: said
         self._write(finished=True)
         self._ended = True
+        late = LateStops()  # the summary is written: a stop now is noted, and the teardown finishes (Ray's
+        late.ignore()       # processes cut short were left to its atexit, after the run's last sweep)
         try:
             self.actors.stop(pools, started_ray)
         except KeyboardInterrupt:  # a stop during the teardown: the summary is written, Ray's atexit ends the rest
             log.warning("stop_during_teardown")
+        finally:
+            late.restore()
         if self.ray_processes is not None:  # the raylet's agents outlived abnormal ends (issue 63)
             if ended := self.ray_processes.end_survivors():
                 log.warning("ray_processes_ended", processes=ended)

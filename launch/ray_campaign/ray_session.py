@@ -95,16 +95,34 @@ class _keeping_sigterm_handler:
 
 
 def reassert_stop_handlers() -> None:
-    """After `ray.shutdown`: the stop signals' Python handlers installed again at the C level. The
-    core worker's shutdown puts back the dispositions it found at its start (the C default for
-    SIGTERM), under Python's feet: Python still names its handler, but a SIGTERM in the run's last
-    second killed the process on the spot (exit -15, no summary of the end; issue 63)."""
+    """The stop signals' Python handlers installed again at the C level. The driver's core worker,
+    as it shuts down, puts SIGTERM's C-level disposition back to the default (Ray's failure-signal
+    handler uninstalled), under Python's feet: Python still names its handler, but a SIGTERM then
+    killed the process on the spot (exit -15, no summary of the end; issue 63)."""
     if threading.current_thread() is not threading.main_thread():
         return
     for sig in (signal.SIGINT, signal.SIGTERM):
         handler = signal.getsignal(sig)
         if callable(handler) or handler == signal.SIG_IGN:
             signal.signal(sig, handler)
+
+
+def shutdown_ray() -> None:
+    """`ray.shutdown` of the instance this process started, in two steps with the stop handlers put
+    back between them: the driver's disconnect (where the C-level reset happens), then the local
+    instance's processes stopped (a second or more). In one step a SIGTERM in that second killed the
+    run (exit -15)."""
+    node = getattr(ray._private.worker, "_global_node", None)  # noqa: SLF001 - no public seam between the two
+    if node is not None:
+        ray._private.worker._global_node = None  # noqa: SLF001 - ray.shutdown then only disconnects
+    try:
+        ray.shutdown()
+    finally:
+        reassert_stop_handlers()
+    if node is not None:
+        if node.is_head():
+            node.destroy_external_storage()
+        node.kill_all_processes(check_alive=False, allow_graceful=True)
 
 
 def gcs_reachable(timeout_s: float = 2.0) -> bool:

@@ -231,7 +231,7 @@ def _sweep(base: Path) -> None:
         return
     for folder in entries:
         owner = folder.name.split("-")[1]
-        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+        if owner.isdigit() and not _alive(int(owner)):
             try:
                 folder.rmdir()
             except OSError:
@@ -244,7 +244,16 @@ def _dead_owners(base: Path) -> list[Path]:
     except OSError:
         return []
     return [folder for folder in entries
-            if (owner := folder.name.split("-")[1]).isdigit() and not Path(f"/proc/{owner}").exists()]
+            if (owner := folder.name.split("-")[1]).isdigit() and not _alive(int(owner))]
+
+
+def _alive(pid: int) -> bool:
+    """Whether PID runs: a zombie (exited, not yet reaped by its parent) does not, and will never
+    remove its groups (a Ray worker at the run's end, its raylet gone: issue 63's groups left)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
 
 
 def sweep_dead_owners(wait_s: float = 5.0) -> list[str]:

@@ -63,30 +63,40 @@ def test_only_the_noted_processes_are_ended_and_a_reused_pid_is_left_alone():
             process.wait()
 
 
-def test_a_stop_after_ray_shutdown_still_reaches_the_runs_handler(tmp_path):
-    """ray.shutdown puts the C-level SIGTERM disposition back to the default under Python's handler:
-    a SIGTERM in a run's last second killed it (exit -15). reassert_stop_handlers installs it again.
-    In a child process: the signal must not reach pytest."""
+def test_a_stop_while_ray_shuts_down_still_reaches_the_runs_handler(tmp_path):
+    """The driver's disconnect puts the C-level SIGTERM disposition back to the default under
+    Python's handler, and stopping the local instance's processes takes a second or more after it:
+    a SIGTERM in a run's last second killed it (exit -15). shutdown_ray puts the handler back
+    between the two steps. The signal is sent as the processes start to stop (Ray's own method
+    wrapped), in a child process: it must not reach pytest."""
     import textwrap
 
     script = textwrap.dedent("""
         import os, signal, sys, time
         import ray
-        from launch.ray_campaign.ray_session import reassert_stop_handlers
+        from ray._private.node import Node
+        from launch.ray_campaign.ray_session import reassert_stop_handlers, shutdown_ray
         got = []
         ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level="ERROR")
         signal.signal(signal.SIGTERM, lambda signum, frame: got.append(signum))
-        ray.shutdown()
-        if sys.argv[1] == "reassert":
+        kill_all = Node.kill_all_processes
+        def stop_then_kill(self, *args, **kwargs):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.3)
+            return kill_all(self, *args, **kwargs)
+        Node.kill_all_processes = stop_then_kill
+        if sys.argv[1] == "two steps":
+            shutdown_ray()
+        else:
+            ray.shutdown()
             reassert_stop_handlers()
-        os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(0.5)
         print("handled", got)
     """)
     runs = {how: subprocess.run([sys.executable, "-c", script, how], capture_output=True, text=True, timeout=300,
                                 cwd=Path(__file__).resolve().parents[3], env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
-            for how in ("reassert", "plain")}
-    assert runs["reassert"].returncode == 0 and "handled [15]" in runs["reassert"].stdout, runs["reassert"].stderr[-2000:]
-    # the reason for it: without, the process dies of the signal (if Ray ever stops doing this,
-    # the helper is harmless and this line says so)
-    assert runs["plain"].returncode == -15
+            for how in ("two steps", "one step")}
+    assert runs["two steps"].returncode == 0 and "handled [15]" in runs["two steps"].stdout, runs["two steps"].stderr[-2000:]
+    # the reason for it: in one step, the process dies of the signal (if Ray ever stops resetting
+    # the disposition, the seam is harmless and this line says so)
+    assert runs["one step"].returncode == -15

@@ -103,3 +103,30 @@ def _state(pid: str) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return ""
+
+
+def test_a_zombie_owners_groups_are_swept():
+    """An owner that has exited but is not reaped yet (a Ray worker at the run's end, its raylet
+    gone) is dead: at the run's last sweep it still had a /proc entry, so its group was left for
+    good once it was reaped."""
+    import sys
+
+    owner = subprocess.Popen(
+        [sys.executable, "-c", "from npu_pool.sandbox import tree_limits\n"
+         "group = tree_limits.create(64, 16)\n"
+         "print('none' if group is None else ' '.join(str(f) for f in group.folders), flush=True)\n"],
+        stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[3])
+    try:
+        line = owner.stdout.readline().strip()
+        if line == "none":
+            pytest.skip("no writable cgroup here: no group to leave behind")
+        folders = [Path(f) for f in line.split()]
+        deadline = time.monotonic() + 30  # exited, and this test, its parent, does not reap it yet
+        while "Z" not in _state(str(owner.pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "Z" in _state(str(owner.pid)) and all(f.is_dir() for f in folders)
+        removed = tree_limits.sweep_dead_owners(wait_s=10)
+        assert {str(f) for f in folders} <= set(removed) and not any(f.exists() for f in folders)
+    finally:
+        owner.wait(30)
+        owner.stdout.close()
