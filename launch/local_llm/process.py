@@ -106,7 +106,10 @@ class LocalLLMServer:
         log.info("llm.server.starting", url=self.base_url, command=f"python -m {self.module} {' '.join(self.args)}")
         started = time.monotonic()
         command = [sys.executable, "-c", _LAUNCHER, str(os.getpid()), self.module, *self.args]
-        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
+        # A group of its own: a terminal's Ctrl-C (sent to the foreground group) is evokernel's to act on;
+        # the server stops after the run's end, or by itself when evokernel is gone (the launcher).
+        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+                                        process_group=0)
         while True:
             code = self.process.poll()
             if code is not None:

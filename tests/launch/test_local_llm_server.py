@@ -122,6 +122,37 @@ def test_server_stops_itself_when_evokernel_is_killed(standin):
         holder.wait()
 
 
+def test_a_ctrl_c_at_the_terminal_reaches_evokernel_not_its_model_server(standin):
+    """A terminal sends Ctrl-C to its whole foreground process group. The model server runs in a
+    group of its own, so evokernel alone gets the stop and ends the server after the run's end
+    (before, the server died with the keystroke and the operator in flight met a lost endpoint)."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", (
+            "import signal, time\n"
+            "from launch.config import load_settings\n"
+            "from launch.local_llm.server import local_llm_server\n"
+            "from launch.logging import configure_logging\n"
+            "configure_logging(json_logs=True)\n"
+            "signal.signal(signal.SIGINT, lambda signum, frame: print('stop', flush=True))\n"
+            "with local_llm_server(load_settings()) as url:\n"
+            "    print(url, flush=True)\n"
+            "    time.sleep(600)\n"
+        )],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+    )
+    try:
+        base_url = holder.stdout.readline().strip()
+        assert base_url.startswith("http://127.0.0.1:"), base_url
+        os.killpg(holder.pid, signal.SIGINT)  # the terminal's Ctrl-C: the holder's whole group
+        assert holder.stdout.readline().strip() == "stop"
+        time.sleep(2)
+        with urllib.request.urlopen(f"{base_url}/models", timeout=5) as response:
+            assert response.status == 200  # the server did not get it
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 def test_missing_server_package_says_how_to_install_it(tmp_path):
     config = LocalLLMConfig(server_module="no_such_llm_server_module", model_path=str(tmp_path))
     with pytest.raises(LocalLLMError, match="scripts/setup.sh local-llm"):
