@@ -50,12 +50,13 @@ from actors.families import dominant_family
 
 SUITE = Path(__file__).resolve().parents[1] / "suites" / "cpu"
 PILOT_TASKS = Path(__file__).resolve().parent / "learning" / "pilot_tasks"  # the pilot's operators (pilot.py)
+PILOT_TASKS_V6 = PILOT_TASKS.with_name("pilot_tasks_v6")  # the v6 pilot's (pilot_v6.py)
 MEMORY_PRIOR = (1.0, 2.0)  # v3's and v4's memory.memory_prior (retired by issue 54)
 REPLAYED = ("bare", "kernel-same", "kernel-same+ranked")
 
 
 def family_of(task: str) -> str:
-    found = list(SUITE.glob(f"level*/{task}.py")) + list(PILOT_TASKS.glob(f"{task}.py"))
+    found = [*SUITE.glob(f"level*/{task}.py"), *PILOT_TASKS.glob(f"{task}.py"), *PILOT_TASKS_V6.glob(f"{task}.py")]
     return dominant_family(found[0].read_text()) if found else "unknown"
 
 

@@ -62,6 +62,7 @@ def option_records(folder: Path, backend: str) -> dict[str, list[int]]:
     backend/family/fresh/option (bare drafts are left to the screening's cold rates)."""
     from bench.decision_replay import family_of, logged_option
     from memory_actor.seeding import bundle_items
+    from memory_actor.slots import CROSS_BACKEND
 
     declared = {item.id: item.tag_values().get("option", "example") for item in bundle_items(backend)
                 if "example" in item.tags}
@@ -77,6 +78,8 @@ def option_records(folder: Path, backend: str) -> dict[str, list[int]]:
             slot = next(s for s in draft["shown"] if s["role"] in ("example", "pinned", "template"))
             if slot["kind"] == "api":  # a bundle example: its declared option (a rung, say)
                 option = option.replace("example", declared.get(slot["id"], "example"), 1)
+            elif slot.get("task") == draft["task"]:  # the operator's own kernel of another backend (never a
+                option = CROSS_BACKEND + ("+ranked" if option.endswith("+ranked") else "")  # banked one's evidence)
             record = records.setdefault(f"{backend}/{family_of(draft['task'])}/fresh/{option}", [0, 0])
             record[0] += int(draft["feasible"])
             record[1] += 1
