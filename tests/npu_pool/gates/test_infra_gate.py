@@ -17,7 +17,7 @@ from npu_pool import verifier
 from npu_pool.backends import backend_ready, get_backend
 from npu_pool.backends.cpu import CpuBackend
 from npu_pool.sandbox import runner as sandbox
-from npu_pool.sandbox.worker import infra_category
+from npu_pool.sandbox.failure_text import infra_category
 from npu_pool.verifier import evaluate, sandboxed_gates
 
 from ..harness_support import FIXTURES, fixture_candidate, fixture_task, harness_config
