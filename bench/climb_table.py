@@ -5,23 +5,13 @@ scalar, what each refinement was shown, and the publication under bench/results/
 from __future__ import annotations
 
 import json
-import shutil
 import statistics
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.learning.publish import (
-    REPOSITORY,
-    git_commit,
-    machine,
-    publish_folder,
-    started_at_commit,
-)
-from bench.learning.resume import portable
-
-RESULTS = REPOSITORY / "bench" / "results"
+from bench.learning.publish import git_commit, machine, publish_table, started_at_commit
 
 
 def summarise(out: Path, plan: dict[str, Any], model: dict[str, Any], publish: bool = False) -> dict[str, Any]:
@@ -98,14 +88,6 @@ def render(meta: dict[str, Any], per_operator: dict[str, Any], headline: dict[st
 
 
 def _publish(out: Path, meta: dict[str, Any]) -> None:
-    from bench.learning.archive import pack
-
     # an unfinished pilot's table is published as interim (its runs so far, marked complete: false), never as the result
-    interim = "" if meta["complete"] else "-interim"
-    name = f"{meta['date'][:10]}-{str(meta['model'].get('name')).replace('/', '_')}-climb-npu-twin{interim}"
-    target = publish_folder(RESULTS, name, out)
-    target.mkdir(parents=True, exist_ok=True)
-    for file in ("summary.md", "summary.json"):
-        shutil.copyfile(out / file, target / file)
-    pack(out, target, portable(out))
+    target = publish_table(out, meta, "climb-npu-twin" + ("" if meta["complete"] else "-interim"))
     print(f"[climb] published: {target}", file=sys.stderr)

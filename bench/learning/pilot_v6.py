@@ -220,17 +220,9 @@ def render_v6(meta: dict[str, Any], figures: dict[str, Any], distinct: dict[str,
 def _publish_v6(out: Path, plan: dict[str, Any], meta: dict[str, Any]) -> None:
     import sys
 
-    from bench.learning.archive import pack
-    from bench.learning.publish import REPOSITORY, publish_folder
-    from bench.learning.resume import portable
+    from bench.learning.publish import publish_table
 
     if not meta["complete"]:
         raise SystemExit(f"bench.learning pilot: {out} is not complete; a pilot is published whole")
-    results = REPOSITORY / "bench" / "results"
-    name = f"{meta['date'][:10]}-{str(meta['model'].get('name')).replace('/', '_')}-pilot-v6-{plan['backend']}"
-    target = publish_folder(results, name, out)
-    target.mkdir(parents=True, exist_ok=True)
-    for file in ("summary.md", "summary.json"):
-        shutil.copyfile(out / file, target / file)
-    pack(out, target, portable(out))
+    target = publish_table(out, meta, f"pilot-v6-{plan['backend']}")
     print(f"[learning] pilot published: {target}", file=sys.stderr)
