@@ -24,11 +24,8 @@ from launch.campaign import CampaignError
 from launch.config import load_settings
 from launch.logging import configure_logging
 from launch.metrics import CampaignCounters
-from launch.ray_campaign.concurrent_campaign import (
-    STOP_CALL_TIMEOUT_S,
-    ConcurrentCampaign,
-    ProgressDisplay,
-)
+from launch.ray_campaign.campaign_stops import STOP_CALL_TIMEOUT_S
+from launch.ray_campaign.concurrent_campaign import ConcurrentCampaign, ProgressDisplay
 from launch.run_summary import INTERRUPTED
 from npu_pool.devices import FakeDevices
 from tests.actors.openai_server import OpenAITestServer
