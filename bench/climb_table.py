@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.learning.publish import git_commit, machine, publish_table, started_at_commit
+from bench.learning.archive import publish_table
+from bench.learning.publish import git_commit, machine, started_at_commit
 
 
 def summarise(out: Path, plan: dict[str, Any], model: dict[str, Any], publish: bool = False) -> dict[str, Any]:

@@ -23,11 +23,13 @@ import fnmatch
 import json
 import lzma
 import os
+import shutil
 import tarfile
 from pathlib import Path
 from typing import Any
 
-from bench.learning.publish import file_sha256
+from bench.learning.publish import file_sha256, publish_folder
+from bench.learning.resume import portable
 
 ARCHIVE = "raw.tar.xz"
 MANIFEST = "raw.json"
@@ -111,6 +113,18 @@ def unpack(result: Path, to: Path, only: list[str] | None = None) -> list[str]:
             members = [m for m in members if m.isfile() and any(fnmatch.fnmatch(m.name, g) for g in only)]
         tar.extractall(to, members=members, filter="data")
     return [m.name for m in members if m.isfile()]
+
+
+def publish_table(out: Path, meta: dict[str, Any], kind: str) -> Path:
+    """`out`'s summary.md, summary.json and raw state (packed) into bench/results/<date>-<model>-<kind>/
+    (publish_folder says which folder); the folder."""
+    name = f"{meta['date'][:10]}-{str(meta['model'].get('name')).replace('/', '_')}-{kind}"
+    target = publish_folder(REPOSITORY / "bench" / "results", name, out)
+    target.mkdir(parents=True, exist_ok=True)
+    for file in ("summary.md", "summary.json"):
+        shutil.copyfile(out / file, target / file)
+    pack(out, target, portable(out))
+    return target
 
 
 def main(argv: list[str]) -> int:

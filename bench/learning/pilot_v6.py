@@ -220,7 +220,7 @@ def render_v6(meta: dict[str, Any], figures: dict[str, Any], distinct: dict[str,
 def _publish_v6(out: Path, plan: dict[str, Any], meta: dict[str, Any]) -> None:
     import sys
 
-    from bench.learning.publish import publish_table
+    from bench.learning.archive import publish_table
 
     if not meta["complete"]:
         raise SystemExit(f"bench.learning pilot: {out} is not complete; a pilot is published whole")

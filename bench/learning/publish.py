@@ -117,17 +117,3 @@ def _published_from(summary: Path) -> str | None:
     except (OSError, ValueError, AttributeError):
         return None
 
-
-def publish_table(out: Path, meta: dict[str, Any], kind: str) -> Path:
-    """`out`'s summary.md, summary.json and raw state (packed) into bench/results/<date>-<model>-<kind>/
-    (publish_folder says which folder); the folder."""
-    from bench.learning.archive import pack
-    from bench.learning.resume import portable
-
-    name = f"{meta['date'][:10]}-{str(meta['model'].get('name')).replace('/', '_')}-{kind}"
-    target = publish_folder(REPOSITORY / "bench" / "results", name, out)
-    target.mkdir(parents=True, exist_ok=True)
-    for file in ("summary.md", "summary.json"):
-        shutil.copyfile(out / file, target / file)
-    pack(out, target, portable(out))
-    return target

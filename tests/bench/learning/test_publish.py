@@ -150,3 +150,26 @@ def test_publishing_a_complete_run_packs_its_raw_state_beside_the_table(tmp_path
     files = unpack(target, tmp_path / "again")
     assert "summary.json" in files and "arms/eval-value-d7/attempts.jsonl" in files
     assert json.loads((target / "raw.json").read_text())["from"] == str(out)  # outside the repository: absolute
+
+
+def test_a_pilots_table_is_published_with_its_raw_state_and_republished_in_place(tmp_path, monkeypatch):
+    """bench.learning.archive.publish_table (the climb pilot's and the v6 pilot's --publish): the
+    table's two files copied, the folder packed beside them, and a second publish of the same
+    folder (interim -> more rows) lands in the same place."""
+    import bench.learning.archive as archive
+
+    out = tmp_path / "runs" / "climb"
+    (out / "banks").mkdir(parents=True)
+    (out / "banks" / "none-s0.txt").write_text("a bank")
+    (out / "summary.md").write_text("# table\n")
+    (out / "summary.json").write_text(json.dumps({"meta": {"results": str(out)}, "rows": 1}))
+    monkeypatch.setattr(archive, "REPOSITORY", tmp_path / "repo")
+    meta = {"date": "2026-12-06T15:00:00+00:00", "model": {"name": "org/model"}}
+    target = archive.publish_table(out, meta, "climb-npu-twin")
+    assert target == tmp_path / "repo" / "bench" / "results" / "2026-12-06-org_model-climb-npu-twin"
+    assert (target / "summary.md").read_text() == "# table\n"
+    assert sorted(unpack(target, tmp_path / "again")) == ["banks/none-s0.txt", "summary.json", "summary.md"]
+    (out / "summary.json").write_text(json.dumps({"meta": {"results": str(out)}, "rows": 2}))
+    meta["date"] = "2026-12-07T01:00:00+00:00"  # past midnight: the same folder, not a new one
+    assert archive.publish_table(out, meta, "climb-npu-twin") == target
+    assert json.loads((target / "summary.json").read_text())["rows"] == 2
