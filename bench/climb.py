@@ -19,7 +19,7 @@ Written before any refinement ran (the analysis below is fixed; nothing is tuned
   online (Thompson), as in a user's run.
 - **K refinements** per operator, arm and seed (`--k`, 6), from the first kernel (the episode's
   start-point set holds it; a correct refinement no slower than its start joins it); seeds
-  `--seeds` (0,1,2): memory.seed and the run's own order of model requests. Seeds outermost, arms
+  `--seeds` (0,1,2): memory.seed and llm.seed (the requests' sampling seeds). Seeds outermost, arms
   interleaved per seed, so a stopped run is balanced.
 - **Measures**, per operator, arm and seed: best/first = the first kernel's modelled latency over
   the best correct kernel's (the first included: 1.0 when nothing correct is faster), best/eager
@@ -162,6 +162,11 @@ def first_kernels(settings, out: Path, plan: dict[str, Any], bank: Path) -> dict
 
 # -- stage 2: K refinements per operator, arm and seed -------------------------------------------
 
+def climb_llm(settings, seed: int):
+    """The model settings of one seed's refinements: its request seeds come from `seed`."""
+    return settings.llm.model_copy(update={"seed": seed})
+
+
 def refine_operator(settings, out: Path, arm: str, seed: int, path: Path, first: dict[str, Any], k: int,
                     seeded: Path) -> dict[str, Any]:
     """One operator's K refinements in one arm and seed, from its first kernel; resumable (see the module)."""
@@ -196,6 +201,9 @@ def refine_operator(settings, out: Path, arm: str, seed: int, path: Path, first:
     attempts_path.unlink(missing_ok=True)
     arm_settings = settings.model_copy(update={
         "memory": arm_memory(settings, ARMS[arm], bank, seed),
+        # the seed's own model sampling: with one llm.seed for all, a `none` arm's seeds were replicas
+        # (same prompts, same request seeds; the 2026-12-06 pilot's seed 1 until it was run again)
+        "llm": climb_llm(settings, seed),
         # K refinements each: no stop rule ends an operator early (actors/stops.py's plateau)
         "episode": settings.episode.model_copy(update={"iterations": k + 1, "lessons": False, "start_from_rung": False,
                                                        **NO_STOPS}),

@@ -108,13 +108,20 @@ def test_an_operator_s_refinements_start_from_its_first_kernel(tmp_path):
             "harness": {"backend": "npu-twin", "fit_max_bytes": SMALL_BYTES, "correctness_trials": 2,
                         "timed_trials": 3, "compile_baseline": False},
             "llm": {"base_url": server.base_url, "model": server.model, "candidate_format": "kernel",
-                    "timeout_s": 30.0, "max_retries": 1},
+                    "timeout_s": 30.0, "max_retries": 1, "seed": 0},  # as bench_settings sets it
             "memory": {"uri": str(tmp_path / "unused")}})
         seeded = LearningBenchmark(settings, out).seed_bank()
         first = first_kernels(settings, out, plan, seeded)["p1_Expm1"]
         assert first["feasible"] and first["rung"] == "first" and first["origin"].startswith("archived")
         path = Path(__file__).resolve().parents[2] / plan["operators"][0]
         result = refine_operator(settings, out, "none", 0, path, first, 2, seeded)
+        server.responder = ScriptedAgent([VECTOR, "no code here"])
+        other = refine_operator(settings, out, "none", 1, path, first, 2, seeded)
+    # another seed samples the model with other request seeds (the 2026-12-06 pilot's seeds shared them)
+    seeds = {s: [a["sampling_seed"] for a in map(json.loads, (out / "runs" / f"none-s{s}" / "p1_Expm1.attempts.jsonl")
+                                                  .read_text().splitlines()) if a["stage"] == "refine"] for s in (0, 1)}
+    assert len(seeds[0]) == 2 and None not in seeds[0] and set(seeds[0]).isdisjoint(seeds[1])
+    assert other["refinements"] == result["refinements"]  # the same scripted replies: the same verdicts
     assert [(r["iteration"], r["shown"], r["gate"]) for r in result["refinements"]] == [(2, "bare", "ok"),
                                                                                       (3, "bare", "no_code")]
     assert result["best_over_first"] > 100 and result["first_rung"] == "first"
