@@ -162,11 +162,6 @@ def first_kernels(settings, out: Path, plan: dict[str, Any], bank: Path) -> dict
 
 # -- stage 2: K refinements per operator, arm and seed -------------------------------------------
 
-def climb_llm(settings, seed: int):
-    """The model settings of one seed's refinements: its request seeds come from `seed`."""
-    return settings.llm.model_copy(update={"seed": seed})
-
-
 def refine_operator(settings, out: Path, arm: str, seed: int, path: Path, first: dict[str, Any], k: int,
                     seeded: Path) -> dict[str, Any]:
     """One operator's K refinements in one arm and seed, from its first kernel; resumable (see the module)."""
@@ -203,7 +198,7 @@ def refine_operator(settings, out: Path, arm: str, seed: int, path: Path, first:
         "memory": arm_memory(settings, ARMS[arm], bank, seed),
         # the seed's own model sampling: with one llm.seed for all, a `none` arm's seeds were replicas
         # (same prompts, same request seeds; the 2026-12-06 pilot's seed 1 until it was run again)
-        "llm": climb_llm(settings, seed),
+        "llm": settings.llm.model_copy(update={"seed": seed}),  # as bench.learning.evaluation
         # K refinements each: no stop rule ends an operator early (actors/stops.py's plateau)
         "episode": settings.episode.model_copy(update={"iterations": k + 1, "lessons": False, "start_from_rung": False,
                                                        **NO_STOPS}),

@@ -116,4 +116,3 @@ def _published_from(summary: Path) -> str | None:
         return json.loads(summary.read_text()).get("meta", {}).get("results")
     except (OSError, ValueError, AttributeError):
         return None
-
