@@ -119,7 +119,9 @@ def profile_reading(stages: StageProfile | None) -> str:
     total = sum(times.values()) or 1.0
     dominant = stages.dominant()
     parts = ", ".join(f"{stage} {us:.4g} us" for stage, us in times.items() if us > 0 or stage != "cube")
-    why = {"scalar": "each element passes GetValue/SetValue alone; tiles in UB and vector instructions remove it",
+    math = (f" and {stages.scalar_math_calls} scalar math calls (expf, sqrtf, ...: each a software routine)"
+            if stages.scalar_math_calls else "")
+    why = {"scalar": f"each element passes GetValue/SetValue alone{math}; tiles in UB and vector instructions remove it",
            "copy": "fewer, larger copies or double buffering (copy-in overlapping compute) lower it",
            "vector": "fewer vector instructions per element lower it",
            "cube": "the cube's work"}[dominant]

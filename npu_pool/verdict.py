@@ -84,6 +84,7 @@ class StageProfile(BaseModel):
     double_buffered_blocks: int = 0
     gm_scalar_accesses: int = 0
     scalar_ops: int = 0
+    scalar_math_calls: int = 0  # expf, sqrtf, ... the kernel called on the scalar unit
     vector_instructions: int = 0
 
     @classmethod
@@ -99,6 +100,7 @@ class StageProfile(BaseModel):
                    double_buffered_blocks=int(profile.get("double_buffered_blocks", 0)),
                    gm_scalar_accesses=int(profile.get("gm_scalar_accesses", 0)),
                    scalar_ops=int(profile.get("scalar_ops", 0)),
+                   scalar_math_calls=sum(int(n) for n in profile.get("scalar_math_calls", {}).values()),
                    vector_instructions=int(profile.get("vector_instructions", 0)))
 
     def times(self) -> dict[str, float]:

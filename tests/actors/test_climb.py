@@ -89,6 +89,10 @@ def test_the_profile_says_which_stage_dominates():
     assert "copy dominates" in vector and "no double buffering" in vector
     assert "24 of 24 blocks double buffered" in profile_text(profile(DOUBLE))
     assert "time per stage" not in profile_text(profile(None))  # measured timing: no stages
+    # scalar math calls the twin charged are named where the scalar stage dominates
+    assert "scalar math" not in scalar
+    with_math = profile_text(profile(SCALAR.model_copy(update={"scalar_math_calls": 1048576})))
+    assert "GetValue/SetValue alone and 1048576 scalar math calls (expf, sqrtf" in with_math
 
 
 def _climb_request(task_path: Path, budget: int) -> tuple[RefineRequest, ClimbRung]:

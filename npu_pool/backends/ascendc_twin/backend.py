@@ -48,6 +48,7 @@ from npu_pool.backends.ascendc_twin.build import (
     launcher_translation_unit,
     op_dtype_macros,
     probe_library,
+    scalar_math_include,
     summarize_build_errors,
     twin_headers_digest,
     unsupported_apis,
@@ -185,7 +186,7 @@ class NpuTwinBackend(Backend):
             helpers = '#include "tiling/tiling_api.h"\n' if host_half else ""  # HostTiling, the library's host helpers
             # a direct-launch program's entry is its operator, and its kernels take what it passes
             entry = '#include "twin_direct.h"\n' if direct else op_dtype_macros(source, signature) + entry_declaration(signature)
-            entry_check.write_text('#include "kernel_operator.h"\n' + helpers + entry)
+            entry_check.write_text('#include "kernel_operator.h"\n' + helpers + entry + scalar_math_include(source))
             # the kernel's unit is instrumented (raw pointer accesses, twin_raw_gm.h); the launcher is not
             jobs = [([*RAW_GM_FLAGS, f"-I{TWIN_INCLUDE}", "-include", str(entry_check), "-c", str(kernel_path)],
                      work_dir / "kernel.o")]

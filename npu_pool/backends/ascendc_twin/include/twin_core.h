@@ -170,6 +170,12 @@ inline const char* const kVecClassNames[kVecClasses] = {"arith", "transcendental
                                                          "compare_select", "duplicate"};
 // cycles per 256-byte repeat of each instruction class (a modelling assumption, see docs)
 inline const double kVecClassCycles[kVecClasses] = {1.0, 4.0, 2.0, 1.0, 1.0, 1.0};
+// Scalar math calls in the kernel's own code (expf, sqrtf, ... on the scalar unit, counted by
+// twin_scalar_math.h): the scalar unit has no transcendental hardware, so each is a software
+// routine of tens of dependent instructions (cycles per call: a modelling assumption, see docs).
+enum ScalarMathClass : int { kScalarTranscendental = 0, kScalarRoot, kScalarMathClasses };
+inline const char* const kScalarMathNames[kScalarMathClasses] = {"transcendental", "root"};
+inline const double kScalarMathCycles[kScalarMathClasses] = {64.0, 24.0};
 
 struct BlockCounters {
     uint64_t gm_to_ub = 0, ub_to_gm = 0, ub_to_ub = 0, gm_to_l1 = 0;
@@ -178,6 +184,7 @@ struct BlockCounters {
     uint64_t repeats[kVecClasses] = {};
     uint64_t vector_instructions = 0;
     uint64_t scalar_ops = 0;  // LocalTensor GetValue/SetValue and other scalar-unit work we can see
+    uint64_t scalar_math[kScalarMathClasses] = {};  // the kernel's own calls to scalar math functions
     uint64_t cube_macs_16 = 0, cube_macs_32 = 0;
     // double buffering: queues that moved tiles through two or more buffers, and how many tiles
     uint64_t enque_multi = 0, enque_single = 0;

@@ -44,6 +44,7 @@ void DirectLaunch(int64_t blockDim, Fn&& body) {
     s.earlier.total.ub_to_ub += s.last_total.ub_to_ub;
     s.earlier.total.gm_to_l1 += s.last_total.gm_to_l1;
     s.earlier.total.gm_scalar += s.last_total.gm_scalar;
+    for (int k = 0; k < kScalarMathClasses; ++k) s.earlier.total.scalar_math[k] += s.last_total.scalar_math[k];
 }
 
 // An argument of ACLRT_LAUNCH_KERNEL(kernel)(blockDim, stream, args...): CANN's generated

@@ -85,7 +85,9 @@ inline BlockTime block_time(const BlockCounters& c, const SocParams& soc) {
     for (int k = 0; k < kVecClasses; ++k) cycles += double(c.repeats[k]) * kVecClassCycles[k];
     const double cycles_per_us = soc.clock_ghz * 1e3;
     t.vector = cycles / cycles_per_us;
-    t.scalar = double(c.scalar_ops) * kScalarCycles / cycles_per_us + double(c.gm_scalar) * kGmScalarUs;
+    double math_cycles = 0;
+    for (int k = 0; k < kScalarMathClasses; ++k) math_cycles += double(c.scalar_math[k]) * kScalarMathCycles[k];
+    t.scalar = (double(c.scalar_ops) * kScalarCycles + math_cycles) / cycles_per_us + double(c.gm_scalar) * kGmScalarUs;
     t.cube = (double(c.cube_macs_16) / soc.cube_macs_per_cycle_16 +
               double(c.cube_macs_32) / (soc.cube_macs_per_cycle_32 > 0 ? soc.cube_macs_per_cycle_32 : soc.cube_macs_per_cycle_16 / 4)) /
              cycles_per_us;
@@ -124,6 +126,7 @@ inline void build_profile() {
         for (int k = 0; k < kVecClasses; ++k) total.repeats[k] += c.repeats[k];
         total.vector_instructions += c.vector_instructions;
         total.scalar_ops += c.scalar_ops;
+        for (int k = 0; k < kScalarMathClasses; ++k) total.scalar_math[k] += c.scalar_math[k];
         total.cube_macs_16 += c.cube_macs_16;
         total.cube_macs_32 += c.cube_macs_32;
         const BlockTime t = block_time(c, soc);
@@ -150,6 +153,7 @@ inline void build_profile() {
     total.ub_to_ub += s.earlier.total.ub_to_ub;
     total.gm_to_l1 += s.earlier.total.gm_to_l1;
     total.gm_scalar += s.earlier.total.gm_scalar;
+    for (int k = 0; k < kScalarMathClasses; ++k) total.scalar_math[k] += s.earlier.total.scalar_math[k];
     const uint64_t blocks = s.per_block.size();
     char buf[2048];
     std::string j = "{\"modelled\": true, \"note\": \"modelled cost from counted work on the CPU twin, not a time measured on an NPU\"";
@@ -170,6 +174,12 @@ inline void build_profile() {
         std::snprintf(buf, sizeof buf, ", \"launches\": %u, \"last_launch_us\": %.4f", s.earlier.count + 1, this_launch);
         j += buf;
     }
+    j += ", \"scalar_math_calls\": {";
+    for (int k = 0; k < kScalarMathClasses; ++k) {
+        std::snprintf(buf, sizeof buf, "%s\"%s\": %llu", k ? ", " : "", kScalarMathNames[k], (unsigned long long)total.scalar_math[k]);
+        j += buf;
+    }
+    j += "}";
     j += ", \"vector_repeats\": {";
     for (int k = 0; k < kVecClasses; ++k) {
         std::snprintf(buf, sizeof buf, "%s\"%s\": %llu", k ? ", " : "", kVecClassNames[k], (unsigned long long)total.repeats[k]);
@@ -193,6 +203,11 @@ inline void build_profile() {
     j += buf;
     for (int k = 0; k < kVecClasses; ++k) {
         std::snprintf(buf, sizeof buf, "%s\"%s\": %.1f", k ? ", " : "", kVecClassNames[k], kVecClassCycles[k]);
+        j += buf;
+    }
+    j += "}, \"scalar_math_cycles\": {";
+    for (int k = 0; k < kScalarMathClasses; ++k) {
+        std::snprintf(buf, sizeof buf, "%s\"%s\": %.1f", k ? ", " : "", kScalarMathNames[k], kScalarMathCycles[k]);
         j += buf;
     }
     j += "}}, \"notes\": [";

@@ -25,6 +25,9 @@ from tests.npu_pool.harness_support import SMALL_BYTES, SUITE
 UNDECLARED = (KERNELS / "relu_good.cpp").read_text().replace(
     "Relu(yLocal, xIn,", "Frobnicate(yLocal, xIn,")
 OTHER_SIGNATURE = (KERNELS / "relu_good.cpp").read_text().replace("(GM_ADDR x, GM_ADDR out,", "(GM_ADDR x, GM_ADDR y, GM_ADDR out,")
+# relu_ub_scalar with scalar math calls that change nothing (each charged on the scalar unit)
+UB_SCALAR_MATH = (KERNELS / "relu_ub_scalar.cpp").read_text().replace(
+    "e > 0.0f ? e : 0.0f);", "(e > 0.0f ? e : 0.0f) + 0.0f * std::exp(-std::fabs(e)) + 0.0f * sqrtf(std::fabs(e)));")
 
 
 @pytest.fixture(scope="session")
@@ -84,7 +87,8 @@ def built(relu_task, backend, tmp_path_factory):
     """name -> artifact path or KernelBuildError, for every kernel of candidates/npu_twin/."""
     cache = kernel_cache()
     sources = {p.stem: p.read_text() for p in sorted(KERNELS.glob("*.cpp"))} | {
-        "relu_undeclared": UNDECLARED, "relu_other_signature": OTHER_SIGNATURE}
+        "relu_undeclared": UNDECLARED, "relu_other_signature": OTHER_SIGNATURE,
+        "relu_ub_scalar_math": UB_SCALAR_MATH}
 
     def build(name: str):
         work = tmp_path_factory.mktemp(name)

@@ -108,6 +108,31 @@ def test_raw_global_memory_access_is_charged_not_free(relu_task, backend, built)
     assert raw["modelled_us"] > 10 * costs["relu_good"]["modelled_us"]
 
 
+def test_scalar_math_the_kernel_calls_is_charged_to_the_scalar_unit(relu_task, backend, built):
+    """A formula run on the scalar unit over a tile in UB (the climb's middle form): cheaper than
+    scalar round trips to global memory, dearer than vector instructions, and every expf/sqrtf
+    the kernel calls element by element is counted and charged (twin_scalar_math.h)."""
+    x = torch.randn(relu_task.inputs[0].shape)
+    profiles = {}
+    for name in ("relu_good", "relu_raw", "relu_ub_scalar", "relu_ub_scalar_math"):
+        assert isinstance(built[name], Path), built[name]
+        module = backend.wrap_kernel(built[name], relu_task.kernel_signature, torch.nn.ReLU())
+        torch.testing.assert_close(module(x), torch.relu(x), rtol=0, atol=0)
+        profiles[name] = backend.last_profile
+    plain, math = profiles["relu_ub_scalar"], profiles["relu_ub_scalar_math"]
+    n = x.numel()
+    assert plain["scalar_ops"] == math["scalar_ops"] == 2 * n  # a GetValue and a SetValue per element
+    assert plain["scalar_math_calls"] == {"transcendental": 0, "root": 0}
+    assert profiles["relu_good"]["scalar_math_calls"] == {"transcendental": 0, "root": 0}
+    assert math["scalar_math_calls"] == {"transcendental": n, "root": n}  # std::exp and sqrtf, once per element
+    cycles = math["soc"]["scalar_math_cycles"]
+    extra_us = n * (cycles["transcendental"] + cycles["root"]) / (math["soc"]["clock_ghz"] * 1e3)
+    assert math["time_us"]["scalar"] - plain["time_us"]["scalar"] == pytest.approx(extra_us, rel=1e-3)
+    assert math["modelled_us"] > plain["modelled_us"]
+    # the order the performance guide gives: vector tiles < scalar over UB < scalar over global memory
+    assert profiles["relu_good"]["modelled_us"] < plain["modelled_us"] < profiles["relu_raw"]["modelled_us"] / 10
+
+
 def test_v3s_relu6_writing_the_whole_output_on_every_block_is_refused(relu_task, backend, built):
     """v3's feasible 45_ReLU6 (candidates/npu_twin/relu6_v3_every_block.cpp, as published): every
     block loops over the whole tensor through raw pointers. Its task's signature is 4_ReLU's."""
