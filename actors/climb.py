@@ -1,20 +1,24 @@
 """The climb (issue 65, point 2): a refinement of a feasible kernel may be shown the next rung up
 of the ladder for its family and signature shape, renamed into the task's terms, with the current
 kernel's formula to carry over, as the option of the refine decision (memory_actor/slots.py, the
-contexts `refine@first` and `refine@vector`) whose value learns from the measured speedup.
+contexts `refine@first`, `refine@ub_scalar` and `refine@vector`) whose value learns from the
+measured speedup.
 
 A small model finishes what is shaped like what it is shown (v4, v5): asked for "a faster
 version" of a correct scalar Ascend C kernel it repeated it or broke it (45_ReLU6 ended at 1.0x).
 So the refine prompt says what the profile showed (the twin's modelled time per stage: scalar,
 copy, vector; which dominates) and, when the decision shows it, the next rung up: a verified
-kernel of the same family and shape one step faster (`vector`: a tile loop through UB with the
-family's vector instructions; `double_buffer`: the same through two-buffer queues), whose
-computation the model replaces with its own kernel's formula.
+kernel of the same family and shape one step faster (`ub_scalar`: tiles copied through UB, the
+formula still on the scalar unit over the tile, which the model carries over word for word;
+`vector`: a tile loop through UB with the family's vector instructions; `double_buffer`: the same
+through two-buffer queues), whose computation the model replaces with its own kernel's formula.
+Where the family has no rung of the next form for the task's shape, the next form up that it has.
 
 Where a kernel stands on the ladder is read from its modelled profile: no copy through UB is the
-first rung's form (scalar GlobalTensor access), copies without double buffering the vector
-rung's, double-buffered blocks the top. A backend without a modelled profile (measured timing:
-C, CUDA, a device) has no climb.
+first rung's form (scalar GlobalTensor access), copies without a vector instruction the
+ub_scalar rung's, copies with vector instructions and no double buffering the vector rung's,
+double-buffered blocks the top. A backend without a modelled profile (measured timing: C, CUDA, a
+device) has no climb.
 """
 
 from __future__ import annotations
@@ -32,25 +36,34 @@ from memory_actor.messages import Retrieval
 from memory_actor.slots import GENERIC, SlotOutcome, SlotRequest, is_refine
 from npu_pool.verdict import ProfileReport, StageProfile
 
-CLIMBS_FROM = ("first", "vector")  # the rungs a refinement can climb from (the top has nowhere to go)
+CLIMBS_FROM = ladder.RUNGS[:-1]  # the rungs a refinement can climb from (the top has nowhere to go)
 
 
 def rung_of(profile: ProfileReport | None) -> str | None:
     """Where a feasible kernel stands on the ladder, by its modelled profile: `first` (nothing copied
-    through UB: scalar access to global memory), `vector` (tiles through UB, single-buffered),
+    through UB: scalar access to global memory), `ub_scalar` (tiles through UB, no vector
+    instruction), `vector` (tiles through UB and vector instructions, single-buffered),
     `double_buffer` (blocks counted as double buffered); None without a modelled profile."""
     stages = profile.stages if profile is not None else None
     if stages is None:
         return None
     if stages.double_buffered_blocks > 0:
         return "double_buffer"
-    return "vector" if stages.copy_in_us > 0 or stages.copy_out_us > 0 else "first"
+    if stages.copy_in_us <= 0 and stages.copy_out_us <= 0:
+        return "first"
+    return "vector" if stages.vector_instructions > 0 else "ub_scalar"
+
+
+def rungs_above(rung: str | None) -> tuple[str, ...]:
+    """The ladder's forms above `rung`, nearest first; none above the top or off the ladder."""
+    if rung not in CLIMBS_FROM:
+        return ()
+    return ladder.RUNGS[ladder.RUNGS.index(rung) + 1:]
 
 
 def next_rung(rung: str | None) -> str | None:
-    if rung not in CLIMBS_FROM:
-        return None
-    return ladder.RUNGS[ladder.RUNGS.index(rung) + 1]
+    above = rungs_above(rung)
+    return above[0] if above else None
 
 
 @cache
@@ -74,13 +87,14 @@ def climb_name(backend: str, family: str, signature: str | None, rung: str) -> s
 
 def climb_request(brief: TaskBrief, profile: ProfileReport | None) -> SlotRequest | None:
     """The refine decision's request for a refinement of a kernel with this profile: the context
-    is the kernel's rung, the option the next rung up of the task's family and shape; None where
-    there is no rung above it for this task (the decision is then not taken)."""
+    is the kernel's rung, the option the nearest rung above it of the task's family and shape;
+    None where there is no rung above it for this task (the decision is then not taken)."""
     here = rung_of(profile)
-    above = next_rung(here)
-    if brief.candidate_format != "kernel" or above is None:
+    if brief.candidate_format != "kernel":
         return None
-    name = climb_name(brief.backend, brief.family, brief.signature, above)
+    # the nearest form above that the family has for this shape (not every family has every form)
+    name = next((found for above in rungs_above(here)
+                 if (found := climb_name(brief.backend, brief.family, brief.signature, above)) is not None), None)
     if name is None:
         return None
     return SlotRequest(task_id=brief.task_id, family=brief.family, shape=brief.shape, context=f"refine@{here}",

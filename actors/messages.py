@@ -134,7 +134,7 @@ class ClimbRung(BaseModel):
     verified kernel of another task of the family and shape, one step faster, in the task's names."""
 
     item_id: str
-    rung: str = Field(..., description="vector or double_buffer")
+    rung: str = Field(..., description="ub_scalar, vector or double_buffer")
     task_id: str = Field(..., description="the rung's own task")
     summary: str = ""
     reference: str = Field(..., description="the rung's task: what its kernel computes")

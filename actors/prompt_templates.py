@@ -15,7 +15,8 @@ _SLOT = re.compile(r"\{\{(\w+)\}\}")
 EXAMPLE_SPLIT = "=== assistant ==="
 KERNEL_LANGUAGES = {"cpu": "C++ with OpenMP", "cuda": "CUDA C++", "npu": "Ascend C", "ascendc": "Ascend C"}
 # The speed rungs of the ladder (issue 65) as a refine prompt names them.
-RUNG_FORMS = {"vector": "vector tiles (DataCopyPad into UB, vector instructions on whole tiles, flags)",
+RUNG_FORMS = {"ub_scalar": "tiles through UB (DataCopyPad in and out, flags), the formula on the scalar unit over the tile",
+              "vector": "vector tiles (DataCopyPad into UB, vector instructions on whole tiles, flags)",
               "double_buffer": "double buffering (two-buffer queues: the next copy-in overlaps this tile's compute)"}
 
 

@@ -62,7 +62,7 @@ def bundle_items(backend: str) -> list[MemoryItem]:
 
 def ladder_items(backend: str) -> list[MemoryItem]:
     """The ladder's rungs for `backend` (memory_actor/ladder), as bundle items: the first rungs are
-    the draft decision's option `rung`; the speed rungs (`vector`, `double_buffer`, issue 65) are
+    the draft decision's option `rung`; the speed rungs (`ub_scalar`, `vector`, `double_buffer`, issue 65) are
     options of the refine decision only (tagged `decision:refine`, their option their rung's word),
     never a draft's. Per family, the family example's task first."""
     from memory_actor import ladder
@@ -157,7 +157,7 @@ def family_rungs(backend: str) -> dict[str, list[MemoryItem]]:
 
 
 def speed_rungs(backend: str) -> dict[str, list[MemoryItem]]:
-    """Every speed rung of `backend`'s bundle (issue 65: `vector`, `double_buffer`; the refine
+    """Every speed rung of `backend`'s bundle (issue 65: `ub_scalar`, `vector`, `double_buffer`; the refine
     decision's options, never a draft's) by family, in ladder order."""
     found: dict[str, list[MemoryItem]] = {}
     for item in bundle_items(backend):

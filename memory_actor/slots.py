@@ -51,7 +51,7 @@ from memory_actor.slot_values import (
 SlotKind = Literal["generic", "example", "kernel"]  # an example: a bundle item of the family (its rung too)
 # A refinement's context is its start point's rung (issue 65): refining a first-rung (scalar) kernel and
 # a vector one differ as much as a fresh draft and a retry, and the next rung up differs with it.
-SlotContext = Literal["fresh", "retry", "refine@first", "refine@vector"]
+SlotContext = Literal["fresh", "retry", "refine@first", "refine@ub_scalar", "refine@vector"]
 REFINE_TAG = "decision:refine"  # a speed rung (memory_actor/seeding.py): an option of the refine decision only
 GENERIC = "generic"
 BARE = "bare"  # the generic example and nothing else

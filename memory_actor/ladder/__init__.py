@@ -28,7 +28,7 @@ from pathlib import Path
 
 import yaml
 
-RUNGS = ("first", "vector", "double_buffer")  # the climb, lowest first
+RUNGS = ("first", "ub_scalar", "vector", "double_buffer")  # the climb, lowest first
 LANGUAGES = {"cpu": "c", "npu": "ascendc", "npu-twin": "ascendc"}  # backend -> the folder of its kernels
 _HEADER = re.compile(r"^//\s*(\w+):\s*(.*)$")
 
@@ -39,7 +39,7 @@ class Rung:
 
     language: str  # c, ascendc
     task_id: str
-    rung: str  # first, vector, double_buffer
+    rung: str  # one of RUNGS
     summary: str
     content: str  # the kernel, without its header
     path: str

@@ -33,6 +33,9 @@ SCALAR = StageProfile(modelled_us=4374.2, scalar_us=104857.6, blocks=24, vector_
 VECTOR = StageProfile(modelled_us=5.33, copy_in_us=20.7, vector_us=14.5, copy_out_us=20.7, blocks=24, vector_cores=48,
                       vector_instructions=144)
 DOUBLE = VECTOR.model_copy(update={"double_buffered_blocks": 24})
+# tiles through UB, the formula on the scalar unit (no vector instruction)
+UB_SCALAR = StageProfile(modelled_us=120.0, copy_in_us=20.7, copy_out_us=20.7, scalar_us=2800.0, blocks=24,
+                         vector_cores=48, scalar_ops=524288, scalar_math_calls=262144)
 
 
 def profile(stages: StageProfile | None) -> ProfileReport:
@@ -46,7 +49,8 @@ def brief(path: Path, backend: str = "npu-twin"):
 
 
 def test_where_a_kernel_stands_is_read_from_its_modelled_profile():
-    assert rung_of(profile(SCALAR)) == "first" and next_rung("first") == "vector"
+    assert rung_of(profile(SCALAR)) == "first" and next_rung("first") == "ub_scalar"
+    assert rung_of(profile(UB_SCALAR)) == "ub_scalar" and next_rung("ub_scalar") == "vector"
     assert rung_of(profile(VECTOR)) == "vector" and next_rung("vector") == "double_buffer"
     assert rung_of(profile(DOUBLE)) == "double_buffer" and next_rung("double_buffer") is None
     assert rung_of(profile(None)) is None and rung_of(None) is None and next_rung(None) is None
@@ -55,22 +59,28 @@ def test_where_a_kernel_stands_is_read_from_its_modelled_profile():
 def test_the_next_rung_up_is_offered_for_the_task_s_family_and_shape():
     expm1 = brief(PILOT / "p1_Expm1.py")
     first = climb_request(expm1, profile(SCALAR))
-    assert first.context == "refine@first" and first.climb == "vector_rung_elementwise_ex1_Log1pAbs"
+    assert first.context == "refine@first" and first.climb == "ub_scalar_rung_elementwise_ex1_Log1pAbs"
     assert first.offered() == [first.climb] and first.family == "elementwise" and first.shape == expm1.shape
+    middle = climb_request(expm1, profile(UB_SCALAR))
+    assert middle.context == "refine@ub_scalar" and middle.climb == "vector_rung_elementwise_ex1_Log1pAbs"
     vector = climb_request(expm1, profile(VECTOR))
     assert vector.context == "refine@vector" and vector.climb == "double_buffer_rung_elementwise_ex1_Log1pAbs"
     assert climb_request(expm1, profile(DOUBLE)) is None  # the top: nowhere to climb
     assert climb_request(brief(PILOT / "p1_Expm1.py", "cpu"), profile(None)) is None  # C keeps what it has
     # a row reduction climbs its own family's rungs, never the elementwise ones
     rows = climb_request(brief(PILOT / "p3_RowMaxAbs.py"), profile(SCALAR))
-    assert rows.climb == "vector_rung_row_reduction_ex2_MeanAbsOverRows"
-    # a shape no vector rung maps onto (constructor scalars) gets no climb rather than another shape's kernel
+    assert rows.climb == "ub_scalar_rung_row_reduction_ex2_MeanAbsOverRows"
+    # a shape no speed rung maps onto (constructor scalars) gets no climb rather than another shape's
+    # kernel; where the family has no ub_scalar rung for the shape, the nearest form above that it has
     softplus = brief(SUITE / "11_Softplus.py")
     fits = [item.name for item in speed_rungs("npu-twin")["elementwise"]
-            if item.tag_values()["rung"] == "vector" and renaming(item.task_signature, softplus.signature)]
+            if item.tag_values()["rung"] != "double_buffer" and renaming(item.task_signature, softplus.signature)]
     offered = climb_request(softplus, profile(SCALAR))
     assert (offered.climb if offered else None) == (fits[0] if fits else None)
-    assert "vector_rung_elementwise_ex1_Log1pAbs" not in fits
+    assert not {"vector_rung_elementwise_ex1_Log1pAbs", "ub_scalar_rung_elementwise_ex1_Log1pAbs"} & set(fits)
+    scan = brief(SUITE / "37_Cumsum.py")
+    offered = climb_request(scan, profile(SCALAR))  # the scan family has a vector rung and no ub_scalar rung
+    assert offered.context == "refine@first" and offered.climb == "vector_rung_scan_r14_CumsumOfSquares"
 
 
 def test_the_formula_carried_over_is_the_scalar_kernel_s_loop_body():

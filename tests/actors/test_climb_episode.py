@@ -107,19 +107,20 @@ def test_a_scalar_kernel_climbs_to_the_vector_rung(llm_server, memory_config, tm
     episode = asyncio.run(go())
     draft, climbed, slower = episode.attempts
     assert [(a.stage, a.gate) for a in episode.attempts] == [("draft", "ok"), ("refine", "ok"), ("refine", "ok")]
-    # the refinement was shown the vector rung, renamed, with the formula and the profile's reading
+    # the refinement was shown the next rung up (ub_scalar: the formula over tiles in UB), renamed,
+    # with the formula and the profile's reading; the scripted model went straight to vector tiles
     refines = [r["body"]["messages"][-1]["content"] for r in llm_server.chat_requests
                if agent.kind_of(r["body"]) == "refine"]
     first_refine = refines[0]
-    assert "## The next rung up: vector tiles" in first_refine and "`ex1_Log1pAbs`" in first_refine
+    assert "## The next rung up: tiles through UB" in first_refine and "`ex1_Log1pAbs`" in first_refine
     assert "outGm.SetValue(i, expf(xGm.GetValue(i)) - 1.0f);" in first_refine.split("## The next rung up")[1]
     assert "scalar dominates" in first_refine
-    rung = next(i for i in bundle_items("npu-twin") if i.name == "vector_rung_elementwise_ex1_Log1pAbs")
+    rung = next(i for i in bundle_items("npu-twin") if i.name == "ub_scalar_rung_elementwise_ex1_Log1pAbs")
     assert [s.id for s in climbed.shown if s.role == "climb"] == [rung.id]
     # the modelled climb: far faster, its reward the tanh-log of the speedup, counted for the rung
     assert climbed.latency_ms < draft.latency_ms / 10
     assert math.isclose(climbed.reward, math.tanh(math.log(draft.latency_ms) - math.log(climbed.latency_ms)))
-    successes, trials = bank.slots.get(stat_key("npu-twin", "elementwise", "refine@first", "vector"))
+    successes, trials = bank.slots.get(stat_key("npu-twin", "elementwise", "refine@first", "ub_scalar"))
     assert trials >= 1 and successes >= (climbed.reward + 1) / 2 - 1e-9
     # the third refinement starts from a kernel in the pool; correct but slower than it: no start point
     assert slower.latency_ms > draft.latency_ms

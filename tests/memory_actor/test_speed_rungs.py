@@ -1,8 +1,10 @@
-"""The ladder's speed rungs (issue 65, point 1): above each first rung, the simplest vector form
-(`vector`: a DataCopy/DataCopyPad tile loop through the Unified Buffer, the family's vector
-instructions, the flags in one numbered pattern or a queue pair, the tail handled, the work split
-over all blocks) and the double-buffered form (`double_buffer`). They are bank items of the refine
-decision only, and each climbs in the twin's modelled cost.
+"""The ladder's speed rungs (issue 65, point 1): above each first rung, where the family has one,
+the first rung's formula on the scalar unit over tiles in UB (`ub_scalar`: the copies vectorised,
+the formula carried over word for word), the simplest vector form (`vector`: a DataCopy/DataCopyPad
+tile loop through the Unified Buffer, the family's vector instructions, the flags in one numbered
+pattern or a queue pair, the tail handled, the work split over all blocks) and the double-buffered
+form (`double_buffer`). They are bank items of the refine decision only, and each climbs in the
+twin's modelled cost.
 
 Every rung file already runs through its backend's gates in test_ladder.py; here the speed rungs'
 form (statically), their place in the bank, and what the twin's profile says of them (run with
@@ -55,7 +57,7 @@ def test_speed_rungs_are_refine_options_never_a_draft_s():
     assert len(refine) == len(SPEED) and speed_rungs("cpu") == {}
     for item in refine:
         word = item.tag_values()["rung"]
-        assert word in ("vector", "double_buffer") and item.tag_values()["option"] == word
+        assert word in ("ub_scalar", "vector", "double_buffer") and item.tag_values()["option"] == word
         assert "decision:refine" in item.tags and items[item.name] is not None
     firsts = {item.id for items_ in family_rungs("npu-twin").values() for item in items_}
     assert firsts.isdisjoint(item.id for item in refine)
@@ -64,8 +66,9 @@ def test_speed_rungs_are_refine_options_never_a_draft_s():
 @pytest.mark.parametrize("rung", SPEED, ids=_id)
 def test_a_speed_rung_moves_data_through_ub_with_the_family_s_vector_instructions(rung):
     """Global memory only through DataCopy/DataCopyPad (no GlobalTensor GetValue/SetValue loop),
-    a TPipe with its UB buffers, the family's vector instructions; the pipes ordered by numbered
-    flag pairs or queues; a double-buffered rung's queues hold two buffers; clean at the static gate."""
+    a TPipe with its UB buffers, the family's vector instructions (a ub_scalar rung: none, the
+    formula on LocalTensor GetValue/SetValue); the pipes ordered by numbered flag pairs or queues;
+    a double-buffered rung's queues hold two buffers; clean at the static gate."""
     code = rung.content
     family = ladder.task_source(rung.task_id)[0]
     globals_ = re.findall(r"GlobalTensor<\w+>\s+([^;]+);", code)
@@ -74,7 +77,10 @@ def test_a_speed_rung_moves_data_through_ub_with_the_family_s_vector_instruction
     for name in names:
         assert not re.search(rf"\b{name}\s*\.\s*(GetValue|SetValue)\b", code), f"{name}: a scalar access to GM"
     assert re.search(r"\bDataCopy(Pad)?\s*\(", code) and "TPipe pipe;" in code and "InitBuffer" in code
-    assert family in SEQUENTIAL or _calls(code) & set(VECTOR_CALLS), f"no vector instruction of {VECTOR_CALLS}"
+    if rung.rung == "ub_scalar":
+        assert not _calls(code) & set(VECTOR_CALLS) and re.search(r"\btile\s*\.\s*GetValue\s*\(", code)
+    else:
+        assert family in SEQUENTIAL or _calls(code) & set(VECTOR_CALLS), f"no vector instruction of {VECTOR_CALLS}"
     for set_flag in re.findall(r"SetFlag<HardEvent::(\w+)>", code):  # every flag is waited for where it is set
         assert f"WaitFlag<HardEvent::{set_flag}>" in code
     if rung.rung == "double_buffer":
@@ -84,6 +90,28 @@ def test_a_speed_rung_moves_data_through_ub_with_the_family_s_vector_instruction
     assert "GetBlockIdx()" in code and "GetBlockNum()" in code  # split over every block
     rejected = [f for f in check_kernel_source(code, "ascendc") if f.severity == "reject"]
     assert rejected == []
+
+
+UB_SCALAR = [r for r in SPEED if r.rung == "ub_scalar"]
+
+
+def _formula(code: str) -> list[str]:
+    """The lines of a kernel's innermost loops that compute (not those that read or write the data)."""
+    body = re.findall(r"for \([^)]*\) \{\n((?:(?!\s*for ).*\n)*?)\s*\}", code)
+    return [line.strip() for block in body for line in block.splitlines()
+            if line.strip() and not re.search(r"\b(GetValue|SetValue)\s*\(", line)]
+
+
+@pytest.mark.parametrize("rung", UB_SCALAR, ids=_id)
+def test_a_ub_scalar_rung_carries_its_first_rung_s_formula_word_for_word(rung):
+    """The step the small model can take (bench/results/climb-probe-2026-12-06: it copies whole
+    kernels and carries a scalar formula over, never rewrites one as vector instructions): the
+    ub_scalar rung computes with the first rung's own lines; only where the data comes from changes."""
+    first = next(r for r in ladder.rungs("ascendc") if r.task_id == rung.task_id and r.rung == "first")
+    formula = _formula(first.content)
+    assert formula, "the first rung has no formula line"
+    lines = {line.strip() for line in rung.content.splitlines()}
+    assert [line for line in formula if line not in lines] == []
 
 
 def _profile(rung: ladder.Rung, tmp: Path):
@@ -102,18 +130,24 @@ def _profile(rung: ladder.Rung, tmp: Path):
 def test_a_speed_rung_climbs_in_the_twin_s_modelled_cost(rung, tmp_path):
     """The twin's profile of the rung on its task: no scalar access to global memory, copies in
     and out through UB, the scalar unit on at most two accesses per output element (a reduction's
-    result read and stored; a scan's running value is sequential), more than one block; a modelled
-    cost below the rung beneath it (first, then vector); a double-buffered rung's blocks counted as
-    double buffered, the vector rung's not."""
+    result read and stored; a scan's running value is sequential; a ub_scalar rung reads every
+    element there and runs no vector instruction), more than one block; a modelled cost below the
+    nearest rung beneath it; a double-buffered rung's blocks counted as double buffered, the
+    vector rung's not."""
     family = ladder.task_source(rung.task_id)[0]
-    below_word = "first" if rung.rung == "vector" else "vector"
-    below = next(r for r in ladder.rungs("ascendc") if r.task_id == rung.task_id and r.rung == below_word)
+    lower = [r for r in ladder.rungs("ascendc") if r.task_id == rung.task_id
+             and ladder.RUNGS.index(r.rung) < ladder.RUNGS.index(rung.rung)]
+    below = lower[-1]  # the nearest rung beneath it that the task has
     (task, profile), (_, under) = _profile(rung, tmp_path), _profile(below, tmp_path)
     stages = profile.stages
     assert stages.gm_scalar_accesses == 0 and stages.copy_in_us > 0 and stages.copy_out_us > 0
-    assert family in SEQUENTIAL or stages.vector_instructions > 0
-    outputs = sum(math.prod(o.shape) for o in task.outputs)
-    assert family in SEQUENTIAL or stages.scalar_ops <= 2 * outputs
+    if rung.rung == "ub_scalar":  # the formula on the scalar unit: every element read there
+        inputs = sum(math.prod(i.shape) for i in task.inputs)
+        assert stages.vector_instructions == 0 and stages.scalar_ops >= inputs
+    else:
+        assert family in SEQUENTIAL or stages.vector_instructions > 0
+        outputs = sum(math.prod(o.shape) for o in task.outputs)
+        assert family in SEQUENTIAL or stages.scalar_ops <= 2 * outputs
     assert stages.blocks > 1
     assert profile.median_ms < under.median_ms
     if rung.rung == "double_buffer":
