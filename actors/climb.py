@@ -27,6 +27,7 @@ import re
 import textwrap
 from functools import cache
 
+from actors.climb_merge import merged_rung
 from actors.messages import ClimbRung, StartPoint, TaskBrief
 from actors.renaming import in_task_terms
 from actors.signature_shape import renaming
@@ -148,8 +149,10 @@ def profile_reading(stages: StageProfile | None) -> str:
 
 def climb_shown(retrieval: Retrieval, brief: TaskBrief, start: StartPoint) -> ClimbRung | None:
     """The next rung up as the refinement's prompt shows it, where the decision chose it: renamed
-    into the task's terms, with its own task's reference and the current kernel's formula; None
-    when the decision chose the static brief (or the rung cannot be shown in the task's terms)."""
+    into the task's terms, with its own task's reference and the current kernel's formula (a
+    ub_scalar rung with that formula carried into it where the kernel has the elementwise first
+    form: actors/climb_merge.py); None when the decision chose the static brief (or the rung
+    cannot be shown in the task's terms)."""
     choice, item = retrieval.slot, retrieval.slot_item
     if choice is None or not is_refine(choice.context) or choice.kind == "generic" or item is None:
         return None
@@ -160,9 +163,11 @@ def climb_shown(retrieval: Retrieval, brief: TaskBrief, start: StartPoint) -> Cl
         reference = ladder.task_source(item.task_id)[1]
     except KeyError:
         return None
-    return ClimbRung(item_id=item.id, rung=item.tag_values().get("rung", choice.option), task_id=item.task_id,
-                     summary=item.summary or "", reference=reference, code=terms.item.content,
-                     formula=formula_lines(start.code), renamed=terms.renamed)
+    rung = item.tag_values().get("rung", choice.option)
+    merged = merged_rung(terms.item.content, start.code) if rung == "ub_scalar" else None
+    return ClimbRung(item_id=item.id, rung=rung, task_id=item.task_id, summary=item.summary or "",
+                     reference=reference, code=merged or terms.item.content, formula=formula_lines(start.code),
+                     renamed=terms.renamed, merged=merged is not None)
 
 
 def climb_outcome(retrieval: Retrieval, backend: str, shown: ClimbRung | None) -> SlotOutcome | None:

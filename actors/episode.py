@@ -257,7 +257,8 @@ class Episode:
         static_ids = {i.id for i in retrieval.api_items if "core" in i.tags}
         start_record = ShownItem(id=start.id, kind="trace", task=self.brief.task_id, role="start",
                                  q=start_item.q_refine if start_item is not None else None)
-        climbed = ([ShownItem(id=climb.item_id, kind="api", task=climb.task_id, role="climb", renamed=climb.renamed,
+        climbed = ([ShownItem(id=climb.item_id, kind="merged" if climb.merged else "api", task=climb.task_id,
+                              role="climb", renamed=climb.renamed,
                               q=retrieval.slot_item.q_refine if retrieval.slot_item else None)] if climb else [])
         outcome = IterationOutcome("refine", proposal, retrieval, parent_id=start.id, start_code=start.code,
                                    shown=[start_record, *climbed,

@@ -357,6 +357,13 @@ class PromptBuilder:
         if climb is None:
             return ClimbSection("climb")
         form = RUNG_FORMS.get(climb.rung, climb.rung)
+        if climb.merged:  # the formula already carried over: the kernel shown is this task's
+            head = (f"\n## The next rung up: {form}\nThis task's kernel in that form: the current kernel's "
+                    f"computation carried into a verified kernel of another task (`{climb.task_id}`), in this task's "
+                    f"names:\n")
+            tail = ("Check that it computes this task, then write it out as this task's kernel (correct it only "
+                    "where it does not).\n")
+            return ClimbSection("climb", climb.item_id, head, self._fence(climb.code), tail)
         formula = (f", which the current kernel computes as:\n{self._fence(climb.formula)}" if climb.formula.strip()
                    else ", the current kernel's formula.")
         head = (f"\n## The next rung up: {form}\nOne step faster, written for another task (`{climb.task_id}`) in this "

@@ -27,9 +27,10 @@ Written before any refinement ran (the analysis below is fixed; nothing is tuned
   arm: `median_best_over_first` over the operators whose first kernel is scalar; fast_1 and
   `share_within_2x_eager` (fast_0.5): the share of those operators whose best runs faster than
   eager, and at least half as fast as eager, by the per-operator median. What each refinement was
-  shown (the rung word, or `bare`), its gate and modelled latency are listed per operator.
+  shown (the rung word, `+merged` where the rung came with the kernel's formula carried into it,
+  or `bare`), its gate and modelled latency are listed per operator.
 
-    python -m bench.climb run --out runs/climb-npu-twin [--k 6] [--seeds 0,1,2] [--drafts 3]
+    python -m bench.climb run --out runs/climb-npu-twin [--k 6] [--seeds 0,1,2] [--drafts 3] [--arms none,value]
     python -m bench.climb summary --out runs/climb-npu-twin [--publish]
 
 Rerun `run` with the same --out to resume: finished operators are skipped; an operator stopped
@@ -80,9 +81,12 @@ def operators() -> list[Path]:
     return sorted(PILOT.glob("p*_*.py")) + [SUITE / f"{task}.py" for task in curriculum]
 
 
-def plan_entry(k: int, seeds: list[int], drafts: int) -> dict[str, Any]:
+def plan_entry(k: int, seeds: list[int], drafts: int, arms: list[str] | None = None) -> dict[str, Any]:
+    unknown = sorted(set(arms or ()) - set(ARMS))
+    if unknown:
+        raise SystemExit(f"bench.climb: no arm {', '.join(unknown)} (arms: {', '.join(ARMS)})")
     return {"bench": "climb", "backend": "npu-twin", "operators": [portable(p) for p in operators()], "k": k,
-            "seeds": seeds, "drafts": drafts, "arms": list(ARMS),
+            "seeds": seeds, "drafts": drafts, "arms": list(arms or ARMS),
             "archived": {task: list(where) for task, where in ARCHIVED.items()}}
 
 
@@ -263,7 +267,8 @@ def _refinement(attempt: dict[str, Any]) -> dict[str, Any]:
     """What a refinement was shown (the rung word, or bare) and what it gave."""
     climb = [s for s in attempt.get("shown", []) if s.get("role") == "climb"]
     shown = climb[0]["id"] if climb else None
-    return {"iteration": attempt["iteration"], "shown": _rung_word(shown) if shown else "bare",
+    word = (_rung_word(shown) + ("+merged" if climb[0].get("kind") == "merged" else "")) if shown else "bare"
+    return {"iteration": attempt["iteration"], "shown": word,
             "gate": attempt.get("gate"), "latency_ms": attempt.get("latency_ms"),
             "speedup_vs_eager": attempt.get("speedup_vs_eager"), "reward": attempt.get("reward"),
             "reason": (attempt.get("reason") or "")[:160]}
@@ -317,6 +322,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--k", type=int, default=6, help="refinements per operator, arm and seed")
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument("--drafts", type=int, default=3, help="fresh drafts from the first rung where no kernel is published")
+    p.add_argument("--arms", default=",".join(ARMS), help="comma-separated, of: " + ", ".join(ARMS))
     p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--backend", default="npu-twin", help=argparse.SUPPRESS)
     p.add_argument("--llm-base-url", default=None)
@@ -331,7 +337,7 @@ def main(argv: list[str]) -> int:
         return 0
     settings = bench_settings(args, LOAD_PROOF)
     out.mkdir(parents=True, exist_ok=True)
-    entry = plan_entry(args.k, [int(s) for s in args.seeds.split(",")], args.drafts)
+    entry = plan_entry(args.k, [int(s) for s in args.seeds.split(",")], args.drafts, args.arms.split(","))
     path = out / "plan.json"
     if path.is_file() and json.loads(path.read_text()) != entry:
         raise SystemExit(f"bench.climb: {out} holds another plan ({path}); pick a new --out")

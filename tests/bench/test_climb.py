@@ -86,6 +86,9 @@ def test_the_pilot_s_operators_and_its_published_first_kernels():
         assert code and "GetValue" in code and "extern \"C\" __global__ __aicore__ void kernel(" in code
     entry = plan_entry(6, [0, 1], 0)
     assert json.loads(json.dumps(entry)) == entry  # what plan.json holds reads back equal: a resume recognises it
+    assert entry["arms"] == ["none", "value"] and plan_entry(6, [0, 1], 0, ["value"])["arms"] == ["value"]
+    with pytest.raises(SystemExit, match="no arm similarity"):
+        plan_entry(6, [0], 0, ["similarity"])
 
 
 @pytest.mark.slow  # the first kernel and two refinements built, checked and profiled by the twin: a few minutes cold
