@@ -108,6 +108,11 @@ class EpisodeConfig(BaseModel):
         "unset: on, or the local model's own choice"
     )
     max_children_in_prompt: int = Field(3, ge=0, description="start point's earlier children shown when refining")
+    climb_merged: Literal["propose", "show"] = Field(
+        "propose", description="where the refine decision shows the ub_scalar rung with the start kernel's formula "
+        "carried in (actors/climb_merge.py): propose evaluates that kernel as the refinement itself, no model call "
+        "(the attempt says proposed_by=system); show puts it in the prompt for the model to copy (the 2026-12-06 "
+        "climb run: 6 of 20 copies lost a constant or a flag pair)")
     # Stops (actors/stops.py, issue 67); the defaults are measured: bench/budget_defaults.py
     plateau_refinements: int = Field(
         4, ge=0, description="refining stops after this many refinements in a row gained no more than plateau_gain "

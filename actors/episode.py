@@ -39,6 +39,7 @@ from actors.messages import (
     DraftRequest,
     EpisodeResult,
     Feedback,
+    Proposal,
     RefineRequest,
     ShownItem,
     Stage,
@@ -251,7 +252,12 @@ class Episode:
             context=[context_item(i, "refine") for i in items],
             children=[context_item(c, "refine") for c in children], avoid=list(self.judge.seen),
         )
-        proposal = await self.refiner.propose(request)
+        if climb is not None and climb.merged and self.config.climb_merged == "propose":
+            # the start kernel's own formula in the faster form: the system's refinement, checked like any
+            proposal = Proposal(code=climb.code, proposed_by="system")
+            self.log.info("climb_merged_proposed", rung=climb.rung, item=climb.item_id)
+        else:
+            proposal = await self.refiner.propose(request)
         known = ({i.id: (i, "context") for i in items} | {i.id: (i, "api") for i in retrieval.api_items}
                  | {c.id: (c, "child") for c in children})
         static_ids = {i.id for i in retrieval.api_items if "core" in i.tags}

@@ -86,7 +86,7 @@ class IterationOutcome:
             speedup_vs_eager=self.speedup, reward=self.reward,
             tokens_prompt=proposal.tokens_prompt + self.extra_tokens[0],
             tokens_completion=proposal.tokens_completion + self.extra_tokens[1], wall_s=round(wall_s, 3),
-            sampling_seed=proposal.sampling_seed,
+            sampling_seed=proposal.sampling_seed, proposed_by=proposal.proposed_by,
             flags=self.evaluation.flags if self.evaluation else [], review=self.review,
             lesson_id=self.lesson_id, shown=self.shown, code=proposal.code if self.feasible else None,
             stages=self.profile.stages if self.feasible and self.profile is not None else None,

@@ -171,6 +171,9 @@ class Proposal(BaseModel):
     example_id: str | None = Field(None, description="the item shown as the worked example (exemplar_as_example)")
     sampling_seed: int | None = Field(None, description="the seed the request was sent with (the last ask's where a "
                                       "repeat was asked again); none when llm.sampling_seeds is off")
+    proposed_by: Literal["model", "system"] = Field(
+        "model", description="system: no model call, the code is the system's own transformation of a model-written "
+        "kernel (the climb's merged rung, actors/climb_merge.py)")
 
 
 class LessonRequest(BaseModel):
@@ -232,6 +235,8 @@ class Attempt(BaseModel):
     review: Review | None = None
     lesson_id: str | None = None
     shown: list[ShownItem] = Field(default_factory=list, description="the memory items its prompt showed")
+    proposed_by: Literal["model", "system"] = Field(
+        "model", description="who wrote the code: the model, or the system from a model-written kernel (Proposal)")
     timestamp: str = Field(default_factory=utc_now)
     # The source of a feasible attempt, for the run folder's kernels/ (launch.kernel_files). It
     # travels with the attempt to the run recorder but is left out of attempts.jsonl (exclude).

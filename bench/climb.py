@@ -28,7 +28,8 @@ Written before any refinement ran (the analysis below is fixed; nothing is tuned
   `share_within_2x_eager` (fast_0.5): the share of those operators whose best runs faster than
   eager, and at least half as fast as eager, by the per-operator median. What each refinement was
   shown (the rung word, `+merged` where the rung came with the kernel's formula carried into it,
-  or `bare`), its gate and modelled latency are listed per operator.
+  `+system` where that merged kernel was the refinement itself with no model call, or `bare`), its
+  gate and modelled latency are listed per operator.
 
     python -m bench.climb run --out runs/climb-npu-twin [--k 6] [--seeds 0,1,2] [--drafts 3] [--arms none,value]
     python -m bench.climb summary --out runs/climb-npu-twin [--publish]
@@ -267,7 +268,8 @@ def _refinement(attempt: dict[str, Any]) -> dict[str, Any]:
     """What a refinement was shown (the rung word, or bare) and what it gave."""
     climb = [s for s in attempt.get("shown", []) if s.get("role") == "climb"]
     shown = climb[0]["id"] if climb else None
-    word = (_rung_word(shown) + ("+merged" if climb[0].get("kind") == "merged" else "")) if shown else "bare"
+    merged = "+system" if attempt.get("proposed_by") == "system" else "+merged" if climb and climb[0].get("kind") == "merged" else ""
+    word = _rung_word(shown) + merged if shown else "bare"
     return {"iteration": attempt["iteration"], "shown": word,
             "gate": attempt.get("gate"), "latency_ms": attempt.get("latency_ms"),
             "speedup_vs_eager": attempt.get("speedup_vs_eager"), "reward": attempt.get("reward"),

@@ -97,7 +97,7 @@ def test_a_scalar_kernel_climbs_to_the_vector_rung(llm_server, memory_config, tm
             episode = Episode(task=task, brief=task_brief(task, get_backend("npu-twin"), "kernel"),
                               memory=InProcess(bank), drafter=InProcess(drafter), refiner=InProcess(refiner),
                               evaluator=InProcess(Evaluator(harness)), run_id="climb",
-                              config=EpisodeConfig(iterations=3, start_point_epsilon=0.0))
+                              config=EpisodeConfig(iterations=3, start_point_epsilon=0.0, climb_merged="show"))
             await run_to_end(episode)
             return episode
         finally:
@@ -127,4 +127,46 @@ def test_a_scalar_kernel_climbs_to_the_vector_rung(llm_server, memory_config, tm
     assert slower.latency_ms > draft.latency_ms
     assert [p.id for p in episode.pool] == [draft.attempt_id, climbed.attempt_id]
     assert episode.result.speedup_best_over_first == pytest.approx(draft.latency_ms / climbed.latency_ms)
+    bank.close()
+
+
+@pytest.mark.slow  # two kernels compiled, checked and profiled by the twin
+def test_the_merged_rung_is_proposed_by_the_system_without_a_model_call(llm_server, memory_config, tmp_path):
+    """climb_merged=propose (the default): the scalar kernel's formula carried into the ub_scalar
+    rung is evaluated as the refinement itself; the model is not asked, the attempt says so, and
+    the climb counts for the rung like any refinement shown it."""
+    config = memory_config.model_copy(update={"retrieval": "similarity", "shipped_rates": False})
+    bank = MemoryBank(config)
+    bank.add(bundle_items("npu-twin"))
+    agent = ScriptedAgent([SCALAR])
+    llm_server.responder = agent
+    task = load_task(EXPM1, max_bytes=SMALL_BYTES)
+    harness = harness_config(backend="npu-twin", correctness_trials=2, timed_trials=3,
+                             build_cache_dir=str(tmp_path / "build"))
+
+    async def go():
+        llm = llm_config(llm_server, timeout_s=30.0)
+        drafter, refiner = Drafter(llm), Refiner(llm)
+        try:
+            episode = Episode(task=task, brief=task_brief(task, get_backend("npu-twin"), "kernel"),
+                              memory=InProcess(bank), drafter=InProcess(drafter), refiner=InProcess(refiner),
+                              evaluator=InProcess(Evaluator(harness)), run_id="merged",
+                              config=EpisodeConfig(iterations=2, start_point_epsilon=0.0, lessons=False))
+            await run_to_end(episode)
+            return episode
+        finally:
+            await drafter.aclose()
+            await refiner.aclose()
+
+    episode = asyncio.run(go())
+    draft, climbed = episode.attempts
+    assert [(a.stage, a.gate, a.proposed_by) for a in episode.attempts] == [("draft", "ok", "model"),
+                                                                            ("refine", "ok", "system")]
+    assert [agent.kind_of(r["body"]) for r in llm_server.chat_requests] == ["draft"]  # no refine request
+    assert climbed.tokens_prompt == 0 and climbed.sampling_seed is None
+    rung = next(i for i in bundle_items("npu-twin") if i.name == "ub_scalar_rung_elementwise_ex1_Log1pAbs")
+    assert [(s.id, s.kind) for s in climbed.shown if s.role == "climb"] == [(rung.id, "merged")]
+    assert climbed.latency_ms < draft.latency_ms / 5  # expf on the scalar unit still dominates
+    successes, trials = bank.slots.get(stat_key("npu-twin", "elementwise", "refine@first", "ub_scalar"))
+    assert trials >= 1 and successes >= (climbed.reward + 1) / 2 - 1e-9
     bank.close()
