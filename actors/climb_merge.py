@@ -84,9 +84,63 @@ def _elementwise_loop(start: str) -> tuple[str, str] | None:
     return var, body
 
 
+# The row reduction's ub_scalar rung (ex2 in the task's names): its accumulator's start, the row's result
+_ROW_INIT = re.compile(r"^(?P<indent>[ \t]*)float sum = 0\.0f;\n", re.MULTILINE)
+_ROW_RESULT = re.compile(r"^(?P<indent>[ \t]*)res\.SetValue\(r - r0, [^\n]*\);[^\n]*\n", re.MULTILINE)
+
+
+def _row_loops(start: str) -> tuple[list[str], list[str], str] | None:
+    """The start kernel's row loop in the first rung's row form: (the lines that start the row's
+    accumulators, the inner loop's lines with x read at the row's element, the row's result
+    expression), its variables renamed to the rung's `r` and `c`; None otherwise."""
+    outer = [m for m in _START_LOOP.finditer(start) if re.search(r"\bfor\s*\(", start[m.end():_block_end(start, m.end())])]
+    if len(outer) != 1:
+        return None
+    body = start[outer[0].end():_block_end(start, outer[0].end())]
+    inner = _START_LOOP.search(body)
+    if inner is None or _START_LOOP.search(body, inner.end()) is not None:
+        return None
+    inner_end = _block_end(body, inner.end())
+    head, update, tail = body[:inner.start()], body[inner.end():inner_end], body[inner_end + 1:]
+    r, c = outer[0].group("var"), inner.group("var")
+    reads = list(_ACCESS.finditer(update))
+    result = re.fullmatch(r"\s*(\w+)\s*\.\s*SetValue\(\s*" + r + r"\s*,\s*(.+)\);\s*(//[^\n]*)?\s*", tail, re.S)
+    if (result is None or _ACCESS.search(head) or _ACCESS.search(result.group(2)) or not reads
+            or not all(a.group("op") == "GetValue" and re.sub(r"\s", "", a.group("index")) == f"{r}*cols+{c}"
+                       for a in reads) or re.search(rf"\b{c}\b", result.group(2))):
+        return None
+
+    def ours(text: str) -> str:  # the rung's names for the row and the column
+        return re.sub(rf"\b{c}\b", "c", re.sub(rf"\b{r}\b", "r", text)) if (r, c) != ("r", "c") else text
+
+    update = _ACCESS.sub(lambda a: "tile.GetValue(c)", update)
+    lines = [ours(line.split("//")[0].strip()) for line in head.splitlines() if line.split("//")[0].strip()]
+    updates = [ours(line.split("//")[0].strip()) for line in update.splitlines() if line.split("//")[0].strip()]
+    return lines, updates, ours(result.group(2).strip())
+
+
+def _merged_rows(rung: str, start: str) -> str | None:
+    init, result, formula = _ROW_INIT.search(rung), _ROW_RESULT.search(rung), FORMULA_LOOP.search(rung)
+    rows = _row_loops(start)
+    if init is None or result is None or formula is None or formula.group("var") != "c" or rows is None:
+        return None
+    head, update, value = rows
+    end = _block_end(rung, formula.end())
+    kept = rung[:init.start()] + rung[init.end():formula.end()] + rung[end:result.start()] + rung[result.end():]
+    if _declared("\n".join(head + update)) & set(_WORD.findall(kept)) - {"r", "c"}:
+        return None  # an accumulator named like one of the rung's own locals
+    indent, inner = init.group("indent"), formula.group("indent") + "    "
+    return (rung[:init.start()] + "".join(f"{indent}{line}\n" for line in head) + rung[init.end():formula.end()]
+            + "".join(f"{inner}{line}\n" for line in update) + formula.group("indent") + rung[end:result.start()]
+            + f"{result.group('indent')}res.SetValue(r - r0, {value});  // the row's result\n" + rung[result.end():])
+
+
 def merged_rung(rung: str, start: str) -> str | None:
-    """The ub_scalar rung (already in the task's names) with the start kernel's elementwise loop
-    body as its formula; None where the start kernel is not of that form or a name would dangle."""
+    """The ub_scalar rung (already in the task's names) with the start kernel's computation in it:
+    an elementwise loop body as its formula, or a row reduction's accumulator lines; None where the
+    start kernel is not of those forms or a name would dangle."""
+    if _ROW_INIT.search(rung) and _ROW_RESULT.search(rung):
+        return _merged_rows(rung, start)
     formula = FORMULA_LOOP.search(rung)
     loop = _elementwise_loop(start)
     ins, out_tile = _tiles(rung)

@@ -1,7 +1,8 @@
 """The current kernel's formula carried into the ub_scalar rung (actors/climb_merge.py): the merged
 kernel computes the task (real twin gates on the task), the rung's plumbing is untouched, a
-constructor scalar the formula reads is carried over, and every form the merge cannot carry
-safely is refused (the rung is then shown as before)."""
+constructor scalar the formula reads is carried over, a row reduction's accumulator lines go into
+the row rung, and every form the merge cannot carry safely is refused (the rung is then shown as
+before)."""
 
 from __future__ import annotations
 
@@ -71,13 +72,30 @@ def test_a_constructor_scalar_the_formula_reads_is_carried_over():
     _feasible(r11, merged)
 
 
-@pytest.mark.parametrize("case", ["row reduction", "index in the formula", "a local hides the tile",
+@pytest.mark.parametrize("task", ["p3_RowMaxAbs", "p4_RowRange"])
+def test_a_row_reduction_s_accumulator_goes_into_the_row_rung_and_computes_the_task(task):
+    """The pilot's own first kernels (bench.climb's archived ones): their accumulators' start, update
+    and result lines in the row rung, the rest of it untouched."""
+    from bench.climb import archived_kernel
+
+    path = REPOSITORY / "bench" / "learning" / "pilot_tasks" / f"{task}.py"
+    start = archived_kernel(task)
+    rung = _rung("ub_scalar_rung_row_reduction_ex2_MeanAbsOverRows", path)
+    merged = merged_rung(rung, start)
+    assert merged is not None and "sum / (float)cols" not in merged and "float sum = 0.0f;" not in merged
+    assert "tile.GetValue(c)" in merged and "xGm.GetValue" not in merged
+    assert re.search(r"res\.SetValue\(r - r0, \w", merged)
+    _feasible(path, merged)
+
+
+@pytest.mark.parametrize("case", ["row result read from memory", "index in the formula", "a local hides the tile",
                                   "another tensor's element", "a name from other locals", "already tiled"])
 def test_what_cannot_be_carried_safely_is_not_merged(case):
     rung = _rung("ub_scalar_rung_elementwise_ex1_Log1pAbs", EXPM1)
     start = {
-        "row reduction": next(r for r in ladder.rungs("ascendc") if r.task_id == "ex2_MeanAbsOverRows"
-                              and r.rung == "first").content,
+        "row result read from memory": next(r for r in ladder.rungs("ascendc") if r.task_id == "ex2_MeanAbsOverRows"
+                                            and r.rung == "first").content.replace(
+            "outGm.SetValue(r, sum / (float)cols);", "outGm.SetValue(r, sum / xGm.GetValue(r));"),
         "index in the formula": EXPM1_FIRST.replace("expf(v) - 1.0f", "expf(v) - (float)(i % 2)"),
         "a local hides the tile": EXPM1_FIRST.replace("outGm.SetValue(i, expf(v) - 1.0f);",
                                                       "const float tile = expf(v);\n        outGm.SetValue(i, tile - 1.0f);"),
@@ -87,7 +105,7 @@ def test_what_cannot_be_carried_safely_is_not_merged(case):
                                                .replace("expf(v) - 1.0f", "expf(v) - shift"),
         "already tiled": rung,
     }[case]
-    if case == "row reduction":
+    if case == "row result read from memory":
         rung = _rung("ub_scalar_rung_row_reduction_ex2_MeanAbsOverRows", ROW_MAX)
     assert merged_rung(rung, start) is None
 
