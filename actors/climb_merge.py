@@ -93,16 +93,17 @@ def _row_loops(start: str) -> tuple[list[str], list[str], str] | None:
     """The start kernel's row loop in the first rung's row form: (the lines that start the row's
     accumulators, the inner loop's lines with x read at the row's element, the row's result
     expression), its variables renamed to the rung's `r` and `c`; None otherwise."""
-    outer = [m for m in _START_LOOP.finditer(start) if re.search(r"\bfor\s*\(", start[m.end():_block_end(start, m.end())])]
+    bodies = [(m, start[m.end():_block_end(start, m.end())]) for m in _START_LOOP.finditer(start)]
+    outer = [(m, body) for m, body in bodies if re.search(r"\bfor\s*\(", body)]
     if len(outer) != 1:
         return None
-    body = start[outer[0].end():_block_end(start, outer[0].end())]
+    body = outer[0][1]
     inner = _START_LOOP.search(body)
     if inner is None or _START_LOOP.search(body, inner.end()) is not None:
         return None
     inner_end = _block_end(body, inner.end())
     head, update, tail = body[:inner.start()], body[inner.end():inner_end], body[inner_end + 1:]
-    r, c = outer[0].group("var"), inner.group("var")
+    r, c = outer[0][0].group("var"), inner.group("var")
     reads = list(_ACCESS.finditer(update))
     result = re.fullmatch(r"\s*(\w+)\s*\.\s*SetValue\(\s*" + r + r"\s*,\s*(.+)\);\s*(//[^\n]*)?\s*", tail, re.S)
     if (result is None or _ACCESS.search(head) or _ACCESS.search(result.group(2)) or not reads

@@ -48,7 +48,6 @@ from npu_pool.backends.ascendc_twin.build import (
     launcher_translation_unit,
     op_dtype_macros,
     probe_library,
-    scalar_math_include,
     summarize_build_errors,
     twin_headers_digest,
     unsupported_apis,
@@ -60,6 +59,7 @@ from npu_pool.backends.ascendc_twin.direct import (
     rewrite_launches,
 )
 from npu_pool.backends.ascendc_twin.raw_sites import write_sites
+from npu_pool.backends.ascendc_twin.scalar_math import scalar_math_include
 from npu_pool.backends.ascendc_twin.timing import ModelledTimer, charge_unseen_traffic, peak_gflops
 from npu_pool.backends.base import Backend, DevicePeaks, KernelBuildError, Timer, ToolchainMissing
 from npu_pool.build_cache import cached_library, compiler_identity

@@ -64,21 +64,6 @@ def entry_declaration(signature: KernelSignature) -> str:
     return f'extern "C" __global__ __aicore__ void {signature.function}({params}, GM_ADDR workspace, GM_ADDR tiling);\n'
 
 
-def _scalar_math_names() -> tuple[str, ...]:
-    text = (TWIN_INCLUDE / "twin_scalar_math.h").read_text()
-    return tuple(re.findall(r"^#define (\w+)\(x, \.\.\.\)", text, re.MULTILINE))
-
-
-# A call of a scalar math function (the names twin_scalar_math.h counts) anywhere in the kernel.
-SCALAR_MATH_CALL = re.compile(r"\b(?:" + "|".join(_scalar_math_names()) + r")\s*\(")
-
-
-def scalar_math_include(source: str) -> str:
-    """The forced include's last line for a kernel that calls scalar math (each call counted and
-    charged to the scalar unit); nothing for the others, whose build is unchanged."""
-    return '#include "twin_scalar_math.h"\n' if SCALAR_MATH_CALL.search(source) else ""
-
-
 _C_TYPES = {"float32": "float", "float16": "half", "bfloat16": "bfloat16_t", "int32": "int32_t", "int64": "int64_t",
             "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool"}
 
