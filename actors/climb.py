@@ -28,6 +28,7 @@ import textwrap
 from functools import cache
 
 from actors.climb_merge import merged_rung
+from actors.climb_vectorize import vectorized_rung
 from actors.messages import ClimbRung, StartPoint, TaskBrief
 from actors.renaming import in_task_terms
 from actors.signature_shape import renaming
@@ -86,15 +87,17 @@ def climb_name(backend: str, family: str, signature: str | None, rung: str) -> s
                  if item.tag_values().get("rung") == rung and renaming(item.task_signature, signature)), None)
 
 
-def climb_request(brief: TaskBrief, profile: ProfileReport | None) -> SlotRequest | None:
+def climb_request(brief: TaskBrief, profile: ProfileReport | None, past: str | None = None) -> SlotRequest | None:
     """The refine decision's request for a refinement of a kernel with this profile: the context
-    is the kernel's rung, the option the nearest rung above it of the task's family and shape;
-    None where there is no rung above it for this task (the decision is then not taken)."""
+    is the kernel's rung, the option the nearest rung above it (and above `past`, a form whose
+    proposal from this kernel was already tried) of the task's family and shape; None where there
+    is no such rung for this task (the decision is then not taken)."""
     here = rung_of(profile)
     if brief.candidate_format != "kernel":
         return None
+    beyond = rungs_above(past) if past in CLIMBS_FROM else () if past is not None else None
     # the nearest form above that the family has for this shape (not every family has every form)
-    name = next((found for above in rungs_above(here)
+    name = next((found for above in rungs_above(here) if beyond is None or above in beyond
                  if (found := climb_name(brief.backend, brief.family, brief.signature, above)) is not None), None)
     if name is None:
         return None
@@ -149,10 +152,10 @@ def profile_reading(stages: StageProfile | None) -> str:
 
 def climb_shown(retrieval: Retrieval, brief: TaskBrief, start: StartPoint) -> ClimbRung | None:
     """The next rung up as the refinement's prompt shows it, where the decision chose it: renamed
-    into the task's terms, with its own task's reference and the current kernel's formula (a
-    ub_scalar rung with that formula carried into it where the kernel has the elementwise first
-    form: actors/climb_merge.py); None when the decision chose the static brief (or the rung
-    cannot be shown in the task's terms)."""
+    into the task's terms, with its own task's reference and the current kernel's formula, or with
+    that formula already in it (`merged`): carried into a ub_scalar rung (actors/climb_merge.py),
+    lowered into a vector rung's instructions (actors/climb_vectorize.py); None when the decision
+    chose the static brief (or the rung cannot be shown in the task's terms)."""
     choice, item = retrieval.slot, retrieval.slot_item
     if choice is None or not is_refine(choice.context) or choice.kind == "generic" or item is None:
         return None
@@ -164,7 +167,8 @@ def climb_shown(retrieval: Retrieval, brief: TaskBrief, start: StartPoint) -> Cl
     except KeyError:
         return None
     rung = item.tag_values().get("rung", choice.option)
-    merged = merged_rung(terms.item.content, start.code) if rung == "ub_scalar" else None
+    merged = (merged_rung(terms.item.content, start.code) if rung == "ub_scalar"
+              else vectorized_rung(terms.item.content, start.code))
     return ClimbRung(item_id=item.id, rung=rung, task_id=item.task_id, summary=item.summary or "",
                      reference=reference, code=merged or terms.item.content, formula=formula_lines(start.code),
                      renamed=terms.renamed, merged=merged is not None)

@@ -24,7 +24,7 @@ import textwrap
 
 FORMULA_LOOP = re.compile(r"^(?P<indent>[ \t]*)for \(int64_t (?P<var>\w+) = 0; (?P=var) < \w+; \+\+(?P=var)\) \{"
                           r"[ \t]*// the formula, element by element, on the tile in UB[^\n]*\n", re.MULTILINE)
-_START_LOOP = re.compile(r"^[ \t]*for \((?:const )?(?:int64_t|int32_t|uint32_t|int|size_t|uint64_t|long) (?P<var>\w+) = "
+START_LOOP = re.compile(r"^[ \t]*for \((?:const )?(?:int64_t|int32_t|uint32_t|int|size_t|uint64_t|long) (?P<var>\w+) = "
                          r"[^;]+;[^;]+;[^)]+\)\s*\{[ \t]*(?://[^\n]*)?\n", re.MULTILINE)
 _ACCESS = re.compile(r"\b(?P<tensor>\w+)\s*\.\s*(?P<op>GetValue|SetValue)\s*\(\s*(?P<index>[^,()]+?)\s*(?P<end>[,)])")
 _DECLARED = re.compile(r"\b(?:const\s+)?(?:float|double|int|int32_t|int64_t|uint32_t|uint64_t|auto|half|bool)\s+"
@@ -33,7 +33,7 @@ _WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 _TYPES = {"float", "double", "int", "int32_t", "int64_t", "uint32_t", "uint64_t", "half", "static_cast", "f"}
 
 
-def _block_end(code: str, start: int) -> int:
+def block_end(code: str, start: int) -> int:
     """The index just past the `}` closing the block whose `{` ends the line before `start`."""
     depth = 1
     for i in range(start, len(code)):
@@ -65,8 +65,8 @@ def _elementwise_loop(start: str) -> tuple[str, str] | None:
     """The start kernel's loop over its share whose body reads and writes at the loop's index:
     (its variable, its body); None where there is not exactly one such loop."""
     found = []
-    for loop in _START_LOOP.finditer(start):
-        end = _block_end(start, loop.end())
+    for loop in START_LOOP.finditer(start):
+        end = block_end(start, loop.end())
         body = start[loop.end():end] if end > 0 else ""
         if re.search(r"\bfor\s*\(", body):
             continue
@@ -93,15 +93,15 @@ def _row_loops(start: str) -> tuple[list[str], list[str], str] | None:
     """The start kernel's row loop in the first rung's row form: (the lines that start the row's
     accumulators, the inner loop's lines with x read at the row's element, the row's result
     expression), its variables renamed to the rung's `r` and `c`; None otherwise."""
-    bodies = [(m, start[m.end():_block_end(start, m.end())]) for m in _START_LOOP.finditer(start)]
+    bodies = [(m, start[m.end():block_end(start, m.end())]) for m in START_LOOP.finditer(start)]
     outer = [(m, body) for m, body in bodies if re.search(r"\bfor\s*\(", body)]
     if len(outer) != 1:
         return None
     body = outer[0][1]
-    inner = _START_LOOP.search(body)
-    if inner is None or _START_LOOP.search(body, inner.end()) is not None:
+    inner = START_LOOP.search(body)
+    if inner is None or START_LOOP.search(body, inner.end()) is not None:
         return None
-    inner_end = _block_end(body, inner.end())
+    inner_end = block_end(body, inner.end())
     head, update, tail = body[:inner.start()], body[inner.end():inner_end], body[inner_end + 1:]
     r, c = outer[0][0].group("var"), inner.group("var")
     reads = list(_ACCESS.finditer(update))
@@ -126,7 +126,7 @@ def _merged_rows(rung: str, start: str) -> str | None:
     if init is None or result is None or formula is None or formula.group("var") != "c" or rows is None:
         return None
     head, update, value = rows
-    end = _block_end(rung, formula.end())
+    end = block_end(rung, formula.end())
     kept = rung[:init.start()] + rung[init.end():formula.end()] + rung[end:result.start()] + rung[result.end():]
     if _declared("\n".join(head + update)) & set(_WORD.findall(kept)) - {"r", "c"}:
         return None  # an accumulator named like one of the rung's own locals
@@ -148,7 +148,7 @@ def merged_rung(rung: str, start: str) -> str | None:
     if formula is None or loop is None or out_tile is None:
         return None
     var, body = loop
-    end = _block_end(rung, formula.end())
+    end = block_end(rung, formula.end())
     if end < 0:
         return None
     outputs = {a.group("tensor") for a in _ACCESS.finditer(body) if a.group("op") == "SetValue"}
@@ -169,24 +169,37 @@ def merged_rung(rung: str, start: str) -> str | None:
     outside = rung[:formula.start()] + rung[end:]
     if _declared(lines) & set(_WORD.findall(outside)):
         return None  # a local of the formula would hide one of the rung's (its tile, its count)
-    # names the body uses that the start kernel declares outside its loop: carried over (a
-    # constructor scalar read from the tiling) when they depend on nothing the rung lacks
+    carried = carried_scalars(start, body, lines, rung)
+    if carried is None:
+        return None
+    inner = formula.group("indent") + "    "
+    merged = rung[:formula.end()] + textwrap.indent(lines, inner) + "\n" + formula.group("indent") + rung[end:]
+    return with_scalars(merged, carried)
+
+
+def carried_scalars(start: str, body: str, uses: str, rung: str) -> list[str] | None:
+    """The start kernel's declarations outside its loop `body` of names that `uses` (the formula as
+    it goes into the rung) reads and the rung lacks: a constructor scalar read from the tiling.
+    None where one is computed from the kernel's other locals (it cannot be carried alone)."""
     known = _declared(rung) | set(_WORD.findall(rung))
     carried = []
     for line in (text.split("//")[0].rstrip() for text in start.splitlines()):
         declared = _declared(line)
-        if not declared or line in body or not declared & set(_WORD.findall(lines)) or declared <= known:
+        if not declared or line in body or not declared & set(_WORD.findall(uses)) or declared <= known:
             continue
         value = re.sub(r"\bt\s*\.\s*\w+", "", line.split("=", 1)[1])  # the tiling's fields are the rung's too
         if set(_WORD.findall(value)) - _TYPES:
-            return None  # computed from the kernel's other locals: not carried
+            return None
         carried.append(line.strip())
         known |= declared
-    inner = formula.group("indent") + "    "
-    merged = rung[:formula.end()] + textwrap.indent(lines, inner) + "\n" + formula.group("indent") + rung[end:]
-    if carried:
-        anchor = re.search(r"^([ \t]*)CopyTiling\(&t, tiling\);[^\n]*\n", merged, re.MULTILINE)
-        if anchor is None:
-            return None
-        merged = merged[:anchor.end()] + "".join(f"{anchor.group(1)}{c}\n" for c in carried) + merged[anchor.end():]
-    return merged
+    return carried
+
+
+def with_scalars(code: str, carried: list[str]) -> str | None:
+    """`code` with the carried declarations just after its tiling is read; None without that line."""
+    if not carried:
+        return code
+    anchor = re.search(r"^([ \t]*)CopyTiling\(&t, tiling\);[^\n]*\n", code, re.MULTILINE)
+    if anchor is None:
+        return None
+    return code[:anchor.end()] + "".join(f"{anchor.group(1)}{c}\n" for c in carried) + code[anchor.end():]

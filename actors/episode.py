@@ -19,6 +19,7 @@ from typing import Any
 import structlog
 
 from actors.climb import climb_outcome, climb_request, climb_shown
+from actors.code_extraction import code_fingerprint
 from actors.config import EpisodeConfig
 from actors.context import (
     context_item,
@@ -36,6 +37,7 @@ from actors.errors import error_line
 from actors.llm_client import LLMAuthError, LLMModelNotFound, LLMUnavailable, LLMUnreachable
 from actors.messages import (
     Attempt,
+    ClimbRung,
     DraftRequest,
     EpisodeResult,
     Feedback,
@@ -226,13 +228,9 @@ class Episode:
 
     async def _refine(self) -> IterationOutcome:
         start, start_item = await self._choose_start_point()
-        # The refine decision (issue 65, actors/climb.py): the next rung up of the task's family and
-        # shape for the start point's rung, or the static brief; not taken where there is no rung above.
-        retrieval = await self._retrieve("refine", f"{self._task_query()}\n{start.code}",
-                                         list(self.config.refine_kinds), slot=climb_request(self.brief, start.profile))
-        if retrieval.slot is not None:
-            self.log.info("refine_decision", family=retrieval.slot.family, context=retrieval.slot.context,
-                          option=retrieval.slot.option, reason=retrieval.slot.reason)
+        start_point = StartPoint(id=start.id, code=start.code, latency_ms=start.latency_ms,
+                                 speedup_vs_eager=start.speedup, profile=profile_text(start.profile))
+        retrieval, climb = await self._climb(start, start_point)
         shown = self.config.max_children_in_prompt
         # Newest first: the prompt budget drops the last listed, and old variants say least.
         children = [c for c in await self.memory.children(start.id) if c.kind == "trace"][-shown:][::-1] if shown else []
@@ -243,16 +241,13 @@ class Episode:
         items = [terms.item for terms in ranked]
         assert self.best_ms is not None
         best_before = self.best_ms
-        start_point = StartPoint(id=start.id, code=start.code, latency_ms=start.latency_ms,
-                                 speedup_vs_eager=start.speedup, profile=profile_text(start.profile))
-        climb = climb_shown(retrieval, self.brief, start_point)
         request = RefineRequest(
             task=self.brief, start=start_point, climb=climb,
             best_latency_ms=best_before, api=[context_item(i, "refine") for i in retrieval.api_items],
             context=[context_item(i, "refine") for i in items],
             children=[context_item(c, "refine") for c in children], avoid=list(self.judge.seen),
         )
-        if climb is not None and climb.merged and self.config.climb_merged == "propose":
+        if self._proposes(climb):
             # the start kernel's own formula in the faster form: the system's refinement, checked like any
             proposal = Proposal(code=climb.code, proposed_by="system")
             self.log.info("climb_merged_proposed", rung=climb.rung, item=climb.item_id)
@@ -279,6 +274,32 @@ class Episode:
         if outcome.feasible and (outcome.latency_ms or 0.0) <= start.latency_ms:
             self._admit(outcome)  # a correct but slower kernel is no start point (issue 65)
         return outcome
+
+    async def _climb(self, start: Feasible, start_point: StartPoint) -> tuple[Retrieval, ClimbRung | None]:
+        """The refine decision (issue 65, actors/climb.py): the next rung up of the task's family and
+        shape for the start point's rung, or the static brief; not taken where there is no rung
+        above. Where the system's own proposal of that rung was tried already (the same start point
+        drawn again), the decision is asked for the form above it instead."""
+        past: str | None = None
+        while True:
+            retrieval = await self._retrieve("refine", f"{self._task_query()}\n{start.code}", list(self.config.refine_kinds),
+                                             slot=climb_request(self.brief, start.profile, past))
+            if retrieval.slot is not None:
+                self.log.info("refine_decision", family=retrieval.slot.family, context=retrieval.slot.context,
+                              option=retrieval.slot.option, reason=retrieval.slot.reason)
+            climb = climb_shown(retrieval, self.brief, start_point)
+            tried = (climb is not None and climb.merged and self.config.climb_merged == "propose"
+                     and code_fingerprint(climb.code) in self.judge.seen)
+            if climb is None or not tried or climb_request(self.brief, start.profile, climb.rung) is None:
+                return retrieval, climb
+            self.log.info("climb_proposal_tried", rung=climb.rung, start=start.id)
+            past = climb.rung
+
+    def _proposes(self, climb: ClimbRung | None) -> bool:
+        """Whether the system proposes the refinement itself: the decision showed a rung with the
+        start kernel's formula already in it, not tried before, and `climb_merged` is `propose`."""
+        return (climb is not None and climb.merged and self.config.climb_merged == "propose"
+                and code_fingerprint(climb.code) not in self.judge.seen)
 
     async def _choose_start_point(self) -> tuple[Feasible, MemoryItem | None]:
         """Epsilon-greedy on q_refine; ties go to the faster kernel. Returns its item too (its

@@ -141,7 +141,8 @@ class ClimbRung(BaseModel):
     code: str = Field(..., description="the rung's kernel, renamed into the task's terms")
     formula: str = Field("", description="the current kernel's computation, to carry over")
     merged: bool = Field(False, description="code is the rung with the current kernel's formula already carried "
-                         "into it (actors/climb_merge.py)")
+                         "into it (actors/climb_merge.py) or lowered into its vector instructions "
+                         "(actors/climb_vectorize.py)")
     renamed: dict[str, str] = Field(default_factory=dict)
 
 

@@ -130,11 +130,12 @@ def test_a_scalar_kernel_climbs_to_the_vector_rung(llm_server, memory_config, tm
     bank.close()
 
 
-@pytest.mark.slow  # two kernels compiled, checked and profiled by the twin
+@pytest.mark.slow  # three kernels compiled, checked and profiled by the twin
 def test_the_merged_rung_is_proposed_by_the_system_without_a_model_call(llm_server, memory_config, tmp_path):
     """climb_merged=propose (the default): the scalar kernel's formula carried into the ub_scalar
     rung is evaluated as the refinement itself; the model is not asked, the attempt says so, and
-    the climb counts for the rung like any refinement shown it."""
+    the climb counts for the rung like any refinement shown it. The next refinement is the formula
+    lowered into the vector rung, never the same proposal again."""
     config = memory_config.model_copy(update={"retrieval": "similarity", "shipped_rates": False})
     bank = MemoryBank(config)
     bank.add(bundle_items("npu-twin"))
@@ -151,7 +152,7 @@ def test_the_merged_rung_is_proposed_by_the_system_without_a_model_call(llm_serv
             episode = Episode(task=task, brief=task_brief(task, get_backend("npu-twin"), "kernel"),
                               memory=InProcess(bank), drafter=InProcess(drafter), refiner=InProcess(refiner),
                               evaluator=InProcess(Evaluator(harness)), run_id="merged",
-                              config=EpisodeConfig(iterations=2, start_point_epsilon=0.0, lessons=False))
+                              config=EpisodeConfig(iterations=3, start_point_epsilon=0.0, lessons=False))
             await run_to_end(episode)
             return episode
         finally:
@@ -159,8 +160,9 @@ def test_the_merged_rung_is_proposed_by_the_system_without_a_model_call(llm_serv
             await refiner.aclose()
 
     episode = asyncio.run(go())
-    draft, climbed = episode.attempts
+    draft, climbed, vector = episode.attempts
     assert [(a.stage, a.gate, a.proposed_by) for a in episode.attempts] == [("draft", "ok", "model"),
+                                                                            ("refine", "ok", "system"),
                                                                             ("refine", "ok", "system")]
     assert [agent.kind_of(r["body"]) for r in llm_server.chat_requests] == ["draft"]  # no refine request
     assert climbed.tokens_prompt == 0 and climbed.sampling_seed is None
@@ -169,4 +171,9 @@ def test_the_merged_rung_is_proposed_by_the_system_without_a_model_call(llm_serv
     assert climbed.latency_ms < draft.latency_ms / 5  # expf on the scalar unit still dominates
     successes, trials = bank.slots.get(stat_key("npu-twin", "elementwise", "refine@first", "ub_scalar"))
     assert trials >= 1 and successes >= (climbed.reward + 1) / 2 - 1e-9
+    # the next refinement, from either kernel, is the formula lowered into the vector rung (from the
+    # scalar kernel the ub_scalar proposal was tried already: the form above it is asked for instead)
+    above = next(i for i in bundle_items("npu-twin") if i.name == "vector_rung_elementwise_ex1_Log1pAbs")
+    assert [(s.id, s.kind) for s in vector.shown if s.role == "climb"] == [(above.id, "merged")]
+    assert vector.latency_ms < climbed.latency_ms / 10
     bank.close()

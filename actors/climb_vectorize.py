@@ -1,0 +1,130 @@
+"""The vector rung with the current kernel's own formula lowered into it, by the system (issue 65).
+
+The climb's pilots showed the 1.5B model copying the nearest whole kernel it is shown: the formula
+carried into the ub_scalar rung (actors/climb_merge.py) took kernels from scalar access to tiles
+in UB (median 151x on the twin), and no model-written refinement reached the vector unit. The step
+from a tile's scalar loop to vector instructions is mechanical for the formulas the first rung
+holds (a few arithmetic operations and math calls per element), so the system takes it: the start
+kernel's elementwise loop (the first rung's form over global memory, or a ub_scalar formula loop
+over a tile) is read into a tree (actors/formula_tree.py), lowered into vector instructions over
+whole tiles (actors/formula_lowering.py), and written into the vector (or double-buffered) rung of
+the task's family and shape, in place of the rung's own instructions, with scratch tiles for the
+intermediate values. Tensors are matched through the kernel arguments they are bound to.
+
+Anything outside that subset returns None and the rung is shown to the model as before. Never
+compiled here: the proposal goes through every gate like any other refinement.
+"""
+
+from __future__ import annotations
+
+import re
+
+from actors.climb_merge import START_LOOP, block_end, carried_scalars, with_scalars
+from actors.formula_lowering import Lowering
+from actors.formula_tree import Tree, Unsupported, names, read_formula
+
+UB_BYTES = 192 * 1024  # the smallest Unified Buffer of the SoCs the twin models (the 910B's)
+_GM_ARG = re.compile(r"\b(\w+)\s*\.\s*SetGlobalBuffer\(\s*\(\s*__gm__\s+float\s*\*\s*\)\s*(\w+)")
+_COPY_IN = re.compile(r"\bDataCopy(?:Pad)?\(\s*(\w+)\s*,\s*(\w+)\s*\[")
+_COPY_OUT = re.compile(r"\bDataCopy(?:Pad)?\(\s*(\w+)\s*\[[^\]]*\]\s*,\s*(\w+)\s*,")
+_VECTOR_LINE = re.compile(r"^(?P<indent>[ \t]*)(?:Abs|Adds|Muls|Ln|Exp|Add|Sub|Mul|Div|Max|Min|Maxs|Mins|Sqrt|Rsqrt"
+                          r"|Reciprocal|Relu|LeakyRelu|Duplicate)\((?P<args>[^\n]*)\);[^\n]*\n", re.MULTILINE)
+_TILE = re.compile(r"constexpr\s+int64_t\s+TILE\s*=\s*(\d+)")
+_BUFFERS = re.compile(r"pipe\.InitBuffer\(\s*\w+\s*,\s*(?:(\d+)\s*,\s*)?TILE\s*\*\s*sizeof\(float\)\s*\)")
+_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def _arguments(code: str) -> dict[str, str]:
+    """Each float GlobalTensor -> the kernel argument it is bound to."""
+    return dict(_GM_ARG.findall(code))
+
+
+def scalar_formula(start: str) -> tuple[str, str, Tree] | None:
+    """The start kernel's one elementwise loop (no loop inside it, one SetValue at its index): its
+    body, the kernel argument it writes and the tree of what it writes, each input read named by
+    the kernel argument it comes from (through a tile copied in from it, or directly)."""
+    found = []
+    for loop in START_LOOP.finditer(start):
+        end = block_end(start, loop.end())
+        body = start[loop.end():end] if end > 0 else ""
+        if "SetValue" in body and not re.search(r"\bfor\s*\(", body):
+            found.append((loop.group("var"), body))
+    if len(found) != 1:
+        return None
+    index, body = found[0]
+    try:
+        out, tree = read_formula(body, index)
+    except Unsupported:
+        return None
+    args = _arguments(start)
+    reads = {**{tile: args.get(gm) for tile, gm in _COPY_IN.findall(start)}, **args}
+    writes = {**{tile: args.get(gm) for gm, tile in _COPY_OUT.findall(start)}, **args}
+    try:
+        tree = _renamed(tree, reads)
+    except KeyError:
+        return None
+    return (body, writes[out], tree) if writes.get(out) else None
+
+
+def _renamed(tree: Tree, reads: dict[str, str | None]) -> Tree:
+    if tree[0] == "in":
+        if not reads.get(tree[1]):
+            raise KeyError(tree[1])
+        return ("in", reads[tree[1]])
+    return (tree[0], *(_renamed(p, reads) if isinstance(p, tuple) else p for p in tree[1:]))
+
+
+def _compute_lines(rung: str) -> list[re.Match[str]] | None:
+    """The rung's one run of consecutive vector instruction lines (its own formula)."""
+    runs: list[list[re.Match[str]]] = []
+    for match in _VECTOR_LINE.finditer(rung):
+        if runs and runs[-1][-1].end() == match.start():
+            runs[-1].append(match)
+        else:
+            runs.append([match])
+    return runs[0] if len(runs) == 1 else None
+
+
+def vectorized_rung(rung: str, start: str) -> str | None:
+    """The vector (or double-buffered) rung, already in the task's names, computing the start
+    kernel's elementwise formula with vector instructions; None where the start kernel's formula
+    or the rung is not of the forms read here, or the scratch tiles would not fit in UB."""
+    formula, lines = scalar_formula(start), _compute_lines(rung)
+    if formula is None or lines is None:
+        return None
+    body, out_arg, tree = formula
+    gm_of = {arg: gm for gm, arg in _arguments(rung).items()}
+    ins = {gm: tile for tile, gm in _COPY_IN.findall(rung)}
+    outs = {gm: tile for gm, tile in _COPY_OUT.findall(rung)}
+    out_tile = outs.get(gm_of.get(out_arg, ""))
+    leaf_tiles = {arg: ins[gm_of[arg]] for arg in gm_of if gm_of[arg] in ins}
+    if out_tile is None:
+        return None
+    words = set(_WORD.findall(rung))
+    count = lines[0].group("args").rsplit(",", 1)[-1].strip()
+    lowering = Lowering(count=count, leaf_tiles=leaf_tiles)
+    try:
+        generated = lowering.lower(tree, out_tile)
+    except (Unsupported, KeyError):
+        return None
+    prefix = next(p for p in ("scratch", "formulaTmp", "evkScratch") if not any(w.startswith(p) for w in words))
+    renamed = {f"scratch{i}": f"{prefix}{i}" for i in range(len(lowering.scratch))}
+    tile_match = _TILE.search(rung)
+    buffers = sum(int(n or 1) for n in _BUFFERS.findall(rung)) + len(renamed)
+    if tile_match is None or buffers * int(tile_match.group(1)) * 4 > UB_BYTES:
+        return None
+    carried = carried_scalars(start, body, " ".join(sorted(names(tree))), rung)
+    if carried is None:
+        return None
+    indent = lines[0].group("indent")
+    code = "".join(indent + re.sub(r"\bscratch\d+\b", lambda m: renamed[m.group(0)], line) + "\n"
+                   for line in generated)
+    code = rung[:lines[0].start()] + code + rung[lines[-1].end():]
+    loop = re.search(r"^(?P<indent>[ \t]*)for \(", code, re.MULTILINE)
+    if loop is None:
+        return None
+    scratch = "".join(f"{loop.group('indent')}TBuf<TPosition::VECCALC> {name}Buf;  // an intermediate value of the formula\n"
+                      f"{loop.group('indent')}pipe.InitBuffer({name}Buf, TILE * sizeof(float));\n"
+                      f"{loop.group('indent')}LocalTensor<float> {name} = {name}Buf.Get<float>();\n"
+                      for name in renamed.values())
+    return with_scalars(code[:loop.start()] + scratch + code[loop.start():], carried)
