@@ -29,6 +29,7 @@ from functools import cache
 
 from actors.climb_merge import merged_rung
 from actors.climb_vectorize import vectorized_rung
+from actors.climb_vectorize_rows import vectorized_rows
 from actors.messages import ClimbRung, StartPoint, TaskBrief
 from actors.renaming import in_task_terms
 from actors.signature_shape import renaming
@@ -154,7 +155,8 @@ def climb_shown(retrieval: Retrieval, brief: TaskBrief, start: StartPoint) -> Cl
     """The next rung up as the refinement's prompt shows it, where the decision chose it: renamed
     into the task's terms, with its own task's reference and the current kernel's formula, or with
     that formula already in it (`merged`): carried into a ub_scalar rung (actors/climb_merge.py),
-    lowered into a vector rung's instructions (actors/climb_vectorize.py); None when the decision
+    lowered into a vector rung's instructions (actors/climb_vectorize.py, climb_vectorize_rows.py
+    for a row reduction); None when the decision
     chose the static brief (or the rung cannot be shown in the task's terms)."""
     choice, item = retrieval.slot, retrieval.slot_item
     if choice is None or not is_refine(choice.context) or choice.kind == "generic" or item is None:
@@ -168,7 +170,7 @@ def climb_shown(retrieval: Retrieval, brief: TaskBrief, start: StartPoint) -> Cl
         return None
     rung = item.tag_values().get("rung", choice.option)
     merged = (merged_rung(terms.item.content, start.code) if rung == "ub_scalar"
-              else vectorized_rung(terms.item.content, start.code))
+              else vectorized_rung(terms.item.content, start.code) or vectorized_rows(terms.item.content, start.code))
     return ClimbRung(item_id=item.id, rung=rung, task_id=item.task_id, summary=item.summary or "",
                      reference=reference, code=merged or terms.item.content, formula=formula_lines(start.code),
                      renamed=terms.renamed, merged=merged is not None)

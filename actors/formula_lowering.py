@@ -147,6 +147,18 @@ class Lowering:
             self._compute(tree, out_tile)
         return self.lines
 
+    def into_scratch(self, tree: Tree) -> str:
+        """The tile holding the tree's value: an input's own tile, else a scratch tile it is
+        computed into (the instructions appended to `lines`)."""
+        tree = normalized(tree)
+        if not _is_tensor(tree):
+            raise Unsupported("a value that reads no input")
+        if tree[0] == "in":
+            return self.leaf_tiles[tree[1]]
+        self._uses = {tree: 1}
+        self._count_uses(tree)
+        return self._compute(tree, None)
+
     def _compute(self, tree: Tree, dst: str | None) -> str:
         operands = [p for p in tree[1:] if isinstance(p, tuple) and _is_tensor(p)]
         tiles = [self._value(p) for p in operands]

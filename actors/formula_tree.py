@@ -17,6 +17,7 @@ Anything outside the subset (if, loops, integer operators, another index than th
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 Tree = tuple
 
@@ -52,8 +53,8 @@ def _tokens(text: str) -> list[str]:
 class _Reader:
     """Recursive descent over one expression's tokens; `env` holds the locals assigned so far."""
 
-    def __init__(self, text: str, index: str, env: dict[str, Tree]):
-        self.toks, self.pos, self.index, self.env = _tokens(text), 0, index, env
+    def __init__(self, text: str, at: Indexing, env: dict[str, Tree]):
+        self.toks, self.pos, self.at, self.env = _tokens(text), 0, at, env
 
     def peek(self, ahead: int = 0) -> str | None:
         return self.toks[self.pos + ahead] if self.pos + ahead < len(self.toks) else None
@@ -137,7 +138,12 @@ class _Reader:
             self.take(".")
             self.take("GetValue")
             self.take("(")
-            if self.take() != self.index or self.take() != ")":
+            index, depth = "", 1
+            while depth:
+                part = self.take()
+                depth += {"(": 1, ")": -1}.get(part, 0)
+                index += part if depth else ""
+            if index not in self.at.reads:
                 raise Unsupported("an element read at another index than the loop's")
             return ("in", tok)
         if self.peek() == "(":
@@ -150,43 +156,73 @@ class _Reader:
                 args.append(self.ternary())
             self.take(")")
             return ("call", FUNCTIONS[tok], *args)
-        if tok == self.index:
-            raise Unsupported("the loop's index used in the formula")
+        if tok in self.at.indices:
+            raise Unsupported("a loop's index used in the formula")
         return self.env.get(tok, ("name", tok))
 
 
+@dataclass(frozen=True)
+class Indexing:
+    """Where a formula may read: the index texts (spaces dropped) of its element reads, and the
+    loop indices it may not use as values."""
+    reads: frozenset[str]
+    indices: frozenset[str]
+
+
+@dataclass
+class Body:
+    """What a loop body computes: its locals, what it assigns to names declared outside it (each
+    value in terms of the name's value before), and what it writes (tensor, tree), in order."""
+    env: dict[str, Tree] = field(default_factory=dict)
+    assigned: dict[str, Tree] = field(default_factory=dict)
+    writes: list[tuple[str, Tree]] = field(default_factory=list)
+
+
 _STATEMENT = re.compile(r"^(?:const\s+)?(?P<type>float|double|auto)\s+(?P<decl>\w+)\s*=\s*(?P<init>.+)$"
-                        r"|^(?P<name>\w+)\s*(?P<op>[-+*/]?)=\s*(?P<value>.+)$"
-                        r"|^(?P<out>\w+)\s*\.\s*SetValue\s*\(\s*(?P<index>\w+)\s*,\s*(?P<result>.+)\)$", re.S)
+                        r"|^(?:if\s*\((?P<cond>.+)\)\s*)?(?P<name>\w+)\s*(?P<op>[-+*/]?)=\s*(?P<value>.+)$"
+                        r"|^(?P<out>\w+)\s*\.\s*SetValue\s*\(\s*(?P<index>[^,]+?)\s*,\s*(?P<result>.+)\)$", re.S)
 
 
-def read_formula(body: str, index: str) -> tuple[str, Tree]:
-    """The loop body's output tensor and the tree of what it writes there, its locals substituted;
-    raises Unsupported for anything outside the subset (exactly one SetValue, at the loop's index)."""
+def read_body(body: str, at: Indexing, outer: frozenset[str] = frozenset()) -> Body:
+    """A loop body's statements: float locals, assignments (`x = `, `x op= `, `if (c) x = `) to
+    its locals or to the `outer` names, SetValue writes; raises Unsupported for anything else."""
     text = re.sub(r"/\*.*?\*/", " ", re.sub(r"//[^\n]*", "", body), flags=re.S)
-    env: dict[str, Tree] = {}
-    written: tuple[str, Tree] | None = None
+    read = Body()
     for statement in (s.strip() for s in text.split(";")):
         if not statement:
             continue
         match = _STATEMENT.match(statement)
-        if match is None or written is not None or "{" in statement or "}" in statement:
+        if match is None or "{" in statement or "}" in statement:
             raise Unsupported(f"a statement the climb does not read: {statement[:40]!r}")
         if match.group("decl"):
-            env[match.group("decl")] = _Reader(match.group("init"), index, env).whole()
+            read.env[match.group("decl")] = _Reader(match.group("init"), at, read.env).whole()
         elif match.group("name"):
             name = match.group("name")
-            if name not in env:
+            if name not in read.env and name not in outer:
                 raise Unsupported(f"an assignment to {name}, not a local of the formula")
-            value = _Reader(match.group("value"), index, env).whole()
-            env[name] = ("bin", match.group("op"), env[name], value) if match.group("op") else value
+            before = read.env.get(name, read.assigned.get(name, ("name", name)))
+            value = _Reader(match.group("value"), at, read.env).whole()
+            value = ("bin", match.group("op"), before, value) if match.group("op") else value
+            if match.group("cond"):
+                value = ("sel", _Reader(match.group("cond"), at, read.env).whole(), value, before)
+            if name in read.env:
+                read.env[name] = value
+            else:
+                read.assigned[name] = value
         else:
-            if match.group("index") != index:
+            if re.sub(r"\s", "", match.group("index")) not in at.reads:
                 raise Unsupported("the output written at another index than the loop's")
-            written = (match.group("out"), _Reader(match.group("result"), index, env).whole())
-    if written is None:
-        raise Unsupported("no SetValue in the formula")
-    return written
+            read.writes.append((match.group("out"), _Reader(match.group("result"), at, read.env).whole()))
+    return read
+
+
+def read_formula(body: str, index: str) -> tuple[str, Tree]:
+    """An elementwise loop body's output tensor and the tree of what it writes there, its locals
+    substituted; raises Unsupported unless it writes exactly once, at the loop's index."""
+    read = read_body(body, Indexing(frozenset({index}), frozenset({index})))
+    if len(read.writes) != 1:
+        raise Unsupported("not exactly one SetValue in the formula")
+    return read.writes[0]
 
 
 def inputs(tree: Tree) -> set[str]:

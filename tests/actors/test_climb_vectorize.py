@@ -13,6 +13,7 @@ import pytest
 from actors.briefing import task_brief
 from actors.climb import rung_of
 from actors.climb_vectorize import vectorized_rung
+from actors.climb_vectorize_rows import vectorized_rows
 from actors.renaming import in_task_terms
 from bench.climb import archived_kernel
 from memory_actor import ladder
@@ -83,3 +84,30 @@ def test_what_it_cannot_lower_is_refused(case):
         "too many tiles": first,
     }[case]
     assert vectorized_rung(rung, start) is None
+
+
+@pytest.mark.parametrize("task", ["ex2_MeanAbsOverRows", "p3_RowMaxAbs", "p4_RowRange"])
+def test_a_row_reduction_s_accumulators_become_tile_reductions_and_compute_the_task(task, tmp_path):
+    """A sum, a maximum (std::max), a minimum and a maximum by `if` (p4: two accumulators, two
+    reductions of the same tile): the row rung's start, compute run, fold and row result replaced."""
+    if task.startswith("ex"):
+        path, start = tmp_path / f"{task}.py", _form(task, "first")
+        path.write_text(ladder.task_source(task)[1])
+    else:
+        path, start = PILOT / f"{task}.py", archived_kernel(task)
+    brief = task_brief(load_task(path, max_bytes=1 << 22), get_backend("npu-twin"), "kernel")
+    item = next(i for i in speed_rungs("npu-twin")["row_reduction"] if i.name == "vector_rung_row_reduction_ex2_MeanAbsOverRows")
+    lowered = vectorized_rows(in_task_terms(item, brief.signature).item.content, start)
+    assert lowered is not None and "float acc = 0.0f;" not in lowered
+    assert {"p3_RowMaxAbs": "ReduceMax(", "p4_RowRange": "ReduceMin("}.get(task, "ReduceSum(") in lowered
+    assert rung_of(_profiled(path, lowered, tmp_path)) == "vector"
+
+
+@pytest.mark.parametrize("case", ["a product", "the result read from memory", "two outputs per row"])
+def test_a_row_reduction_it_cannot_lower_is_refused(case):
+    first = _form("ex2_MeanAbsOverRows", "first")
+    start = {"a product": first.replace("float sum = 0.0f;", "float sum = 1.0f;").replace("sum += v < 0.0f ? -v : v;", "sum *= v;"),
+             "the result read from memory": first.replace("sum / (float)cols", "sum / xGm.GetValue(r)"),
+             "two outputs per row": first.replace("outGm.SetValue(r, sum / (float)cols);",
+                                                  "outGm.SetValue(r, sum);\n        outGm.SetValue(r, sum);")}[case]
+    assert vectorized_rows(_form("ex2_MeanAbsOverRows", "vector"), start) is None
