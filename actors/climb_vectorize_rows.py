@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from actors.climb_merge import START_LOOP, block_end, carried_scalars, with_scalars
+from actors.climb_merge import FORMULA_LOOP, START_LOOP, block_end, carried_scalars, with_scalars
 from actors.formula_lowering import Lowering, normalized
 from actors.formula_tree import Indexing, Tree, Unsupported, names, read_body
 
@@ -28,9 +28,15 @@ _INIT = re.compile(r"^(?P<indent>[ \t]*)float (?P<acc>\w+) = 0\.0f;[^\n]*\n", re
 _REDUCE = {"sum": "ReduceSum", "max": "ReduceMax", "min": "ReduceMin"}
 
 
-def _row_form(start: str) -> tuple[str, str, list[str], str, str] | None:
-    """The start kernel's row loop: (the column loop's body, its read index text, the lines before
-    the column loop, the row result's expression, the whole row loop's text); None otherwise."""
+def _row_form(start: str) -> tuple[str, str, frozenset[str], list[str], str, str] | None:
+    """The start kernel's row loop: (the column loop's body, its read index text, the loop indices,
+    the lines before the column loop, the row result's expression, the whole row loop's text);
+    None otherwise. Two forms: the first rung's (`x[r * cols + c]` over global memory, the result
+    written at `r`) and the ub_scalar rung's (the formula loop over a tile copied in tile by tile,
+    the result gathered at `r - r0`)."""
+    tiled = list(FORMULA_LOOP.finditer(start))
+    if len(tiled) == 1:
+        return _tiled_row_form(start, tiled[0])
     rows = []
     for loop in START_LOOP.finditer(start):
         body = start[loop.end():block_end(start, loop.end())]
@@ -43,10 +49,30 @@ def _row_form(start: str) -> tuple[str, str, list[str], str, str] | None:
     r, c = loop.group("var"), inner.group("var")
     end = block_end(body, inner.end())
     result = re.fullmatch(r"\s*\w+\s*\.\s*SetValue\(\s*" + r + r"\s*,\s*(.+)\);\s*(?://[^\n]*)?\s*", body[end + 1:], re.S)
-    head = [line.split("//")[0].strip() for line in body[:inner.start()].splitlines() if line.split("//")[0].strip()]
     if result is None:
         return None
-    return body[inner.end():end], f"{r}*cols+{c}", head, result.group(1).strip(), body
+    return body[inner.end():end], f"{r}*cols+{c}", frozenset({r, c}), _lines(body[:inner.start()]), result.group(1).strip(), body
+
+
+def _tiled_row_form(start: str, formula: re.Match[str]) -> tuple[str, str, frozenset[str], list[str], str, str] | None:
+    loops = [m for m in START_LOOP.finditer(start) if m.start() < formula.start()
+             and block_end(start, m.end()) > formula.end()]
+    if len(loops) < 2:
+        return None
+    row, tile = loops[-2], loops[-1]  # the row loop, and the loop over its tiles around the formula loop
+    row_end, tile_end = block_end(start, row.end()), block_end(start, tile.end())
+    r, c = row.group("var"), formula.group("var")
+    result = re.fullmatch(r"\s*\w+\s*\.\s*SetValue\(\s*" + r + r"\s*-\s*\w+\s*,\s*(.+)\);\s*(?://[^\n]*)?\s*",
+                          start[tile_end + 1:row_end], re.S)
+    if result is None:
+        return None
+    inner = start[formula.end():block_end(start, formula.end())]
+    return (inner, c, frozenset({r, c, tile.group("var")}), _lines(start[row.end():tile.start()]),
+            result.group(1).strip(), start[row.end():row_end])
+
+
+def _lines(text: str) -> list[str]:
+    return [line.split("//")[0].strip() for line in text.splitlines() if line.split("//")[0].strip()]
 
 
 def _fold(kind: str, acc: str, value: str) -> str:
@@ -77,7 +103,7 @@ def vectorized_rows(rung: str, start: str) -> str | None:
     init, run = _INIT.search(rung), _RUN.search(rung)
     if form is None or init is None or run is None:
         return None
-    inner, index, head, result, row_loop = form
+    inner, index, indices, head, result, row_loop = form
     acc = init.group("acc")
     fold_line = re.search(rf"^(?P<indent>[ \t]*){acc} \+= {run.group('dst')}\.GetValue\(0\);[^\n]*\n", rung, re.MULTILINE)
     row_result = re.search(rf"^(?P<indent>[ \t]*)res\.SetValue\(r - r0, [^\n]*{acc}[^\n]*\);[^\n]*\n", rung, re.MULTILINE)
@@ -85,13 +111,12 @@ def vectorized_rows(rung: str, start: str) -> str | None:
                     for name in re.findall(r"(?:^|,)\s*(\w+)\s*=", floats.group("rest"))}
     if fold_line is None or row_result is None or not accumulators or any("GetValue" in line for line in head):
         return None
-    r, c = index.split("*cols+")
     try:
-        read = read_body(inner, Indexing(frozenset({index}), frozenset({r, c})), frozenset(accumulators))
+        read = read_body(inner, Indexing(frozenset({index}), indices), frozenset(accumulators))
     except Unsupported:
         return None
     updates = _updates(read.assigned) if not read.writes and set(read.assigned) == accumulators else None
-    if not updates or re.search(rf"\b({r}|{c})\b|GetValue|;", result):
+    if not updates or re.search(rf"\b({'|'.join(indices)})\b|GetValue|;", result):
         return None  # the row's result from its accumulators (and the kernel's scalars) only
     x_gm = re.findall(r"\b(\w+)\s*\.\s*GetValue\(", inner)
     tile = re.search(r"DataCopyPad\(\s*(\w+)\s*,\s*\w+\[", rung)

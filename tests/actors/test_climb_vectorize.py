@@ -12,6 +12,7 @@ import pytest
 
 from actors.briefing import task_brief
 from actors.climb import rung_of
+from actors.climb_merge import merged_rung
 from actors.climb_vectorize import vectorized_rung
 from actors.climb_vectorize_rows import vectorized_rows
 from actors.renaming import in_task_terms
@@ -100,6 +101,19 @@ def test_a_row_reduction_s_accumulators_become_tile_reductions_and_compute_the_t
     lowered = vectorized_rows(in_task_terms(item, brief.signature).item.content, start)
     assert lowered is not None and "float acc = 0.0f;" not in lowered
     assert {"p3_RowMaxAbs": "ReduceMax(", "p4_RowRange": "ReduceMin("}.get(task, "ReduceSum(") in lowered
+    assert rung_of(_profiled(path, lowered, tmp_path)) == "vector"
+
+
+def test_a_row_reduction_already_in_the_ub_scalar_form_is_lowered_too(tmp_path):
+    """The system's own ub_scalar kernel of p3_RowMaxAbs (its first kernel merged into the row rung)
+    as the start: the formula loop over the tile read, the row's result gathered at r - r0."""
+    path = PILOT / "p3_RowMaxAbs.py"
+    brief = task_brief(load_task(path, max_bytes=1 << 22), get_backend("npu-twin"), "kernel")
+    rungs = {i.name: in_task_terms(i, brief.signature).item.content for i in speed_rungs("npu-twin")["row_reduction"]
+             if i.name.endswith("_ex2_MeanAbsOverRows")}
+    ub_scalar = merged_rung(rungs["ub_scalar_rung_row_reduction_ex2_MeanAbsOverRows"], archived_kernel("p3_RowMaxAbs"))
+    lowered = vectorized_rows(rungs["vector_rung_row_reduction_ex2_MeanAbsOverRows"], ub_scalar)
+    assert lowered is not None and "ReduceMax(" in lowered and "tile.GetValue" not in lowered
     assert rung_of(_profiled(path, lowered, tmp_path)) == "vector"
 
 
