@@ -90,7 +90,7 @@ def _updates(assigned: dict[str, Tree]) -> list[tuple[str, str, Tree]] | None:
         if kind is None or mine not in tree[2:] or len(tree) != 4:
             return None
         value = tree[3] if tree[2] == mine else tree[2]
-        if acc in names(value):
+        if names(value) & set(assigned):  # an update reading any accumulator is sequential (online softmax)
             return None
         found.append((acc, kind, value))
     return found

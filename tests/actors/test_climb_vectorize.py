@@ -117,11 +117,15 @@ def test_a_row_reduction_already_in_the_ub_scalar_form_is_lowered_too(tmp_path):
     assert rung_of(_profiled(path, lowered, tmp_path)) == "vector"
 
 
-@pytest.mark.parametrize("case", ["a product", "the result read from memory", "two outputs per row"])
+@pytest.mark.parametrize("case", ["a product", "the result read from memory", "two outputs per row",
+                                  "an update reading another accumulator"])
 def test_a_row_reduction_it_cannot_lower_is_refused(case):
     first = _form("ex2_MeanAbsOverRows", "first")
     start = {"a product": first.replace("float sum = 0.0f;", "float sum = 1.0f;").replace("sum += v < 0.0f ? -v : v;", "sum *= v;"),
              "the result read from memory": first.replace("sum / (float)cols", "sum / xGm.GetValue(r)"),
+             "an update reading another accumulator": first.replace(  # an online log-sum-exp: sequential
+                 "float sum = 0.0f;", "float sum = 0.0f, top = -1e30f;").replace(
+                 "sum += v < 0.0f ? -v : v;", "top = std::max(top, v);\n            sum += expf(v - top);"),
              "two outputs per row": first.replace("outGm.SetValue(r, sum / (float)cols);",
                                                   "outGm.SetValue(r, sum);\n        outGm.SetValue(r, sum);")}[case]
     assert vectorized_rows(_form("ex2_MeanAbsOverRows", "vector"), start) is None
