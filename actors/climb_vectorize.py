@@ -87,44 +87,102 @@ def _compute_lines(rung: str) -> list[re.Match[str]] | None:
 
 def vectorized_rung(rung: str, start: str) -> str | None:
     """The vector (or double-buffered) rung, already in the task's names, computing the start
-    kernel's elementwise formula with vector instructions; None where the start kernel's formula
-    or the rung is not of the forms read here, or the scratch tiles would not fit in UB."""
-    formula, lines = scalar_formula(start), _compute_lines(rung)
-    if formula is None or lines is None:
+    kernel's elementwise formula with vector instructions: the formula of a scalar start kernel
+    lowered, or a single-buffered vector start kernel's own instructions moved into the rung's
+    tiles (the step to double buffering); None where the start kernel or the rung is not of the
+    forms read here, or the scratch tiles would not fit in UB."""
+    lines = _compute_lines(rung)
+    if lines is None:
         return None
-    body, out_arg, tree = formula
     gm_of = {arg: gm for gm, arg in _arguments(rung).items()}
     ins = {gm: tile for tile, gm in _COPY_IN.findall(rung)}
     outs = {gm: tile for gm, tile in _COPY_OUT.findall(rung)}
-    out_tile = outs.get(gm_of.get(out_arg, ""))
-    leaf_tiles = {arg: ins[gm_of[arg]] for arg in gm_of if gm_of[arg] in ins}
-    if out_tile is None:
-        return None
-    words = set(_WORD.findall(rung))
+    in_tiles = {arg: ins[gm] for arg, gm in gm_of.items() if gm in ins}
+    out_tiles = {arg: outs[gm] for arg, gm in gm_of.items() if gm in outs}
     count = lines[0].group("args").rsplit(",", 1)[-1].strip()
-    lowering = Lowering(count=count, leaf_tiles=leaf_tiles)
-    try:
-        generated = lowering.lower(tree, out_tile)
-    except (Unsupported, KeyError):
+    made = (_lowered(start, in_tiles, out_tiles, count)
+            or (_moved(start, in_tiles, out_tiles, count) if "TQue" in rung else None))  # only up to double buffering
+    if made is None:
         return None
+    generated, scratch, body, uses = made
+    words = set(_WORD.findall(rung))
     prefix = next(p for p in ("scratch", "formulaTmp", "evkScratch") if not any(w.startswith(p) for w in words))
-    renamed = {f"scratch{i}": f"{prefix}{i}" for i in range(len(lowering.scratch))}
+    renamed = {name: f"{prefix}{i}" for i, name in enumerate(scratch)}
     tile_match = _TILE.search(rung)
     buffers = sum(int(n or 1) for n in _BUFFERS.findall(rung)) + len(renamed)
     if tile_match is None or buffers * int(tile_match.group(1)) * 4 > UB_BYTES:
         return None
-    carried = carried_scalars(start, body, " ".join(sorted(names(tree))), rung)
+    carried = carried_scalars(start, body, uses, rung)
     if carried is None:
         return None
     indent = lines[0].group("indent")
-    code = "".join(indent + re.sub(r"\bscratch\d+\b", lambda m: renamed[m.group(0)], line) + "\n"
+    code = "".join(indent + re.sub(r"\b\w+\b", lambda m: renamed.get(m.group(0), m.group(0)), line) + "\n"
                    for line in generated)
     code = rung[:lines[0].start()] + code + rung[lines[-1].end():]
     loop = re.search(r"^(?P<indent>[ \t]*)for \(", code, re.MULTILINE)
     if loop is None:
         return None
-    scratch = "".join(f"{loop.group('indent')}TBuf<TPosition::VECCALC> {name}Buf;  // an intermediate value of the formula\n"
-                      f"{loop.group('indent')}pipe.InitBuffer({name}Buf, TILE * sizeof(float));\n"
-                      f"{loop.group('indent')}LocalTensor<float> {name} = {name}Buf.Get<float>();\n"
-                      for name in renamed.values())
-    return with_scalars(code[:loop.start()] + scratch + code[loop.start():], carried)
+    pad = loop.group("indent")
+    declared = "".join(f"{pad}TBuf<TPosition::VECCALC> {name}Buf;  // an intermediate value of the formula\n"
+                       f"{pad}pipe.InitBuffer({name}Buf, TILE * sizeof(float));\n"
+                       f"{pad}LocalTensor<float> {name} = {name}Buf.Get<float>();\n" for name in renamed.values())
+    return with_scalars(code[:loop.start()] + declared + code[loop.start():], carried)
+
+
+def _lowered(start: str, in_tiles: dict[str, str], out_tiles: dict[str, str],
+             count: str) -> tuple[list[str], list[str], str, str] | None:
+    """A scalar start kernel's formula lowered: (instruction lines, scratch tiles, the loop body,
+    the scalars it reads)."""
+    formula = scalar_formula(start)
+    if formula is None or formula[1] not in out_tiles:
+        return None
+    body, out_arg, tree = formula
+    lowering = Lowering(count=count, leaf_tiles=in_tiles)
+    try:
+        generated = lowering.lower(tree, out_tiles[out_arg])
+    except (Unsupported, KeyError):
+        return None
+    return generated, lowering.scratch, body, " ".join(sorted(names(tree)))
+
+
+def _moved(start: str, in_tiles: dict[str, str], out_tiles: dict[str, str],
+           count: str) -> tuple[list[str], list[str], str, str] | None:
+    """A single-buffered vector start kernel's run of instructions, its tiles renamed to the rung's
+    (an input tile read before the run overwrites it is the input, after it the output); its
+    other tiles only the system's own scratch tiles."""
+    run = _compute_lines(start)
+    args = _arguments(start)
+    reads = {tile: args.get(gm) for tile, gm in _COPY_IN.findall(start)}
+    writes = {tile: args.get(gm) for gm, tile in _COPY_OUT.findall(start)}
+    if run is None or len(writes) != 1 or None in reads.values() or "TQue" in start:
+        return None
+    (out_name, out_arg), = writes.items()
+    locals_ = {n.split("=")[0].strip() for group in re.findall(r"LocalTensor<\w+>\s+([^;]+);", start)
+               for n in group.split(",")}
+    written: set[str] = set()
+    lines, scratch, uses = [], [], set()
+
+    def ours(name: str, is_dst: bool) -> str:
+        if re.fullmatch(r"scratch\d+", name):
+            scratch.append(name) if name not in scratch else None
+            return name
+        if name == out_name and (is_dst or name in written):
+            return out_tiles[out_arg]
+        if name in reads and name not in written:
+            return in_tiles[reads[name]]
+        if name in locals_ or name in written:
+            raise KeyError(name)  # a tile of the kernel's own the rung does not have
+        uses.update(_WORD.findall(name))
+        return name
+
+    for match in run:
+        op = match.group(0).strip().split("(", 1)[0]
+        parts = [a.strip() for a in match.group("args").split(",")]
+        note = match.group(0).split(";", 1)[1].strip()
+        try:
+            dst, sources = ours(parts[0], True), [ours(a, False) for a in parts[1:-1]]
+        except KeyError:
+            return None
+        written.add(parts[0])
+        lines.append(f"{op}({', '.join([dst, *sources, count])});" + (f"  {note}" if note else ""))
+    return lines, scratch, "".join(m.group(0) for m in run), " ".join(sorted(uses))

@@ -59,6 +59,20 @@ def test_a_ladder_task_s_first_kernel_lowered_into_its_rung_computes_it_with_vec
     assert rung_of(profile) == rung and profile.stages.scalar_math_calls == 0
 
 
+@pytest.mark.parametrize("start", ["the system's", "the ladder's"])
+def test_a_vector_kernel_s_instructions_move_into_the_double_buffered_rung(start, tmp_path):
+    """The step from a single-buffered vector kernel to the double-buffered rung: its run of
+    instructions, the in-place tile read as the input before it is overwritten and as the output
+    after (-5's p4 seed 1 showed that rung to the model, which broke it)."""
+    path = tmp_path / "ex1_Log1pAbs.py"
+    path.write_text(ladder.task_source("ex1_Log1pAbs")[1])
+    vector = (vectorized_rung(_form("ex1_Log1pAbs", "vector"), _form("ex1_Log1pAbs", "first")) if start == "the system's"
+              else _form("ex1_Log1pAbs", "vector"))
+    moved = vectorized_rung(_form("ex1_Log1pAbs", "double_buffer"), vector)
+    assert moved is not None and "Ln(c, " in moved and "(v, " not in moved
+    assert rung_of(_profiled(path, moved, tmp_path)) == "double_buffer"
+
+
 @pytest.mark.parametrize("task", ["45_ReLU6", "p1_Expm1", "p2_Cube"])
 def test_the_climb_pilot_s_first_kernels_lowered_into_the_vector_rung_compute_their_task(task, tmp_path):
     """The kernels bench.climb starts from (archived: the model's own first kernels)."""
