@@ -29,7 +29,7 @@ START_LOOP = re.compile(r"^[ \t]*for \((?:const )?(?:int64_t|int32_t|uint32_t|in
 _ACCESS = re.compile(r"\b(?P<tensor>\w+)\s*\.\s*(?P<op>GetValue|SetValue)\s*\(\s*(?P<index>[^,()]+?)\s*(?P<end>[,)])")
 _DECLARED = re.compile(r"\b(?:const\s+)?(?:float|double|int|int32_t|int64_t|uint32_t|uint64_t|auto|half|bool)\s+"
                        r"(?P<names>\w+\s*=[^;]*(?:,\s*\w+\s*=[^;]*)*);")
-_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
+WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 _TYPES = {"float", "double", "int", "int32_t", "int64_t", "uint32_t", "uint64_t", "half", "static_cast", "f"}
 
 
@@ -128,7 +128,7 @@ def _merged_rows(rung: str, start: str) -> str | None:
     head, update, value = rows
     end = block_end(rung, formula.end())
     kept = rung[:init.start()] + rung[init.end():formula.end()] + rung[end:result.start()] + rung[result.end():]
-    if _declared("\n".join(head + update)) & set(_WORD.findall(kept)) - {"r", "c"}:
+    if _declared("\n".join(head + update)) & set(WORD.findall(kept)) - {"r", "c"}:
         return None  # an accumulator named like one of the rung's own locals
     indent, inner = init.group("indent"), formula.group("indent") + "    "
     return (rung[:init.start()] + "".join(f"{indent}{line}\n" for line in head) + rung[init.end():formula.end()]
@@ -167,7 +167,7 @@ def merged_rung(rung: str, start: str) -> str | None:
     except KeyError:  # a tensor the rung does not copy in
         return None
     outside = rung[:formula.start()] + rung[end:]
-    if _declared(lines) & set(_WORD.findall(outside)):
+    if _declared(lines) & set(WORD.findall(outside)):
         return None  # a local of the formula would hide one of the rung's (its tile, its count)
     carried = carried_scalars(start, body, lines, rung)
     if carried is None:
@@ -181,14 +181,14 @@ def carried_scalars(start: str, body: str, uses: str, rung: str) -> list[str] | 
     """The start kernel's declarations outside its loop `body` of names that `uses` (the formula as
     it goes into the rung) reads and the rung lacks: a constructor scalar read from the tiling.
     None where one is computed from the kernel's other locals (it cannot be carried alone)."""
-    known = _declared(rung) | set(_WORD.findall(rung))
+    known = _declared(rung) | set(WORD.findall(rung))
     carried = []
     for line in (text.split("//")[0].rstrip() for text in start.splitlines()):
         declared = _declared(line)
-        if not declared or line in body or not declared & set(_WORD.findall(uses)) or declared <= known:
+        if not declared or line in body or not declared & set(WORD.findall(uses)) or declared <= known:
             continue
         value = re.sub(r"\bt\s*\.\s*\w+", "", line.split("=", 1)[1])  # the tiling's fields are the rung's too
-        if set(_WORD.findall(value)) - _TYPES:
+        if set(WORD.findall(value)) - _TYPES:
             return None
         carried.append(line.strip())
         known |= declared

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from actors.climb_merge import START_LOOP, block_end, carried_scalars, with_scalars
+from actors.climb_merge import START_LOOP, WORD, block_end, carried_scalars, with_scalars
 from actors.formula_lowering import Lowering
 from actors.formula_tree import Tree, Unsupported, names, read_formula
 
@@ -31,7 +31,6 @@ _VECTOR_LINE = re.compile(r"^(?P<indent>[ \t]*)(?:Abs|Adds|Muls|Ln|Exp|Add|Sub|M
                           r"|Reciprocal|Relu|LeakyRelu|Duplicate)\((?P<args>[^\n]*)\);[^\n]*\n", re.MULTILINE)
 _TILE = re.compile(r"constexpr\s+int64_t\s+TILE\s*=\s*(\d+)")
 _BUFFERS = re.compile(r"pipe\.InitBuffer\(\s*\w+\s*,\s*(?:(\d+)\s*,\s*)?TILE\s*\*\s*sizeof\(float\)\s*\)")
-_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
 def _arguments(code: str) -> dict[str, str]:
@@ -105,12 +104,10 @@ def vectorized_rung(rung: str, start: str) -> str | None:
     if made is None:
         return None
     generated, scratch, body, uses = made
-    words = set(_WORD.findall(rung))
+    words = set(WORD.findall(rung))
     prefix = next(p for p in ("scratch", "formulaTmp", "evkScratch") if not any(w.startswith(p) for w in words))
     renamed = {name: f"{prefix}{i}" for i, name in enumerate(scratch)}
-    tile_match = _TILE.search(rung)
-    buffers = sum(int(n or 1) for n in _BUFFERS.findall(rung)) + len(renamed)
-    if tile_match is None or buffers * int(tile_match.group(1)) * 4 > UB_BYTES:
+    if not fits_in_ub(rung, len(renamed)):
         return None
     carried = carried_scalars(start, body, uses, rung)
     if carried is None:
@@ -122,11 +119,22 @@ def vectorized_rung(rung: str, start: str) -> str | None:
     loop = re.search(r"^(?P<indent>[ \t]*)for \(", code, re.MULTILINE)
     if loop is None:
         return None
-    pad = loop.group("indent")
-    declared = "".join(f"{pad}TBuf<TPosition::VECCALC> {name}Buf;  // an intermediate value of the formula\n"
-                       f"{pad}pipe.InitBuffer({name}Buf, TILE * sizeof(float));\n"
-                       f"{pad}LocalTensor<float> {name} = {name}Buf.Get<float>();\n" for name in renamed.values())
+    declared = tile_declarations(loop.group("indent"), list(renamed.values()), "TILE", "an intermediate value of the formula")
     return with_scalars(code[:loop.start()] + declared + code[loop.start():], carried)
+
+
+def fits_in_ub(rung: str, scratch_tiles: int) -> bool:
+    """Whether the rung's TILE-sized buffers and `scratch_tiles` more fit the smallest UB modelled."""
+    tile = _TILE.search(rung)
+    buffers = sum(int(n or 1) for n in _BUFFERS.findall(rung)) + scratch_tiles
+    return tile is not None and buffers * int(tile.group(1)) * 4 <= UB_BYTES
+
+
+def tile_declarations(pad: str, names: list[str], size: str, why: str) -> str:
+    """A TBuf, its buffer of `size` floats and its LocalTensor for each name, before the tile loop."""
+    return "".join(f"{pad}TBuf<TPosition::VECCALC> {name}Buf;  // {why}\n"
+                   f"{pad}pipe.InitBuffer({name}Buf, {size} * sizeof(float));\n"
+                   f"{pad}LocalTensor<float> {name} = {name}Buf.Get<float>();\n" for name in names)
 
 
 def _lowered(start: str, in_tiles: dict[str, str], out_tiles: dict[str, str],
@@ -172,7 +180,7 @@ def _moved(start: str, in_tiles: dict[str, str], out_tiles: dict[str, str],
             return in_tiles[reads[name]]
         if name in locals_ or name in written:
             raise KeyError(name)  # a tile of the kernel's own the rung does not have
-        uses.update(_WORD.findall(name))
+        uses.update(WORD.findall(name))
         return name
 
     for match in run:

@@ -15,12 +15,19 @@ from __future__ import annotations
 
 import re
 
-from actors.climb_merge import FORMULA_LOOP, START_LOOP, block_end, carried_scalars, with_scalars
+from actors.climb_merge import (
+    FORMULA_LOOP,
+    START_LOOP,
+    WORD,
+    block_end,
+    carried_scalars,
+    with_scalars,
+)
+from actors.climb_vectorize import fits_in_ub, tile_declarations
 from actors.formula_lowering import Lowering, normalized
 from actors.formula_tree import Indexing, Tree, Unsupported, names, read_body
 
 _FLOATS = re.compile(r"^(?:const\s+)?float\s+(?P<rest>.+)$")
-_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 _RUN = re.compile(r"(?:^[ \t]*(?:Abs|Adds|Muls|Ln|Exp|Sqrt|Mul|Max|Min|Maxs|Mins|Reciprocal)\([^\n]*\n)*"
                   r"^(?P<indent>[ \t]*)ReduceSum\((?P<dst>\w+),\s*(?P<src>\w+),\s*(?P<work>\w+),\s*(?P<count>[^\n]+?)\);[^\n]*\n",
                   re.MULTILINE)
@@ -122,7 +129,7 @@ def vectorized_rows(rung: str, start: str) -> str | None:
     tile = re.search(r"DataCopyPad\(\s*(\w+)\s*,\s*\w+\[", rung)
     if tile is None or len(set(x_gm)) != 1:
         return None
-    words = set(_WORD.findall(rung)) - {acc}
+    words = set(WORD.findall(rung)) - {acc}
     if any(w.startswith("scratch") for w in words):
         return None
     rename = {a: (a if a not in words else f"{a}Acc") for a in accumulators}
@@ -149,7 +156,7 @@ def vectorized_rows(rung: str, start: str) -> str | None:
         folds.append(_fold(kind, ours(name), f"{target}.GetValue(0)"))
     uses = " ".join(sorted(set().union(*(names(v) for _, _, v in updates)))) + " " + result
     carried = carried_scalars(start, row_loop, uses, rung)
-    if carried is None or scratch + 2 > 6:
+    if carried is None or not fits_in_ub(rung, scratch):
         return None
     code = (rung[:init.start()] + "".join(f"{init.group('indent')}{ours(line)}\n" for line in head)
             + rung[init.end():run.start()] + "".join(f"{indent}{line}\n" for line in lines)
@@ -161,12 +168,8 @@ def vectorized_rows(rung: str, start: str) -> str | None:
     if loop is None:
         return None
     pad = loop.group("indent")
-    buffers = [f"{pad}TBuf<TPosition::VECCALC> {t}Buf;  // another accumulator's tile result\n"
-               f"{pad}pipe.InitBuffer({t}Buf, SLICE * sizeof(float));\n{pad}LocalTensor<float> {t} = {t}Buf.Get<float>();\n"
-               for t in extra]
-    buffers += [f"{pad}TBuf<TPosition::VECCALC> scratch{i}Buf;  // an intermediate value of the formula\n"
-                f"{pad}pipe.InitBuffer(scratch{i}Buf, TILE * sizeof(float));\n"
-                f"{pad}LocalTensor<float> scratch{i} = scratch{i}Buf.Get<float>();\n" for i in range(scratch)]
+    buffers = (tile_declarations(pad, extra, "SLICE", "another accumulator's tile result")
+               + tile_declarations(pad, [f"scratch{i}" for i in range(scratch)], "TILE", "an intermediate value of the formula"))
     if any(t in words for t in extra):
         return None
-    return with_scalars(code[:loop.start()] + "".join(buffers) + code[loop.start():], carried)
+    return with_scalars(code[:loop.start()] + buffers + code[loop.start():], carried)

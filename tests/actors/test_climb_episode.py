@@ -78,14 +78,15 @@ SLOWER = "```cpp\n" + HEAD + '''    for (int64_t i = begin; i < end; ++i) {
 ```'''
 
 
-@pytest.mark.slow  # three kernels compiled, checked and profiled by the twin: about two minutes cold
-def test_a_scalar_kernel_climbs_to_the_vector_rung(llm_server, memory_config, tmp_path):
+def _bank(memory_config) -> MemoryBank:
     # similarity: the rung is always shown (the value arm's choice is a draw: tests/memory_actor/test_refine_decision.py)
-    config = memory_config.model_copy(update={"retrieval": "similarity", "shipped_rates": False})
-    bank = MemoryBank(config)
+    bank = MemoryBank(memory_config.model_copy(update={"retrieval": "similarity", "shipped_rates": False}))
     bank.add(bundle_items("npu-twin"))
-    agent = ScriptedAgent([SCALAR, VECTOR, SLOWER])
-    llm_server.responder = agent
+    return bank
+
+
+def _run_episode(llm_server, bank: MemoryBank, tmp_path: Path, run_id: str, config: EpisodeConfig) -> Episode:
+    """One whole episode of p1_Expm1 on the twin, the scripted model behind the loopback server."""
     task = load_task(EXPM1, max_bytes=SMALL_BYTES)
     harness = harness_config(backend="npu-twin", correctness_trials=2, timed_trials=3,
                              build_cache_dir=str(tmp_path / "build"))
@@ -96,15 +97,23 @@ def test_a_scalar_kernel_climbs_to_the_vector_rung(llm_server, memory_config, tm
         try:
             episode = Episode(task=task, brief=task_brief(task, get_backend("npu-twin"), "kernel"),
                               memory=InProcess(bank), drafter=InProcess(drafter), refiner=InProcess(refiner),
-                              evaluator=InProcess(Evaluator(harness)), run_id="climb",
-                              config=EpisodeConfig(iterations=3, start_point_epsilon=0.0, climb_merged="show"))
+                              evaluator=InProcess(Evaluator(harness)), run_id=run_id, config=config)
             await run_to_end(episode)
             return episode
         finally:
             await drafter.aclose()
             await refiner.aclose()
 
-    episode = asyncio.run(go())
+    return asyncio.run(go())
+
+
+@pytest.mark.slow  # three kernels compiled, checked and profiled by the twin: about two minutes cold
+def test_a_scalar_kernel_climbs_to_the_vector_rung(llm_server, memory_config, tmp_path):
+    bank = _bank(memory_config)
+    agent = ScriptedAgent([SCALAR, VECTOR, SLOWER])
+    llm_server.responder = agent
+    episode = _run_episode(llm_server, bank, tmp_path, "climb",
+                           EpisodeConfig(iterations=3, start_point_epsilon=0.0, climb_merged="show"))
     draft, climbed, slower = episode.attempts
     assert [(a.stage, a.gate) for a in episode.attempts] == [("draft", "ok"), ("refine", "ok"), ("refine", "ok")]
     # the refinement was shown the next rung up (ub_scalar: the formula over tiles in UB), renamed,
@@ -136,30 +145,11 @@ def test_the_merged_rung_is_proposed_by_the_system_without_a_model_call(llm_serv
     rung is evaluated as the refinement itself; the model is not asked, the attempt says so, and
     the climb counts for the rung like any refinement shown it. The next refinement is the formula
     lowered into the vector rung, never the same proposal again."""
-    config = memory_config.model_copy(update={"retrieval": "similarity", "shipped_rates": False})
-    bank = MemoryBank(config)
-    bank.add(bundle_items("npu-twin"))
+    bank = _bank(memory_config)
     agent = ScriptedAgent([SCALAR])
     llm_server.responder = agent
-    task = load_task(EXPM1, max_bytes=SMALL_BYTES)
-    harness = harness_config(backend="npu-twin", correctness_trials=2, timed_trials=3,
-                             build_cache_dir=str(tmp_path / "build"))
-
-    async def go():
-        llm = llm_config(llm_server, timeout_s=30.0)
-        drafter, refiner = Drafter(llm), Refiner(llm)
-        try:
-            episode = Episode(task=task, brief=task_brief(task, get_backend("npu-twin"), "kernel"),
-                              memory=InProcess(bank), drafter=InProcess(drafter), refiner=InProcess(refiner),
-                              evaluator=InProcess(Evaluator(harness)), run_id="merged",
-                              config=EpisodeConfig(iterations=3, start_point_epsilon=0.0, lessons=False))
-            await run_to_end(episode)
-            return episode
-        finally:
-            await drafter.aclose()
-            await refiner.aclose()
-
-    episode = asyncio.run(go())
+    episode = _run_episode(llm_server, bank, tmp_path, "merged",
+                           EpisodeConfig(iterations=3, start_point_epsilon=0.0, lessons=False))
     draft, climbed, vector = episode.attempts
     assert [(a.stage, a.gate, a.proposed_by) for a in episode.attempts] == [("draft", "ok", "model"),
                                                                             ("refine", "ok", "system"),
