@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import openai
 import pytest
@@ -302,6 +303,12 @@ def test_a_busy_model_server_of_another_run_keeps_its_threads(standin, monkeypat
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1, 2, 3})
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", STANDIN_MODULE,
                               "--n_threads", "2"])
+    # until it has exec'd, /proc shows the forked copy of this test's own command line (CI lost
+    # that race once): wait for its own
+    cmdline = Path(f"/proc/{other.pid}/cmdline")
+    deadline = time.monotonic() + 30
+    while STANDIN_MODULE.encode() not in cmdline.read_bytes() and time.monotonic() < deadline:
+        time.sleep(0.02)
     try:
         with local_llm_server(load_settings(), one_operator_at_a_time=True):
             pass
