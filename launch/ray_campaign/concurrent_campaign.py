@@ -192,6 +192,8 @@ class ConcurrentCampaign(CampaignStops):
     def _finish(self, pools: DevicePools | None, started_ray: bool) -> None:
         """Flush the memory, write the final summary, then tear down (launch.ray_campaign.campaign_actors): the
         summary comes before the teardown, whose calls may block when the GCS is gone."""
+        if self.ray_processes is not None:  # the workers now, before the teardown ends them: a run shorter
+            self.ray_processes.note()       # than the loop's 10 s between looks left their groups behind
         devices, flush_failed, stopped = self.actors.flush(pools)
         self.devices = self.devices if devices is None else devices
         self.error = self.error or flush_failed

@@ -195,11 +195,13 @@ class RayProcesses:
                 if (now := _ray_process(pid)) is not None and now[0] == started]
 
     def end_survivors(self, grace_s: float = 3.0) -> list[str]:
-        """SIGTERM, then SIGKILL after GRACE_S, to every noted process still alive; the commands of
-        those it ended."""
+        """SIGTERM, then SIGKILL after GRACE_S, to every noted process still alive after GRACE_S of
+        its own (Ray's workers go a moment after their raylet); the commands of those it ended."""
         import time
 
-        left = self.survivors()
+        deadline = time.monotonic() + grace_s
+        while (left := self.survivors()) and time.monotonic() < deadline:
+            time.sleep(0.1)
         ended = [self.seen[pid][1][:80] for pid in left]
         for sig in (signal.SIGTERM, signal.SIGKILL):
             for pid in left:
