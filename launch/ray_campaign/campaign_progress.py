@@ -48,9 +48,10 @@ class ProgressDisplay:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
 
-    def note(self, line: str) -> None:
-        """One line above the status line (a retry, a wait): on the terminal and in the log."""
-        log.warning("campaign_note", note=line)
+    def note(self, line: str, fault: bool = True) -> None:
+        """One line above the status line (a retry, a wait: a fault, logged as a warning; the plan
+        and what the budget bought: not one): on the terminal and in the log."""
+        (log.warning if fault else log.info)("campaign_note", note=line)
         self.clear()
         self.stream.write(f"evokernel run: {line}\n")
         self.stream.flush()

@@ -214,7 +214,7 @@ class ConcurrentCampaign(CampaignStops):
 
     def _loop(self, todo: TurnQueue, pools: DevicePools, recorder: Any, services: EpisodeServices) -> None:
         in_flight = self.settings.ray.max_in_flight
-        self.progress.note(todo.line(in_flight=in_flight))  # operators left, attempts planned, the end estimate
+        self.progress.note(todo.line(in_flight=in_flight), fault=False)  # operators left, attempts planned, the end estimate
         self.progress.suffix = lambda counters: todo.line(in_running=counters.running, in_flight=in_flight,
                                                           walls=counters.walls)
         with CtrlCRequestsStop(self):
@@ -224,7 +224,7 @@ class ConcurrentCampaign(CampaignStops):
             self._recorded(recorder.operator_done.remote(result), None)
         self._write()
         if (bought := todo.bought(self.operators, f"evokernel run --resume {self.folder.path}")) is not None:
-            self.progress.note(bought)
+            self.progress.note(bought, fault=False)
 
     def _run_episodes(self, todo: TurnQueue, pools: DevicePools, recorder: Any, services: EpisodeServices) -> None:
         pending: dict[Any, Path] = {}

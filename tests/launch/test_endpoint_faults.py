@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+import structlog
+import structlog.testing
 
 from actors.errors import error_line
 from actors.messages import EpisodeResult
@@ -52,6 +54,15 @@ def test_a_note_is_one_line_above_the_status_line():
     lines = stream.getvalue().split("\n")
     assert lines[0].endswith("evokernel run: LLM endpoint fault: empty reply: no choices; try 2 of 3 in 0.5 s")
     assert lines[0].startswith("\r\x1b[K0/2 done") and "0/2 done" in lines[1]  # the status line again, below
+
+
+def test_a_fault_note_is_a_warning_and_the_plan_is_not():
+    display = ProgressDisplay(io.StringIO(), tty=False)
+    with structlog.testing.capture_logs() as logs:
+        display.note("LLM endpoint fault: empty reply; try 2 of 3 in 0.5 s")
+        display.note("106 operator(s) left, up to 3180 attempts", fault=False)
+    assert [(entry["event"], entry["log_level"]) for entry in logs] == [("campaign_note", "warning"),
+                                                                       ("campaign_note", "info")]
 
 
 @pytest.mark.slow
