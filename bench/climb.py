@@ -33,6 +33,7 @@ Written before any refinement ran (the analysis below is fixed; nothing is tuned
 
     python -m bench.climb run --out runs/climb-npu-twin [--k 6] [--seeds 0,1,2] [--drafts 3] [--arms none,value]
     python -m bench.climb summary --out runs/climb-npu-twin [--publish]
+    python -m bench.climb sensitivity --out runs/climb-npu-twin   # best/first at other scalar costs
 
 Rerun `run` with the same --out to resume: finished operators are skipped; an operator stopped
 midway starts again from its arm's bank as it was before it (a copy kept until it finishes).
@@ -50,6 +51,7 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
+from bench.climb_sensitivity import sensitivity
 from bench.climb_table import summarise
 from bench.learning.plan import LOAD_PROOF, arm_memory
 from bench.learning.publish import (
@@ -319,7 +321,7 @@ def run(settings, out: Path, plan: dict[str, Any], model: dict[str, Any]) -> dic
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.climb", description=__doc__.splitlines()[0])
-    p.add_argument("action", choices=["run", "summary"])
+    p.add_argument("action", choices=["run", "summary", "sensitivity"])
     p.add_argument("--out", required=True, help="results folder; rerun to resume")
     p.add_argument("--k", type=int, default=6, help="refinements per operator, arm and seed")
     p.add_argument("--seeds", default="0,1,2")
@@ -331,11 +333,16 @@ def main(argv: list[str]) -> int:
     p.add_argument("--llm-model", default=None)
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--publish", action="store_true", help="with summary: the table and raw state into bench/results/")
+    p.add_argument("--costs", default="0.1,0.03,0.01,0.003,0.001",
+                   help="with sensitivity: the scalar global-memory costs (us) to recompute at")
     args = p.parse_args(argv)
     out = Path(args.out).expanduser().resolve()
     if args.action == "summary":
         plan = json.loads((out / "plan.json").read_text())
         print(json.dumps(summarise(out, plan, model_meta(bench_settings(args)), args.publish)))
+        return 0
+    if args.action == "sensitivity":  # bench/climb_sensitivity.py: reads the folder, runs nothing
+        print(json.dumps(sensitivity(out, [float(c) for c in args.costs.split(",")])))
         return 0
     settings = bench_settings(args, LOAD_PROOF)
     out.mkdir(parents=True, exist_ok=True)
