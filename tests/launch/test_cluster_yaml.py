@@ -297,40 +297,43 @@ def test_start_commands_bring_up_an_authenticated_two_node_cluster(tmp_path):
         shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
+
 WATCH_SCRIPT = r"""
-set -e
 mkdir -p /tmp/ray && mount -t tmpfs evk-watch /tmp/ray || exit 3
 mkdir -p /tmp/ray/session_t/logs && ln -s /tmp/ray/session_t /tmp/ray/session_latest
-session() { bash -c 'sleep 1000; :' "/tmp/ray/session_t/logs/$1" & echo $!; }
-alive() { kill -0 "$1" 2>/dev/null && echo alive || echo gone; }
-# a worker started: the first command, `ray start` (a raylet, a log monitor of the session), the watcher
-bash -c "$START_STOP"; raylet 1000 & session monitor_1 > "$OUT/m1"; bash -c "$WATCH"
-# ... and started again by the launcher (the same session folder): the first command's `ray stop`
-# ends the first raylet, then `ray start` and the watcher again; more than the watcher's 5 s go by
-bash -c "$START_STOP"; raylet 1000 & session monitor_2 > "$OUT/m2"; bash -c "$WATCH"; sleep 7
-echo "restart: $(alive $(cat "$OUT/m2"))" >> "$OUT/states"
-pkill -x raylet; sleep 7  # `ray down`: the worker's raylet ends when the head has gone
-echo "down: $(alive $(cat "$OUT/m2"))" >> "$OUT/states"
+session() { bash -c 'sleep 1000; :' "/tmp/ray/session_t/logs/$1" & echo $! > "$OUT/$1"; }
+state() { kill -0 "$(cat "$OUT/$1")" 2>/dev/null && echo "$2: alive" || echo "$2: gone"; }
+start() { bash -c "$STOP"; bash -c "$WATCH"; sleep 1; raylet 1000 & session "$1"; }  # `ray start` last
+start monitor_1; sleep 7  # its watcher has seen its raylet
+# started again by the launcher (the same session folder): this `ray stop` ends the first raylet;
+# more than the watcher's 5 s go by
+start monitor_2; sleep 8; state monitor_2 restart >> "$OUT/states"
+pkill -x raylet; sleep 8; state monitor_2 down >> "$OUT/states"  # `ray down`: the head gone, so the raylet
+# a start cut short before any raylet came up: what it left goes once the watcher stops waiting
+bash -c "$STOP"; sh "$HOME/evokernel/scripts/ray_session_watch.sh" 5 & session monitor_3; sleep 12
+state monitor_3 "cut short" >> "$OUT/states"
 """
 
 
 def test_a_worker_s_watcher_ends_its_session_after_ray_down_and_spares_a_restarted_one(tmp_path):
-    """The local files' worker start commands, run in a PID and mount namespace of their own where
-    `raylet` is a stand-in process of that name and `ray stop` ends it (as Ray's does): after a
-    restart in the same session the new session's processes stay (the old watcher is gone), and
-    once the raylet ends, its watcher ends the rest of the session."""
+    """The local files' worker start commands and scripts/ray_session_watch.sh, run in a PID and
+    mount namespace of their own where `raylet` is a stand-in process of that name and `ray stop`
+    ends it (as Ray's does): after a restart in the same session the new session's processes stay
+    (the old watcher is gone); once the raylet ends, or a start never brought one up, the watcher
+    ends the rest of the session."""
     commands = _load(CPU_FILE)["worker_start_ray_commands"]
-    stop, watch = commands[0], commands[-1]
-    assert "ray stop" in stop and "evokernel-ray-watch" in watch
+    stop, watch = commands[0], commands[1]
+    assert "ray stop" in stop and "ray_session_watch" in watch and "ray start" in commands[2]
     bin_dir, home, out = tmp_path / "bin", tmp_path / "home", tmp_path / "out"
     for folder in (bin_dir, home / ".evokernel", out):
         folder.mkdir(parents=True)
+    (home / "evokernel").symlink_to(REPO)  # file_mounts puts the project there
     shutil.copy(shutil.which("sleep"), bin_dir / "raylet")  # pgrep -x raylet matches by this name
     (bin_dir / "ray").write_text('#!/bin/sh\n[ "$1" = stop ] && pkill -x raylet; exit 0\n')
     (bin_dir / "ray").chmod(0o755)
     (home / ".evokernel" / "env.sh").write_text(f'export PATH="{bin_dir}:$PATH"\n')
     env = {**os.environ, "HOME": str(home), "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(out),
-           "START_STOP": stop, "WATCH": watch}
+           "STOP": stop, "WATCH": watch}
     try:
         run = subprocess.run(["unshare", "--mount", "--propagation", "private", "--pid", "--fork", "--mount-proc",
                               "bash", "-c", WATCH_SCRIPT], env=env, capture_output=True, text=True, timeout=120)
@@ -339,4 +342,4 @@ def test_a_worker_s_watcher_ends_its_session_after_ray_down_and_spares_a_restart
     if run.returncode == 3 or (run.returncode != 0 and "unshare" in run.stderr):
         pytest.skip(f"no PID and mount namespace here: {run.stderr.strip()}")
     assert run.returncode == 0, run.stderr
-    assert (out / "states").read_text().split("\n")[:2] == ["restart: alive", "down: gone"]
+    assert (out / "states").read_text().splitlines() == ["restart: alive", "down: gone", "cut short: gone"]
