@@ -199,9 +199,13 @@ class RayProcesses:
         its own (Ray's workers go a moment after their raylet); the commands of those it ended."""
         import time
 
-        deadline = time.monotonic() + grace_s
-        while (left := self.survivors()) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        def left_after_grace() -> list[int]:
+            deadline = time.monotonic() + grace_s
+            while (left := self.survivors()) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            return left
+
+        left = left_after_grace()
         ended = [self.seen[pid][1][:80] for pid in left]
         for sig in (signal.SIGTERM, signal.SIGKILL):
             for pid in left:
@@ -209,10 +213,7 @@ class RayProcesses:
                     os.kill(pid, sig)
                 except (ProcessLookupError, PermissionError):
                     pass
-            deadline = time.monotonic() + grace_s
-            while (left := self.survivors()) and time.monotonic() < deadline:
-                time.sleep(0.1)
-            if not left:
+            if not (left := left_after_grace()):
                 break
         return ended
 
