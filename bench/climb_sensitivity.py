@@ -23,6 +23,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from bench.climb_table import headline_figures
+
 ASSUMED_US = 0.1  # the twin's gm_scalar_us (npu_pool/backends/ascendc_twin/include/twin_runtime.h)
 
 
@@ -57,9 +59,8 @@ def sensitivity(out: Path, costs: list[float]) -> dict[str, Any]:
                 per_operator.setdefault(record["task"], []).append((first / best, record["eager_ms"] * 1e3 / best))
             if not per_operator:
                 continue
-            over_first = [statistics.median(r[0] for r in runs) for runs in per_operator.values()]
-            over_eager = [statistics.median(r[1] for r in runs) for runs in per_operator.values()]
-            key = f"{arm}@{cost:g}"
-            rows[f"median_best_over_first_{key}"] = round(statistics.median(over_first), 1)
-            rows[f"share_within_2x_eager_{key}"] = round(sum(e >= 0.5 for e in over_eager) / len(over_eager), 3)
+            figures = headline_figures([statistics.median(r[0] for r in runs) for runs in per_operator.values()],
+                                       [statistics.median(r[1] for r in runs) for runs in per_operator.values()])
+            for name in ("median_best_over_first", "share_within_2x_eager"):
+                rows[f"{name}_{arm}@{cost:g}"] = figures[name]
     return rows

@@ -15,6 +15,17 @@ from bench.learning.archive import publish_table
 from bench.learning.publish import git_commit, machine, started_at_commit
 
 
+def headline_figures(best_over_first: list[float], best_over_eager: list[float]) -> dict[str, float | None]:
+    """The headline's rule over operators (each already a median over its seeds): the median
+    best/first, and the shares within 2x of eager and faster than it. bench/climb_sensitivity.py
+    applies it too, so the two cannot drift apart."""
+    if not best_over_first:
+        return {"median_best_over_first": None, "share_within_2x_eager": None, "fast_1": None}
+    return {"median_best_over_first": round(statistics.median(best_over_first), 3),
+            "share_within_2x_eager": round(sum(e >= 0.5 for e in best_over_eager) / len(best_over_eager), 3),
+            "fast_1": round(sum(e > 1 for e in best_over_eager) / len(best_over_eager), 3)}
+
+
 def summarise(out: Path, plan: dict[str, Any], model: dict[str, Any], publish: bool = False) -> dict[str, Any]:
     firsts = {Path(p).stem: json.loads((out / "first" / f"{Path(p).stem}.json").read_text())
               for p in plan["operators"] if (out / "first" / f"{Path(p).stem}.json").is_file()}
@@ -40,11 +51,8 @@ def summarise(out: Path, plan: dict[str, Any], model: dict[str, Any], publish: b
     headline: dict[str, Any] = {"bench": "climb", "backend": plan["backend"], "operators": len(scalar)}
     for arm in plan["arms"]:
         done = [per_operator[t][arm] for t in scalar if arm in per_operator.get(t, {})]
-        headline[f"median_best_over_first_{arm}"] = (round(statistics.median(d["best_over_first"] for d in done), 3)
-                                                     if done else None)
-        headline[f"share_within_2x_eager_{arm}"] = (round(sum(d["best_over_eager"] >= 0.5 for d in done) / len(done), 3)
-                                                    if done else None)
-        headline[f"fast_1_{arm}"] = round(sum(d["best_over_eager"] > 1 for d in done) / len(done), 3) if done else None
+        figures = headline_figures([d["best_over_first"] for d in done], [d["best_over_eager"] for d in done])
+        headline.update({f"{name}_{arm}": value for name, value in figures.items()})
         headline[f"operators_run_{arm}"] = len(done)  # of `operators`: those with at least one seed finished
     expected = len(plan["seeds"]) * len(plan["arms"]) * sum(1 for f in firsts.values() if f["feasible"])
     finished = sum(len(records) for arms in results.values() for records in arms.values())
