@@ -303,14 +303,15 @@ mkdir -p /tmp/ray && mount -t tmpfs evk-watch /tmp/ray || exit 3
 mkdir -p /tmp/ray/session_t/logs && ln -s /tmp/ray/session_t /tmp/ray/session_latest
 session() { bash -c 'sleep 1000; :' "/tmp/ray/session_t/logs/$1" & echo $! > "$OUT/$1"; }
 state() { kill -0 "$(cat "$OUT/$1")" 2>/dev/null && echo "$2: alive" || echo "$2: gone"; }
-start() { bash -c "$STOP"; bash -c "$WATCH"; sleep 1; raylet 1000 & session "$1"; }  # `ray start` last
-start monitor_1; sleep 7  # its watcher has seen its raylet
-# started again by the launcher (the same session folder): this `ray stop` ends the first raylet;
-# more than the watcher's 5 s go by
-start monitor_2; sleep 8; state monitor_2 restart >> "$OUT/states"
-pkill -x raylet; sleep 8; state monitor_2 down >> "$OUT/states"  # `ray down`: the head gone, so the raylet
+start() { bash -c "$STOP"; bash -c "$WATCH"; sleep 0.1; raylet 1000 & session "$1"; }  # `ray start` last
+# A watcher looks every 2 s from its start (RAY_SESSION_WATCH_POLL_S): at 0 (no raylet yet), 2, 4, 6 ...
+start monitor_1; sleep 4.9
+# t = 5, between two looks: started again by the launcher (the same session folder), this `ray stop`
+# ends the first raylet; had the first watcher survived, its look at 6 would end the new session
+start monitor_2; sleep 3; state monitor_2 restart >> "$OUT/states"
+pkill -x raylet; sleep 3; state monitor_2 down >> "$OUT/states"  # `ray down`: the head gone, the raylet ends
 # a start cut short before any raylet came up: what it left goes once the watcher stops waiting
-bash -c "$STOP"; sh "$HOME/evokernel/scripts/ray_session_watch.sh" 5 & session monitor_3; sleep 12
+bash -c "$STOP"; sh "$HOME/evokernel/scripts/ray_session_watch.sh" 2 & session monitor_3; sleep 4
 state monitor_3 "cut short" >> "$OUT/states"
 """
 
@@ -333,7 +334,7 @@ def test_a_worker_s_watcher_ends_its_session_after_ray_down_and_spares_a_restart
     (bin_dir / "ray").chmod(0o755)
     (home / ".evokernel" / "env.sh").write_text(f'export PATH="{bin_dir}:$PATH"\n')
     env = {**os.environ, "HOME": str(home), "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(out),
-           "STOP": stop, "WATCH": watch}
+           "STOP": stop, "WATCH": watch, "RAY_SESSION_WATCH_POLL_S": "2"}
     try:
         run = subprocess.run(["unshare", "--mount", "--propagation", "private", "--pid", "--fork", "--mount-proc",
                               "bash", "-c", WATCH_SCRIPT], env=env, capture_output=True, text=True, timeout=120)
