@@ -47,7 +47,10 @@ ENV_ALLOW = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "V
              "XDG_CACHE_HOME", "CUDA_HOME", "CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES",
              "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH", "ASCEND_AICPU_PATH")
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.IGNORECASE)
-_REPO_ROOT = Path(__file__).resolve().parents[1]
+# The folder that holds this npu_pool package (a checkout, or site-packages): the worker imports
+# the harness from it, never another copy an editable install elsewhere would point at (until
+# 2026-12-07 this was the npu_pool folder itself, so a clone sharing a venv ran its main tree's worker).
+_PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 _POLL_S = 0.05
 
 
@@ -69,7 +72,7 @@ def scrubbed_env(extra_allow: tuple[str, ...], work_dir: Path, cache_dir: Path) 
     env = {k: v for k, v in os.environ.items() if k in ENV_ALLOW + extra_allow and not _SECRET_NAME.search(k)}
     env.update(
         TMPDIR=str(work_dir / "tmp"),
-        PYTHONPATH=str(_REPO_ROOT),
+        PYTHONPATH=str(_PACKAGE_PARENT),
         PYTHONDONTWRITEBYTECODE="1",
         TORCH_EXTENSIONS_DIR=str(cache_dir / "torch_extensions"),
         TORCHINDUCTOR_CACHE_DIR=str(cache_dir / "inductor"),
@@ -391,7 +394,10 @@ def _kill_group(proc: subprocess.Popen) -> None:
 def _read_result(path: Path, nonce: str) -> WorkerResult | None:
     try:
         result = WorkerResult.model_validate_json(path.read_text())
-    except (OSError, ValueError):
+    except OSError:
+        return None
+    except ValueError as exc:  # a result this harness cannot read: say why (another harness's worker, a forgery)
+        log.warning("worker_result_unreadable", error=str(exc)[:500])
         return None
     if not secrets.compare_digest(result.nonce, nonce):
         log.warning("ignoring a worker result without the right nonce (forged by the candidate?)")
