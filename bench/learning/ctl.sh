@@ -14,6 +14,8 @@
 # (a lost endpoint, a fatal LLM error) is started again, up to ten times; exit 0 or 130 ends it.
 # BENCH_THREADS (default 1, the plan's one model thread) gives a half running alone both cores: a
 # throughput setting, as v3's twin used (docs/learning_benchmark.md says where it was used).
+# A design's `picks` are commits cherry-picked onto its commit in a new clone (fixes to the harness
+# the benchmark must have; the docs say from when).
 # (Until 2026-12-03 this was bench/learning/v4_ctl.sh, v4 only, with V4_ROOT and V4_THREADS.)
 set -euo pipefail
 
@@ -28,9 +30,10 @@ case "$design" in
         started=2026-12-03
         source_design=v4 ;;
     v6) commit=ce8b148              # every v6 attempt runs here (docs: "v6 runs: where they stand")
+        picks=a7f138c               # on it: the worker imports the clone's own harness (from 2026-12-07)
         started=2026-12-06
         source_design=v5 ;;
-    *) sed -n 2,18p "$0"; exit 2 ;;
+    *) sed -n 2,20p "$0"; exit 2 ;;
 esac
 root="${BENCH_ROOT:-/work/$design}"
 threads="${BENCH_THREADS:-${V4_THREADS:-1}}"
@@ -79,6 +82,7 @@ prepare() {
              "(FIRST_START=1 starts a new one)" >&2; exit 1; }
     if [ ! -d "$clone/.git" ]; then
         git clone -q "$repo" "$clone" && git -C "$clone" checkout -q "$commit"
+        for pick in ${picks:-}; do git -C "$clone" cherry-pick -x "$pick" > /dev/null; done
     fi
     ln -sfn "$repo/.venv" "$clone/.venv"
     cd "$clone"
@@ -139,5 +143,5 @@ case "$cmd" in
             "$repo/.venv/bin/python" -m bench.learning checkpoint "$root/$d/runs/learning-$design-$d" "$(results_of "$d")"
         done
         echo "git -C $repo add -A -- bench/results/*-$design-*-in-progress && git -C $repo commit -m 'learning benchmark $design: checkpoint at $(date -u +%H:%M)' -- bench/results/" ;;
-    *) sed -n 2,18p "$0"; exit 2 ;;
+    *) sed -n 2,20p "$0"; exit 2 ;;
 esac

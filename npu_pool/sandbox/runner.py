@@ -49,7 +49,8 @@ ENV_ALLOW = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "V
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.IGNORECASE)
 # The folder that holds this npu_pool package (a checkout, or site-packages): the worker imports
 # the harness from it, never another copy an editable install elsewhere would point at (until
-# 2026-12-07 this was the npu_pool folder itself, so a clone sharing a venv ran its main tree's worker).
+# 2026-12-07, since the move into sandbox/, it was the npu_pool folder itself: a clone sharing a venv
+# ran its main tree's worker).
 _PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 _POLL_S = 0.05
 

@@ -73,6 +73,29 @@ def test_environment_is_scrubbed(monkeypatch, tmp_path):
     assert env["TMPDIR"] == str(tmp_path / "tmp") and "PATH" in env
 
 
+def test_the_worker_imports_this_very_harness(tmp_path):
+    """The worker's PYTHONPATH holds the folder of the npu_pool package the parent runs, so the
+    worker imports that copy, not another that an editable install elsewhere points at: a frozen
+    clone sharing a venv with a newer checkout ran the newer checkout's worker until 2026-12-07,
+    whose results the clone's parent could not read (every feasible twin kernel of v6's twin half
+    was lost as "exited with code 0 without a result"). `-S` leaves site-packages, and with it any
+    editable install, out: the import must come from PYTHONPATH."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import npu_pool
+
+    env = scrubbed_env((), tmp_path, tmp_path)
+    ours = Path(npu_pool.__file__).resolve()
+    assert (Path(env["PYTHONPATH"]) / "npu_pool" / "__init__.py").resolve() == ours
+    (tmp_path / "tmp").mkdir()
+    found = subprocess.run([sys.executable, "-S", "-c", "import npu_pool; print(npu_pool.__file__)"], env=env,
+                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert found.returncode == 0, found.stderr
+    assert Path(found.stdout.strip()).resolve() == ours
+
+
 def test_crash_while_profiling_makes_the_candidate_infeasible(relu_task):
     verdict, report = evaluate(relu_task, fixture_candidate("crash_when_profiled.cpp"), harness_config())
     assert report is None
