@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from npu_pool.paths import child_pythonpath
+
 WARM_PREFIX = "evokernel-warm-"  # a warm server's folder: its socket, its log
 SANDBOX_PREFIX = "evokernel-sandbox-"  # one candidate's folder
 
@@ -70,7 +72,8 @@ def start_janitor() -> None:
         command = ["setsid", "--fork", *command]  # a grandchild: out of reach of a kill of our children
     try:
         subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True, close_fds=True)
+                         start_new_session=True, close_fds=True,
+                         env={**os.environ, "PYTHONPATH": child_pythonpath(os.environ.get("PYTHONPATH"))})
     except OSError:
         pass  # the sweeps still remove them later
 

@@ -36,7 +36,7 @@ import structlog
 
 from npu_pool import harness_cache
 from npu_pool.node_gate import NodeLock
-from npu_pool.paths import cache_root
+from npu_pool.paths import cache_root, child_pythonpath
 from npu_pool.protocol import WorkerRequest, WorkerResult
 from npu_pool.sandbox import confinement, host_memory, leftovers, tree_limits
 from npu_pool.sandbox.warm_worker import RunOrder, ServerConfinement
@@ -47,11 +47,6 @@ ENV_ALLOW = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "V
              "XDG_CACHE_HOME", "CUDA_HOME", "CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES",
              "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH", "ASCEND_AICPU_PATH")
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.IGNORECASE)
-# The folder that holds this npu_pool package (a checkout, or site-packages): the worker imports
-# the harness from it, never another copy an editable install elsewhere would point at (until
-# 2026-12-07, since the move into sandbox/, it was the npu_pool folder itself: a clone sharing a venv
-# ran its main tree's worker).
-_PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 _POLL_S = 0.05
 
 
@@ -73,7 +68,7 @@ def scrubbed_env(extra_allow: tuple[str, ...], work_dir: Path, cache_dir: Path) 
     env = {k: v for k, v in os.environ.items() if k in ENV_ALLOW + extra_allow and not _SECRET_NAME.search(k)}
     env.update(
         TMPDIR=str(work_dir / "tmp"),
-        PYTHONPATH=str(_PACKAGE_PARENT),
+        PYTHONPATH=child_pythonpath(),  # this harness, whatever the venv's editable install points at
         PYTHONDONTWRITEBYTECODE="1",
         TORCH_EXTENSIONS_DIR=str(cache_dir / "torch_extensions"),
         TORCHINDUCTOR_CACHE_DIR=str(cache_dir / "inductor"),

@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from npu_pool.paths import child_pythonpath
+
 if TYPE_CHECKING:
     from npu_pool.tasks.spec import TaskSpec
 
@@ -50,6 +52,7 @@ class _Loader:
 
         self.memory_mb = memory_mb
         env = {k: v for k, v in os.environ.items() if not _SECRET_NAME.search(k)}
+        env["PYTHONPATH"] = child_pythonpath(env.get("PYTHONPATH"))  # this harness, from cwd "/" too
         self.isolated = network_namespace_available()
         command = [sys.executable, "-m", "npu_pool.sandbox.task_loader", str(memory_mb)]
         self.proc = subprocess.Popen((["unshare", "-rn"] if self.isolated else []) + command,

@@ -163,3 +163,21 @@ def _sleepers() -> list[int]:
         except OSError:
             continue
     return found
+
+
+def test_the_loader_child_imports_this_very_harness():
+    """The child runs from "/" as `python -m npu_pool.sandbox.task_loader`: its PYTHONPATH starts
+    with the folder of the npu_pool the parent runs, so it loads tasks with this harness, not with
+    a copy an editable install elsewhere points at (test_runner has the worker's twin of this)."""
+    import os
+
+    import npu_pool
+    from npu_pool.sandbox import task_loader
+
+    load_task_for(RELU, _config())
+    loader = next(iter(task_loader._loaders.values()))
+    environ = Path(f"/proc/{loader.proc.pid}/environ").read_bytes().split(b"\0")
+    path = next(v.split(b"=", 1)[1].decode() for v in environ if v.startswith(b"PYTHONPATH="))
+    first = Path(path.split(os.pathsep)[0])
+    assert (first / "npu_pool" / "__init__.py").resolve() == Path(npu_pool.__file__).resolve()
+
