@@ -30,7 +30,7 @@ case "$design" in
         started=2026-12-03
         source_design=v4 ;;
     v6) commit=ce8b148              # every v6 attempt runs here (docs: "v6 runs: where they stand")
-        picks=a7f138c               # on it: the worker imports the clone's own harness (from 2026-12-07)
+        picks="a7f138c a755813"     # on it: the worker and task loader import the clone's own harness (from 2026-12-07)
         started=2026-12-06
         source_design=v5 ;;
     *) sed -n 2,20p "$0"; exit 2 ;;
@@ -82,7 +82,7 @@ prepare() {
              "(FIRST_START=1 starts a new one)" >&2; exit 1; }
     if [ ! -d "$clone/.git" ]; then
         git clone -q "$repo" "$clone" && git -C "$clone" checkout -q "$commit"
-        for pick in ${picks:-}; do git -C "$clone" cherry-pick -x "$pick" > /dev/null; done
+        for pick in ${picks:-}; do git -C "$clone" cherry-pick -x -X theirs "$pick" > /dev/null; done
     fi
     ln -sfn "$repo/.venv" "$clone/.venv"
     cd "$clone"
