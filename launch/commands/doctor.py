@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import tempfile
@@ -107,8 +108,12 @@ def _read_rules_check(settings: Settings) -> Callable[[], str]:
             backend = get_backend(settings.harness.backend).name
         except Exception:  # the backend line says why it cannot run; the CPU server's list is the same but for devices
             backend = "cpu"
+        from npu_pool.paths import child_pythonpath
+
+        # the rules of this harness, not of another copy an editable install points at
+        env = {**os.environ, "PYTHONPATH": child_pythonpath(os.environ.get("PYTHONPATH"))}
         done = subprocess.run([sys.executable, "-m", "npu_pool.sandbox.warm_worker", "--read-rules", backend],
-                              capture_output=True, text=True, timeout=300, check=True)
+                              capture_output=True, text=True, timeout=300, check=True, env=env)
         paths = json.loads(done.stdout.strip().splitlines()[-1])
         return f"a candidate may read only its own folder, the build cache and {len(paths)} paths: " + ", ".join(paths)
     return check
