@@ -17,7 +17,6 @@ import atexit
 import contextlib
 import json
 import os
-import re
 import secrets
 import select
 import shutil
@@ -36,17 +35,14 @@ import structlog
 
 from npu_pool import harness_cache
 from npu_pool.node_gate import NodeLock
-from npu_pool.paths import cache_root, child_pythonpath
+from npu_pool.paths import cache_root
 from npu_pool.protocol import WorkerRequest, WorkerResult
 from npu_pool.sandbox import confinement, host_memory, leftovers, tree_limits
+from npu_pool.sandbox.child_env import scrubbed_env
 from npu_pool.sandbox.warm_worker import RunOrder, ServerConfinement
 
 log = structlog.get_logger("npu_pool.sandbox.runner")
 
-ENV_ALLOW = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "VIRTUAL_ENV", "LD_LIBRARY_PATH",
-             "XDG_CACHE_HOME", "CUDA_HOME", "CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES",
-             "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH", "ASCEND_AICPU_PATH")
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.IGNORECASE)
 _POLL_S = 0.05
 
 
@@ -62,19 +58,6 @@ class WorkerRun:
     wall_s: float
     sandbox: dict = field(default_factory=dict)
     tree_limit: str | None = None  # "process_limit", "out_of_memory" or "host_out_of_memory" (the machine's limit)
-
-
-def scrubbed_env(extra_allow: tuple[str, ...], work_dir: Path, cache_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k in ENV_ALLOW + extra_allow and not _SECRET_NAME.search(k)}
-    env.update(
-        TMPDIR=str(work_dir / "tmp"),
-        PYTHONPATH=child_pythonpath(),  # this harness, whatever the venv's editable install points at
-        PYTHONDONTWRITEBYTECODE="1",
-        TORCH_EXTENSIONS_DIR=str(cache_dir / "torch_extensions"),
-        TORCHINDUCTOR_CACHE_DIR=str(cache_dir / "inductor"),
-        MALLOC_ARENA_MAX="2",  # glibc reserves 64 MiB of address space per arena otherwise
-    )
-    return env
 
 
 def _tail(path: Path, limit: int = 3000) -> str:

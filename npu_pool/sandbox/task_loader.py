@@ -23,7 +23,6 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import re
 import select
 import subprocess
 import sys
@@ -33,11 +32,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from npu_pool.paths import child_pythonpath
+from npu_pool.sandbox.child_env import SECRET_NAME
 
 if TYPE_CHECKING:
     from npu_pool.tasks.spec import TaskSpec
 
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.IGNORECASE)
 STARTUP_TIMEOUT_S = 300  # importing torch, on a loaded machine
 _STARTUP_MB = 4096  # the tree's memory bound while torch imports (then: what it holds + task_load_memory_mb)
 _MEMORY_WORDS = ("MemoryError", "can't allocate memory", "Cannot allocate memory", "std::bad_alloc")
@@ -51,7 +50,7 @@ class _Loader:
         from npu_pool.sandbox.confinement import network_namespace_available
 
         self.memory_mb = memory_mb
-        env = {k: v for k, v in os.environ.items() if not _SECRET_NAME.search(k)}
+        env = {k: v for k, v in os.environ.items() if not SECRET_NAME.search(k)}
         env["PYTHONPATH"] = child_pythonpath(env.get("PYTHONPATH"))  # this harness, from cwd "/" too
         self.isolated = network_namespace_available()
         command = [sys.executable, "-m", "npu_pool.sandbox.task_loader", str(memory_mb)]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from npu_pool.sandbox.child_env import scrubbed_env
 from npu_pool.sandbox.confinement import network_namespace_available
-from npu_pool.sandbox.runner import scrubbed_env
 from npu_pool.verifier import evaluate, verify
 
 from ..harness_support import fixture_candidate, fixture_task, harness_config
