@@ -55,8 +55,9 @@ class LLMConfig(BaseModel):
         "(llama.cpp, vLLM) gives the same reply to the same prompt and seed. Off for an endpoint that refuses the field"
     )
     seed: int | None = Field(
-        None, ge=0, lt=2**32, description="where the requests' seeds come from: one seed gives the same sequence of "
-        "request seeds run after run (a benchmark pass sets its own); unset: fresh ones each run"
+        None, ge=0, lt=2**32, description="where the requests' seeds come from: one seed gives each draw (stage, "
+        "operator, iteration, and each repeat asked again) the same request seed run after run, resumed or not (a "
+        "benchmark pass sets its own); unset: fresh ones each run"
     )
     exemplar_as_example: bool | None = Field(
         None, description="drafting: show the best-ranked feasible kernel of another operator as the worked example "

@@ -11,7 +11,8 @@ from actors.worker import LLMWorker, WorkerActorBase
 class Drafter(LLMWorker):
     async def propose(self, request: DraftRequest) -> Proposal:
         fmt = request.task.candidate_format
-        return await self._generate(self.prompts(fmt).draft(request), fmt, request.avoid)
+        return await self._generate(self.prompts(fmt).draft(request), fmt, request.avoid,
+                                    ("draft", request.task.task_id, request.draw))
 
 
 @ray.remote(num_cpus=0)

@@ -182,7 +182,7 @@ class Episode:
                                api=[context_item(i, "draft") for i in retrieval.api_items],
                                previous=None if fresh else self._shown_failure(),
                                exemplar=exemplar, pinned=context_item(pinned, "draft") if pinned else None,
-                               avoid=list(self.judge.seen))
+                               avoid=list(self.judge.seen), draw=self._iteration())
         proposal = await self.drafter.propose(request)
         known = ({i.id: (i, "context") for i in items} | {i.id: (i, "api") for i in retrieval.api_items}
                  | ({in_slot.id: (in_slot, "pinned" if pinned else "context")} if in_slot else {}))
@@ -246,6 +246,7 @@ class Episode:
             best_latency_ms=best_before, api=[context_item(i, "refine") for i in retrieval.api_items],
             context=[context_item(i, "refine") for i in items],
             children=[context_item(c, "refine") for c in children], avoid=list(self.judge.seen),
+            draw=self._iteration(),
         )
         if self._proposes(climb):
             # the start kernel's own formula in the faster form: the system's refinement, checked like any

@@ -106,6 +106,11 @@ class Feedback(BaseModel):
     code: str | None = None
 
 
+_DRAW = ("the attempt's iteration in its episode: with llm.seed set, the request's sampling seed is a function of "
+         "the seed, the stage, the task and this number (actors/worker.py), so a resumed run asks a draw again "
+         "with the seed it had; none: the worker's own sequence of seeds")
+
+
 class DraftRequest(BaseModel):
     task: TaskBrief
     context: list[ContextItem] = Field(default_factory=list)
@@ -117,6 +122,7 @@ class DraftRequest(BaseModel):
                                        "chose it and the prompt cannot hold it as the worked example: pinned before "
                                        "the ranked items, never cut")
     avoid: list[str] = Field(default_factory=list, description="code_fingerprint of this operator's earlier attempts")
+    draw: int | None = Field(None, description=_DRAW)
 
 
 class StartPoint(BaseModel):
@@ -155,6 +161,7 @@ class RefineRequest(BaseModel):
     api: list[ContextItem] = Field(default_factory=list)
     children: list[ContextItem] = Field(default_factory=list)
     avoid: list[str] = Field(default_factory=list, description="code_fingerprint of this operator's earlier attempts")
+    draw: int | None = Field(None, description=_DRAW)
 
 
 class Proposal(BaseModel):

@@ -11,7 +11,8 @@ from actors.worker import LLMWorker, WorkerActorBase
 class Refiner(LLMWorker):
     async def propose(self, request: RefineRequest) -> Proposal:
         fmt = request.task.candidate_format
-        return await self._generate(self.prompts(fmt).refine(request), fmt, request.avoid)
+        return await self._generate(self.prompts(fmt).refine(request), fmt, request.avoid,
+                                    ("refine", request.task.task_id, request.draw))
 
 
 @ray.remote(num_cpus=0)

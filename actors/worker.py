@@ -10,6 +10,7 @@ Lessons and reviews are extras: their failures are swallowed.
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 
@@ -39,7 +40,9 @@ class LLMWorker:
         self.client = client or LLMClient(config)
         self._builders: dict[CandidateFormat, PromptBuilder] = {}
         # Each draft or refinement asks with a seed of its own, recorded with the attempt (issue 64.5:
-        # a benchmark's drafts say which draw each was, and equal kernels from distinct draws show)
+        # a benchmark's drafts say which draw each was, and equal kernels from distinct draws show).
+        # A request that names its draw gets a seed keyed on it (draw_seed); others take the next of
+        # this stream, which starts again with the worker
         self._seeds = random.Random(config.seed)
 
     def prompts(self, fmt: CandidateFormat) -> PromptBuilder:
@@ -53,12 +56,28 @@ class LLMWorker:
     async def aclose(self) -> None:
         await self.client.aclose()
 
-    async def _generate(self, prompt: Prompt, fmt: CandidateFormat, avoid: list[str]) -> Proposal:
+    def _seed(self, key: tuple[str, str, int | None], ask: int) -> int | None:
+        """The sampling seed of a request's ask-th ask (0 first, then each repeat asked again): none
+        when seeds are off; with llm.seed set and the draw named, a function of llm.seed, the key
+        and the ask alone, so a run resumed, reordered or spread over several drafters asks every
+        draw with the seed it had (a stream starts again with its worker: a benchmark pass resumed
+        mid-way drew anew, 2026-12-07); otherwise the next of the worker's stream (fresh each run
+        where llm.seed is unset)."""
+        if not self.config.sampling_seeds:
+            return None
+        if self.config.seed is None or key[-1] is None:
+            return self._seeds.randrange(2**31)
+        name = repr((self.config.seed, *key, ask)).encode()
+        return int.from_bytes(hashlib.blake2b(name, digest_size=8).digest(), "big") % 2**31
+
+    async def _generate(self, prompt: Prompt, fmt: CandidateFormat, avoid: list[str],
+                        key: tuple[str, str, int | None]) -> Proposal:
         """A proposal; one that repeats an attempt in `avoid` is asked again, hotter (small
         models, shown their last attempt, often copy it back unchanged). It names the memory
-        items its prompt showed: the attempt's credit goes to exactly those."""
+        items its prompt showed: the attempt's credit goes to exactly those. `key` (stage, task,
+        draw) is what its sampling seeds are keyed on."""
         messages, prompt_truncated = prompt.messages, prompt.truncated
-        proposal = await self._ask(messages, prompt_truncated, fmt)
+        proposal = await self._ask(messages, prompt_truncated, fmt, seed=self._seed(key, 0))
         seen = set(avoid)
         for retry in range(1, self.config.repeat_retries + 1):
             if proposal.code is None or code_fingerprint(proposal.code) not in seen:
@@ -66,15 +85,14 @@ class LLMWorker:
             again = [*messages, {"role": "assistant", "content": f"```{self.prompts(fmt).lang}\n{proposal.code}\n```"},
                      {"role": "user", "content": template("repeat").strip()}]
             temperature = min(2.0, self.config.temperature + retry * self.config.repeat_temperature_step)
-            retried = await self._ask(again, prompt_truncated, fmt, temperature)
+            retried = await self._ask(again, prompt_truncated, fmt, temperature, self._seed(key, retry))
             retried.tokens_prompt += proposal.tokens_prompt
             retried.tokens_completion += proposal.tokens_completion
             proposal = retried
         return proposal.model_copy(update={"shown_ids": prompt.shown_ids, "example_id": prompt.example_id})
 
     async def _ask(self, messages: Messages, prompt_truncated: bool, fmt: CandidateFormat,
-                   temperature: float | None = None) -> Proposal:
-        seed = self._seeds.randrange(2**31) if self.config.sampling_seeds else None
+                   temperature: float | None = None, seed: int | None = None) -> Proposal:
         try:
             reply = await self.client.chat(messages, temperature=temperature, code_answer=True, seed=seed)
         except LLMRequestRejected as exc:  # LLMUnavailable propagates: infrastructure, not a verdict

@@ -15,6 +15,7 @@ from actors.drafter import Drafter
 from actors.episode import Episode
 from actors.episode_factory import run_to_end
 from actors.evaluator import Evaluator
+from actors.messages import DraftRequest
 from actors.ports import InProcess
 from memory_actor.bank import MemoryBank
 from memory_actor.items import MemoryItem
@@ -250,3 +251,26 @@ def test_the_first_fresh_drafts_are_fresh_draws_even_after_a_feasible_one(llm_se
               if agent.kind_of(r["body"]) == "draft"]
     assert len(drafts) == 3 and not any("It failed at the" in prompt for prompt in drafts)
     assert attempts[1].feasible and attempts[2].stage == "draft"  # a feasible draft did not end the fresh draws
+
+
+def test_an_attempt_is_asked_with_the_seed_of_its_iteration(llm_server, relu_task, harness_config, memory_config):
+    """With llm.seed set, each attempt's request names its iteration, so its sampling seed is that
+    draw's whatever the drafter asked before: a resumed operator, redone from its start, asks its
+    draws again as they were (before, the drafter's stream restarted and every draw was new)."""
+    agent = ScriptedAgent([replies.BROKEN, replies.SLOW, replies.FAST])
+    llm_server.responder = agent
+    _, attempts, _ = run_episode(llm_server, relu_task, harness_config, memory_config, iterations=3,
+                                 llm_overrides={"seed": 3}, lessons=False)
+    assert [a.stage for a in attempts] == ["draft", "draft", "refine"]
+    brief = task_brief(relu_task, get_backend("cpu"), "kernel")
+    llm_server.script(replies.FAST, replies.FAST)
+
+    async def ask_alone():  # another drafter, a draw asked before: the seeds of iterations 2 and 1
+        drafter = Drafter(llm_config(llm_server, seed=3, repeat_retries=0))
+        try:
+            return [(await drafter.propose(DraftRequest(task=brief, draw=d))).sampling_seed for d in (2, 1)]
+        finally:
+            await drafter.aclose()
+
+    assert asyncio.run(ask_alone()) == [attempts[1].sampling_seed, attempts[0].sampling_seed]
+    assert len({a.sampling_seed for a in attempts}) == 3

@@ -6,9 +6,18 @@ import asyncio
 
 import pytest
 
+from actors.code_extraction import code_fingerprint, extract_code
 from actors.drafter import Drafter
 from actors.llm_client import LLMUnavailable
-from actors.messages import DraftRequest, LessonRequest, ReviewRequest, TaskBrief
+from actors.messages import (
+    DraftRequest,
+    LessonRequest,
+    RefineRequest,
+    ReviewRequest,
+    StartPoint,
+    TaskBrief,
+)
+from actors.refiner import Refiner
 from tests.actors import replies
 from tests.actors.conftest import llm_config
 from tests.actors.openai_server import Reply
@@ -95,3 +104,49 @@ def test_each_draft_is_asked_with_a_seed_of_its_own_recorded_on_the_proposal(llm
     assert first == again and first[0] != first[1] and all(isinstance(s, int) for s in first)
     assert seeds_of(seed=8) != first
     assert seeds_of(sampling_seeds=False) == [None, None]
+
+
+def test_a_named_draw_keeps_its_seed_whatever_was_asked_before(llm_server):
+    """With llm.seed set, a request that names its draw (the episode's iteration) is asked with a
+    seed of that draw alone: a run resumed or reordered, or another drafter, asks it the same way
+    (the worker's stream restarted at every resume, so a resumed benchmark pass drew anew). Stage,
+    task, draw and llm.seed each change it; a repeat asked again gets a seed of its own."""
+    other = TASK.model_copy(update={"task_id": "19_ReLU6"})
+
+    def seeds_of(requests, seed=7, **config):
+        llm_server.script(*[replies.FAST] * len(requests))
+
+        async def go():
+            drafter = Drafter(llm_config(llm_server, max_retries=0, repeat_retries=0, seed=seed, **config))
+            try:
+                return [(await drafter.propose(r)).sampling_seed for r in requests]
+            finally:
+                await drafter.aclose()
+
+        return asyncio.run(go())
+
+    first = seeds_of([DraftRequest(task=TASK, draw=1), DraftRequest(task=TASK, draw=2),
+                      DraftRequest(task=other, draw=1)])
+    resumed = seeds_of([DraftRequest(task=other, draw=1), DraftRequest(task=TASK, draw=2)])
+    assert len(set(first)) == 3 and resumed == [first[2], first[1]]
+    assert seeds_of([DraftRequest(task=TASK, draw=1)], seed=8) != first[:1]
+    assert seeds_of([DraftRequest(task=TASK, draw=1)], sampling_seeds=False) == [None]
+
+    llm_server.script(replies.FAST, replies.FAST, replies.SLOW)
+
+    async def refined_and_repeated():
+        refiner = Refiner(llm_config(llm_server, max_retries=0, repeat_retries=1, seed=7))
+        fast = extract_code(replies.FAST, "kernel").code
+        try:
+            start = StartPoint(id="t", code=fast, latency_ms=1.0)
+            plain = await refiner.propose(RefineRequest(task=TASK, start=start, best_latency_ms=1.0, draw=1))
+            repeated = await refiner.propose(RefineRequest(task=TASK, start=start, best_latency_ms=1.0, draw=1,
+                                                           avoid=[code_fingerprint(fast)]))
+            return plain.sampling_seed, repeated.sampling_seed
+        finally:
+            await refiner.aclose()
+
+    refined, asked_again = asyncio.run(refined_and_repeated())
+    assert refined != first[0]  # the refine stage's draw 1 is not the draft's
+    sent = [r["body"].get("seed") for r in llm_server.chat_requests[-3:]]
+    assert sent == [refined, refined, asked_again] and asked_again != refined
