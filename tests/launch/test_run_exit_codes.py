@@ -111,11 +111,16 @@ def test_a_task_file_that_does_not_load_is_bad_input(tmp_path, capsys):
 def test_attempts_the_machines_memory_limit_stopped_make_a_resumable_run(tmp_path, capsys, monkeypatch):
     """Issue 63, point 2: under a host limit below the candidate's, attempts are rightly infrastructure
     faults; the operator then used to count as done (exit 0, no resume hint, nothing left to resume).
-    Here the "machine" is a real 192 MiB cgroup above the candidates' (as in test_host_memory): the
+    Here the "machine" is a real cgroup of HOST_MB above the candidates' (as in test_host_memory): the
     operator is not judged, the run exits 1 naming the host's limit, and the resume redoes it."""
+    from npu_pool.config import HarnessConfig
     from npu_pool.sandbox import tree_limits
+    from npu_pool.sandbox.task_loader import load_task_for
     from tests.npu_pool.sandbox.test_host_memory import ALLOCATES_512_MIB, HOST_MB, _host_group
 
+    # the run's task loader started before the "machine" is made: the limit is the candidates' here
+    # (run alone, the loader started inside it and torch's import did not fit)
+    load_task_for(Path(__file__).resolve().parents[2] / "suites" / "cpu" / "level1" / "4_ReLU.py", HarnessConfig())
     made = _host_group(HOST_MB)
     if made is None:
         pytest.skip("no writable cgroup here: no host limit to model")
@@ -140,7 +145,7 @@ def test_attempts_the_machines_memory_limit_stopped_make_a_resumable_run(tmp_pat
                                             f"own memory limit ({HOST_MB} MiB")
         [line] = [line for line in err.splitlines() if "stopped by the machine's own memory limit" in line]
         assert line.startswith("evokernel run: 1 operator(s) had attempts stopped by the machine's own memory limit, "
-                               "not judged: 4_ReLU; this machine holds 192 MiB") and "besides its candidates" in line
+                               f"not judged: 4_ReLU; this machine holds {HOST_MB} MiB") and "besides its candidates" in line
         assert f"  continue with  evokernel run --no-ray --resume {run_dir}" in err
     finally:
         monkeypatch.setattr(tree_limits, "_own_cgroups", real)
