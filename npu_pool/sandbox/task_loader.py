@@ -67,11 +67,25 @@ class _Loader:
                 self.group = None
                 break
         # torch's import is not the task's time: the per-task clock starts once the child is ready
-        ready = select.select([self.proc.stdout], [], [], STARTUP_TIMEOUT_S)[0] and self.proc.stdout.readline()
-        if not ready:
+        answered = select.select([self.proc.stdout], [], [], STARTUP_TIMEOUT_S)[0]
+        if not (answered and self.proc.stdout.readline()):
+            why = self._startup_failure(bool(answered))
             self.stop()
-            raise RuntimeError(f"the task loader did not start within {STARTUP_TIMEOUT_S} s")
+            raise RuntimeError(why)
         self._tighten_memory()
+
+    def _startup_failure(self, ended: bool) -> str:
+        """Why the child never said it was ready: the clock ran out, or it ended (how; an out-of-memory
+        kill of its group is named: importing torch did not fit where it runs)."""
+        if not ended:
+            return f"the task loader did not start within {STARTUP_TIMEOUT_S} s"
+        from npu_pool.sandbox.exit_status import describe_exit
+
+        self.proc.wait()
+        if self.group is not None and self.group.oom_kills() > 0:
+            return ("the task loader was killed for memory before it was ready (importing torch did not fit: "
+                    "the machine's own memory limit, or harness.task_load_memory_mb)")
+        return f"the task loader {describe_exit(self.proc.returncode)[1]} before it was ready"
 
     def _tighten_memory(self) -> None:
         """The group's memory bound: what the child holds with torch imported, plus memory_mb."""

@@ -181,3 +181,31 @@ def test_the_loader_child_imports_this_very_harness():
     first = Path(path.split(os.pathsep)[0])
     assert (first / "npu_pool" / "__init__.py").resolve() == Path(npu_pool.__file__).resolve()
 
+
+
+def test_a_loader_the_machine_cannot_hold_says_so_at_once(monkeypatch):
+    """A loader child killed before it is ready (here: started inside a 64 MiB "machine", a real
+    cgroup, where importing torch cannot fit) is told as a memory kill at once, not as a start
+    that did not come within the 300 s startup bound."""
+    from npu_pool.sandbox import tree_limits
+
+    from .test_host_memory import _host_group
+
+    made = _host_group(64)
+    if made is None:
+        pytest.skip("no writable cgroup here: no host limit to model")
+    kind, host, cgroups = made
+    monkeypatch.setattr(tree_limits, "_own_cgroups", lambda: cgroups)
+    if kind == "cgroup v2":
+        monkeypatch.setattr(tree_limits, "_v2_base", lambda: host)
+    started = time.monotonic()
+    try:
+        with pytest.raises(TaskLoadError) as raised:
+            load_task_for(RELU, _config(task_load_memory_mb=1025))  # a loader of its own, not a warm one
+    finally:
+        for child in host.glob("evokernel-*"):
+            child.rmdir()
+        host.rmdir()
+    assert time.monotonic() - started < 60
+    assert str(raised.value).startswith("4_ReLU.py: the task loader was killed for memory before it was ready"), \
+        str(raised.value)
