@@ -13,6 +13,7 @@ from npu_pool.sandbox.task_loader import load_task_for
 from npu_pool.tasks.spec import TaskLoadError, load_task
 
 from ..harness_support import FIXTURES, SMALL_BYTES, SUITE
+from .test_host_memory import small_host  # noqa: F401 - a fixture: the test's "machine"
 
 HOSTILE = FIXTURES / "hostile_tasks"
 RELU = SUITE / "level1" / "4_ReLU.py"
@@ -183,29 +184,15 @@ def test_the_loader_child_imports_this_very_harness():
 
 
 
-def test_a_loader_the_machine_cannot_hold_says_so_at_once(monkeypatch):
+@pytest.mark.parametrize("small_host", [64], indirect=True)
+@pytest.mark.usefixtures("small_host")
+def test_a_loader_the_machine_cannot_hold_says_so_at_once():
     """A loader child killed before it is ready (here: started inside a 64 MiB "machine", a real
     cgroup, where importing torch cannot fit) is told as a memory kill at once, not as a start
     that did not come within the 300 s startup bound."""
-    from npu_pool.sandbox import tree_limits
-
-    from .test_host_memory import _host_group
-
-    made = _host_group(64)
-    if made is None:
-        pytest.skip("no writable cgroup here: no host limit to model")
-    kind, host, cgroups = made
-    monkeypatch.setattr(tree_limits, "_own_cgroups", lambda: cgroups)
-    if kind == "cgroup v2":
-        monkeypatch.setattr(tree_limits, "_v2_base", lambda: host)
     started = time.monotonic()
-    try:
-        with pytest.raises(TaskLoadError) as raised:
-            load_task_for(RELU, _config(task_load_memory_mb=1025))  # a loader of its own, not a warm one
-    finally:
-        for child in host.glob("evokernel-*"):
-            child.rmdir()
-        host.rmdir()
+    with pytest.raises(TaskLoadError) as raised:
+        load_task_for(RELU, _config(task_load_memory_mb=1025))  # a loader of its own, not a warm one
     assert time.monotonic() - started < 60
     assert str(raised.value).startswith("4_ReLU.py: the task loader was killed for memory before it was ready"), \
         str(raised.value)
