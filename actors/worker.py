@@ -10,7 +10,6 @@ Lessons and reviews are extras: their failures are swallowed.
 
 from __future__ import annotations
 
-import hashlib
 import random
 import re
 
@@ -41,7 +40,7 @@ class LLMWorker:
         self._builders: dict[CandidateFormat, PromptBuilder] = {}
         # Each draft or refinement asks with a seed of its own, recorded with the attempt (issue 64.5:
         # a benchmark's drafts say which draw each was, and equal kernels from distinct draws show).
-        # A request that names its draw gets a seed keyed on it (draw_seed); others take the next of
+        # A request that names its draw gets a seed keyed on it (_seed); others take the next of
         # this stream, which starts again with the worker
         self._seeds = random.Random(config.seed)
 
@@ -67,8 +66,7 @@ class LLMWorker:
             return None
         if self.config.seed is None or key[-1] is None:
             return self._seeds.randrange(2**31)
-        name = repr((self.config.seed, *key, ask)).encode()
-        return int.from_bytes(hashlib.blake2b(name, digest_size=8).digest(), "big") % 2**31
+        return random.Random(repr((self.config.seed, *key, ask))).randrange(2**31)  # a str seeds through sha512
 
     async def _generate(self, prompt: Prompt, fmt: CandidateFormat, avoid: list[str],
                         key: tuple[str, str, int | None]) -> Proposal:
