@@ -89,5 +89,6 @@ class IterationOutcome:
             sampling_seed=proposal.sampling_seed, proposed_by=proposal.proposed_by,
             flags=self.evaluation.flags if self.evaluation else [], review=self.review,
             lesson_id=self.lesson_id, shown=self.shown, code=proposal.code if self.feasible else None,
+            reply=proposal.reply if proposal.code is None else None,
             stages=self.profile.stages if self.feasible and self.profile is not None else None,
         )

@@ -182,6 +182,8 @@ class Proposal(BaseModel):
     proposed_by: Literal["model", "system"] = Field(
         "model", description="system: no model call, the code is the system's own transformation of a model-written "
         "kernel (the climb's merged rung, actors/climb_merge.py)")
+    reply: str | None = Field(None, description="the reply's text where no code could be taken from it (kept in "
+                              "RUN_DIR/replies/, launch/reply_files.py)")
 
 
 class LessonRequest(BaseModel):
@@ -249,6 +251,10 @@ class Attempt(BaseModel):
     # The source of a feasible attempt, for the run folder's kernels/ (launch.kernel_files). It
     # travels with the attempt to the run recorder but is left out of attempts.jsonl (exclude).
     code: str | None = Field(None, exclude=True, description="the candidate source as verified (feasible only)")
+    # The model's reply where no code could be taken from it, for RUN_DIR/replies/ (launch.reply_files);
+    # like `code`, it travels to the run recorder and stays out of attempts.jsonl, which names the file.
+    reply: str | None = Field(None, exclude=True, description="the reply's text (no_code attempts only)")
+    reply_file: str | None = Field(None, description="where the reply of a no_code attempt is kept, relative to RUN_DIR")
     stages: StageProfile | None = Field(None, description="a feasible attempt's modelled profile on the Ascend C twin: "
                                         "time per stage, blocks and cores, double buffering (issue 65)")
 

@@ -107,6 +107,7 @@ class LLMWorker:
         if extraction.code is None:
             suffix = " (the reply hit max_tokens)" if reply.truncated else ""
             proposal.reason = f"{extraction.reason}{suffix}"
+            proposal.reply = reply.text or None  # what the model wrote instead: RUN_DIR/replies/
         proposal.code = extraction.code
         return proposal
 

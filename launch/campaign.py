@@ -37,7 +37,8 @@ from launch.atomic_file import write_atomically
 from launch.budget import SUSPENDED, TurnQueue
 from launch.config import Settings
 from launch.infra_attempts import with_unjudged_attempts
-from launch.kernel_files import KernelFolder, kernel_task
+from launch.kernel_files import KernelFolder, KernelTask, kernel_task
+from launch.reply_files import ReplyFolder
 from launch.run_summary import INTERRUPTED, RunSummary, RunSummaryError
 from memory_actor.disk.bank_errors import BankWriteFailed
 from npu_pool.backends import timing_kind
@@ -89,7 +90,7 @@ def new_run_id() -> str:
 
 class RunFolder:
     """attempts.jsonl appended line by line; summary.json replaced atomically; kernels/ kept
-    up to date (launch.kernel_files)."""
+    up to date (launch.kernel_files); the replies no code came from in replies/ (launch.reply_files)."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -97,6 +98,7 @@ class RunFolder:
         self.attempts_path = path / "attempts.jsonl"
         self.summary_path = path / "summary.json"
         self.kernels = KernelFolder(path)
+        self.replies = ReplyFolder(path)
         # RUN_DIR/report/ follows the run. Imported here, before any operator runs: a Ctrl-C
         # that lands inside matplotlib's first import leaves it half-loaded in sys.modules,
         # and every later report in the process then fails ("no attribute 'artist'").
@@ -106,6 +108,7 @@ class RunFolder:
 
     def append_attempt(self, attempt: Attempt) -> None:
         """RunFolderWriteFailed when the disk is full (a torn last line is set aside on resume)."""
+        attempt = self.replies.record(attempt)  # first: the line names the reply's file
         try:
             with self.attempts_path.open("a", encoding="utf-8") as stream:
                 stream.write(attempt.model_dump_json() + "\n")
@@ -114,6 +117,11 @@ class RunFolder:
             self.kernels.record(attempt)
         except OSError as exc:
             raise folder_failure(exc, self.path) from None
+
+    def operator_started(self, task: KernelTask) -> None:
+        """The operator (re)starts: the kernels and replies an earlier try of it left are removed."""
+        self.kernels.operator_started(task)
+        self.replies.operator_started(task.task)
 
     def write_summary(self, summary: RunSummary) -> None:
         try:
@@ -216,7 +224,7 @@ class Campaign:
                 if turn.first:
                     log.info("operator_start", task=episode.brief.task_id, format=episode.brief.candidate_format,
                              sizes=episode.brief.sizes)
-                    self.folder.kernels.operator_started(
+                    self.folder.operator_started(
                         kernel_task(episode.task, backend.name, episode.brief.candidate_format))
                 elif turn.episode is None:  # a resumed run's operator, continued from its state
                     restore(episode, turn.state)

@@ -125,12 +125,12 @@ class KernelFolder:
         # Kept on disk too: a restarted run recorder (Ray restarts it, e.g. after an OOM kill)
         # still writes drop-ins for operators that started before.
         (self.path / TASKS_DIR).mkdir(parents=True, exist_ok=True)
-        write_atomically(self.path / TASKS_DIR / f"{_folder_name(task.task)}.json", task.model_dump_json())
+        write_atomically(self.path / TASKS_DIR / f"{folder_name(task.task)}.json", task.model_dump_json())
         stale = [key for key in self.entries if key[0] == task.task]
         for key in stale:
             del self.entries[key]
         if stale:
-            shutil.rmtree(self.path / _folder_name(task.task), ignore_errors=True)
+            shutil.rmtree(self.path / folder_name(task.task), ignore_errors=True)
             self._write_index()
 
     def record(self, attempt: Attempt) -> None:
@@ -158,7 +158,7 @@ class KernelFolder:
 
     def _task(self, name: str) -> KernelTask | None:
         if name not in self.tasks:
-            saved = self.path / TASKS_DIR / f"{_folder_name(name)}.json"
+            saved = self.path / TASKS_DIR / f"{folder_name(name)}.json"
             if saved.is_file():
                 self.tasks[name] = KernelTask.model_validate_json(saved.read_text(encoding="utf-8"))
         return self.tasks.get(name)
@@ -195,7 +195,7 @@ class KernelFolder:
         """`<task>/<which>.<ext>` and its drop-in ModelNew: (source, modelnew, why no modelnew),
         paths relative to kernels/. `label` names the kernel in the drop-in's docstring."""
         task = self._task(name)
-        folder = self.path / _folder_name(name)
+        folder = self.path / folder_name(name)
         folder.mkdir(parents=True, exist_ok=True)
         suffix = ".py" if fmt == "modelnew" else SOURCE_SUFFIX.get(task.backend if task else "unknown", ".txt")
         source = folder / f"{which}{suffix}"
@@ -223,5 +223,6 @@ class KernelFolder:
         write_atomically(self.path / INDEX_FILE, KernelIndex(kernels=entries).model_dump_json(indent=2) + "\n")
 
 
-def _folder_name(task: str) -> str:
+def folder_name(task: str) -> str:
+    """A task name as a folder name (kernels/, replies/): anything but word characters, dots and dashes as _."""
     return re.sub(r"[^\w.-]", "_", task)

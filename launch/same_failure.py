@@ -25,11 +25,12 @@ class SameFailure(BaseModel):
                 f"Likely fix: {self.likely_fix}")
 
 
-def _likely_fix(gate: str, category: str, reason: str, fmt: str | None) -> str:
+def _likely_fix(gate: str, category: str, reason: str, fmt: str | None, reply_file: str | None = None) -> str:
     other = "kernel" if fmt == "modelnew" else "modelnew"
     if gate == "no_code":
-        return (f"the model did not answer in the {fmt} candidate format it was asked for (a remote endpoint gets "
-                f"`modelnew` by default, a small model `kernel`): run again with `--candidate-format {other}`, "
+        seen = f" (what it wrote instead: RUN_DIR/{reply_file})" if reply_file else ""
+        return (f"the model did not answer in the {fmt} candidate format it was asked for{seen} (a remote endpoint "
+                f"gets `modelnew` by default, a small model `kernel`): run again with `--candidate-format {other}`, "
                 "or with a model that follows the format")
     if gate == "llm" and "answered with a tool call" in reason:  # actors.llm_client.LLMToolCallReply
         return ("the endpoint turns the model's answers into tool calls (none was offered): serve the model "
@@ -64,4 +65,4 @@ def same_failure(attempts: list[Attempt]) -> SameFailure | None:
     return SameFailure(gate=gate, category=category, attempts=len(attempts),
                        operators=len({a.task for a in attempts}), reason=last.reason,
                        candidate_format=last.candidate_format,
-                       likely_fix=_likely_fix(gate, category, last.reason, last.candidate_format))
+                       likely_fix=_likely_fix(gate, category, last.reason, last.candidate_format, last.reply_file))

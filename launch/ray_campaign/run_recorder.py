@@ -142,9 +142,9 @@ class RunRecorder:
         self.partial.setdefault(attempt.task, EpisodeResult(task=attempt.task)).record(attempt)
 
     def operator_started(self, task: KernelTask) -> None:
-        """The operator (re)starts: an earlier try's figures and kernels no longer speak for it."""
+        """The operator (re)starts: an earlier try's figures, kernels and replies no longer speak for it."""
         self.partial.pop(task.task, None)
-        self.folder.kernels.operator_started(task)
+        self.folder.operator_started(task)
 
     def partial_result(self, task: str) -> EpisodeResult:
         return self.partial.get(task, EpisodeResult(task=task)).model_copy()

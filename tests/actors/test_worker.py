@@ -45,7 +45,7 @@ def ask(server, *scripted, call="propose"):
 
 def test_code_and_tokens(llm_server):
     proposal = ask(llm_server, Reply(replies.FAST, prompt_tokens=100, completion_tokens=20))
-    assert proposal.code.startswith("#include <cstdint>") and proposal.reason is None
+    assert proposal.code.startswith("#include <cstdint>") and proposal.reason is None and proposal.reply is None
     assert (proposal.tokens_prompt, proposal.tokens_completion, proposal.finish_reason) == (100, 20, "stop")
 
 
@@ -56,7 +56,9 @@ def test_disappointing_replies_become_reasons(llm_server):
     assert ask(llm_server, Reply(None)).reason == "empty reply"
     refused = ask(llm_server, Reply(None, refusal="I can't help with that."))
     assert refused.code is None and refused.reason.startswith("the model refused")
-    assert "no code" in ask(llm_server, Reply(replies.GARBAGE)).reason
+    garbage = ask(llm_server, Reply(replies.GARBAGE))
+    assert "no code" in garbage.reason and garbage.reply == replies.GARBAGE  # kept: RUN_DIR/replies/
+    assert cut.reply == replies.FAST[:120] and refused.reply is None
     rejected = ask(llm_server, Reply(status=400, error="the prompt is over the context"))
     assert rejected.code is None and "rejected the request" in rejected.llm_error
 

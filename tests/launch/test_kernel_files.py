@@ -172,7 +172,10 @@ def test_a_run_failing_the_same_way_every_time_says_so_with_the_fix(tmp_path, ca
         assert run_campaign(server, tmp_path, "modelnew", iterations=2) == 0
     err = capsys.readouterr().err
     assert "every attempt failed the same way: 4 of 4 attempts over 2 operator(s) at the no_code gate" in err
-    assert "--candidate-format kernel" in err
+    assert "--candidate-format kernel" in err and "what it wrote instead: RUN_DIR/replies/6_SiLU/2-draft.md" in err
+    lines = [json.loads(line) for line in (tmp_path / "run" / "attempts.jsonl").read_text().splitlines()]
+    assert sorted(a["reply_file"] for a in lines) == [f"replies/{t}/{i}-draft.md" for t in TASKS for i in (1, 2)]
+    assert replies.FAST.strip() in (tmp_path / "run" / lines[0]["reply_file"]).read_text()  # what the model wrote
     assert not (tmp_path / "run" / "kernels" / "index.json").exists()  # no kernel to keep
     assert main(["report", str(tmp_path / "run"), "--out", str(tmp_path / "report")]) == 0
     html = (tmp_path / "report" / "report.html").read_text()

@@ -104,6 +104,23 @@ def test_an_operator_run_again_starts_its_figures_afresh(local_ray, tmp_path):
     ray.kill(recorder, no_restart=True)
 
 
+def test_a_reply_no_code_came_from_reaches_the_recorder_and_is_kept_until_the_operator_starts_again(local_ray, tmp_path):
+    """The reply travels with the attempt to the recorder actor (it is left out of attempts.jsonl),
+    which keeps it in RUN_DIR/replies/ and names it on the attempt's line (launch/reply_files.py)."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    recorder = _recorder(run_dir, "r5", planned=1)
+    ray.get(recorder.append.remote(Attempt(run_id="r5", task="6_SiLU", iteration=1, stage="draft", gate="no_code",
+                                           category="no_code", reason="no code block defines a `kernel` function",
+                                           reply="Here is the idea: out = x * sigmoid(x).")))
+    [line] = [json.loads(text) for text in (run_dir / "attempts.jsonl").read_text().splitlines()]
+    assert line["reply_file"] == "replies/6_SiLU/1-draft.md" and "reply" not in line
+    assert "Here is the idea: out = x * sigmoid(x)." in (run_dir / line["reply_file"]).read_text()
+    ray.get(recorder.operator_started.remote(KernelTask(task="6_SiLU", backend="cpu", candidate_format="kernel")))
+    assert not (run_dir / line["reply_file"]).exists()  # run again from its first attempt: its own replies only
+    ray.kill(recorder, no_restart=True)
+
+
 SUITE = Path(__file__).resolve().parents[3] / "suites" / "cpu" / "level1"
 
 
