@@ -13,11 +13,13 @@ import re
 from dataclasses import dataclass
 
 from actors.fingerprint import code_fingerprint as fingerprint
+from actors.signature_shape import blank_comments
 from npu_pool.verdict import CandidateFormat
 
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+#.\-]*)[^\n]*$", re.MULTILINE)
 _KERNEL_DEF = re.compile(r"\b(?:void|int)\s+kernel\s*\([^;{]*\)\s*\{", re.DOTALL)
+_KERNEL_OPEN = re.compile(r"\b(?:void|int)\s+kernel\s*\(")
 _MODELNEW_DEF = re.compile(r"^\s*class\s+ModelNew\b", re.MULTILINE)
 _C_CODE_START = re.compile(r"^\s*(#include|#define|#pragma|extern\s+\"C\"|static\b|inline\b|template\b|"
                            r"typedef\b|struct\b|using\b|namespace\b|(?:const\s+)?(?:void|int|float|double|"
@@ -35,7 +37,9 @@ class Extraction:
 
 
 def defines_entry_point(code: str, fmt: CandidateFormat) -> bool:
-    return bool((_KERNEL_DEF if fmt == "kernel" else _MODELNEW_DEF).search(code))
+    if fmt == "kernel":  # comments blanked: a parameter's comment may sit between `)` and `{`
+        return bool(_KERNEL_DEF.search(blank_comments(code)))
+    return bool(_MODELNEW_DEF.search(code))
 
 
 def extract_code(reply: str, fmt: CandidateFormat) -> Extraction:
@@ -55,16 +59,35 @@ def extract_code(reply: str, fmt: CandidateFormat) -> Extraction:
     if bare:
         return Extraction(bare, None)
     what = "a `kernel` function" if fmt == "kernel" else "`class ModelNew`"
+    if fmt == "kernel" and _unclosed_entry(blocks or [text]):
+        return Extraction(None, UNCLOSED_ENTRY, unterminated)
     if blocks:
         hint = " (the reply was cut off inside the code)" if unterminated else ""
         return Extraction(None, f"no code block defines {what}{hint}", unterminated)
     return Extraction(None, f"no code in the reply (expected {what})")
 
 
+UNCLOSED_ENTRY = ("the `kernel` function's parameter list is not closed: its body's `{` comes before the `)` "
+                  "(write the entry line exactly as given, `)` included)")
+
+
+def _unclosed_entry(blocks: list[str]) -> bool:
+    """Whether code opens the `kernel` function's body before closing its parameter list: a small
+    model copying the brief's one-parameter-a-line signature drops the line holding `);`."""
+    for block in blocks:
+        code = blank_comments(block)  # the parameters' comments hold parentheses: "(now 32x128)"
+        for opening in _KERNEL_OPEN.finditer(code):
+            rest = code[opening.end():]
+            brace, paren = rest.find("{"), rest.find(")")
+            if brace >= 0 and (paren < 0 or brace < paren):
+                return True
+    return False
+
+
 def _complete(code: str, fmt: CandidateFormat) -> bool:
     """Whether code from an unterminated fence still holds a whole entry point."""
     if fmt == "kernel":
-        match = _KERNEL_DEF.search(code)
+        match = _KERNEL_DEF.search(blank_comments(code))
         return match is not None and _matching_brace(code, match.end() - 1) is not None
     try:
         ast.parse(code)
@@ -102,7 +125,7 @@ def _unfenced_code(text: str, fmt: CandidateFormat) -> str | None:
         return None
     body = "\n".join(lines[first:])
     if fmt == "kernel":
-        match = _KERNEL_DEF.search(body)
+        match = _KERNEL_DEF.search(blank_comments(body))  # positions kept: they index `body`
         if match is None:
             return None
         end = _matching_brace(body, match.end() - 1)

@@ -322,5 +322,7 @@ def example_reference(source: str) -> str:
 def example_signature(signature: str) -> str:
     """A worked example's entry declaration without its comments (the task's own keeps them: its
     sizes, what the outputs start as)."""
-    lines = (re.sub(r"\s*//.*$", "", line).rstrip() for line in signature.splitlines())
-    return "\n".join(line for line in lines if line.strip())
+    lines = [kept for line in signature.splitlines() if (kept := re.sub(r"\s*//.*$", "", line).rstrip()).strip()]
+    if len(lines) > 2 and lines[-2:] == ["{", "}"]:  # the definition to fill (Ascend C): as a declaration
+        lines = [*lines[:-3], lines[-3] + ";"]
+    return "\n".join(lines)

@@ -64,7 +64,7 @@ class EntrySignature(BaseModel):
         return [self.function, *(a.name for a in self.args), *(f.name for f in self.fields)]
 
 
-def _blank_comments(text: str) -> str:
+def blank_comments(text: str) -> str:
     """`text` with its comments replaced by spaces (every position kept), to find brackets in."""
     return re.sub(r"//[^\n]*|/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group()), text, flags=re.DOTALL)
 
@@ -133,7 +133,7 @@ def read_signature(text: str | None) -> EntrySignature | None:
     function-like declaration), None when there is none."""
     if not text:
         return None
-    code = _blank_comments(text)
+    code = blank_comments(text)
     start = code.rfind('extern "C"')
     entry = re.compile(r"([A-Za-z_]\w*)\s*\(").search(code, max(start, 0))
     if entry is None:

@@ -58,3 +58,32 @@ def test_replies_without_usable_code():
     found = extract_code("```cpp\nint main() { return 0; }\n```", "kernel")
     assert found.code is None and found.reason == "no code block defines a `kernel` function"
     assert extract_code(f"```cpp\n{KERNEL}\n```", "modelnew").code is None
+
+
+# The Ascend C entry as the brief renders it, one commented parameter a line (npu_pool/backends/ascendc.py).
+ASCENDC_HEAD = '''using namespace AscendC;
+extern "C" __global__ __aicore__ void kernel(
+    GM_ADDR x,          // input, float32 [x_d0 x x_d1] (now 128x4096)
+    GM_ADDR out,        // output, float32 [out_d0 x out_d1] (now 128x4096); written whole
+    GM_ADDR workspace,  // 16 MiB scratch (SetSysWorkspace(workspace) before Matmul)
+'''
+ASCENDC_BODY = "{\n    KernelTiling t;\n    CopyTiling(&t, tiling);\n}\n"
+
+
+def test_a_comment_between_the_parameter_list_and_the_body_is_still_the_kernel():
+    """Code as the brief shows it: the last parameter's comment stands between `)` and `{`; a `;` in a
+    comment is no end of a declaration either."""
+    code = ASCENDC_HEAD + "    GM_ADDR tiling)     // KernelTiling in global memory\n" + ASCENDC_BODY
+    assert extract_code(f"```cpp\n{code}```", "kernel").code == code
+    assert extract_code(f"Here it is:\n{code}Done.", "kernel").code == code  # unfenced, prose around
+    found = extract_code(f"```cpp\n{code}", "kernel")  # cut after the code: still whole
+    assert found.code is not None and found.unterminated
+
+
+def test_a_parameter_list_left_open_is_said_to_be_so():
+    """What a small model made of the brief's signature shown with `);` on a line of its own: the
+    commented lines kept, `{` in place of `);` (probe drafts, 2026-12-07)."""
+    code = ASCENDC_HEAD + "    GM_ADDR tiling      // KernelTiling in global memory\n" + ASCENDC_BODY
+    found = extract_code(f"```cpp\n{code}```", "kernel")
+    assert found.code is None and found.reason.startswith("the `kernel` function's parameter list is not closed")
+    assert extract_code(code, "kernel").reason == found.reason  # without a fence as well

@@ -65,13 +65,17 @@ def test_kernel_prompts_end_with_the_signature_on_one_line():
 def test_ascendc_signature_reminder_names_the_entry_only():
     # The Ascend C signature shows the KernelTiling struct the prelude defines; the reminder
     # repeats only the entry, so it does not invite a second definition of the struct.
-    signature = ('struct KernelTiling {\n    int64_t n;  // elements\n    uint32_t block_dim;\n};\n'
-                 'extern "C" __global__ __aicore__ void kernel(\n    GM_ADDR x,  // input\n    GM_ADDR tiling\n);')
-    task = TASK.model_copy(update={"signature": signature})
-    draft = PromptBuilder(LLMConfig(), "kernel").draft(DraftRequest(task=task)).messages[-1]["content"]
-    reminder = draft.rstrip().rsplit("Start the kernel with exactly this line", 1)[1]
-    assert reminder.endswith('`extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR tiling)`')
-    assert "struct KernelTiling" not in reminder
+    # Shown as a declaration (a bank's older items) or as the definition to fill (the backends' own
+    # rendering since 2026-12-07, npu_pool/backends/ascendc.py): the same entry line.
+    struct = 'struct KernelTiling {\n    int64_t n;  // elements\n    uint32_t block_dim;\n};\n'
+    for entry in ('extern "C" __global__ __aicore__ void kernel(\n    GM_ADDR x,  // input\n    GM_ADDR tiling\n);',
+                  'extern "C" __global__ __aicore__ void kernel(\n    GM_ADDR x,  // input\n    GM_ADDR tiling)  // tiling\n'
+                  "{\n    // the kernel's body\n}"):
+        task = TASK.model_copy(update={"signature": struct + entry})
+        draft = PromptBuilder(LLMConfig(), "kernel").draft(DraftRequest(task=task)).messages[-1]["content"]
+        reminder = draft.rstrip().rsplit("Start the kernel with exactly this line", 1)[1]
+        assert reminder.endswith('`extern "C" __global__ __aicore__ void kernel(GM_ADDR x, GM_ADDR tiling)`')
+        assert "struct KernelTiling" not in reminder
 
 
 def test_plain_style_swaps_the_kernel_system_prompt_only():

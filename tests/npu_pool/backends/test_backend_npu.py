@@ -212,8 +212,10 @@ def test_timer_survives_a_patched_event_class(fake_torch_npu, fake_cann, monkeyp
 def test_rendered_entry_point_and_tiling(leaky_signature):
     text = npu_backend.render_ascendc_signature(leaky_signature)
     assert 'extern "C" __global__ __aicore__ void kernel(' in text
-    for line in ("GM_ADDR x,", "GM_ADDR out,", "GM_ADDR workspace,", "GM_ADDR tiling"):
+    for line in ("GM_ADDR x,", "GM_ADDR out,", "GM_ADDR workspace,", "GM_ADDR tiling)"):
         assert line in text
+    # the definition to fill: the parameter list closes on its last parameter's line, the body follows
+    assert text.endswith("GM_ADDR tiling)     // KernelTiling in global memory\n{\n    // the kernel's body\n}")
     assert "int64_t x_d0;" in text and "float negative_slope;" in text and "uint32_t block_dim;" in text
     # int64 fields come first: no interior padding
     struct = npu_backend.render_tiling_struct(leaky_signature)
