@@ -144,7 +144,8 @@ def render_ascendc_signature(signature: KernelSignature) -> str:
     entries.append(("GM_ADDR workspace,", f"{SYSTEM_WORKSPACE_BYTES >> 20} MiB scratch (SetSysWorkspace(workspace) before Matmul)"))
     # The definition to fill, `)` on the last parameter's line: shown as a declaration, with `);`
     # on a line of its own, a small model kept the commented lines and put `{` where `);` was,
-    # dropping the `)` (3 of 6 probe drafts; 0 of 8 in this form; docs/ascendc_twin.md).
+    # dropping the `)` (bench/entry_probe.py: 6 of 9 replies held a kernel then, 9 of 9 in this
+    # form; docs/accelerator_backends.md).
     entries.append(("GM_ADDR tiling)", "KernelTiling in global memory"))
     width = max(len(decl) for decl, _ in entries) + 2
     lines += [f"    {decl:<{width}}// {doc}" for decl, doc in entries]
