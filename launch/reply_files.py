@@ -40,7 +40,7 @@ class ReplyFolder:
     def record(self, attempt: Attempt) -> Attempt:
         """ATTEMPT with `reply_file` set where its reply was kept (the reply travels with the attempt
         from the worker and is left out of attempts.jsonl)."""
-        if not attempt.reply or attempt.code is not None:
+        if not attempt.reply:  # set only where no code came of the reply (IterationOutcome.attempt)
             return attempt
         file = self.path / folder_name(attempt.task) / f"{attempt.iteration}-{attempt.stage}.md"
         header = (f"# {attempt.task}, iteration {attempt.iteration} ({attempt.stage}): {attempt.reason[:300]}\n\n"
