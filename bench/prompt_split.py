@@ -6,7 +6,8 @@ content its prompt showed beyond the static brief (field `shown`), in the decisi
 a bundle item, as the worked example or pinned), `kernels` (a banked kernel of the task's family
 in the slot; `kernels-cross` for another family's, which v4 never shows), each with `+ranked` where
 ranked items (role `context`) came along, and `ranked` for ranked items without a slot item.
-Drafts the machine failed to judge (gate `infra`) are left out, as pass@1 leaves them out.
+Drafts the machine failed to judge (gate `infra`) are left out, as pass@1 leaves them out. Each
+count is [feasible, drafts, compile errors, drafts without code (gate `no_code`)].
 
 The split is by what the memory chose, so it is confounded with the operator: a description of
 the run, not a test (the test is the table's value-vs-none comparison). On a v3 folder `example`
@@ -51,9 +52,9 @@ def option_of(draft: dict) -> str:
 
 
 def split(folder: Path) -> dict:
-    """arm -> option -> [feasible, drafts, compile errors], and the same per family."""
-    by_option: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0, 0]))
-    by_family: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0, 0]))
+    """arm -> option -> [feasible, drafts, compile errors, drafts without code], and the same per family."""
+    by_option: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0, 0, 0]))
+    by_family: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0, 0, 0]))
     for path in sorted(folder.glob("arms/eval-*/attempts.jsonl")):
         arm = path.parent.name.removeprefix("eval-").rsplit("-", 1)[0]
         for line in path.read_text().splitlines():
@@ -68,6 +69,7 @@ def split(folder: Path) -> dict:
                 record[0] += int(bool(draft["feasible"]))
                 record[1] += 1
                 record[2] += int(draft.get("gate") == "compile")
+                record[3] += int(draft.get("gate") == "no_code")  # the reply held no kernel the extraction takes
     ranked = sorted(by_option, key=lambda arm: (arm != "none", arm))
     return {"bench": "prompt_split", "folder": str(folder),
             "arms": {arm: {o: by_option[arm][o] for o in ORDER if o in by_option[arm]} for arm in ranked},
@@ -75,7 +77,8 @@ def split(folder: Path) -> dict:
 
 
 def markdown(result: dict) -> str:
-    """The table for the reading: feasible/drafts (rate) per option and arm."""
+    """The table for the reading: feasible/drafts (rate) per option and arm, with the drafts that did
+    not compile and those whose reply held no kernel."""
     arms = list(result["arms"])
     options = [o for o in ORDER if any(o in result["arms"][arm] for arm in arms)]
     lines = ["| what the prompt held beyond the static brief | " + " | ".join(arms) + " |",
@@ -83,8 +86,9 @@ def markdown(result: dict) -> str:
     for option in options:
         cells = []
         for arm in arms:
-            feasible, drafts, _ = result["arms"][arm].get(option, (0, 0, 0))
-            cells.append(f"{feasible}/{drafts} ({feasible / drafts:.0%})" if drafts else "-")
+            feasible, drafts, compile_errors, no_code = result["arms"][arm].get(option, (0, 0, 0, 0))
+            cells.append(f"{feasible}/{drafts} ({feasible / drafts:.0%}; {compile_errors} compile errors, "
+                         f"{no_code} without code)" if drafts else "-")
         lines.append(f"| {option} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

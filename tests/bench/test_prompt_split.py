@@ -1,5 +1,6 @@
 """bench/prompt_split.py on a small v4-shaped folder: each evaluation draft classified by the memory
-content its prompt showed, counted per arm and option (feasible, drafts, compile errors)."""
+content its prompt showed, counted per arm and option (feasible, drafts, compile errors, drafts without
+code)."""
 
 from __future__ import annotations
 
@@ -53,12 +54,14 @@ def test_counts_per_arm_and_option_leave_out_what_the_machine_failed_to_judge(tm
                                      draft("7_Sigmoid", False, gate="infra")])
     write(tmp_path, "eval-value-d0", [draft("7_Sigmoid", True, kernel_of("45_ReLU6")),
                                       draft("24_SquareMatmul", False, FAMILY_EXAMPLE, gate="compile")])
-    write(tmp_path, "eval-value-d1", [draft("7_Sigmoid", False, kernel_of("45_ReLU6")), draft("24_SquareMatmul", True)])
+    write(tmp_path, "eval-value-d1", [draft("7_Sigmoid", False, kernel_of("45_ReLU6")), draft("24_SquareMatmul", True),
+                                      draft("24_SquareMatmul", False, gate="no_code")])
     result = split(tmp_path)
-    assert result["arms"] == {"none": {"bare": [1, 2, 1]},
-                              "value": {"bare": [1, 1, 0], "example": [0, 1, 1], "kernels": [1, 2, 0]}}
-    assert result["families"]["value"]["elementwise/kernels"] == [1, 2, 0]
+    assert result["arms"] == {"none": {"bare": [1, 2, 1, 0]},
+                              "value": {"bare": [1, 2, 0, 1], "example": [0, 1, 1, 0], "kernels": [1, 2, 0, 0]}}
+    assert result["families"]["value"]["elementwise/kernels"] == [1, 2, 0, 0]
     table = markdown(result)
-    assert "| bare | 1/2 (50%) | 1/1 (100%) |" in table and "| example | - | 0/1 (0%) |" in table
+    assert "| bare | 1/2 (50%; 1 compile errors, 0 without code) | 1/2 (50%; 0 compile errors, 1 without code) |" in table
+    assert "| example | - | 0/1 (0%; 1 compile errors, 0 without code) |" in table
     assert main([str(tmp_path)]) == 0 and json.loads(capsys.readouterr().out)["arms"] == result["arms"]
     assert main([str(tmp_path / "nothing")]) == 2
