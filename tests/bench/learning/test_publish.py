@@ -20,7 +20,7 @@ V3_RUNS = ["2026-11-28-qwen2.5-coder-1.5b-instruct-v3-cpu", "2026-11-28-qwen2.5-
 V4_RUNS = ["2026-12-02-qwen2.5-coder-1.5b-instruct-v4-cpu", "2026-12-02-qwen2.5-coder-1.5b-instruct-v4-npu-twin"]
 V5_RUNS = ["2026-12-04-qwen2.5-coder-1.5b-instruct-v5-cpu", "2026-12-04-qwen2.5-coder-1.5b-instruct-v5-npu-twin"]
 PILOT_RUNS = ["2026-12-03-qwen2.5-coder-1.5b-instruct-pilot-cpu", "2026-12-03-qwen2.5-coder-1.5b-instruct-pilot-npu-twin"]  # bench/learning/pilot.py
-V6_RUNS = ["2026-12-06-qwen2.5-coder-1.5b-instruct-v6-cpu"]  # the twin half still running (its checkpoint apart)
+V6_RUNS = ["2026-12-06-qwen2.5-coder-1.5b-instruct-v6-cpu", "2026-12-07-qwen2.5-coder-1.5b-instruct-v6-npu-twin"]
 PILOT_V6_RUNS = ["2026-12-06-qwen2.5-coder-1.5b-instruct-pilot-v6-cpu", "2026-12-06-qwen2.5-coder-1.5b-instruct-pilot-v6-npu-twin"]  # bench/learning/pilot_v6.py
 CLIMB_RUNS = ["2026-12-06-qwen2.5-coder-1.5b-instruct-climb-npu-twin",  # bench/climb.py: the pilot,
               "2026-12-06-qwen2.5-coder-1.5b-instruct-climb-npu-twin-2",  # its rerun with the ub_scalar rung,
@@ -94,13 +94,12 @@ def test_every_published_run_keeps_its_raw_state_with_a_digest_that_holds():
 
     kept = sorted(p.parent.name for p in RESULTS.glob("*/raw.json")
                   if not json.loads(p.read_text()).get("in_progress"))  # checkpoints of running benchmarks apart
-    assert set(V3_RUNS + V4_RUNS + V5_RUNS + V6_RUNS + PILOT_RUNS + PILOT_V6_RUNS + CLIMB_RUNS) <= set(kept) and len(kept) == 18
+    assert set(V3_RUNS + V4_RUNS + V5_RUNS + V6_RUNS + PILOT_RUNS + PILOT_V6_RUNS + CLIMB_RUNS) <= set(kept) and len(kept) == 19
     for manifest in RESULTS.glob("*/raw.json"):
         if json.loads(manifest.read_text()).get("in_progress"):  # never read as a result: no table beside it
             assert not (manifest.parent / "summary.json").exists()
             verified_archive(manifest.parent)
-    # a guard on the clone's size: a full benchmark run packs to about 0.4 MB (18 archives: 5.1 MB;
-    # v6's twin half to come, about 0.5 MB)
+    # a guard on the clone's size: a full benchmark run packs to about 0.4 MB (19 archives: 5.6 MB)
     assert sum((RESULTS / name / "raw.tar.xz").stat().st_size for name in kept) < 6_000_000
     for name in kept:
         verified_archive(RESULTS / name)
