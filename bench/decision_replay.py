@@ -113,10 +113,12 @@ def counts_of(counts: dict, family: str, option: str) -> list[int]:
 
 @cache
 def rung_ids() -> frozenset[str]:
-    """The bundles' first rungs (issue 54), told apart from the families' idiomatic examples by id."""
-    from memory_actor.seeding import BUNDLE_BACKENDS, rung_items
+    """The bundles' first rungs, every shape's (issues 54 and 64), told apart from the families'
+    idiomatic examples by id (a rung's id names its backend, family, task and rung, not its text)."""
+    from memory_actor.seeding import BUNDLE_BACKENDS, family_rungs
 
-    return frozenset(item.id for backend in BUNDLE_BACKENDS for item in rung_items(backend).values())
+    return frozenset(item.id for backend in BUNDLE_BACKENDS for items in family_rungs(backend).values()
+                     for item in items)
 
 
 def logged_option(draft: dict) -> str:

@@ -49,6 +49,17 @@ def test_a_first_rung_is_its_own_option():
         "rung+ranked")
 
 
+def test_every_shape_s_first_rung_is_a_rung_not_the_family_example():
+    # v6's reading first called these "the family's worked example" (rung_ids knew one rung a family)
+    from memory_actor.seeding import family_rungs
+
+    shape_rungs = [item for items in family_rungs("npu-twin").values() for item in items[1:]]
+    assert {item.task_id for item in shape_rungs} >= {"r11_SoftClip", "r41_MatmulAddConstant", "r54_SumPool2d"}
+    for item in shape_rungs:
+        shown = FAMILY_EXAMPLE | {"id": item.id, "kind": "api", "task": item.task_id}
+        assert option_of(draft("9_LeakyReLU", False, shown)) == "rung"
+
+
 def test_counts_per_arm_and_option_leave_out_what_the_machine_failed_to_judge(tmp_path, capsys):
     write(tmp_path, "eval-none-d0", [draft("7_Sigmoid", True), draft("24_SquareMatmul", False, gate="compile"),
                                      draft("7_Sigmoid", False, gate="infra")])
