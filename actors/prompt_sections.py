@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from actors.signature_shape import entry_declaration
 from npu_pool.verdict import ProfileReport
 
 log = structlog.get_logger("evokernel.prompts")
@@ -322,7 +323,6 @@ def example_reference(source: str) -> str:
 def example_signature(signature: str) -> str:
     """A worked example's entry declaration without its comments (the task's own keeps them: its
     sizes, what the outputs start as)."""
-    lines = [kept for line in signature.splitlines() if (kept := re.sub(r"\s*//.*$", "", line).rstrip()).strip()]
-    if len(lines) > 2 and lines[-2:] == ["{", "}"]:  # the definition to fill (Ascend C): as a declaration
-        lines = [*lines[:-3], lines[-3] + ";"]
+    declaration = entry_declaration(signature)  # the definition to fill (Ascend C) as a declaration
+    lines = [kept for line in declaration.splitlines() if (kept := re.sub(r"\s*//.*$", "", line).rstrip()).strip()]
     return "\n".join(lines)

@@ -54,6 +54,7 @@ from actors.prompt_templates import (
     render,
     template,
 )
+from actors.signature_shape import entry_declaration
 from npu_pool.backends import timing_kind
 
 log = structlog.get_logger("evokernel.prompts")
@@ -137,9 +138,9 @@ class PromptBuilder:
             return ""
         # Only the entry's declaration: an Ascend C signature also shows the KernelTiling struct
         # the prelude defines, and repeated here it read as an invitation to define it again.
-        entry = task.signature[task.signature.rfind('extern "C"'):] if 'extern "C"' in task.signature else task.signature
+        declaration = entry_declaration(task.signature)  # an Ascend C entry is shown as the definition to fill
+        entry = declaration[declaration.rfind('extern "C"'):] if 'extern "C"' in declaration else declaration
         one_line = " ".join(re.sub(r"//[^\n]*", "", entry).split()).replace("( ", "(").replace(" )", ")")
-        one_line = re.sub(r"\s*\{.*\}$", "", one_line)  # an Ascend C entry is shown as the definition to fill
         # Given as the entry's first line, not a declaration to repeat: v5's compile errors were
         # names of other examples and `GMADDR`, never an entry the model was handed whole.
         return f" Start the kernel with exactly this line (another parameter list does not compile): `{one_line.rstrip(';').rstrip()}`"

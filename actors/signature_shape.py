@@ -127,6 +127,25 @@ def _describe(args: list[SignatureArg], fields: list[SignatureArg]) -> None:
             arg.what = f"scalar {arg.ctype}"
 
 
+def _entry_span(code: str) -> tuple[re.Match, int] | None:
+    """The entry's name match and the index of its closing `)` in comment-blanked `code` (its last
+    `extern "C"` declaration, or its first function-like one), None without a closed one."""
+    start = code.rfind('extern "C"')
+    entry = re.compile(r"([A-Za-z_]\w*)\s*\(").search(code, max(start, 0))
+    if entry is None:
+        return None
+    end = _closing(code, entry.end() - 1)
+    return None if end < 0 else (entry, end)
+
+
+def entry_declaration(text: str) -> str:
+    """A rendered signature (a declaration, or since 2026-12-07 in Ascend C the definition to fill)
+    as a declaration: everything up to its entry's closing `)`, then `;`. `text` as it is where no
+    entry closes."""
+    found = _entry_span(blank_comments(text))
+    return text if found is None else text[:found[1] + 1] + ";"
+
+
 @cache
 def read_signature(text: str | None) -> EntrySignature | None:
     """The entry of a rendered signature (its last `extern "C"` declaration, or its first
@@ -134,13 +153,10 @@ def read_signature(text: str | None) -> EntrySignature | None:
     if not text:
         return None
     code = blank_comments(text)
-    start = code.rfind('extern "C"')
-    entry = re.compile(r"([A-Za-z_]\w*)\s*\(").search(code, max(start, 0))
-    if entry is None:
+    found = _entry_span(code)
+    if found is None:
         return None
-    end = _closing(code, entry.end() - 1)
-    if end < 0:
-        return None
+    entry, end = found
     args = [_arg(decl, doc) for decl, doc in _declarations(text[entry.end():end]) if decl != "void"]
     fields: list[SignatureArg] = []
     struct = re.search(r"struct\s+KernelTiling\s*\{", code)

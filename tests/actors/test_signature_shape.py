@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from actors.signature_shape import read_signature, renaming, signature_shape
+from actors.signature_shape import entry_declaration, read_signature, renaming, signature_shape
 from npu_pool.backends import get_backend
 from npu_pool.tasks.spec import load_task
 from tests.npu_pool.harness_support import SMALL_BYTES
@@ -48,3 +48,16 @@ def test_operators_of_one_shape_map_name_for_name_and_others_do_not():
 def test_no_signature_no_shape():
     assert signature_shape(None) == signature_shape("") == signature_shape("not a declaration") == ""
     assert renaming(None, 'extern "C" void kernel(const float* x, float* out);') is None
+
+
+def test_a_rendered_entry_reads_as_a_declaration_in_either_form():
+    # the Ascend C entry is rendered as the definition to fill: as a declaration it ends at its `)`
+    definition = rendered("npu-twin", "4_ReLU")
+    assert definition.rstrip().endswith("}")
+    declaration = entry_declaration(definition)
+    assert declaration.endswith(");") and "{\n" not in declaration[declaration.rfind('extern "C"'):]
+    assert read_signature(declaration) == read_signature(definition)
+    # a C declaration is itself; text without a closed entry is left as it is
+    c_entry = rendered("cpu", "4_ReLU")
+    assert entry_declaration(c_entry) == c_entry.rstrip()
+    assert entry_declaration("void kernel(int x") == "void kernel(int x"
