@@ -313,7 +313,12 @@ class TurnQueue:
         return line
 
 
-def _clock(epoch: float | None) -> str:
-    return "?" if epoch is None else datetime.fromtimestamp(epoch).strftime("%H:%M")
+def _clock(epoch: float | None, now: float | None = None) -> str:
+    """`17:40` today; `Tue 08 Dec 03:40` on another day (a two-day run's end is not this evening)."""
+    if epoch is None:
+        return "?"
+    when = datetime.fromtimestamp(epoch)
+    today = datetime.fromtimestamp(time.time() if now is None else now).date()
+    return when.strftime("%H:%M") if when.date() == today else when.strftime("%a %d %b %H:%M")
 
 

@@ -172,6 +172,17 @@ def test_the_estimate_comes_from_the_runs_own_attempt_times(tmp_path):
     assert "(budget 0.05 h, ends by" in budgeted.line()
 
 
+def test_an_end_on_another_day_says_which_day():
+    from datetime import datetime
+
+    from launch.budget import _clock
+
+    evening = datetime(2026, 12, 7, 18, 21).timestamp()
+    assert _clock(evening, now=datetime(2026, 12, 7, 9, 0).timestamp()) == "18:21"
+    assert _clock(evening + 86400 * 2, now=evening) == "Wed 09 Dec 18:21"
+    assert _clock(None) == "?"
+
+
 def test_the_expected_gain_orders_operators_as_the_records_do():
     from actors.messages import Attempt, EpisodeResult
 
