@@ -87,8 +87,9 @@ def markdown(result: dict) -> str:
         cells = []
         for arm in arms:
             feasible, drafts, compile_errors, no_code = result["arms"][arm].get(option, (0, 0, 0, 0))
-            cells.append(f"{feasible}/{drafts} ({feasible / drafts:.0%}; {compile_errors} compile errors, "
-                         f"{no_code} without code)" if drafts else "-")
+            errors = f"{compile_errors} compile error{'' if compile_errors == 1 else 's'}"
+            cells.append(f"{feasible}/{drafts} ({feasible / drafts:.0%}; {errors}, {no_code} without code)"
+                         if drafts else "-")
         lines.append(f"| {option} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

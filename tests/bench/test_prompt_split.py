@@ -72,7 +72,7 @@ def test_counts_per_arm_and_option_leave_out_what_the_machine_failed_to_judge(tm
                               "value": {"bare": [1, 2, 0, 1], "example": [0, 1, 1, 0], "kernels": [1, 2, 0, 0]}}
     assert result["families"]["value"]["elementwise/kernels"] == [1, 2, 0, 0]
     table = markdown(result)
-    assert "| bare | 1/2 (50%; 1 compile errors, 0 without code) | 1/2 (50%; 0 compile errors, 1 without code) |" in table
-    assert "| example | - | 0/1 (0%; 1 compile errors, 0 without code) |" in table
+    assert "| bare | 1/2 (50%; 1 compile error, 0 without code) | 1/2 (50%; 0 compile errors, 1 without code) |" in table
+    assert "| example | - | 0/1 (0%; 1 compile error, 0 without code) |" in table
     assert main([str(tmp_path)]) == 0 and json.loads(capsys.readouterr().out)["arms"] == result["arms"]
     assert main([str(tmp_path / "nothing")]) == 2
