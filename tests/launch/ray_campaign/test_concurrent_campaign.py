@@ -194,6 +194,21 @@ def _operators_done(run_dir: Path) -> int:
         return 0
 
 
+def _one_mid_episode(run_dir: Path, iterations: int) -> bool:
+    """An operator not yet ended has some but not all of its attempts on disk: its episode is well
+    under way (a Ctrl-C in the first moments after a dispatch may miss it: Ray's cancel is best
+    effort for a task still starting, and the campaign then waits for it, up to its grace)."""
+    try:
+        ended = {op["task"] for op in json.loads((run_dir / "summary.json").read_text())["operators"]}
+        tasks = [json.loads(line)["task"] for line in (run_dir / "attempts.jsonl").read_text().splitlines()]
+    except (OSError, ValueError, KeyError):  # not there yet, or a line being written
+        return False
+    counts: dict[str, int] = {}
+    for task in tasks:
+        counts[task] = counts.get(task, 0) + 1
+    return any(0 < n < iterations - 1 for task, n in counts.items() if task not in ended)
+
+
 def _last_status(screen: io.StringIO) -> str:
     """The status line a terminal shows last (each refresh rewrites the line in place)."""
     return [line for line in screen.getvalue().split("\r\x1b[K") if line.strip()][-1].strip()
@@ -220,7 +235,8 @@ def test_ctrl_c_keeps_finished_work_and_resume_completes_the_run(local_cluster, 
         screen = io.StringIO()
         campaign = ConcurrentCampaign(settings, run_dir, fake=FakeDevices(kind="npu", count=2),
                                       progress=ProgressDisplay(screen, tty=True))
-        _when(lambda: _operators_done(run_dir) >= 1, _thread.interrupt_main)  # Ctrl-C after the first operator
+        # Ctrl-C after the first operator, while another is in the middle of its episode
+        _when(lambda: _operators_done(run_dir) >= 1 and _one_mid_episode(run_dir, 3), _thread.interrupt_main)
         first = campaign.run(tasks)
         assert first["interrupted"] and first["finished_at"]
         states = {op["task"]: op["stopped_by"] for op in first["operators"]}
