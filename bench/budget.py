@@ -248,6 +248,24 @@ def figures(out: Path, row: str) -> dict[str, Any]:
             if attempts else None, "stopped_by": stopped, "budget": summary.get("budget"), **wall_s(out, row)}
 
 
+def per_operator(out: Path, rows: list[str]) -> dict[str, dict[str, Any]]:
+    """task -> row -> what the row did with it (feasible, best speedup, attempts kept, how it stopped);
+    a task a row never ended is absent from that row."""
+    table: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        summary = summary_of(out / row) or {}
+        counts: dict[str, int] = {}
+        for a in attempts_of(out / row / "attempts.jsonl"):
+            counts[a.get("task", "?")] = counts.get(a.get("task", "?"), 0) + 1
+        for task in summary.get("planned", []):
+            table.setdefault(task, {})
+        for op in summary.get("operators", []):
+            table.setdefault(op["task"], {})[row] = {
+                "feasible": bool(op.get("feasible")), "speedup": op.get("speedup_vs_eager") if op.get("feasible") else None,
+                "attempts": counts.get(op["task"], 0), "stopped_by": op.get("stopped_by")}
+    return table
+
+
 def table(out: Path) -> dict[str, Any]:
     plan = plan_of(out)
     rows = {row: figures(out, row) for row in plan["rows"]}
@@ -260,8 +278,42 @@ def table(out: Path) -> dict[str, Any]:
         headline["budget_hours"] = plan["budget_hours"]
         headline["target_met"] = (budget["feasible"] >= 0.95 * full["feasible"]
                                   and budget["fast_1"] >= 0.95 * full["fast_1"])
-    return {"headline": headline, "rows": rows, "plan": plan,
+    return {"headline": headline, "rows": rows, "plan": plan, "operators": per_operator(out, plan["rows"]),
             "complete": all(f["finished"] for f in rows.values())}
+
+
+def markdown(t: dict[str, Any]) -> str:
+    """summary.md: the rows, then what each row did with each operator."""
+    plan, rows = t["plan"], t["rows"]
+    lines = ["# EvoKernel time-budget benchmark (issue 67)", "",
+             f"- slice: {len(plan['slice'])} operators of {plan['suite']} ({plan['slice_rule']}); "
+             f"{plan['iterations']} iterations, seed {plan['seed']}; commit {plan['commit'][:12]}",
+             f"- budget row: --hours {plan['budget_hours']} ({plan['budget_share']:.2f} of the full row's wall time)"
+             if plan.get("budget_hours") is not None else "- budget row: not started", "",
+             "| row | feasible | fast_1 | median best speedup | attempts | wall (h) | sessions | how operators stopped |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row, f in rows.items():
+        stops = ", ".join(f"{k} {v}" for k, v in sorted(f["stopped_by"].items()))
+        lines.append(f"| {row}{'' if f['finished'] else ' (not finished)'} | {f['feasible']} | {f['fast_1']} | "
+                     f"{f['median_speedup'] if f['median_speedup'] is not None else '-'} | {f['attempts']} | "
+                     f"{f['wall_s'] / 3600:.2f} | {f['sessions']} | {stops or '-'} |")
+    if "target_met" in t["headline"]:
+        lines += ["", f"Target (budget >= 95% of full's feasible and fast_1): "
+                      f"{'met' if t['headline']['target_met'] else 'not met'}."]
+    names = list(rows)
+    lines += ["", "Per operator: the best speedup over eager where feasible, '-' where not; the attempts kept; "
+              "how it stopped.", "", "| operator | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+
+    def cell(done: dict[str, Any] | None) -> str:
+        if done is None:
+            return "not ended"
+        speed = f"{done['speedup']:.2f}x" if done["feasible"] and done["speedup"] else ("feasible" if done["feasible"]
+                                                                                       else "-")
+        return f"{speed}, {done['attempts']} att., {done['stopped_by']}"
+
+    for task, by_row in t["operators"].items():
+        lines.append(f"| {task} | " + " | ".join(cell(by_row.get(row)) for row in names) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def status(out: Path) -> None:
@@ -287,9 +339,11 @@ def checkpoint(out: Path, result: Path) -> None:
         manifest = pack(copy, target, source=str(out))
     raw = target / "raw.json"
     data = load_json(raw, {})
-    data.update({"in_progress": True, "where": table(out)["headline"], "packed": manifest.get("files") if
+    now = table(out)
+    data.update({"in_progress": True, "where": now["headline"], "packed": manifest.get("files") if
                  isinstance(manifest, dict) else None})
     write_json(raw, data)
+    (target / "summary.md").write_text(markdown(now), encoding="utf-8")  # where it stands, readable
     print(f"bench.budget: checkpoint {target}")
 
 
@@ -305,6 +359,7 @@ def publish(out: Path, result: Path) -> None:
         shutil.copytree(out, copy, ignore=shutil.ignore_patterns("report", "run.lock", "*.tmp"))
         pack(copy, result, source=str(out))
     write_json(result / "summary.json", t)
+    (result / "summary.md").write_text(markdown(t), encoding="utf-8")
     print(json.dumps(t["headline"]))
 
 

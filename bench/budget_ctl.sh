@@ -79,10 +79,11 @@ case "$cmd" in
             while [ "$(ended)" = "$before" ] && [ "$waited" -lt "${WAIT_S:-1800}" ]; do sleep 5; waited=$((waited + 5)); done
             bash "$0" pause
         fi
-        (cd "$clone" && .venv/bin/python -m bench.budget checkpoint "$out" "$(checkpoint_dir)")
+        # the bookkeeping (packing, tables) is this checkout's; only the rows' runs are the frozen clone's
+        (cd "$repo" && .venv/bin/python -m bench.budget checkpoint "$out" "$(checkpoint_dir)")
         [ "$was_running" = 1 ] && bash "$0" resume
         echo "git -C $repo add bench/results/ && git -C $repo commit -m 'budget benchmark: checkpoint' -- bench/results/" ;;
     publish)
-        (cd "$clone" && .venv/bin/python -m bench.budget publish "$out" "$repo/bench/results/$(date -u +%F)-$model-budget") ;;
+        (cd "$repo" && .venv/bin/python -m bench.budget publish "$out" "$repo/bench/results/$(date -u +%F)-$model-budget") ;;
     *) sed -n 2,16p "$0"; exit 2 ;;
 esac

@@ -69,6 +69,27 @@ def test_rows_finish_by_their_own_summary(tmp_path):
     assert table["headline"]["full_median_speedup"] == 1.0
 
 
+def test_the_published_table_says_what_each_row_did_with_each_operator(tmp_path):
+    out = tmp_path / "bench"
+    t0 = 1_800_000_000.0
+    full = [EpisodeResult(task="a", feasible=True, speedup_vs_eager=1.5), EpisodeResult(task="b")]
+    write_row(out, "full", full, [attempt("a", 1, t0 + 10, 5), attempt("a", 2, t0 + 20, 5), attempt("b", 1, t0 + 30, 5)],
+              planned=["a", "b"])
+    write_row(out, "budget", full[:1], [attempt("a", 1, t0 + 10, 5)], planned=["a", "b"], budget={"hours": 0.01})
+    write_row(out, "stops", [full[0], EpisodeResult(task="b", stopped_by="no_compile")], [], planned=["a", "b"])
+    plan = {"rows": list(bench.ROWS), "budget_hours": 0.01, "slice": ["a", "b"], "suite": "suites/cpu",
+            "slice_rule": "every fourth", "iterations": 2, "seed": 0, "commit": "0123456789abcdef", "budget_share": 1 / 3}
+    (out / "plan.json").write_text(json.dumps(plan))
+    table = bench.table(out)
+    assert table["operators"]["a"]["full"] == {"feasible": True, "speedup": 1.5, "attempts": 2, "stopped_by": "iterations"}
+    assert "b" not in {task for task, rows in table["operators"].items() if "budget" in rows}  # never ended there
+    text = bench.markdown(table)
+    assert "| full | 1 | 1 | 1.5 | 3 |" in text and "budget row: --hours 0.01 (0.33 of" in text
+    assert "| a | 1.50x, 2 att., iterations | 1.50x, 1 att., iterations | 1.50x, 0 att., iterations |" in text
+    assert "| b | -, 1 att., iterations | not ended | -, 0 att., no_compile |" in text
+    assert "Target (budget >= 95% of full's feasible and fast_1): met." in text
+
+
 def test_the_slice_is_every_fourth_task_of_the_suite():
     tasks = bench.slice_tasks()
     assert len(tasks) == 24 and tasks[:3] == ["1_Add", "5_GELU", "9_LeakyReLU"] and tasks[-1] == "1_GemmBiasReLU"
