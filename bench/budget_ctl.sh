@@ -5,9 +5,7 @@
 #                                             a clone at COMMIT (BENCH_ROOT, default /work/budget-bench), with the commits
 #                                             PICK cherry-picked on it (the budget's own later fixes), .venv linked, the
 #                                             checkpoint under bench/results/ unpacked into it if there is one
-#     (the 2026-12-06 run: prepare 7e46f35 0c97a39 1f2e3cb 034bc4a ab19526 a7f138c a755813; its first 65 attempts ran at 7e46f35
-#      alone, then the picks joined one by one: the checkpoint's raw.json says which session ran where; the last two
-#      from 2026-12-07: before them the sandboxed worker ran main's harness, docs/agent.md says what that means)
+#     (the run since 2026-12-07: docs/agent.md "The budget benchmark" names its commit; no picks)
 #   bash bench/budget_ctl.sh resume           start (nice -n 10, in the background) what is not finished
 #   bash bench/budget_ctl.sh pause            stop cleanly (the row's run exits 130, its state kept)
 #   bash bench/budget_ctl.sh status           one line per row
