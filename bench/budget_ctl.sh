@@ -6,7 +6,10 @@
 #                                             PICK cherry-picked on it (the budget's own later fixes), .venv linked, the
 #                                             checkpoint under bench/results/ unpacked into it if there is one
 #     (the run since 2026-12-07: docs/agent.md "The budget benchmark" names its commit; no picks)
-#   bash bench/budget_ctl.sh resume           start (nice -n 10, in the background) what is not finished
+#   bash bench/budget_ctl.sh resume [--stop-before ROW]
+#                                             start (nice -n 10, in the background) what is not finished; with
+#                                             --stop-before budget, end when the full row has (the budget row's hours
+#                                             are wall time: start it in a session that can hold them)
 #   bash bench/budget_ctl.sh pause            stop cleanly (the row's run exits 130, its state kept)
 #   bash bench/budget_ctl.sh status           one line per row
 #   bash bench/budget_ctl.sh checkpoint       pause, pack into bench/results/<date>-...-budget-in-progress, resume
@@ -57,7 +60,7 @@ case "$cmd" in
         [ -d "$clone/.git" ] || { echo "ctl: no clone: bash bench/budget_ctl.sh prepare COMMIT" >&2; exit 1; }
         mkdir -p "$out"
         cd "$clone"
-        setsid nohup nice -n 10 .venv/bin/python -m bench.budget run --out "$out" >> "$out/bench.log" 2>&1 < /dev/null &
+        setsid nohup nice -n 10 .venv/bin/python -m bench.budget run --out "$out" "$@" >> "$out/bench.log" 2>&1 < /dev/null &
         echo $! > "$root/bench.pid"
         echo "ctl: started (pid $!, log $out/bench.log)" ;;
     pause)

@@ -90,6 +90,23 @@ def test_the_published_table_says_what_each_row_did_with_each_operator(tmp_path)
     assert "Target (budget >= 95% of full's feasible and fast_1): met." in text
 
 
+def test_a_run_told_to_stop_before_the_budget_row_starts_nothing_after_the_full_row(tmp_path, capsys):
+    import signal
+
+    out = tmp_path / "bench"
+    write_row(out, "full", [EpisodeResult(task="a")], [attempt("a", 1, 1_800_000_100.0, 50)], planned=["a"])
+    (out / "segments.json").write_text(json.dumps({"full": [{"start": 1_800_000_000.0, "end": 1_800_000_200.0}]}))
+    (out / "plan.json").write_text(json.dumps({"rows": list(bench.ROWS), "budget_hours": None, "budget_share": 1 / 3}))
+    handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    try:
+        assert bench.run(out, stop_before="budget") == 0
+    finally:
+        signal.signal(signal.SIGINT, handlers[0])
+        signal.signal(signal.SIGTERM, handlers[1])
+    assert "stopped before the budget row" in capsys.readouterr().err
+    assert not (out / "budget").exists() and json.loads((out / "plan.json").read_text())["budget_hours"] is None
+
+
 def test_the_slice_is_every_fourth_task_of_the_suite():
     tasks = bench.slice_tasks()
     assert len(tasks) == 24 and tasks[:3] == ["1_Add", "5_GELU", "9_LeakyReLU"] and tasks[-1] == "1_GemmBiasReLU"
