@@ -11,6 +11,7 @@ from pathlib import Path
 from actors.messages import Attempt, EpisodeResult
 from bench import budget as bench
 from bench.budget_defaults import main as defaults_main
+from bench.budget_table import markdown
 from launch.run_summary import RunSummary
 
 
@@ -83,7 +84,7 @@ def test_the_published_table_says_what_each_row_did_with_each_operator(tmp_path)
     table = bench.table(out)
     assert table["operators"]["a"]["full"] == {"feasible": True, "speedup": 1.5, "attempts": 2, "stopped_by": "iterations"}
     assert "b" not in {task for task, rows in table["operators"].items() if "budget" in rows}  # never ended there
-    text = bench.markdown(table)
+    text = markdown(table)
     assert "| full | 1 | 1 | 1.5 | 3 |" in text and "budget row: --hours 0.01 (0.33 of" in text
     assert "| a | 1.50x, 2 att., iterations | 1.50x, 1 att., iterations | 1.50x, 0 att., iterations |" in text
     assert "| b | -, 1 att., iterations | not ended | -, 0 att., no_compile |" in text
