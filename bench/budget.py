@@ -295,7 +295,7 @@ def status(out: Path) -> None:
     plan = plan_of(out)
     for row in plan["rows"]:
         f = figures(out, row)
-        print(f"{row}: {'finished' if f['finished'] else 'not finished'}; {f['ended']}/{f['operators']} operators ended, "
+        print(f"{row}: {'finished' if f['finished'] else 'not finished'}; {f['ended']}/{f['operators'] or len(plan['slice'])} operators ended, "
               f"{f['attempts']} attempts (median {f['attempt_median_s']} s), {f['feasible']} feasible, {f['fast_1']} "
               f"fast_1, wall {f['wall_s']:.0f} s over {f['sessions']} session(s)")
 

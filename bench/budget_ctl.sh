@@ -71,7 +71,12 @@ case "$cmd" in
     status)
         state=paused; running_pid > /dev/null && state=running
         echo "ctl: $state"
-        [ -d "$out" ] && (cd "$clone" && .venv/bin/python -m bench.budget status --out "$out") || true ;;
+        [ -d "$out" ] && (cd "$repo" && .venv/bin/python -m bench.budget status --out "$out") || true
+        if [ "$state" = running ]; then  # the running row's own progress line: its estimated end
+            log=$(ls -t "$out"/full.log "$out"/budget.log "$out"/stops.log 2>/dev/null | head -1 || true)
+            [ -n "$log" ] && grep '"status"' "$log" | tail -1 | "$repo/.venv/bin/python" -c \
+                'import json, sys; [print("now:", json.loads(line)["status"]) for line in sys.stdin]' || true
+        fi ;;
     checkpoint)
         was_running=0; running_pid > /dev/null && was_running=1
         if [ "$was_running" = 1 ]; then  # pause as an operator ends (up to WAIT_S, default 1800 s): little is redone
