@@ -11,7 +11,8 @@ def markdown(t: dict[str, Any]) -> str:
     plan, rows = t["plan"], t["rows"]
     lines = ["# EvoKernel time-budget benchmark (issue 67)", "",
              f"- slice: {len(plan['slice'])} operators of {plan['suite']} ({plan['slice_rule']}); "
-             f"{plan['iterations']} iterations, seed {plan['seed']}; commit {plan['commit'][:12]}",
+             f"{plan['iterations']} iterations, seed {plan['seed']}; started at commit {plan['commit'][:12]} "
+             "(each session's commit: segments.json)",
              f"- budget row: --hours {plan['budget_hours']} ({plan['budget_share']:.2f} of the full row's wall time)"
              if plan.get("budget_hours") is not None else "- budget row: not started", "",
              "| row | feasible | fast_1 | median best speedup | attempts | wall (h) | sessions | how operators stopped |",
