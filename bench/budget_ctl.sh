@@ -10,7 +10,10 @@
 #                                             start (nice -n 10, in the background) what is not finished; with
 #                                             --stop-before budget, end when the full row has (the budget row's hours
 #                                             are wall time: start it in a session that can hold them)
-#   bash bench/budget_ctl.sh pause            stop cleanly (the row's run exits 130, its state kept)
+#   bash bench/budget_ctl.sh pause [--after-operator]
+#                                             stop cleanly (the row's run exits 130, its state kept); with
+#                                             --after-operator, first wait (up to WAIT_S, default 1800 s) for the
+#                                             running operator to end, so a resume redoes nothing (end of a session)
 #   bash bench/budget_ctl.sh status           one line per row
 #   bash bench/budget_ctl.sh checkpoint       pause, pack into bench/results/<date>-...-budget-in-progress, resume
 #   bash bench/budget_ctl.sh publish          pack the finished rows with their table into bench/results/
@@ -31,6 +34,14 @@ cmd="${1:-status}"; shift || true
 running_pid() {
     local f="$root/bench.pid"
     [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && cat "$f"
+}
+
+wait_operator_end() {  # until one more operator has ended, or WAIT_S seconds (default 1800) have passed
+    ended() { cat "$out"/*/summary.json 2>/dev/null | grep -c '"stopped_by"' || true; }
+    local before waited=0
+    before=$(ended)
+    while [ "$(ended)" = "$before" ] && [ "$waited" -lt "${WAIT_S:-1800}" ]; do sleep 5; waited=$((waited + 5)); done
+    [ "$(ended)" != "$before" ] || echo "ctl: no operator ended within ${WAIT_S:-1800} s; pausing mid-operator" >&2
 }
 
 checkpoint_dir() {  # the existing checkpoint, else one named for today
@@ -65,6 +76,11 @@ case "$cmd" in
         echo "ctl: started (pid $!, log $out/bench.log)" ;;
     pause)
         pid=$(running_pid) || { echo "ctl: not running"; exit 0; }
+        if [ "${1:-}" = --after-operator ]; then
+            echo "ctl: pausing when the running operator ends (up to ${WAIT_S:-1800} s)"
+            wait_operator_end
+            pid=$(running_pid) || { echo "ctl: not running (the run ended)"; exit 0; }
+        fi
         kill -TERM "$pid"
         for _ in $(seq 180); do kill -0 "$pid" 2>/dev/null || { echo "ctl: paused"; exit 0; }; sleep 1; done
         echo "ctl: still stopping after 180 s (pid $pid)" >&2; exit 1 ;;
@@ -79,11 +95,8 @@ case "$cmd" in
         fi ;;
     checkpoint)
         was_running=0; running_pid > /dev/null && was_running=1
-        if [ "$was_running" = 1 ]; then  # pause as an operator ends (up to WAIT_S, default 1800 s): little is redone
-            ended() { cat "$out"/*/summary.json 2>/dev/null | grep -c '"stopped_by"' || true; }
-            before=$(ended); waited=0
-            while [ "$(ended)" = "$before" ] && [ "$waited" -lt "${WAIT_S:-1800}" ]; do sleep 5; waited=$((waited + 5)); done
-            bash "$0" pause
+        if [ "$was_running" = 1 ]; then  # pause as an operator ends: little is redone
+            bash "$0" pause --after-operator
         fi
         # the bookkeeping (packing, tables) is this checkout's; only the rows' runs are the frozen clone's
         (cd "$repo" && .venv/bin/python -m bench.budget checkpoint "$out" "$(checkpoint_dir)")
@@ -91,5 +104,5 @@ case "$cmd" in
         echo "git -C $repo add bench/results/ && git -C $repo commit -m 'budget benchmark: checkpoint' -- bench/results/" ;;
     publish)
         (cd "$repo" && .venv/bin/python -m bench.budget publish "$out" "$repo/bench/results/$(date -u +%F)-$model-budget") ;;
-    *) sed -n 2,16p "$0"; exit 2 ;;
+    *) sed -n 2,23p "$0"; exit 2 ;;
 esac

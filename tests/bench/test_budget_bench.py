@@ -139,3 +139,42 @@ def test_the_budgets_rates_are_the_measured_ones(capsys):
     none = [after[s] for s in after if s != "0"]
     assert REFINE_RATES["after_none"] == pytest.approx(sum(g for _, g in none) / sum(n for n, _ in none), abs=0.001)
     assert RECORDED_GAINS == [g for g in measured["refine_gains"]["feasible_gains"] if g > 0.10]
+
+
+def test_pause_after_operator_waits_for_the_running_operator_to_end(tmp_path):
+    """`budget_ctl.sh pause --after-operator` stops the driver only once summary.json records one more
+    ended operator (a resume would redo an interrupted one from its first attempt)."""
+    import signal
+    import subprocess
+    import threading
+    import time
+
+    summary = tmp_path / "clone" / "runs" / "budget-bench" / "full" / "summary.json"
+    summary.parent.mkdir(parents=True)
+    summary.write_text('{\n "operators": [\n  {"stopped_by": "iterations"}\n ]\n}\n')
+    # stands in for the driver: it records when SIGTERM reached it, then exits as a paused run does
+    marker = tmp_path / "terminated_at"
+    driver = subprocess.Popen(["python3", "-c", (
+        "import signal, sys, time, pathlib\n"
+        f"def stop(*_): pathlib.Path({str(marker)!r}).write_text(str(time.time())); sys.exit(130)\n"
+        "signal.signal(signal.SIGTERM, stop)\n"
+        "while True: time.sleep(0.1)\n")])
+    # reaped as soon as it exits (as init reaps the real, detached driver): a zombie would still answer kill -0
+    threading.Thread(target=driver.wait, daemon=True).start()
+    (tmp_path / "bench.pid").write_text(str(driver.pid))
+    script = Path(__file__).resolve().parents[2] / "bench" / "budget_ctl.sh"
+    env = {"PATH": "/usr/bin:/bin", "BENCH_ROOT": str(tmp_path), "WAIT_S": "60"}
+    pause = subprocess.Popen(["bash", str(script), "pause", "--after-operator"], env=env,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(7)  # the script polls every 5 s: it has looked at least once and must still wait
+        assert not marker.exists() and driver.returncode is None
+        operator_ended_at = time.time()
+        summary.write_text('{\n "operators": [\n  {"stopped_by": "iterations"},\n  {"stopped_by": "iterations"}\n ]\n}\n')
+        output, _ = pause.communicate(timeout=60)
+        assert "ctl: paused" in output
+        assert float(marker.read_text()) >= operator_ended_at
+    finally:
+        if driver.poll() is None:
+            driver.send_signal(signal.SIGKILL)
+        driver.wait()
