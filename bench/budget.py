@@ -43,6 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.budget_probe import sessions, speed_adjusted_share
 from bench.budget_table import markdown
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -287,7 +288,10 @@ def table(out: Path) -> dict[str, Any]:
         headline["budget_hours"] = plan["budget_hours"]
         headline["target_met"] = (budget["feasible"] >= 0.95 * full["feasible"]
                                   and budget["fast_1"] >= 0.95 * full["fast_1"])
+        adjusted = speed_adjusted_share(out, plan["budget_hours"], full["wall_s"])
+        headline["budget_share_speed_adjusted"] = adjusted["share"] if adjusted else None
     return {"headline": headline, "rows": rows, "plan": plan, "operators": per_operator(out, plan["rows"]),
+            "sessions": {row: sessions(out, row) for row in plan["rows"]},
             "complete": all(f["finished"] for f in rows.values())}
 
 

@@ -7,7 +7,8 @@
 #                                             checkpoint under bench/results/ unpacked into it if there is one
 #     (the run since 2026-12-07: docs/agent.md "The budget benchmark" names its commit; no picks)
 #   bash bench/budget_ctl.sh resume [--stop-before ROW]
-#                                             start (nice -n 10, in the background) what is not finished; with
+#                                             probe the machine's speed at the model (bench/budget_probe.py, a
+#                                             minute), then start (nice -n 10, in the background) what is not finished; with
 #                                             --stop-before budget, end when the full row has (the budget row's hours
 #                                             are wall time: start it in a session that can hold them)
 #   bash bench/budget_ctl.sh pause [--after-operator]
@@ -70,6 +71,9 @@ case "$cmd" in
         if pid=$(running_pid); then echo "ctl: already running (pid $pid)"; exit 0; fi
         [ -d "$clone/.git" ] || { echo "ctl: no clone: bash bench/budget_ctl.sh prepare COMMIT" >&2; exit 1; }
         mkdir -p "$out"
+        # the machine's speed at the model, with nothing else running (rows' sessions may land on different machines)
+        (cd "$repo" && nice -n 10 .venv/bin/python -m bench.budget_probe --out "$out") \
+            || echo "ctl: the speed probe failed (see above); going on without it" >&2
         cd "$clone"
         setsid nohup nice -n 10 .venv/bin/python -m bench.budget run --out "$out" "$@" >> "$out/bench.log" 2>&1 < /dev/null &
         echo $! > "$root/bench.pid"
@@ -104,5 +108,5 @@ case "$cmd" in
         echo "git -C $repo add bench/results/ && git -C $repo commit -m 'budget benchmark: checkpoint' -- bench/results/" ;;
     publish)
         (cd "$repo" && .venv/bin/python -m bench.budget publish "$out" "$repo/bench/results/$(date -u +%F)-$model-budget") ;;
-    *) sed -n 2,23p "$0"; exit 2 ;;
+    *) sed -n 2,24p "$0"; exit 2 ;;
 esac
