@@ -47,13 +47,16 @@ def fixed_prompt(llm: Any) -> str:
 
 
 def cpu_name() -> str:
+    """The processor's name and its widest vector extension (llama.cpp's speed depends on it; the name
+    alone can be as vague as "AMD EPYC")."""
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+        info = Path("/proc/cpuinfo").read_text()
     except OSError:
-        pass
-    return platform.processor() or "?"
+        return platform.processor() or "?"
+    name = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "?")
+    flags = set(next((line.split(":", 1)[1].split() for line in info.splitlines() if line.startswith("flags")), []))
+    widest = next((f for f in ("avx512f", "avx2", "avx", "sse4_2") if f in flags), "")
+    return f"{name} ({widest})" if widest else name
 
 
 def probe(model: Path) -> dict[str, Any]:
