@@ -15,6 +15,8 @@
 #                                             stop cleanly (the row's run exits 130, its state kept); with
 #                                             --after-operator, first wait (up to WAIT_S, default 1800 s) for the
 #                                             running operator to end, so a resume redoes nothing (end of a session)
+#   bash bench/budget_ctl.sh probe            the machine's speed at the model, paused (resume runs it first; at
+#                                             a session's end: pause --after-operator, probe, checkpoint)
 #   bash bench/budget_ctl.sh status           one line per row
 #   bash bench/budget_ctl.sh checkpoint       pause, pack into bench/results/<date>-...-budget-in-progress, resume
 #   bash bench/budget_ctl.sh publish          pack the finished rows with their table into bench/results/
@@ -72,8 +74,7 @@ case "$cmd" in
         [ -d "$clone/.git" ] || { echo "ctl: no clone: bash bench/budget_ctl.sh prepare COMMIT" >&2; exit 1; }
         mkdir -p "$out"
         # the machine's speed at the model, with nothing else running (rows' sessions may land on different machines)
-        (cd "$repo" && nice -n 10 .venv/bin/python -m bench.budget_probe --out "$out") \
-            || echo "ctl: the speed probe failed (see above); going on without it" >&2
+        bash "$0" probe || echo "ctl: the speed probe failed (see above); going on without it" >&2
         cd "$clone"
         setsid nohup nice -n 10 .venv/bin/python -m bench.budget run --out "$out" "$@" >> "$out/bench.log" 2>&1 < /dev/null &
         echo $! > "$root/bench.pid"
@@ -88,6 +89,10 @@ case "$cmd" in
         kill -TERM "$pid"
         for _ in $(seq 180); do kill -0 "$pid" 2>/dev/null || { echo "ctl: paused"; exit 0; }; sleep 1; done
         echo "ctl: still stopping after 180 s (pid $pid)" >&2; exit 1 ;;
+    probe)
+        if pid=$(running_pid); then echo "ctl: running (pid $pid): pause it first, the probe needs the machine alone" >&2; exit 1; fi
+        mkdir -p "$out"
+        (cd "$repo" && nice -n 10 .venv/bin/python -m bench.budget_probe --out "$out") ;;
     status)
         state=paused; running_pid > /dev/null && state=running
         echo "ctl: $state"
@@ -108,5 +113,5 @@ case "$cmd" in
         echo "git -C $repo add bench/results/ && git -C $repo commit -m 'budget benchmark: checkpoint' -- bench/results/" ;;
     publish)
         (cd "$repo" && .venv/bin/python -m bench.budget publish "$out" "$repo/bench/results/$(date -u +%F)-$model-budget") ;;
-    *) sed -n 2,24p "$0"; exit 2 ;;
+    *) sed -n 2,26p "$0"; exit 2 ;;
 esac

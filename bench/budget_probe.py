@@ -87,7 +87,7 @@ def _epoch(stamp: str) -> float:
 
 def sessions(out: Path, row: str) -> list[dict[str, Any]]:
     """Each session of the row with the machine's speed in it: the probe taken just before it (within 15
-    minutes), and, read from the attempts themselves (so also for sessions before the probes existed), the
+    minutes; else one taken within 15 minutes after its end), and, read from the attempts themselves (so also for sessions before the probes existed), the
     median seconds per generated token of the drafts that failed to compile (the model's time, and a
     compiler's few seconds)."""
     segments = json.loads((out / "segments.json").read_text()).get(row, []) if (out / "segments.json").is_file() else []
@@ -105,7 +105,9 @@ def sessions(out: Path, row: str) -> list[dict[str, Any]]:
         inside = [a for a in attempts if a.get("timestamp") and segment["start"] <= _epoch(a["timestamp"]) <= end]
         rates = sorted(a["wall_s"] / a["tokens_completion"] for a in inside
                        if a.get("category") == "compile_error" and a.get("tokens_completion"))
-        before = [p for p in probes if 0 <= segment["start"] - _epoch(p["at"]) <= 900]
+        # the probe a resume took just before the session, else one taken just after it ended (paused)
+        near = ([p for p in probes if 0 <= segment["start"] - _epoch(p["at"]) <= 900][-1:]
+                or [p for p in probes if segment.get("end") and 0 <= _epoch(p["at"]) - segment["end"] <= 900][:1])
         load = sorted(segment.get("load1") or [0.0])
         found.append({"start": datetime.fromtimestamp(segment["start"], UTC).isoformat(timespec="minutes"),
                       "hours": round((end - segment["start"]) / 3600, 2), "commit": (segment.get("commit") or "")[:7],
@@ -113,7 +115,7 @@ def sessions(out: Path, row: str) -> list[dict[str, Any]]:
                       "attempts_wall_s": round(sum(a.get("wall_s", 0.0) for a in inside), 1),
                       "compile_error_drafts": len(rates),
                       "s_per_token": round(rates[len(rates) // 2], 3) if rates else None,
-                      "probe": before[-1] if before else None})
+                      "probe": near[0] if near else None})
     return found
 
 

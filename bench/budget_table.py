@@ -44,7 +44,7 @@ def markdown(t: dict[str, Any]) -> str:
 def sessions_lines(by_row: dict[str, list[dict[str, Any]]], headline: dict[str, Any]) -> list[str]:
     """Each row's sessions and the machine's speed in each (bench/budget_probe.py)."""
     lines = ["", "Sessions: the machine's speed at the model in each (s/token: the median seconds per generated token "
-             "of the drafts that failed to compile; the probe: bench/budget_probe.py, taken before the session).", "",
+             "of the drafts that failed to compile; the probe: bench/budget_probe.py, taken before the session or just after it).", "",
              "| row | started (UTC) | hours | commit | load | attempts | s/token (drafts) | probe prompt tok/s | "
              "probe generated tok/s | cpu |", "|---|---|---|---|---|---|---|---|---|---|"]
     for row, found in by_row.items():

@@ -49,8 +49,13 @@ def test_each_session_reads_its_own_drafts_speed_and_the_probe_taken_just_before
     first, second = budget_probe.sessions(out, "full")
     assert (first["s_per_token"], first["compile_error_drafts"], first["attempts"]) == (0.1, 2, 3)
     assert first["attempts_wall_s"] == 100.0 and first["load1_median"] == 3.0 and first["commit"] == "abc1234"
-    assert first["probe"] is None  # the stale probe was hours before it
+    assert first["probe"] is None  # the stale probe was hours before it, the next one an hour after its end
     assert second["s_per_token"] == 0.13 and second["probe"]["generate_tok_s"] == 8.0
+    # a probe taken after a session ended (a pause, then the probe) counts for it when none preceded it
+    after = {"at": stamp(T0 + 3600 + 60), "prompt_tok_s": 100.0, "generate_tok_s": 10.0, "cpu": "AMD EPYC"}
+    write(out, segments, attempts, [stale, after, probe])
+    first, second = budget_probe.sessions(out, "full")
+    assert first["probe"]["generate_tok_s"] == 10.0 and second["probe"]["generate_tok_s"] == 8.0
 
 
 def test_the_budget_share_is_rescaled_by_the_two_rows_speeds(tmp_path):
