@@ -38,12 +38,12 @@ GENERATED_TOKENS = 128
 def fixed_prompt(llm: Any) -> str:
     """The suite's first sources, in name order, cut at PROMPT_TOKENS tokens: the same text every time."""
     text = ""
-    for source in sorted((REPOSITORY / "suites" / "cpu").glob("*.py")):
+    for source in sorted((REPOSITORY / "suites" / "cpu").rglob("*.py")):
         text += source.read_text(encoding="utf-8")
         tokens = llm.tokenize(text.encode("utf-8"), add_bos=False)
         if len(tokens) >= PROMPT_TOKENS:
             return llm.detokenize(tokens[:PROMPT_TOKENS]).decode("utf-8", errors="ignore")
-    return text
+    raise SystemExit(f"bench.budget_probe: the suite's sources hold fewer than {PROMPT_TOKENS} tokens")
 
 
 def cpu_name() -> str:
