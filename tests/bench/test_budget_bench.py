@@ -5,6 +5,7 @@ measurement (bench/budget_defaults.py) on the published records."""
 from __future__ import annotations
 
 import json
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -154,7 +155,7 @@ def test_pause_after_operator_waits_for_the_running_operator_to_end(tmp_path):
     summary.write_text('{\n "operators": [\n  {"stopped_by": "iterations"}\n ]\n}\n')
     # stands in for the driver: it records when SIGTERM reached it, then exits as a paused run does
     marker = tmp_path / "terminated_at"
-    driver = subprocess.Popen(["python3", "-c", (
+    driver = subprocess.Popen([sys.executable, "-c", (
         "import signal, sys, time, pathlib\n"
         f"def stop(*_): pathlib.Path({str(marker)!r}).write_text(str(time.time())); sys.exit(130)\n"
         "signal.signal(signal.SIGTERM, stop)\n"
