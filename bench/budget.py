@@ -283,15 +283,16 @@ def table(out: Path) -> dict[str, Any]:
     for row, f in rows.items():
         for key in ("feasible", "fast_1", "wall_s", "median_speedup", "attempts"):
             headline[f"{row}_{key}"] = f[key]
+    by_row = {row: sessions(out, row) for row in plan["rows"]}
     full, budget = rows["full"], rows["budget"]
     if full["finished"] and budget["finished"]:
         headline["budget_hours"] = plan["budget_hours"]
         headline["target_met"] = (budget["feasible"] >= 0.95 * full["feasible"]
                                   and budget["fast_1"] >= 0.95 * full["fast_1"])
-        adjusted = speed_adjusted_share(out, plan["budget_hours"], full["wall_s"])
+        adjusted = speed_adjusted_share(by_row, plan["budget_hours"], full["wall_s"])
         headline["budget_share_speed_adjusted"] = adjusted["share"] if adjusted else None
     return {"headline": headline, "rows": rows, "plan": plan, "operators": per_operator(out, plan["rows"]),
-            "sessions": {row: sessions(out, row) for row in plan["rows"]},
+            "sessions": by_row,
             "complete": all(f["finished"] for f in rows.values())}
 
 

@@ -125,11 +125,12 @@ def _weighted_s_per_token(found: list[dict[str, Any]]) -> float | None:
     return sum(w * r for w, r in known) / total if total else None
 
 
-def speed_adjusted_share(out: Path, budget_hours: float, full_wall_s: float) -> dict[str, Any] | None:
+def speed_adjusted_share(by_row: dict[str, list[dict[str, Any]]], budget_hours: float,
+                         full_wall_s: float) -> dict[str, Any] | None:
     """The budget row's hours as a share of what the full row's work would have taken on the budget row's
     machine: full's wall time scaled by the two rows' seconds per generated token (each weighted by its
-    sessions' attempt time). None until both rows have such drafts."""
-    full, budget = _weighted_s_per_token(sessions(out, "full")), _weighted_s_per_token(sessions(out, "budget"))
+    sessions' attempt time; BY_ROW: `sessions` of each row). None until both rows have such drafts."""
+    full, budget = _weighted_s_per_token(by_row.get("full", [])), _weighted_s_per_token(by_row.get("budget", []))
     if not (full and budget and full_wall_s):
         return None
     return {"full_s_per_token": round(full, 3), "budget_s_per_token": round(budget, 3),

@@ -33,6 +33,10 @@ def write(out: Path, segments: dict, attempts: dict[str, list[dict]], probes: li
         (out / row / "attempts.jsonl").write_text("".join(json.dumps(a) + "\n" for a in rows))
 
 
+def rows(out: Path) -> dict[str, list[dict]]:
+    return {row: budget_probe.sessions(out, row) for row in ("full", "budget", "stops")}
+
+
 T0 = 1_700_000_000.0  # in the past: a running session ends now
 
 
@@ -67,11 +71,11 @@ def test_the_budget_share_is_rescaled_by_the_two_rows_speeds(tmp_path):
                          draft(T0 + 7300, 60.0, 300)],
                 "budget": [draft(T0 + 20100, 15.0, 200)]}
     write(out, segments, attempts)
-    adjusted = budget_probe.speed_adjusted_share(out, budget_hours=1.0, full_wall_s=3 * 3600)
+    adjusted = budget_probe.speed_adjusted_share(rows(out), budget_hours=1.0, full_wall_s=3 * 3600)
     assert adjusted["full_s_per_token"] == 0.15 and adjusted["budget_s_per_token"] == 0.075
     # the full row's 3 h of work would take 1.5 h at the budget row's speed: 1 h is two thirds of it
     assert adjusted["share"] == pytest.approx(0.667, abs=1e-3)
-    assert budget_probe.speed_adjusted_share(out, 1.0, 0.0) is None
+    assert budget_probe.speed_adjusted_share(rows(out), 1.0, 0.0) is None
 
 
 def test_a_session_with_no_compile_errors_has_no_speed_reading(tmp_path):
@@ -79,7 +83,7 @@ def test_a_session_with_no_compile_errors_has_no_speed_reading(tmp_path):
     write(out, {"stops": [{"start": T0, "end": None}]}, {"stops": [draft(T0 + 10, 40.0, 100, "mismatch")]})
     (session,) = budget_probe.sessions(out, "stops")
     assert session["s_per_token"] is None and session["attempts"] == 1
-    assert budget_probe.speed_adjusted_share(out, 1.0, 3600.0) is None
+    assert budget_probe.speed_adjusted_share(rows(out), 1.0, 3600.0) is None
 
 
 MODEL = budget_probe.default_cache_dir() / budget_probe.QWEN25_CODER_15B.file_name
