@@ -43,8 +43,21 @@ if [ "$local_llm" = 1 ]; then
     ( while sleep 30; do echo "setup:   ... still installing ($(( (SECONDS - started) / 60 )) min)"; done ) &
     heartbeat=$!
     trap 'kill "$heartbeat" 2>/dev/null || true' EXIT
+    # llama.cpp builds for this processor (-march=native); where that has AMX (Intel Sapphire Rapids
+    # and later) its AMX matmul path crashes on the first token with this model's Q4_K weights
+    # (ggml-org/llama.cpp#20824), so the build leaves AMX out: AVX-512 serves instead. An earlier
+    # build with AMX in it is rebuilt, past pip's wheel cache.
+    no_amx=""
+    if [ "$(uname -m)" = x86_64 ]; then no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"; fi
+    rebuild=()
+    ggml_cpu=$(ls .venv/lib/python3*/site-packages/llama_cpp/lib/libggml-cpu.so 2>/dev/null | head -1 || true)
+    if [ -n "$no_amx" ] && [ -n "$ggml_cpu" ] && grep -q ggml_backend_amx "$ggml_cpu"; then
+        echo "setup: the installed llama.cpp was built with AMX (it crashes on such processors): rebuilding it without"
+        rebuild=(--force-reinstall --no-deps --no-cache-dir "llama-cpp-python[server]")
+    fi
+    CFLAGS="${CFLAGS:-} $no_amx" CXXFLAGS="${CXXFLAGS:-} $no_amx" \
     CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
-        "${pip[@]}" install -v -e ".[local-llm${extras:+,$extras}]" 2>&1 | tee "$build_log" | awk '
+        "${pip[@]}" install -v -e ".[local-llm${extras:+,$extras}]" "${rebuild[@]}" 2>&1 | tee "$build_log" | awk '
             match($0, /\[[0-9]+\/[0-9]+\]/) {
                 split(substr($0, RSTART + 1, RLENGTH - 2), step, "/")
                 tenth = int(10 * step[1] / step[2])

@@ -8,7 +8,9 @@ file (a pipe nobody reads would stall it); errors quote its last lines.
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -85,8 +87,15 @@ def port_is_free(port: int) -> bool:
     return True
 
 
+# A server that loads its model and then dies on its first token (llama.cpp's AMX path on Intel Sapphire
+# Rapids did) would otherwise surface minutes later as "cannot reach the LLM endpoint" on every operator.
+CRASH_HINT = ("where the processor has AMX (Intel Sapphire Rapids or later), rebuild llama.cpp without it: "
+              "`bash scripts/setup.sh local-llm` does")
+
+
 class LocalLLMServer:
-    """`start()` returns the base URL once `/v1/models` answers; `close()` always cleans up."""
+    """`start()` returns the base URL once `/v1/models` answers and the model has written one token;
+    `close()` always cleans up."""
 
     def __init__(self, module: str, args: list[str], port: int, startup_timeout_s: float):
         self.module = module
@@ -116,6 +125,7 @@ class LocalLLMServer:
                 self.process = None
                 raise LocalLLMError(f"the local LLM server exited with code {code} before it answered:\n{self.output_tail()}")
             if self._answers():
+                self._write_first_token(self.startup_timeout_s - (time.monotonic() - started))
                 log.info("llm.server.ready", url=self.base_url, startup_s=round(time.monotonic() - started, 1))
                 return self.base_url
             if time.monotonic() - started > self.startup_timeout_s:
@@ -132,6 +142,31 @@ class LocalLLMServer:
                 return response.status == 200
         except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
             return False
+
+    def _write_first_token(self, timeout_s: float) -> None:
+        """One token through /completions: the model's whole forward pass, which /models never runs.
+        A server without that endpoint (an HTTP error) is taken as ready; one that dies is not."""
+        assert self.process is not None
+        model = self.args[self.args.index("--model_alias") + 1] if "--model_alias" in self.args[:-1] else ""
+        body = json.dumps({"model": model, "prompt": "1", "max_tokens": 1, "temperature": 0}).encode()
+        request = urllib.request.Request(f"{self.base_url}/completions", data=body,
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=max(timeout_s, 30.0)):
+                return
+        except urllib.error.HTTPError as error:
+            log.info("llm.server.no_first_token_check", status=error.code)
+            return
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as error:
+            failure = error
+        try:
+            code = self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            raise LocalLLMError(f"the local LLM server answered but wrote no token ({failure}):\n{self.output_tail()}") from None
+        self.process = None
+        how = f"was killed by {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals() else f"exited with code {code}"
+        raise LocalLLMError(f"the local LLM server {how} on its first token ({CRASH_HINT}):\n{self.output_tail()}")
 
     def wait(self) -> int:
         """Block until the server exits (it only does on its own when something went wrong)."""

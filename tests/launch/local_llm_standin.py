@@ -2,8 +2,8 @@
 
 A real HTTP server in a real process, started through the same command line; it answers
 the OpenAI API with a fixed reply (and records each request, and takes STANDIN_DELAY_S
-seconds over each), or never becomes ready, or exits early, as the environment variable
-STANDIN_MODE says.
+seconds over each), or never becomes ready, or exits early, or dies on its first token, as the
+environment variable STANDIN_MODE says.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ FIXED_REPLY = "```c\nvoid kernel(const float* x, float* out, long n) { for (long
 
 STANDIN_SOURCE = textwrap.dedent('''
     """Stand-in for `python -m llama_cpp.server`: same flags, OpenAI API, scripted behaviour."""
-    import argparse, json, os, sys, time
+    import argparse, json, os, signal, sys, time
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     parser = argparse.ArgumentParser()
@@ -57,6 +57,13 @@ STANDIN_SOURCE = textwrap.dedent('''
 
         def do_POST(self):
             request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if self.path == "/v1/completions":  # the start's one-token check, not a request of the run's
+                if mode == "segfault":  # as llama.cpp's AMX path did on the first forward pass
+                    os.kill(os.getpid(), signal.SIGSEGV)
+                    time.sleep(60)  # the signal is delivered asynchronously: answer nothing meanwhile
+                self._send({"id": "cmpl-0", "object": "text_completion", "created": 0, "model": request["model"],
+                            "choices": [{"index": 0, "text": "1", "finish_reason": "length"}]})
+                return
             with open(os.environ["STANDIN_REQUESTS_FILE"], "a") as handle:
                 handle.write(json.dumps(request) + "\\n")
             time.sleep(float(os.environ.get("STANDIN_DELAY_S", "0")))  # busy with the request

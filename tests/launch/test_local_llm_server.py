@@ -73,6 +73,21 @@ def test_server_that_exits_early_is_reported_with_its_output(standin, monkeypatc
     assert "stand-in: error: cannot load model" in str(error.value)
 
 
+def test_a_server_that_dies_on_its_first_token_is_reported_at_the_start(standin, monkeypatch):
+    """llama.cpp built with AMX loaded the model, answered /models, and died by SIGSEGV on the first
+    forward pass: the run then waited on "cannot reach the LLM endpoint" for every operator. The start
+    now has the model write one token and names the crash, the hint and the server's last lines."""
+    monkeypatch.setenv("STANDIN_MODE", "segfault")
+    server = prepare_server(load_settings().local_llm)
+    try:
+        with pytest.raises(LocalLLMError, match="killed by SIGSEGV on its first token .*AMX") as error:
+            server.start()
+        assert "stand-in: loading" in str(error.value)
+        assert server.process is None
+    finally:
+        server.close()
+
+
 def test_server_that_never_answers_times_out_and_is_killed(standin, monkeypatch):
     monkeypatch.setenv("STANDIN_MODE", "never")
     server = prepare_server(load_settings(overrides={"local_llm": {"startup_timeout_s": 1.5}}).local_llm)
