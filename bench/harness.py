@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from npu_pool.backends import backend_ready, get_backend  # noqa: E402
-from npu_pool.backends.cpu import _last_level_cache_bytes  # noqa: E402
+from npu_pool.backends.cpu import flush_buffer_bytes  # noqa: E402
 from npu_pool.config import HarnessConfig  # noqa: E402
 from npu_pool.sandbox.confinement import network_namespace_available  # noqa: E402
 from npu_pool.sandbox.runner import warm_server  # noqa: E402
@@ -294,8 +294,8 @@ def main() -> int:
     warm_server("cpu", get_backend("cpu").sandbox_env_allow, network_namespace_available()).start()
     results["warm_server_start_s"] = time.perf_counter() - started  # once per device worker, not per candidate
     args.flush_ms = results["cpu_flush_ms"] = flush_cost_ms("cpu")
-    print(f"cpu cache flush: {args.flush_ms or 0:.1f} ms each (a write of {2 * _last_level_cache_bytes() >> 20} MiB, "
-          f"twice the last-level cache), {2 * args.trials} per profile", flush=True)
+    print(f"cpu cache flush: {args.flush_ms or 0:.1f} ms each (a write of {flush_buffer_bytes() >> 20} MiB, "
+          f"twice the last-level cache, at most 128 MiB), {2 * args.trials} per profile", flush=True)
     for name, task_path, candidate_path in CASES:
         results["cases"][name] = run_case(name, task_path, candidate_path, args, "cpu")
     ready, why = backend_ready("cuda", "kernel")
