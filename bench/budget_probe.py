@@ -28,6 +28,7 @@ from typing import Any
 
 from launch.local_llm.config import default_cache_dir
 from launch.local_llm.models import QWEN25_CODER_15B
+from npu_pool.backends.cpu import flush_buffer_bytes
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 THREADS = 2  # what the model server gets on this kind of machine (2 cores)
@@ -76,6 +77,7 @@ def probe(model: Path) -> dict[str, Any]:
     end = time.perf_counter()
     first = first or end
     return {"at": datetime.now(UTC).isoformat(timespec="seconds"), "cpu": cpu_name(), "cores": os.cpu_count(),
+            "cache_flush_mib": flush_buffer_bytes() >> 20,  # the profiler's write before each timed call here
             "load1": round(os.getloadavg()[0], 2), "prompt_tokens": prompt_tokens, "generated_tokens": generated,
             "prompt_tok_s": round(prompt_tokens / max(first - start, 1e-9), 1),
             "generate_tok_s": round((generated - 1) / max(end - first, 1e-9), 2) if generated > 1 else None}
