@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -91,6 +92,16 @@ def port_is_free(port: int) -> bool:
 # Rapids did) would otherwise surface minutes later as "cannot reach the LLM endpoint" on every operator.
 CRASH_HINT = ("where the processor has AMX (Intel Sapphire Rapids or later), rebuild llama.cpp without it: "
               "`bash scripts/setup.sh local-llm` does")
+# A server that dies during a run (the kernel's OOM killer, a crash on some prompt) is started again on
+# its port, so the run's requests, retrying, find it back; a server that keeps dying is left dead (the
+# run then waits llm.endpoint_wait_s and stops its operators as infrastructure faults, resumable).
+MAX_RESTARTS = 3
+
+
+def ended_how(code: int) -> str:
+    if code < 0 and -code in signal.valid_signals():
+        return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with code {code}"
 
 
 class LocalLLMServer:
@@ -107,10 +118,12 @@ class LocalLLMServer:
         # Unlinked at once (nothing is left behind even if evokernel is killed), opened for
         # appending so the server's writes never depend on where we read.
         self._log = tempfile.TemporaryFile(mode="a+b", prefix="evokernel-llm-", suffix=".log")
+        self._closing = False
+        self.starts = self.restarts = 0  # starts that became ready; restarts the keeper tried
 
-    def start(self) -> str:
+    def start(self, check_port: bool = True) -> str:
         # Another process answering on this port would pass the readiness check for us.
-        if not port_is_free(self.port):
+        if check_port and not port_is_free(self.port):
             raise LocalLLMError(f"port {self.port} on {LOOPBACK} is in use; choose another (local_llm.port)")
         log.info("llm.server.starting", url=self.base_url, command=f"python -m {self.module} {' '.join(self.args)}")
         started = time.monotonic()
@@ -126,6 +139,7 @@ class LocalLLMServer:
                 raise LocalLLMError(f"the local LLM server exited with code {code} before it answered:\n{self.output_tail()}")
             if self._answers():
                 self._write_first_token(self.startup_timeout_s - (time.monotonic() - started))
+                self.starts += 1
                 log.info("llm.server.ready", url=self.base_url, startup_s=round(time.monotonic() - started, 1))
                 return self.base_url
             if time.monotonic() - started > self.startup_timeout_s:
@@ -165,8 +179,37 @@ class LocalLLMServer:
             self.stop()
             raise LocalLLMError(f"the local LLM server answered but wrote no token ({failure}):\n{self.output_tail()}") from None
         self.process = None
-        how = f"was killed by {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals() else f"exited with code {code}"
-        raise LocalLLMError(f"the local LLM server {how} on its first token ({CRASH_HINT}):\n{self.output_tail()}")
+        raise LocalLLMError(f"the local LLM server {ended_how(code)} on its first token ({CRASH_HINT}):\n{self.output_tail()}")
+
+    def keep_alive(self) -> None:
+        """Watch the started server from a thread; if it dies before close(), start it again on its
+        port, at most MAX_RESTARTS times, saying so in the log with how it ended and its last lines."""
+        threading.Thread(target=self._keep, name="evokernel-llm-keeper", daemon=True).start()
+
+    def _keep(self) -> None:
+        while True:
+            if (process := self.process) is not None:
+                code = process.wait()
+                if self._closing or process is not self.process:
+                    return  # closed, or stopped by its owner
+                log.error("llm.server.died", url=self.base_url, how=ended_how(code), output=self.output_tail(8))
+            if self.restarts >= MAX_RESTARTS:
+                log.error("llm.server.not_restarted", restarts=self.restarts,
+                          hint="it keeps dying: the run waits llm.endpoint_wait_s, then stops its operators (resumable)")
+                self.process = None
+                return
+            self.restarts += 1
+            log.warning("llm.server.restarting", url=self.base_url, restart=self.restarts, of=MAX_RESTARTS)
+            try:
+                self.start(check_port=False)  # the port is ours; the dead server's connections may linger on it
+            except LocalLLMError as error:
+                if self._closing:
+                    return
+                log.error("llm.server.restart_failed", error=str(error).splitlines()[0])
+                continue  # a request that kills it may have reached it before it was ready: try again
+            if self._closing:  # closed while it started: nothing else would stop this one
+                self.stop()
+                return
 
     def wait(self) -> int:
         """Block until the server exits (it only does on its own when something went wrong)."""
@@ -193,6 +236,7 @@ class LocalLLMServer:
         return "\n".join(text.splitlines()[-lines:]) or "(no output)"
 
     def close(self) -> None:
+        self._closing = True  # the keeper lets it go
         try:
             self.stop()
         finally:

@@ -114,6 +114,8 @@ def local_llm_server(settings: Settings, one_operator_at_a_time: bool = False) -
     sequential = one_operator_at_a_time or operators_in_flight(settings) == 1
     server = prepare_server(settings.local_llm, harness_beside=not sequential)
     try:
-        yield server.start()
+        base_url = server.start()
+        server.keep_alive()
+        yield base_url
     finally:
         server.close()

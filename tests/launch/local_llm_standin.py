@@ -2,8 +2,9 @@
 
 A real HTTP server in a real process, started through the same command line; it answers
 the OpenAI API with a fixed reply (and records each request, and takes STANDIN_DELAY_S
-seconds over each), or never becomes ready, or exits early, or dies on its first token, as the
-environment variable STANDIN_MODE says.
+seconds over each), or never becomes ready, or exits early, or dies on its first token, or is
+killed by a chat request (every one, or the first of the test), as the environment variable
+STANDIN_MODE says.
 """
 
 from __future__ import annotations
@@ -64,6 +65,11 @@ STANDIN_SOURCE = textwrap.dedent('''
                 self._send({"id": "cmpl-0", "object": "text_completion", "created": 0, "model": request["model"],
                             "choices": [{"index": 0, "text": "1", "finish_reason": "length"}]})
                 return
+            died = os.environ["STANDIN_REQUESTS_FILE"] + ".died"
+            if mode == "dies" or (mode == "dies_once" and not os.path.exists(died)):  # as the OOM killer would
+                open(died, "a").close()
+                os.kill(os.getpid(), signal.SIGKILL)
+                time.sleep(60)
             with open(os.environ["STANDIN_REQUESTS_FILE"], "a") as handle:
                 handle.write(json.dumps(request) + "\\n")
             time.sleep(float(os.environ.get("STANDIN_DELAY_S", "0")))  # busy with the request

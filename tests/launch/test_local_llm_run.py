@@ -50,3 +50,21 @@ def test_run_without_endpoint_starts_the_local_server_and_stops_it(tmp_path, mon
     assert "kernel" in json.dumps(first["messages"])
     argv = json.loads((folder / "argv.json").read_text())
     assert port_is_closed(f"http://127.0.0.1:{argv['port']}/v1")
+
+
+def test_a_model_server_killed_mid_run_is_started_again_and_the_operator_goes_on(tmp_path, monkeypatch, capsys):
+    """The first draft's request kills the server (as the kernel's OOM killer would): the run starts it
+    again on its port, the request's retry reaches it, and the operator ends feasible, not as an
+    infrastructure fault after llm.endpoint_wait_s."""
+    folder = install_standin(tmp_path, monkeypatch)
+    monkeypatch.setenv("STANDIN_REPLY", RELU_KERNEL)
+    monkeypatch.setenv("STANDIN_MODE", "dies_once")
+    monkeypatch.delenv("EVOKERNEL_LLM__BASE_URL", raising=False)
+    code = main([*FAST_HARNESS, "run", "--no-ray", "--tasks", "4_ReLU*", "--iterations", "1", "--backend", "cpu",
+                 "--memory", str(tmp_path / "bank"), "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    [operator] = json.loads((tmp_path / "run" / "summary.json").read_text())["operators"]
+    assert operator["feasible"] and operator["stopped_by"] == "iterations"
+    assert (folder / "requests.jsonl.died").exists() and len(recorded_requests(folder)) == 1
+    assert "llm.server.died" in err and "SIGKILL" in err and "llm.server.restarting" in err

@@ -23,7 +23,7 @@ from actors.config import LLMConfig
 from launch.config import load_settings
 from launch.local_llm.config import LocalLLMConfig
 from launch.local_llm.models import QWEN25_CODER_15B
-from launch.local_llm.process import LocalLLMError, threads_of_running_servers
+from launch.local_llm.process import MAX_RESTARTS, LocalLLMError, threads_of_running_servers
 from launch.local_llm.server import local_llm_server, local_llm_status, prepare_server
 from launch.local_llm.settings import local_llm_config_for_agent, local_llm_settings
 from tests.launch.local_llm_standin import (
@@ -84,6 +84,55 @@ def test_a_server_that_dies_on_its_first_token_is_reported_at_the_start(standin,
             server.start()
         assert "stand-in: loading" in str(error.value)
         assert server.process is None
+    finally:
+        server.close()
+
+
+def _chat(base_url: str) -> str:
+    client = openai.OpenAI(base_url=base_url, api_key="local", max_retries=0, timeout=10)
+    reply = client.chat.completions.create(model=QWEN25_CODER_15B.name, messages=[{"role": "user", "content": "k"}])
+    return reply.choices[0].message.content
+
+
+def _wait_until(condition, timeout_s: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return condition()
+
+
+def test_a_server_killed_during_the_run_is_started_again_on_its_port(standin, monkeypatch):
+    """The kernel's OOM killer (here: the stand-in's own SIGKILL on the first chat request) took the model
+    server mid-run; the run's requests then failed until llm.endpoint_wait_s and stopped every operator.
+    The server is now started again on the same port, so the client's retries find it."""
+    monkeypatch.setenv("STANDIN_MODE", "dies_once")
+    server = prepare_server(load_settings().local_llm)
+    try:
+        base_url = server.start()
+        server.keep_alive()
+        with pytest.raises(openai.APIConnectionError):
+            _chat(base_url)
+        assert _wait_until(lambda: server.starts == 2), "not started again"
+        assert _chat(base_url) == FIXED_REPLY
+    finally:
+        server.close()
+    assert port_is_closed(base_url) and server.process is None and server.restarts == 1
+
+
+def test_a_server_that_keeps_dying_is_left_dead_after_its_restarts(standin, monkeypatch):
+    monkeypatch.setenv("STANDIN_MODE", "dies")
+    server = prepare_server(load_settings().local_llm)
+    try:
+        base_url = server.start()
+        server.keep_alive()
+        for restart in range(1, MAX_RESTARTS + 1):
+            with pytest.raises(openai.APIConnectionError):
+                _chat(base_url)
+            assert _wait_until(lambda started=restart + 1: server.starts == started), restart
+        with pytest.raises(openai.APIConnectionError):
+            _chat(base_url)
+        assert _wait_until(lambda: server.process is None), "the keeper did not give up"
+        assert server.restarts == MAX_RESTARTS and port_is_closed(base_url)
     finally:
         server.close()
 
