@@ -34,7 +34,8 @@ class LocalModelSpec(BaseModel):
         ge=1, description="operators at once (ray.max_in_flight) on 4 cores or more: one generates while another "
         "is verified; more only queue at the server and time out (fewer cores: one, see operators_in_flight)"
     )
-    prompt_char_budget: int = Field(ge=2000, description="characters of one prompt: prompt processing is ~500 tokens/s")
+    prompt_char_budget: int = Field(ge=2000, description="characters of one prompt: a cold prompt is read at 35-80 tokens/s on 2 cores "
+                                   "(docs/local_llm.md)")
     prompt_style: Literal["full", "plain"] = Field(description="system prompt variant (llm.prompt_style)")
     lessons: bool = Field(description="ask this model for lessons (episode.lessons)")
     exemplar_as_example: bool = Field(
