@@ -136,7 +136,7 @@ class LocalLLMServer:
             code = self.process.poll()
             if code is not None:
                 self.process = None
-                raise LocalLLMError(f"the local LLM server exited with code {code} before it answered:\n{self.output_tail()}")
+                raise LocalLLMError(f"the local LLM server {ended_how(code)} before it answered:\n{self.output_tail()}")
             if self._answers():
                 self._write_first_token(self.startup_timeout_s - (time.monotonic() - started))
                 self.starts += 1
