@@ -46,13 +46,14 @@ def sessions_lines(by_row: dict[str, list[dict[str, Any]]], headline: dict[str, 
     lines = ["", "Sessions: the machine's speed at the model in each (s/token: the median seconds per generated token "
              "of the drafts that failed to compile; the probe: bench/budget_probe.py, taken before the session or just after it).", "",
              "| row | started (UTC) | hours | commit | load | attempts | s/token (drafts) | probe prompt tok/s | "
-             "probe generated tok/s | cpu |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "probe generated tok/s | cpu | cache flush MiB |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for row, found in by_row.items():
         for s in found:
             probe = s.get("probe") or {}
             lines.append(f"| {row} | {s['start'][:16].replace('T', ' ')} | {s['hours']:.2f} | {s['commit']} | "
                          f"{s['load1_median']} | {s['attempts']} | {s['s_per_token'] if s['s_per_token'] else '-'} ({s['compile_error_drafts']}) | "
-                         f"{probe.get('prompt_tok_s', '-')} | {probe.get('generate_tok_s', '-')} | {probe.get('cpu', '-')} |")
+                         f"{probe.get('prompt_tok_s', '-')} | {probe.get('generate_tok_s', '-')} | {probe.get('cpu', '-')} | "
+                         f"{probe.get('cache_flush_mib', '-')} |")
     if headline.get("budget_share_speed_adjusted") is not None:
         lines += ["", f"The budget row's hours as a share of the full row's work at the budget row's speed: "
                       f"{headline['budget_share_speed_adjusted']} (nominal {1 / 3:.3f})."]

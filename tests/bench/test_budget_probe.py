@@ -62,6 +62,25 @@ def test_each_session_reads_its_own_drafts_speed_and_the_probe_taken_just_before
     assert first["probe"]["generate_tok_s"] == 10.0 and second["probe"]["generate_tok_s"] == 8.0
 
 
+def test_the_sessions_table_names_each_session_s_machine_and_its_cache_flush(tmp_path):
+    """A session on a processor with a 480 MiB L3 flushed 960 MiB before every timed call until the flush
+    was capped (c1bb7f8): the table shows each session's flush beside its speed, '-' before it was kept."""
+    from bench.budget_table import sessions_lines
+
+    out = tmp_path / "bench"
+    segments = {"full": [{"start": T0, "end": T0 + 3600, "commit": "abc1234def"},
+                         {"start": T0 + 7200, "end": T0 + 9000, "commit": "e380811abc"}]}
+    old = {"at": stamp(T0 - 60), "prompt_tok_s": 35.1, "generate_tok_s": 14.56, "cpu": "AMD EPYC (avx2)"}
+    new = {"at": stamp(T0 + 7200 - 60), "prompt_tok_s": 79.0, "generate_tok_s": 11.56,
+           "cpu": "Intel(R) Xeon(R) Processor (avx512f)", "cache_flush_mib": 128}
+    write(out, segments, {"full": [draft(T0 + 100, 30.0, 300), draft(T0 + 7300, 39.0, 300)]}, [old, new])
+    lines = sessions_lines(rows(out), {"budget_share_speed_adjusted": 0.31})
+    first, second = (line for line in lines if line.startswith("| full |"))
+    assert first.endswith("| 35.1 | 14.56 | AMD EPYC (avx2) | - |") and "| abc1234 |" in first
+    assert second.endswith("| 79.0 | 11.56 | Intel(R) Xeon(R) Processor (avx512f) | 128 |") and "| e380811 |" in second
+    assert lines[-1] == "The budget row's hours as a share of the full row's work at the budget row's speed: 0.31 (nominal 0.333)."
+
+
 def test_the_budget_share_is_rescaled_by_the_two_rows_speeds(tmp_path):
     out = tmp_path / "bench"
     segments = {"full": [{"start": T0, "end": T0 + 3600}, {"start": T0 + 7200, "end": T0 + 9000}],
