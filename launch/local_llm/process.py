@@ -108,9 +108,10 @@ class LocalLLMServer:
     """`start()` returns the base URL once `/v1/models` answers and the model has written one token;
     `close()` always cleans up."""
 
-    def __init__(self, module: str, args: list[str], port: int, startup_timeout_s: float):
+    def __init__(self, module: str, args: list[str], port: int, startup_timeout_s: float, model: str = ""):
         self.module = module
         self.args = args
+        self.model = model  # the name it serves the model under (its --model_alias)
         self.port = port
         self.base_url = f"http://{LOOPBACK}:{port}/v1"
         self.startup_timeout_s = startup_timeout_s
@@ -161,8 +162,7 @@ class LocalLLMServer:
         """One token through /completions: the model's whole forward pass, which /models never runs.
         A server without that endpoint (an HTTP error) is taken as ready; one that dies is not."""
         assert self.process is not None
-        model = self.args[self.args.index("--model_alias") + 1] if "--model_alias" in self.args[:-1] else ""
-        body = json.dumps({"model": model, "prompt": "1", "max_tokens": 1, "temperature": 0}).encode()
+        body = json.dumps({"model": self.model, "prompt": "1", "max_tokens": 1, "temperature": 0}).encode()
         request = urllib.request.Request(f"{self.base_url}/completions", data=body,
                                          headers={"Content-Type": "application/json"})
         try:

@@ -91,7 +91,7 @@ def prepare_server(config: LocalLLMConfig, port: int | None = None, harness_besi
                     threads=int(args[args.index("--n_threads") + 1]),
                     hint="another run's model server is busy on this machine: this one takes the cores it leaves; "
                          "set local_llm.n_threads on each run for an even split")
-    return LocalLLMServer(config.server_module, args, port, config.startup_timeout_s)
+    return LocalLLMServer(config.server_module, args, port, config.startup_timeout_s, model=spec.name)
 
 
 def local_llm_status(config: LocalLLMConfig) -> str:

@@ -41,6 +41,10 @@ STANDIN_SOURCE = textwrap.dedent('''
     if mode == "never":
         time.sleep(3600)
 
+    def die(signum):
+        os.kill(os.getpid(), signum)
+        time.sleep(60)  # the signal is delivered asynchronously: answer nothing meanwhile
+
     class Handler(BaseHTTPRequestHandler):
         def _send(self, body):
             data = json.dumps(body).encode()
@@ -60,16 +64,14 @@ STANDIN_SOURCE = textwrap.dedent('''
             request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             if self.path == "/v1/completions":  # the start's one-token check, not a request of the run's
                 if mode == "segfault":  # as llama.cpp's AMX path did on the first forward pass
-                    os.kill(os.getpid(), signal.SIGSEGV)
-                    time.sleep(60)  # the signal is delivered asynchronously: answer nothing meanwhile
+                    die(signal.SIGSEGV)
                 self._send({"id": "cmpl-0", "object": "text_completion", "created": 0, "model": request["model"],
                             "choices": [{"index": 0, "text": "1", "finish_reason": "length"}]})
                 return
             died = os.environ["STANDIN_REQUESTS_FILE"] + ".died"
             if mode == "dies" or (mode == "dies_once" and not os.path.exists(died)):  # as the OOM killer would
                 open(died, "a").close()
-                os.kill(os.getpid(), signal.SIGKILL)
-                time.sleep(60)
+                die(signal.SIGKILL)
             with open(os.environ["STANDIN_REQUESTS_FILE"], "a") as handle:
                 handle.write(json.dumps(request) + "\\n")
             time.sleep(float(os.environ.get("STANDIN_DELAY_S", "0")))  # busy with the request
