@@ -23,7 +23,9 @@ session's start to its first attempt's start), so a row stopped and resumed coun
 uninterrupted run would have taken; each session's own figures are kept in `segments.json`.
 
 The budget row's hours are fixed when it starts, from `full`'s wall time: it cannot start before
-`full` has finished. Prints one JSON line (`publish`): the headline `{"bench": "budget",
+`full` has finished. Its run's own clock (`--hours`, the run's total over its sessions) charges the
+attempts a resume sets aside, which `full`'s wall time leaves out; so a resume of the budget row is
+given their time back (`budget_hours_now`). Prints one JSON line (`publish`): the headline `{"bench": "budget",
 "<row>_feasible", "<row>_fast_1", "<row>_wall_s", "<row>_median_speedup" ...}` for each row.
 """
 
@@ -153,6 +155,22 @@ def wall_s(out: Path, row: str) -> dict[str, Any]:
             "later_startups_s": round(later_startups, 1), "first_startup_s": round(startups[0], 1) if startups else None}
 
 
+def redone_attempts_s(row_dir: Path) -> float:
+    """The wall time of the row's attempts that resumes set aside, or that the next resume will (those
+    of operators its summary lists as not to be kept: launch.campaign.finished_operators)."""
+    dropped = {op["task"] for op in (summary_of(row_dir) or {}).get("operators", [])
+               if op.get("stopped_by") in ("interrupted", "error", "infra")}
+    to_drop = [a for a in attempts_of(row_dir / "attempts.jsonl") if a.get("task") in dropped]
+    return sum(a.get("wall_s", 0.0) for a in attempts_of(row_dir / "attempts.discarded.jsonl") + to_drop)
+
+
+def budget_hours_now(row_dir: Path, plan: dict[str, Any]) -> float:
+    """`--hours` for a resume of the budget row: its budget plus the attempts resumes redo. The run's own
+    clock charges a set-aside attempt's time; `full`'s wall time (`wall_s`) does not count it, so
+    neither does the budget row's (the rule, fixed on 2026-12-08 before the row started)."""
+    return plan["budget_hours"] + redone_attempts_s(row_dir) / 3600
+
+
 # -- running ------------------------------------------------------------------------------------
 
 def row_command(out: Path, row: str, plan: dict[str, Any]) -> list[str]:
@@ -161,7 +179,7 @@ def row_command(out: Path, row: str, plan: dict[str, Any]) -> list[str]:
     evokernel = [str(REPOSITORY / ".venv" / "bin" / "python"), "-m", "launch.cli"]
     row_dir = out / row
     if summary_of(row_dir) is not None:
-        extra = ["--hours", f"{plan['budget_hours']:.4f}"] if row == "budget" else []
+        extra = ["--hours", f"{budget_hours_now(row_dir, plan):.4f}"] if row == "budget" else []
         return [*evokernel, "run", "--resume", str(row_dir), *extra]
     flags = list(ROW_FLAGS[row]) + (["--hours", f"{plan['budget_hours']:.4f}"] if row == "budget" else [])
     return [*evokernel, "--set", f"local_llm.seed={plan['seed']}", "--set", f"memory.seed={plan['seed']}", *flags,

@@ -52,6 +52,26 @@ def test_a_rows_wall_time_counts_one_uninterrupted_run(tmp_path):
     assert wall["wall_s"] == 800 - 90 - 60
 
 
+def test_a_resumed_budget_row_gets_back_the_time_of_the_attempts_resumes_redo(tmp_path):
+    """The run's clock charges attempts a resume sets aside; full's wall time does not count them, so
+    the budget row's resume is given them back: those set aside already, and those of the operator the
+    stop interrupted (the resume sets them aside as it starts). A continued (budget-stopped) operator's
+    attempts stay charged: they are kept."""
+    out = tmp_path / "bench"
+    t0 = 1_800_000_000.0
+    ops = [EpisodeResult(task="a", stopped_by="budget"), EpisodeResult(task="b", stopped_by="interrupted")]
+    write_row(out, "budget", ops, [attempt("a", 1, t0 + 100, 100), attempt("b", 1, t0 + 160, 60),
+                                   attempt("b", 2, t0 + 200, 40)],
+              planned=["a", "b"], finished=False, budget={"hours": 1.0}, discarded=[attempt("c", 1, t0 + 50, 30)])
+    plan = {"budget_hours": 1.0}
+    assert bench.redone_attempts_s(out / "budget") == 30 + 60 + 40
+    command = bench.row_command(out, "budget", plan)
+    assert command[command.index("--resume") + 1] == str(out / "budget")
+    assert float(command[command.index("--hours") + 1]) == round(1.0 + 130 / 3600, 4)
+    write_row(out, "stops", ops, [], planned=["a", "b"], finished=False)
+    assert "--hours" not in bench.row_command(out, "stops", plan)
+
+
 def test_rows_finish_by_their_own_summary(tmp_path):
     out = tmp_path / "bench"
     ops = [EpisodeResult(task="a", feasible=True, speedup_vs_eager=1.5), EpisodeResult(task="b", feasible=True,
