@@ -5,7 +5,7 @@
 #                                             a clone at COMMIT (BENCH_ROOT, default /work/budget-bench), with the commits
 #                                             PICK cherry-picked on it (the budget's own later fixes), .venv linked, the
 #                                             checkpoint under bench/results/ unpacked into it if there is one
-#     (the run since 2026-12-07: docs/agent.md "The budget benchmark" names its commit and its one pick)
+#     (the run since 2026-12-07: docs/agent.md "The budget benchmark" names its commit and its picks)
 #   bash bench/budget_ctl.sh resume [--stop-before ROW]
 #                                             probe the machine's speed at the model (bench/budget_probe.py, a
 #                                             minute), then start (nice -n 10, in the background) what is not finished; with
