@@ -138,7 +138,10 @@ def start_build(units: Sequence[KernelUnit], cache: Path, optimise: str = "-O0")
     source = cache / f"twin-{key}.cpp"
     if library.exists():
         return library, None, source
-    source.write_text(text)
+    # this process's own copy of the source: another test process may be writing the shared one
+    own = cache / f".twin-{key}-{os.getpid()}.cpp"
+    own.write_text(text)
+    os.replace(own, source)
     tmp = cache / f".twin-{key}-{os.getpid()}.so"
     process = subprocess.Popen(["nice", "g++", *flags, f"-I{INCLUDE}", str(source), "-o", str(tmp)],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
