@@ -17,6 +17,8 @@ from types import ModuleType
 
 import torch
 
+from npu_pool.paths import cache_root
+
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "suites" / "cpu"
 CANDIDATES = Path(__file__).resolve().parent / "candidates"
@@ -27,7 +29,7 @@ GOOD_MODELNEWS = sorted((CANDIDATES / "good_modelnew").glob("*.py"))
 BROKEN_KERNELS = sorted((CANDIDATES / "broken").glob("*.c*"))
 BROKEN_MODELNEWS = sorted((CANDIDATES / "broken").glob("*.py"))
 GATES = {"ok", "hack", "compile", "correctness", "runtime"}
-MODELNEW_BUILD_CACHE = Path.home() / ".cache" / "evokernel" / "test-build"
+MODELNEW_BUILD_CACHE = cache_root() / "test-build"  # $XDG_CACHE_HOME honoured, as the harness tests' cache
 ATOL = RTOL = 1e-4  # KernelBench's float32 tolerances
 HEADER = re.compile(r"^\s*(?:#|//)\s*(task|expect-gate):\s*(\S+)\s*$")
 
