@@ -43,8 +43,12 @@ wait_operator_end() {  # until one more operator has ended, or WAIT_S seconds (d
     ended() { cat "$out"/*/summary.json 2>/dev/null | grep -c '"stopped_by"' || true; }
     local before waited=0
     before=$(ended)
-    while [ "$(ended)" = "$before" ] && [ "$waited" -lt "${WAIT_S:-1800}" ]; do sleep 5; waited=$((waited + 5)); done
-    [ "$(ended)" != "$before" ] || echo "ctl: no operator ended within ${WAIT_S:-1800} s; pausing mid-operator" >&2
+    # more than before: a resume that has just started rewrites summary.json without the operator it reruns
+    while [ "$(ended)" -le "$before" ] && [ "$waited" -lt "${WAIT_S:-1800}" ]; do
+        [ "$(ended)" -lt "$before" ] && before=$(ended)
+        sleep 5; waited=$((waited + 5))
+    done
+    [ "$(ended)" -gt "$before" ] || echo "ctl: no operator ended within ${WAIT_S:-1800} s; pausing mid-operator" >&2
 }
 
 checkpoint_dir() {  # the existing checkpoint, else one named for today

@@ -164,7 +164,8 @@ def test_the_budgets_rates_are_the_measured_ones(capsys):
 
 def test_pause_after_operator_waits_for_the_running_operator_to_end(tmp_path):
     """`budget_ctl.sh pause --after-operator` stops the driver only once summary.json records one more
-    ended operator (a resume would redo an interrupted one from its first attempt)."""
+    ended operator (a resume would redo an interrupted one from its first attempt); a resume that has
+    just started, and rewrote summary.json without the operator it reruns, has not ended one."""
     import signal
     import subprocess
     import threading
@@ -172,7 +173,7 @@ def test_pause_after_operator_waits_for_the_running_operator_to_end(tmp_path):
 
     summary = tmp_path / "clone" / "runs" / "budget-bench" / "full" / "summary.json"
     summary.parent.mkdir(parents=True)
-    summary.write_text('{\n "operators": [\n  {"stopped_by": "iterations"}\n ]\n}\n')
+    summary.write_text('{\n "operators": [\n  {"stopped_by": "iterations"},\n  {"stopped_by": "interrupted"}\n ]\n}\n')
     # stands in for the driver: it records when SIGTERM reached it, then exits as a paused run does
     marker = tmp_path / "terminated_at"
     driver = subprocess.Popen([sys.executable, "-c", (
@@ -188,6 +189,9 @@ def test_pause_after_operator_waits_for_the_running_operator_to_end(tmp_path):
     pause = subprocess.Popen(["bash", str(script), "pause", "--after-operator"], env=env,
                              stdout=subprocess.PIPE, text=True)
     try:
+        time.sleep(1)
+        # the resume, starting, drops the interrupted operator (it runs again): one fewer, nothing ended
+        summary.write_text('{\n "operators": [\n  {"stopped_by": "iterations"}\n ]\n}\n')
         time.sleep(7)  # the script polls every 5 s: it has looked at least once and must still wait
         assert not marker.exists() and driver.returncode is None
         operator_ended_at = time.time()
