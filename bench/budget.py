@@ -158,8 +158,11 @@ def wall_s(out: Path, row: str) -> dict[str, Any]:
 def redone_attempts_s(row_dir: Path) -> float:
     """The wall time of the row's attempts that resumes set aside, or that the next resume will (those
     of operators its summary lists as not to be kept: launch.campaign.finished_operators)."""
-    dropped = {op["task"] for op in (summary_of(row_dir) or {}).get("operators", [])
-               if op.get("stopped_by") in ("interrupted", "error", "infra")}
+    from actors.messages import EpisodeResult
+    from launch.campaign import finished_operators
+
+    listed = [EpisodeResult.model_validate(op) for op in (summary_of(row_dir) or {}).get("operators", [])]
+    dropped = {op.task for op in listed} - {op.task for op in finished_operators(listed)}
     to_drop = [a for a in attempts_of(row_dir / "attempts.jsonl") if a.get("task") in dropped]
     return sum(a.get("wall_s", 0.0) for a in attempts_of(row_dir / "attempts.discarded.jsonl") + to_drop)
 
